@@ -1,0 +1,32 @@
+# ImageTables: the commands a new user and CI run. `make help` lists them.
+SWIFT ?= swift
+RELEASE_BIN = .build/release
+
+.PHONY: help deps build test demo bench clean
+
+help:
+	@echo "make demo   build, then bake samples/ into tables/ with manifests/demo.yaml"
+	@echo "make test   build and run every test (installs libvips-dev when missing and root)"
+	@echo "make bench  release build, then the benchmarks (figures in the README)"
+	@echo "make build  debug build of everything"
+	@echo "make clean  remove build output and demo tables"
+
+deps:
+	@./scripts/ensure-deps.sh
+
+build: deps
+	$(SWIFT) build
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+demo: deps
+	@echo "make demo: not yet: baking lands with the pipeline issue"
+
+bench: deps
+	$(SWIFT) build -c release --product imagetable-bench
+	$(RELEASE_BIN)/imagetable-bench
+
+clean:
+	rm -rf .build tables bench-out

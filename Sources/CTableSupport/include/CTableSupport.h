@@ -1,0 +1,49 @@
+#ifndef CTABLESUPPORT_H
+#define CTABLESUPPORT_H
+
+#include <stdint.h>
+
+// Atomic operations on memory that Swift does not own: the live header fields and record
+// generations of a memory-mapped table, shared between processes. C11 atomics on a MAP_SHARED
+// mapping are coherent across processes on every platform we build for. They are static inline
+// so that a table hit costs no cross-module call.
+
+/// Loads a 64-bit value with acquire ordering.
+static inline uint64_t itc_load_acquire_u64(const void *address) {
+    return __atomic_load_n((const uint64_t *)address, __ATOMIC_ACQUIRE);
+}
+
+/// Stores a 64-bit value with release ordering.
+static inline void itc_store_release_u64(void *address, uint64_t value) {
+    __atomic_store_n((uint64_t *)address, value, __ATOMIC_RELEASE);
+}
+
+/// Stores a 32-bit value with release ordering.
+static inline void itc_store_release_u32(void *address, uint32_t value) {
+    __atomic_store_n((uint32_t *)address, value, __ATOMIC_RELEASE);
+}
+
+/// Stores a 64-bit value with relaxed ordering (for hints such as LRU recency).
+static inline void itc_store_relaxed_u64(void *address, uint64_t value) {
+    __atomic_store_n((uint64_t *)address, value, __ATOMIC_RELAXED);
+}
+
+/// Adds to a 64-bit value and returns the new value (sequentially consistent).
+static inline uint64_t itc_add_fetch_u64(void *address, uint64_t delta) {
+    return __atomic_add_fetch((uint64_t *)address, delta, __ATOMIC_SEQ_CST);
+}
+
+/// An acquire fence, for the second read of a seqlock.
+static inline void itc_fence_acquire(void) {
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+}
+
+/// A release fence, ordering pixel and field stores before a publication.
+static inline void itc_fence_release(void) {
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+/// Runs `fallocate`-style reservation; returns 0 or an errno value (never -1).
+int itc_reserve(int fd, int64_t offset, int64_t length);
+
+#endif

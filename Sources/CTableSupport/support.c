@@ -1,0 +1,26 @@
+#define _GNU_SOURCE
+#include "CTableSupport.h"
+#include <errno.h>
+#include <fcntl.h>
+
+#if defined(__APPLE__)
+#include <unistd.h>
+#include <sys/stat.h>
+#endif
+
+// posix_fallocate returns an errno value rather than setting errno; macOS lacks it, so there we
+// ask for contiguous-or-not preallocation and then extend the file with ftruncate.
+int itc_reserve(int fd, int64_t offset, int64_t length) {
+#if defined(__APPLE__)
+    fstore_t store = {F_ALLOCATEALL, F_PEOFPOSMODE, 0, length, 0};
+    if (fcntl(fd, F_PREALLOCATE, &store) == -1) return errno;
+    struct stat st;
+    if (fstat(fd, &st) == -1) return errno;
+    if (st.st_size < offset + length && ftruncate(fd, offset + length) == -1) return errno;
+    return 0;
+#else
+    int result;
+    do { result = posix_fallocate(fd, offset, length); } while (result == EINTR);
+    return result;
+#endif
+}

@@ -1,0 +1,65 @@
+import Foundation
+
+extension ImageTable {
+    /// Runs `body` on the pixels of `key`'s entry, zero-copy, and counts the read as a use.
+    ///
+    /// The read is checked: if a writer (another thread of this process) replaces the entry while
+    /// `body` runs, the result is discarded and `body` runs again on the new state, so it may run
+    /// more than once and should only read. Does not allocate.
+    ///
+    /// - Parameters:
+    ///   - key: the entry's key.
+    ///   - sourceUUID: the source the caller expects; a different stored source is a miss.
+    ///   - body: reads the view; it must not keep it.
+    /// - Returns: `body`'s result, or `nil` on a miss.
+    /// - Throws: what `body` throws, or ``TableError`` `busy` after eight consecutive torn reads.
+    public func withImage<R>(forKey key: String, sourceUUID: UUID? = nil, _ body: (ImageView) throws -> R) throws -> R? {
+        try withImage(entityUUID: EntityKey.uuid(for: key), sourceUUID: sourceUUID, body)
+    }
+
+    /// Runs `body` on the pixels of the entry with `entityUUID`; see ``withImage(forKey:sourceUUID:_:)``.
+    ///
+    /// - Parameters:
+    ///   - entityUUID: the entry's entity UUID (``EntityKey/uuid(for:)`` of its key).
+    ///   - sourceUUID: the source the caller expects.
+    ///   - body: reads the view.
+    /// - Returns: `body`'s result, or `nil` on a miss.
+    /// - Throws: what `body` throws, or ``TableError`` `busy`.
+    public func withImage<R>(entityUUID: UUID, sourceUUID: UUID? = nil, _ body: (ImageView) throws -> R) throws -> R? {
+        for _ in 0..<8 {
+            guard let slot = state.withLock({ $0.closed ? nil : $0.directory.slot(of: entityUUID) }) else { return nil }
+            switch try file.read(slot: slot, entity: entityUUID, source: sourceUUID, body) {
+            case .miss: return nil
+            case .changed: continue
+            case .hit(let result):
+                recordUse(of: entityUUID, slot: slot)
+                return result
+            }
+        }
+        throw TableError(.busy, "entry changed during eight consecutive reads", path: path)
+    }
+
+    /// The zero-copy view of `key`'s entry without the seqlock check, counting the read as a use.
+    ///
+    /// Safe only while nothing writes the table (for example, after a bake); a concurrent writer
+    /// may replace the pixels under the view. Prefer ``withImage(forKey:sourceUUID:_:)``.
+    ///
+    /// - Parameters:
+    ///   - key: the entry's key.
+    ///   - sourceUUID: the source the caller expects.
+    /// - Returns: the view, or `nil` on a miss.
+    public func unsafeImage(forKey key: String, sourceUUID: UUID? = nil) -> ImageView? {
+        try? withImage(forKey: key, sourceUUID: sourceUUID) { $0 }
+    }
+
+    /// Stamps a fresh recency into the record and moves the slot to the head of the LRU list:
+    /// 16 bytes written in place, nothing else.
+    private func recordUse(of entity: UUID, slot: Int) {
+        let stamp = file.nextClock()
+        state.withLock { s in
+            guard s.directory.slot(of: entity) == slot else { return }
+            file.record(slot).setRecency(stamp)
+            s.directory.touch(slot, recency: stamp)
+        }
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A table opened for writing: the one handle through which entries are added, replaced and
+/// removed. It also reads, and its reads count as use for LRU replacement.
+///
+/// At most one writer per table exists across processes (an exclusive `flock` of
+/// `<table>.lock`). The handle is thread-safe: slot bookkeeping is under an internal mutex, pixel
+/// work is not, so several threads can fill reserved slots at once.
+public final class ImageTable: @unchecked Sendable {
+    /// How hard a commit works to survive power loss.
+    public enum Durability: Sendable {
+        /// Pixels are flushed to disk before their entry is published, and the index after
+        /// (`docs/FORMAT.md`, "Commit protocol"). Survives kill -9 and power loss.
+        case flushed
+        /// No flushes: survives kill -9 (the page cache outlives the process) but not power
+        /// loss. For caches whose content can be fetched again, and for tests.
+        case processCrashOnly
+    }
+
+    /// Options for opening a table.
+    public struct Options: Sendable {
+        /// Seconds to wait for another writer before failing with `locked`.
+        public var lockTimeout: Double
+        /// See ``Durability``.
+        public var durability: Durability
+
+        /// Creates options.
+        ///
+        /// - Parameters:
+        ///   - lockTimeout: seconds to wait for another writer.
+        ///   - durability: flush policy.
+        public init(lockTimeout: Double = 10, durability: Durability = .flushed) {
+            self.lockTimeout = lockTimeout
+            self.durability = durability
+        }
+    }
+
+    struct State {
+        var directory: SlotDirectory
+        var pending: Set<UUID> = []
+        var closed = false
+    }
+
+    /// The table file.
+    public let path: String
+    /// The validated header.
+    public var header: TableHeader { file.header }
+    /// What opening did on the caller's behalf (a reset, discarded interrupted writes…).
+    public let notices: [TableNotice]
+    let file: TableFile
+    let options: Options
+    let state: Mutex<State>
+    private let lock: WriterLock
+
+    /// Opens the table at `path` for writing, creating it, or rebuilding it empty when its
+    /// recorded parameters differ from `descriptor` or it is damaged beyond its index.
+    ///
+    /// - Parameters:
+    ///   - path: the table file; its directory must exist.
+    ///   - descriptor: the format the table must have.
+    ///   - options: lock timeout and durability.
+    /// - Throws: ``TableError``: `locked` when another writer holds it past the timeout,
+    ///   `notATable` when `path` is some other file (it is never overwritten), `insecureFile`
+    ///   for unsafe permissions or file types, `invalidLayout`/`invalidArgument`, `io`, `noSpace`.
+    public init(path: String, descriptor: FormatDescriptor, options: Options = Options()) throws {
+        try descriptor.validate()
+        let layout = try descriptor.layout()
+        self.path = path
+        self.options = options
+        lock = try WriterLock(tablePath: path, permissions: descriptor.protection.permissions, timeout: options.lockTimeout)
+        var notices = TableCreation.removeStaleTemporaries(for: path).map {
+            TableNotice(kind: .removedTemporaryFile, message: "removed \($0), left by a writer that was killed", slot: nil)
+        }
+        var opened: TableFile?
+        var st = stat()
+        if lstat(path, &st) == 0 {
+            do {
+                let existing = try TableFile(path: path, writable: true)
+                if existing.header.parametersHash == descriptor.parametersHash {
+                    opened = existing
+                } else {
+                    notices.append(TableNotice(kind: .reset, message: "format parameters changed (\(Self.summary(existing.header))"
+                        + " → \(Self.summary(descriptor))); rebuilt the table empty", slot: nil))
+                }
+            } catch let error as TableError where error.code == .corrupt || error.code == .unsupportedVersion {
+                notices.append(TableNotice(kind: .reset, message: "\(error.message); rebuilt the table empty", slot: nil))
+            }
+        } else if errno != ENOENT {
+            throw Posix.error("lstat", path: path)
+        }
+        if opened == nil {
+            try TableCreation.create(at: path, descriptor: descriptor, layout: layout)
+            opened = try TableFile(path: path, writable: true)
+        }
+        file = opened!
+        let scan = RecordScan(file)
+        for problem in scan.problems {
+            let record = file.record(problem.slot)
+            record.clear()
+            record.setGeneration((record.generation | 1) &+ 1)
+            notices.append(TableNotice(kind: problem.kind, message: problem.reason + "; dropped it", slot: problem.slot))
+        }
+        if !scan.problems.isEmpty && options.durability == .flushed {
+            try file.flush(offset: TableLimits.indexOffset, count: file.layout.capacity * TableLimits.recordBytes)
+        }
+        var directory = SlotDirectory(capacity: file.layout.capacity)
+        directory.load(committed: scan.committed.map { ($0.slot, $0.entity, $0.recency) })
+        state = Mutex(State(directory: directory))
+        self.notices = notices
+    }
+
+    /// Releases the writer lock and unmaps the file. Using the handle afterwards throws
+    /// `notWritable` or misses. Called on deinit if not before.
+    public func close() {
+        state.withLock { $0.closed = true }
+        lock.release()
+    }
+
+    deinit { lock.release() }
+
+    /// The number of committed entries.
+    public var count: Int { state.withLock { $0.directory.count } }
+
+    /// The table's capacity (`maximumCount`).
+    public var capacity: Int { file.layout.capacity }
+
+    /// The table's layout.
+    public var layout: TableLayout { file.layout }
+
+    /// Whether an entry for `key` is present (and made from `sourceUUID`, when given).
+    ///
+    /// - Parameters:
+    ///   - key: the entry's key.
+    ///   - sourceUUID: the source the caller expects; a different stored source is a miss.
+    public func contains(key: String, sourceUUID: UUID? = nil) -> Bool {
+        entry(forKey: key).map { sourceUUID == nil || $0.sourceUUID == sourceUUID } ?? false
+    }
+
+    /// The index fields of `key`'s entry, or `nil` when absent.
+    ///
+    /// - Parameter key: the entry's key.
+    public func entry(forKey key: String) -> EntryInfo? {
+        let entity = EntityKey.uuid(for: key)
+        guard let slot = state.withLock({ $0.directory.slot(of: entity) }) else { return nil }
+        return file.entryInfo(slot: slot)
+    }
+
+    /// Every committed entry, in slot order.
+    public func entries() -> [EntryInfo] {
+        let slots = state.withLock { s in s.directory.slotByEntity.values.map(Int.init) }
+        return slots.sorted().compactMap { file.entryInfo(slot: $0) }
+    }
+
+    static func summary(_ h: TableHeader) -> String {
+        "\(h.layout.width)x\(h.layout.height) \(h.layout.style.rawValue) max \(h.layout.capacity) \(h.protection.rawValue)"
+    }
+
+    static func summary(_ d: FormatDescriptor) -> String {
+        "\(d.width)x\(d.height) \(d.style.rawValue) max \(d.capacity) \(d.protection.rawValue)"
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+
+/// A rectangle of pixels inside a slot.
+public struct PixelRect: Sendable, Equatable, Hashable, Codable, CustomStringConvertible {
+    /// Left edge, in pixels from the slot's left.
+    public var x: Int
+    /// Top edge, in pixels from the slot's top.
+    public var y: Int
+    /// Width in pixels.
+    public var width: Int
+    /// Height in pixels.
+    public var height: Int
+
+    /// Creates a rectangle.
+    ///
+    /// - Parameters:
+    ///   - x: left edge.
+    ///   - y: top edge.
+    ///   - width: width in pixels.
+    ///   - height: height in pixels.
+    public init(x: Int, y: Int, width: Int, height: Int) {
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
+    }
+
+    /// `x,y widthxheight`.
+    public var description: String { "\(x),\(y) \(width)x\(height)" }
+}
+
+/// A zero-copy view of one entry's pixels inside a mapped table.
+///
+/// The memory belongs to the table's mapping: a view is valid while the table stays open and,
+/// when a writer may be changing the table, only inside the closure of a checked read
+/// (``ImageTable/withImage(forKey:sourceUUID:_:)``), which detects a concurrent replacement.
+public struct ImageView {
+    /// The first byte of row 0.
+    public let baseAddress: UnsafeRawPointer
+    /// Width in pixels.
+    public let width: Int
+    /// Height in pixels.
+    public let height: Int
+    /// Distance between row starts; a multiple of 64.
+    public let bytesPerRow: Int
+    /// The pixel style.
+    public let style: PixelStyle
+    /// The part of the slot the image covers (the whole slot except for `inside` fits).
+    public let contentRect: PixelRect
+    /// The entry's entity UUID.
+    public let entityUUID: UUID
+    /// The source UUID the pixels were made from.
+    public let sourceUUID: UUID
+
+    /// All rows, padding included: `bytesPerRow × height` bytes.
+    public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: baseAddress, count: bytesPerRow * height) }
+
+    /// The pixels of row `y`, without padding.
+    ///
+    /// - Parameter y: the row, `0 ..< height`.
+    public func row(_ y: Int) -> UnsafeRawBufferPointer {
+        precondition(y >= 0 && y < height, "row \(y) outside 0..<\(height)")
+        return UnsafeRawBufferPointer(start: baseAddress + y * bytesPerRow, count: width * style.bytesPerPixel)
+    }
+}
+
+/// What the index says about one entry, copied out of the mapping.
+public struct EntryInfo: Sendable, Equatable, Codable {
+    /// The user's key.
+    public let key: String
+    /// `uuid5(EntityKey.namespace, key)`.
+    public let entityUUID: UUID
+    /// The source the pixels were made from.
+    public let sourceUUID: UUID
+    /// The slot (and record) index.
+    public let slot: Int
+    /// The LRU stamp; larger is more recent.
+    public let recency: UInt64
+    /// The part of the slot the image covers.
+    public let contentRect: PixelRect
+    /// CRC-32 of the slot's image bytes.
+    public let pixelChecksum: UInt32
+    /// When the entry was written, seconds since 1970.
+    public let writtenAt: UInt64
+}
+
+/// Something an open did on the caller's behalf that the caller should tell its user about.
+public struct TableNotice: Sendable, Equatable, CustomStringConvertible {
+    /// The kinds of notice.
+    public enum Kind: String, Sendable {
+        /// The table's parameters differed from the descriptor (or it was damaged); it was rebuilt empty.
+        case reset
+        /// A write interrupted by a crash was discarded.
+        case discardedInterruptedWrite = "discarded-interrupted-write"
+        /// A damaged index record was dropped (writers) or skipped (readers).
+        case damagedRecord = "damaged-record"
+        /// A temporary file left by a killed writer was removed.
+        case removedTemporaryFile = "removed-temporary-file"
+    }
+
+    /// What happened.
+    public let kind: Kind
+    /// A sentence for people.
+    public let message: String
+    /// The slot concerned, if any.
+    public let slot: Int?
+
+    /// `notice: message [kind]`.
+    public var description: String { "notice: \(message) [\(kind.rawValue)]" }
+}

@@ -1,0 +1,91 @@
+import CTableSupport
+import Foundation
+
+/// One 256-byte index record in the mapping (`docs/FORMAT.md`, "Index records").
+///
+/// A thin pointer wrapper: it never copies the record, so reads through it see a concurrent
+/// writer's stores; callers use ``generation`` as a seqlock around anything that must be
+/// consistent.
+struct IndexRecord {
+    static let stateEmpty: UInt32 = 0
+    static let stateCommitted: UInt32 = 1
+    /// Record bytes covered by `recordChecksum`.
+    static let checksummed = 24..<256
+    static let keyOffset = 96
+
+    let base: UnsafeMutableRawPointer
+
+    /// The seqlock counter, loaded with acquire ordering.
+    var generation: UInt64 { itc_load_acquire_u64(base) }
+    /// Stores the seqlock counter with release ordering.
+    func setGeneration(_ value: UInt64) { itc_store_release_u64(base, value) }
+
+    var recency: UInt64 { base.loadLE(UInt64.self, at: 8) }
+    /// Recency is a hint that other processes may also store; relaxed is enough.
+    func setRecency(_ value: UInt64) { itc_store_relaxed_u64(base + 8, value.littleEndian) }
+
+    var state: UInt32 { base.loadLE(UInt32.self, at: 16) }
+    var storedChecksum: UInt32 { base.loadLE(UInt32.self, at: 20) }
+    var entityUUID: UUID { UUID(uuid: base.loadUnaligned(fromByteOffset: 24, as: uuid_t.self)) }
+    var sourceUUID: UUID { UUID(uuid: base.loadUnaligned(fromByteOffset: 40, as: uuid_t.self)) }
+    var pixelChecksum: UInt32 { base.loadLE(UInt32.self, at: 56) }
+    var keyLength: Int { Int(base.loadLE(UInt16.self, at: 60)) }
+    var contentRect: PixelRect {
+        PixelRect(x: Int(base.loadLE(UInt32.self, at: 64)), y: Int(base.loadLE(UInt32.self, at: 68)),
+                  width: Int(base.loadLE(UInt32.self, at: 72)), height: Int(base.loadLE(UInt32.self, at: 76)))
+    }
+    var writtenAt: UInt64 { base.loadLE(UInt64.self, at: 80) }
+
+    /// The key bytes, or `nil` when the length field is out of range.
+    var keyBytes: UnsafeRawBufferPointer? {
+        let n = keyLength
+        guard n <= TableLimits.maxKeyBytes else { return nil }
+        return UnsafeRawBufferPointer(start: base + Self.keyOffset, count: n)
+    }
+
+    /// The key, or `nil` when it is not valid UTF-8 or too long.
+    var key: String? { keyBytes.flatMap { String(validating: $0, as: UTF8.self) } }
+
+    /// The CRC-32 of bytes 24 ..< 256, as it is now.
+    func computeChecksum() -> UInt32 {
+        CRC32.checksum(UnsafeRawBufferPointer(start: base + Self.checksummed.lowerBound, count: Self.checksummed.count))
+    }
+
+    /// Whether a committed record is self-consistent: checksum, key length and UTF-8, key ↔ UUID
+    /// (when `checkKey`), content rectangle. Returns the reason it is not, or `nil` when it is.
+    func damage(width: Int, height: Int, checkKey: Bool) -> String? {
+        guard storedChecksum == computeChecksum() else { return "record checksum mismatch" }
+        guard let bytes = keyBytes else { return "key length \(keyLength) exceeds \(TableLimits.maxKeyBytes)" }
+        guard String(validating: bytes, as: UTF8.self) != nil else { return "key is not valid UTF-8" }
+        guard !checkKey || EntityKey.uuid5(name: bytes) == entityUUID else { return "key does not match entity UUID" }
+        let r = contentRect
+        guard r.x + r.width <= width, r.y + r.height <= height else { return "content rectangle lies outside the slot" }
+        return nil
+    }
+
+    /// Writes every field but `generation`, `recency` and `state`, then the record checksum.
+    func writeFields(entity: UUID, source: UUID, key: String, pixelChecksum: UInt32, rect: PixelRect, writtenAt: UInt64) {
+        UnsafeMutableRawBufferPointer(start: base + 24, count: 232).initializeMemory(as: UInt8.self, repeating: 0)
+        base.storeBytes(of: entity.uuid, toByteOffset: 24, as: uuid_t.self)
+        base.storeBytes(of: source.uuid, toByteOffset: 40, as: uuid_t.self)
+        base.storeLE(pixelChecksum, at: 56)
+        let utf8 = Array(key.utf8)
+        base.storeLE(UInt16(utf8.count), at: 60)
+        base.storeLE(UInt32(rect.x), at: 64)
+        base.storeLE(UInt32(rect.y), at: 68)
+        base.storeLE(UInt32(rect.width), at: 72)
+        base.storeLE(UInt32(rect.height), at: 76)
+        base.storeLE(writtenAt, at: 80)
+        (base + Self.keyOffset).copyMemory(from: utf8, byteCount: utf8.count)
+        base.storeLE(computeChecksum(), at: 20)
+    }
+
+    /// Marks the record committed; the caller then makes `generation` even.
+    func setCommitted() { itc_store_release_u32(base + 16, Self.stateCommitted.littleEndian) }
+
+    /// Clears everything but `generation`, leaving an empty record.
+    func clear() {
+        UnsafeMutableRawBufferPointer(start: base + 8, count: TableLimits.recordBytes - 8)
+            .initializeMemory(as: UInt8.self, repeating: 0)
+    }
+}

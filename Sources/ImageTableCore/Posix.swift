@@ -1,0 +1,81 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Thin wrappers that turn failed system calls into ``TableError``s naming the call and file.
+enum Posix {
+    /// The current `errno` as a ``TableError``; ENOSPC, EDQUOT and EFBIG become `noSpace`.
+    static func error(_ call: String, path: String, errno e: Int32 = errno) -> TableError {
+        let reason = String(cString: strerror(e))
+        switch e {
+        case ENOSPC, EDQUOT, EFBIG:
+            return TableError(.noSpace, "\(call) failed: \(reason); free some disk space and try again", path: path, errno: e)
+        default:
+            return TableError(.io, "\(call) failed: \(reason)", path: path, errno: e)
+        }
+    }
+
+    /// Retries a call interrupted by a signal.
+    static func retrying(_ body: () -> Int32) -> Int32 {
+        while true {
+            let r = body()
+            if r == -1 && errno == EINTR { continue }
+            return r
+        }
+    }
+
+    /// Writes all of `bytes` at `offset`.
+    static func pwriteAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int, path: String) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw error("write", path: path)
+            }
+            done += n
+        }
+    }
+
+    /// Reads up to `count` bytes at `offset`; fewer only at end of file.
+    static func preadFully(_ fd: Int32, count: Int, at offset: Int, path: String) throws -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: count)
+        var done = 0
+        try buffer.withUnsafeMutableBytes { raw in
+            while done < count {
+                let n = pread(fd, raw.baseAddress! + done, count - done, off_t(offset + done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw error("read", path: path)
+                }
+                if n == 0 { break }
+                done += n
+            }
+        }
+        return Array(buffer.prefix(done))
+    }
+
+    /// `fsync` of the directory holding `path`, so that a rename survives power loss.
+    static func syncDirectory(of path: String) {
+        let dir = directory(of: path)
+        let fd = open(dir, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        close(fd)
+    }
+
+    /// The directory part of a path (`.` for a bare name).
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let dir = String(path[..<slash])
+        return dir.isEmpty ? "/" : dir
+    }
+
+    /// The last component of a path.
+    static func basename(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+}

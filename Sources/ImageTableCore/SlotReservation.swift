@@ -1,0 +1,46 @@
+import Foundation
+
+/// A slot set aside for one entry that is being written: the caller fills ``pixels`` and hands
+/// the reservation back to ``ImageTable/publish(_:)`` (or ``ImageTable/abandon(_:)``).
+///
+/// Until then the slot's record has an odd generation, so readers miss it and a crash leaves an
+/// empty record. The memory is the mapped slot itself: rendering into it is the only copy.
+public struct SlotReservation: @unchecked Sendable {
+    /// The slot index.
+    public let slot: Int
+    /// The entry's key.
+    public let key: String
+    /// `uuid5(EntityKey.namespace, key)`.
+    public let entityUUID: UUID
+    /// The source the pixels will be made from.
+    public let sourceUUID: UUID
+    /// The key of the entry this write evicted to make room, if any.
+    public let evictedKey: String?
+    /// Whether the key already had an entry, which this write replaces in the same slot.
+    public let replacesExisting: Bool
+    /// The slot's memory: `height × bytesPerRow` bytes, to be filled in the table's style.
+    public let pixels: UnsafeMutableRawBufferPointer
+    /// Slot width in pixels.
+    public let width: Int
+    /// Slot height in pixels.
+    public let height: Int
+    /// Distance between row starts.
+    public let bytesPerRow: Int
+    /// The style the pixels must be in.
+    public let style: PixelStyle
+    /// The part of the slot the image covers; the whole slot unless the filler says otherwise.
+    public var contentRect: PixelRect
+    /// The odd generation the record carries while reserved.
+    let generation: UInt64
+    let owner: ObjectIdentifier
+}
+
+/// What a write did, for summaries.
+public struct WriteOutcome: Sendable, Equatable {
+    /// The slot written.
+    public let slot: Int
+    /// The key evicted to make room, if any.
+    public let evictedKey: String?
+    /// Whether an existing entry for the key was replaced.
+    public let replacedExisting: Bool
+}

@@ -1,0 +1,59 @@
+import Foundation
+import CTableSupport
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Makes new, empty tables so that they appear whole or not at all.
+///
+/// A new table is written to a hidden temporary file beside its final name, created with
+/// `O_EXCL | O_NOFOLLOW` at mode 0600 and `fchmod`ed to the protection's mode (so the umask
+/// neither widens nor narrows it), synced, and renamed into place. Callers hold the writer lock.
+enum TableCreation {
+    /// The prefix of temporary files for `path`; anything matching it is a leftover of a killed writer.
+    static func temporaryPrefix(for path: String) -> String { ".\(Posix.basename(of: path)).tmp-" }
+
+    /// Creates an empty table at `path`, replacing whatever file is there.
+    ///
+    /// - Parameters:
+    ///   - path: the final path.
+    ///   - descriptor: the format.
+    ///   - layout: its layout.
+    /// - Throws: ``TableError`` (`io`, `noSpace`).
+    static func create(at path: String, descriptor: FormatDescriptor, layout: TableLayout) throws {
+        let dir = Posix.directory(of: path)
+        let temp = "\(dir)/\(temporaryPrefix(for: path))\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = Posix.retrying { open(temp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+        guard fd >= 0 else { throw Posix.error("create", path: temp) }
+        var keep = false
+        defer {
+            close(fd)
+            if !keep { unlink(temp) }
+        }
+        guard fchmod(fd, mode_t(descriptor.protection.permissions)) == 0 else { throw Posix.error("fchmod", path: temp) }
+        let header = TableHeader(descriptor: descriptor, layout: layout, createdAt: UInt64(Date().timeIntervalSince1970))
+        var bytes = [UInt8](repeating: 0, count: TableLimits.headerBytes)
+        bytes.withUnsafeMutableBytes { header.encode(into: $0.baseAddress!) }
+        // The index must be fully backed before anyone maps it: records are read without checks.
+        let reserved = itc_reserve(fd, 0, Int64(layout.slotsOffset))
+        guard reserved == 0 else { throw Posix.error("posix_fallocate", path: temp, errno: reserved) }
+        try bytes.withUnsafeBytes { try Posix.pwriteAll(fd, $0, at: 0, path: temp) }
+        guard Posix.retrying({ fsync(fd) }) == 0 else { throw Posix.error("fsync", path: temp) }
+        guard rename(temp, path) == 0 else { throw Posix.error("rename", path: path) }
+        keep = true
+        Posix.syncDirectory(of: path)
+    }
+
+    /// Removes temporary files that killed writers left beside `path`.
+    ///
+    /// - Returns: the names removed.
+    static func removeStaleTemporaries(for path: String) -> [String] {
+        let dir = Posix.directory(of: path)
+        let prefix = temporaryPrefix(for: path)
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return [] }
+        return names.filter { $0.hasPrefix(prefix) && unlink("\(dir)/\($0)") == 0 }
+    }
+}
+

@@ -1,0 +1,163 @@
+import CTableSupport
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An open, validated, memory-mapped table file.
+///
+/// The whole `maxFileBytes` range is mapped once, whatever the file's current size, so pointers
+/// into it stay valid for the life of the handle and growth never remaps. Only pages inside the
+/// file are ever touched (touching past the end is SIGBUS): readers check a slot against
+/// ``fileSize`` before use, and writers extend the file with `posix_fallocate` first.
+final class TableFile: @unchecked Sendable {
+    let path: String
+    let fd: Int32
+    let header: TableHeader
+    let base: UnsafeMutableRawPointer
+    let writable: Bool
+    private let mappedBytes: Int
+    /// The file size last observed; it only grows. Atomic because reader threads refresh it.
+    private let observedSize: Atomic<Int>
+
+    var fileSize: Int { observedSize.load(ordering: .acquiring) }
+
+    var layout: TableLayout { header.layout }
+
+    /// Opens and maps an existing table, checking its type, permissions and header.
+    ///
+    /// - Parameters:
+    ///   - path: the table file.
+    ///   - writable: whether to open for writing.
+    /// - Throws: ``TableError`` (`notATable`, `corrupt`, `insecureFile`, `io`, …).
+    init(path: String, writable: Bool) throws {
+        self.path = path
+        self.writable = writable
+        let fd = Posix.retrying { open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC) }
+        guard fd >= 0 else {
+            if errno == ELOOP { throw TableError(.insecureFile, "table is a symbolic link; refusing to follow it", path: path) }
+            throw Posix.error("open", path: path)
+        }
+        do {
+            var st = stat()
+            guard fstat(fd, &st) == 0 else { throw Posix.error("fstat", path: path) }
+            try Self.checkFileType(st, path: path)
+            let headerBytes = try Posix.preadFully(fd, count: TableLimits.headerBytes, at: 0, path: path)
+            let header = try headerBytes.withUnsafeBytes { try TableHeader.decode($0) }
+            try Self.checkPermissions(st, protection: header.protection, path: path)
+            let size = Int(st.st_size)
+            guard size >= header.layout.slotsOffset else {
+                throw TableError(.corrupt, "file is \(size) bytes, shorter than its header and index (\(header.layout.slotsOffset))", path: path)
+            }
+            guard size <= header.layout.maxFileBytes else {
+                throw TableError(.corrupt, "file is \(size) bytes, longer than its layout allows (\(header.layout.maxFileBytes))", path: path)
+            }
+            let protections = writable ? PROT_READ | PROT_WRITE : PROT_READ
+            let mapping = mmap(nil, header.layout.maxFileBytes, protections, MAP_SHARED, fd, 0)
+            guard let mapping, mapping != MAP_FAILED else { throw Posix.error("mmap", path: path) }
+            self.fd = fd
+            self.header = header
+            base = mapping
+            mappedBytes = header.layout.maxFileBytes
+            observedSize = Atomic(size)
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    deinit {
+        munmap(base, mappedBytes)
+        close(fd)
+    }
+
+    /// Refuses anything but a regular file with one link (a hard link would let another name
+    /// outlive our permission checks, as OpenSSH refuses for keys).
+    static func checkFileType(_ st: stat, path: String) throws {
+        guard st.st_mode & S_IFMT == S_IFREG else {
+            throw TableError(.insecureFile, "not a regular file", path: path)
+        }
+        guard st.st_nlink == 1 else {
+            throw TableError(.insecureFile, "file has \(st.st_nlink) hard links; a table must have exactly one", path: path)
+        }
+    }
+
+    /// Refuses group- or other-writable files and files readable by more than their protection allows.
+    static func checkPermissions(_ st: stat, protection: ProtectionMode, path: String) throws {
+        let mode = UInt16(st.st_mode & 0o7777)
+        let octal = String(mode, radix: 8)
+        guard mode & 0o022 == 0 else {
+            throw TableError(.insecureFile, "permissions 0\(octal) are group- or other-writable; run chmod go-w on it", path: path)
+        }
+        let allowed = protection.permissions
+        guard mode & ~allowed == 0 else {
+            throw TableError(.insecureFile, "permissions 0\(octal) are looser than its protection '\(protection.rawValue)' "
+                + "(0\(String(allowed, radix: 8))); run chmod \(String(allowed, radix: 8)) on it", path: path)
+        }
+    }
+
+    func record(_ index: Int) -> IndexRecord { IndexRecord(base: base + layout.recordOffset(index)) }
+
+    func slot(_ index: Int) -> UnsafeMutableRawPointer { base + layout.slotOffset(index) }
+
+    /// Whether slot `index` lies inside the file, re-reading the size once if it seems not to
+    /// (another process may have grown the file since we last looked).
+    func slotIsBacked(_ index: Int) -> Bool {
+        let end = layout.slotOffset(index) + layout.slotStride
+        if end <= fileSize { return true }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return false }
+        let size = min(Int(st.st_size), layout.maxFileBytes)
+        observedSize.store(size, ordering: .releasing)
+        return end <= size
+    }
+
+    /// Extends the file so that slots `0 ... index` are backed by disk blocks.
+    ///
+    /// Grows by at least 16 slots (capped at the table's maximum) to keep system calls rare.
+    /// - Throws: `noSpace` when the disk is full, so no store can ever SIGBUS.
+    func ensureBacked(slot index: Int) throws {
+        let fileSize = self.fileSize
+        let needed = layout.slotOffset(index) + layout.slotStride
+        guard needed > fileSize else { return }
+        var target = min(layout.maxFileBytes, max(needed, fileSize + 16 * layout.slotStride))
+        var result = itc_reserve(fd, Int64(fileSize), Int64(target - fileSize))
+        if result != 0 && target > needed {
+            // The generous chunk may not fit where the one slot still does.
+            target = needed
+            result = itc_reserve(fd, Int64(fileSize), Int64(target - fileSize))
+        }
+        guard result == 0 else { throw Posix.error("posix_fallocate", path: path, errno: result) }
+        observedSize.store(target, ordering: .releasing)
+    }
+
+    /// Flushes `count` bytes at `offset` of the mapping to disk. Never retried: a failed flush
+    /// means the data's fate is unknown, and the caller must not publish it.
+    func flush(offset: Int, count: Int) throws {
+        let page = Int(TableLayout.systemPageSize)
+        let start = offset / page * page
+        let length = offset + count - start
+        guard msync(base + start, length, MS_SYNC) == 0 else { throw Posix.error("msync", path: path) }
+    }
+
+    /// Flushes every dirty page of the file.
+    func flushAll() throws {
+        #if canImport(Darwin)
+        let result = Posix.retrying { fsync(fd) }
+        #else
+        let result = Posix.retrying { fdatasync(fd) }
+        #endif
+        guard result == 0 else { throw Posix.error("fdatasync", path: path) }
+    }
+
+    /// The live header's use counter: takes the next recency stamp.
+    func nextClock() -> UInt64 { itc_add_fetch_u64(base + TableHeader.clockOffset, 1) }
+
+    /// Counts a publication or removal, so readers in other processes know to rescan.
+    func bumpChangeCount() { _ = itc_add_fetch_u64(base + TableHeader.changeCountOffset, 1) }
+
+    /// The current change count.
+    var changeCount: UInt64 { itc_load_acquire_u64(base + TableHeader.changeCountOffset) }
+}

@@ -1,0 +1,102 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where everything lives in a table file: the arithmetic of `docs/FORMAT.md`, "File layout".
+///
+/// Every quantity is computed with overflow checks; a layout that cannot be represented is an
+/// error, not a trap. The manifest validator uses this type to size tables before any exist.
+public struct TableLayout: Sendable, Equatable {
+    /// Slot width in pixels.
+    public let width: Int
+    /// Slot height in pixels.
+    public let height: Int
+    /// The pixel style of every slot.
+    public let style: PixelStyle
+    /// The number of slots.
+    public let capacity: Int
+    /// The alignment of slots.
+    public let pageSize: Int
+    /// `roundUp(width × bytesPerPixel, 64)`.
+    public let bytesPerRow: Int
+    /// `bytesPerRow × height`: the bytes of one image, padding included.
+    public let imageBytes: Int
+    /// `roundUp(imageBytes, pageSize)`: the distance between slot starts.
+    public let slotStride: Int
+    /// Offset of slot 0.
+    public let slotsOffset: Int
+    /// The size of a full table; the file never grows past it.
+    public let maxFileBytes: Int
+
+    /// Computes the layout of a table.
+    ///
+    /// - Parameters:
+    ///   - width: slot width in pixels, 1 … ``TableLimits/maxDimension``.
+    ///   - height: slot height in pixels, 1 … ``TableLimits/maxDimension``.
+    ///   - style: the pixel style.
+    ///   - capacity: the number of slots, 1 … ``TableLimits/maxCapacity``.
+    ///   - pageSize: slot alignment; defaults to this machine's page size.
+    /// - Throws: ``TableError`` with code `invalidLayout` for out-of-range values or overflow.
+    public init(width: Int, height: Int, style: PixelStyle, capacity: Int, pageSize: Int = TableLayout.systemPageSize) throws {
+        func invalid(_ why: String) -> TableError { TableError(.invalidLayout, why) }
+        guard (1...TableLimits.maxDimension).contains(width), (1...TableLimits.maxDimension).contains(height) else {
+            throw invalid("pixel size \(width)×\(height) is outside 1…\(TableLimits.maxDimension)")
+        }
+        guard (1...TableLimits.maxCapacity).contains(capacity) else {
+            throw invalid("capacity \(capacity) is outside 1…\(TableLimits.maxCapacity)")
+        }
+        guard TableLimits.pageSizes.contains(pageSize), pageSize & (pageSize - 1) == 0 else {
+            throw invalid("page size \(pageSize) is not a power of two in 4096…65536")
+        }
+        guard let rowBytes = Checked.roundUp(Checked.mul(width, style.bytesPerPixel), TableLimits.rowAlignment),
+              let image = Checked.mul(rowBytes, height),
+              let stride = Checked.roundUp(image, pageSize),
+              let indexEnd = Checked.add(TableLimits.indexOffset, Checked.mul(capacity, TableLimits.recordBytes)),
+              let slots = Checked.roundUp(indexEnd, pageSize),
+              let maxFile = Checked.add(slots, Checked.mul(capacity, stride))
+        else { throw invalid("table size overflows 64 bits") }
+        self.width = width
+        self.height = height
+        self.style = style
+        self.capacity = capacity
+        self.pageSize = pageSize
+        bytesPerRow = rowBytes
+        imageBytes = image
+        slotStride = stride
+        slotsOffset = slots
+        maxFileBytes = maxFile
+    }
+
+    /// Offset of index record `index`.
+    public func recordOffset(_ index: Int) -> Int { TableLimits.indexOffset + index * TableLimits.recordBytes }
+
+    /// Offset of slot `index`.
+    public func slotOffset(_ index: Int) -> Int { slotsOffset + index * slotStride }
+
+    /// The page size of this machine.
+    public static var systemPageSize: Int { max(4096, Int(sysconf(Int32(_SC_PAGESIZE)))) }
+}
+
+/// Overflow-checked arithmetic that returns `nil` instead of trapping, so that sizes read from
+/// an untrusted file become typed errors.
+enum Checked {
+    static func add(_ a: Int?, _ b: Int?) -> Int? {
+        guard let a, let b else { return nil }
+        let (r, o) = a.addingReportingOverflow(b)
+        return o ? nil : r
+    }
+
+    static func mul(_ a: Int?, _ b: Int?) -> Int? {
+        guard let a, let b else { return nil }
+        let (r, o) = a.multipliedReportingOverflow(by: b)
+        return o ? nil : r
+    }
+
+    static func roundUp(_ value: Int?, _ multiple: Int) -> Int? {
+        guard let value, value >= 0, multiple > 0 else { return nil }
+        guard let bumped = add(value, multiple - 1) else { return nil }
+        return bumped / multiple * multiple
+    }
+}

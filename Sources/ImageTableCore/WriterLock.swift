@@ -1,0 +1,65 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The one-writer-per-table lock: an exclusive `flock` on `<table>.lock`.
+///
+/// `flock` locks belong to the open file description, so the kernel drops them when the holder
+/// dies (kill -9 included) and an unrelated `close()` of the same file elsewhere in the process
+/// does not (classic `F_SETLK` locks get both wrong). The holder writes its PID into the file so
+/// that a waiting writer can say who it is waiting for.
+final class WriterLock: @unchecked Sendable {
+    let path: String
+    private var fd: Int32
+    private var held = false
+
+    /// Takes the lock, polling until `timeout` passes.
+    ///
+    /// - Parameters:
+    ///   - tablePath: the table the lock guards; the lock file is `tablePath + ".lock"`.
+    ///   - permissions: the lock file's mode when it has to be created.
+    ///   - timeout: how long to wait for another writer, in seconds.
+    /// - Throws: ``TableError`` `locked` naming the lock file and the holder's PID, or `io`.
+    init(tablePath: String, permissions: UInt16, timeout: Double) throws {
+        let path = tablePath + ".lock"
+        self.path = path
+        let fd = Posix.retrying { open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode_t(permissions & 0o644)) }
+        guard fd >= 0 else { throw Posix.error("open lock file", path: path) }
+        self.fd = fd
+        let deadline = Date().addingTimeInterval(timeout)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let e = errno
+            guard e == EWOULDBLOCK || e == EINTR else {
+                release()
+                throw Posix.error("flock", path: path, errno: e)
+            }
+            if Date() >= deadline {
+                let holder = (try? String(contentsOfFile: path, encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+                release()
+                let who = holder.isEmpty ? "another process" : "process \(holder)"
+                throw TableError(.locked, "\(who) is writing this table (lock file \(path)); gave up after "
+                    + "\(timeout) s. Wait for it to finish or allow a longer lock timeout", path: tablePath)
+            }
+            usleep(20_000)
+        }
+        held = true
+        let pid = Array("\(getpid())\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+    }
+
+    /// Releases the lock (clearing the PID only if we held it); idempotent.
+    func release() {
+        guard fd >= 0 else { return }
+        if held { _ = ftruncate(fd, 0) }
+        close(fd)
+        fd = -1
+        held = false
+    }
+
+    deinit { release() }
+}

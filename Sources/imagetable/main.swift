@@ -1,0 +1,1 @@
+print("imagetable: not yet")

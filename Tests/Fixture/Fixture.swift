@@ -1,0 +1,115 @@
+import Foundation
+import ImageTableCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Child processes for the core's multi-process tests. Not a product: tests start it by path.
+///
+///     ImageTableFixture kill-writer TABLE CAPACITY KEYS LOG   write until killed, logging intents
+///     ImageTableFixture rewriter TABLE SECONDS                rewrite entries with uniform fills
+///     ImageTableFixture hold-lock TABLE SECONDS               hold the writer lock, then exit
+///     ImageTableFixture fill-until-full TABLE LIMIT_BYTES     write under RLIMIT_FSIZE until it fails
+///
+/// Every entry it writes has all image bytes equal to ``fillByte(for:)`` of its source UUID, so a
+/// test can tell a complete entry from a torn or mixed one without sharing code with this file.
+@main
+struct Fixture {
+    /// The descriptor every fixture table uses: 24×16 `32BitBGRA`, 1,536 image bytes a slot.
+    static func descriptor(capacity: Int) -> FormatDescriptor {
+        FormatDescriptor(name: "fixture", family: "tests", width: 24, height: 16, style: .bgra32, capacity: capacity)
+    }
+
+    /// The byte a source UUID's entry is filled with; never zero, so an unwritten slot differs.
+    static func fillByte(for source: UUID) -> UInt8 { source.uuid.0 | 1 }
+
+    static func main() throws {
+        let args = CommandLine.arguments
+        guard args.count >= 4 else { fail("usage: ImageTableFixture COMMAND TABLE ARGS…") }
+        switch args[1] {
+        case "kill-writer": try killWriter(table: args[2], capacity: Int(args[3])!, keys: Int(args[4])!, log: args[5])
+        case "rewriter": try rewriter(table: args[2], seconds: Double(args[3])!)
+        case "hold-lock": try holdLock(table: args[2], seconds: Double(args[3])!)
+        case "fill-until-full": fillUntilFull(table: args[2], limit: Int(args[3])!)
+        default: fail("unknown command \(args[1])")
+        }
+    }
+
+    static func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+        exit(2)
+    }
+
+    /// Unbuffered, so that a SIGKILL cannot lose a line that was logged before an operation began.
+    static func log(_ fd: Int32, _ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+    }
+
+    static func write(_ table: ImageTable, key: String, source: UUID) throws {
+        let fill = fillByte(for: source)
+        try table.write(key: key, sourceUUID: source) { r in
+            r.pixels.initializeMemory(as: UInt8.self, repeating: fill)
+        }
+    }
+
+    /// Writes and deletes random keys forever. Logs `B key src` before and `E key src` after each
+    /// write, `D key` before and `d key` after each delete.
+    static func killWriter(table path: String, capacity: Int, keys: Int, log logPath: String) throws {
+        let logFD = open(logPath, O_WRONLY | O_APPEND | O_CREAT, 0o644)
+        let table = try ImageTable(path: path, descriptor: descriptor(capacity: capacity))
+        log(logFD, "O \(table.count)")
+        while true {
+            let key = "key-\(Int.random(in: 0..<keys))"
+            if Int.random(in: 0..<10) == 0 {
+                log(logFD, "D \(key)")
+                try table.delete(key: key)
+                log(logFD, "d \(key)")
+            } else {
+                let source = UUID()
+                log(logFD, "B \(key) \(source.uuidString)")
+                try write(table, key: key, source: source)
+                log(logFD, "E \(key) \(source.uuidString)")
+            }
+        }
+    }
+
+    static func rewriter(table path: String, seconds: Double) throws {
+        let table = try ImageTable(path: path, descriptor: descriptor(capacity: 8), options: .init(durability: .processCrashOnly))
+        let end = Date().addingTimeInterval(seconds)
+        var n = 0
+        while Date() < end {
+            try write(table, key: "key-\(n % 4)", source: UUID())
+            n += 1
+        }
+        print(n)
+    }
+
+    static func holdLock(table path: String, seconds: Double) throws {
+        let table = try ImageTable(path: path, descriptor: descriptor(capacity: 8))
+        FileHandle.standardOutput.write(Data("locked\n".utf8))
+        usleep(UInt32(seconds * 1_000_000))
+        table.close()
+    }
+
+    /// Prints `no-space N` (N entries written first) when the typed error arrives; any crash or
+    /// other error fails the test.
+    static func fillUntilFull(table path: String, limit: Int) {
+        signal(SIGXFSZ, SIG_IGN)
+        var rl = rlimit(rlim_cur: rlim_t(limit), rlim_max: rlim_t(limit))
+        setrlimit(Int32(RLIMIT_FSIZE.rawValue), &rl)
+        do {
+            let table = try ImageTable(path: path, descriptor: FormatDescriptor(
+                name: "full", width: 64, height: 64, style: .bgra32, capacity: 1000))
+            var n = 0
+            while true {
+                try write(table, key: "key-\(n)", source: UUID())
+                n += 1
+            }
+        } catch let error as TableError {
+            print("\(error.code.rawValue) \(error.message)")
+        } catch {
+            print("other \(error)")
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+@testable import ImageTableCore
+
+struct ChecksumTests {
+    @Test func crc32MatchesZlib() {
+        #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
+        #expect(CRC32.checksum([]) == 0)
+        // Chaining gives the same result as one call, across the 8-byte fast path boundary.
+        let data = (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 37) }
+        let whole = CRC32.checksum(data)
+        let first = data[..<13].withUnsafeBytes { CRC32.checksum($0) }
+        #expect(data[13...].withUnsafeBytes { CRC32.checksum($0, continuing: first) } == whole)
+        for n in [0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 999] {
+            #expect(CRC32.checksum(Array(data.prefix(n))) == CRC32Reference.checksum(Array(data.prefix(n))), "length \(n)")
+        }
+    }
+
+    @Test func sha1KnownVectors() {
+        func hex(_ d: [UInt8]) -> String { d.map { String(format: "%02x", $0) }.joined() }
+        #expect(hex(SHA1.digest(Array("abc".utf8))) == "a9993e364706816aba3e25717850c26c9cd0d89d")
+        #expect(hex(SHA1.digest([])) == "da39a3ee5e6b4b0d3255bfef95601890afd80709")
+        let long = Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)
+        #expect(hex(SHA1.digest(long)) == "84983e441c3bd26ebaae4aa1f95129e5e54670f1")
+    }
+
+    /// Fixed vectors computed with Python's `uuid.uuid5`; they pin the key → UUID mapping forever.
+    @Test func keyToEntityUUIDIsStable() {
+        #expect(EntityKey.uuid(for: "photos/cat.jpg").uuidString.lowercased() == "ac72ac3c-b03a-5d70-9d68-5562c0f1d381")
+        #expect(EntityKey.uuid(for: "").uuidString.lowercased() == "8925fd88-e446-5595-88bb-6ef3a8d7e666")
+        #expect(EntityKey.uuid(for: "ünïcødé/😀.png").uuidString.lowercased() == "c1e9a8b0-f342-5cdf-bc28-bef1e9b27d48")
+    }
+}
+
+/// Bit-at-a-time CRC-32, the obviously-correct reference for the sliced version.
+enum CRC32Reference {
+    static func checksum(_ data: [UInt8]) -> UInt32 {
+        var c: UInt32 = 0xFFFF_FFFF
+        for b in data {
+            c ^= UInt32(b)
+            for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
+        }
+        return ~c
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+@testable import ImageTableCore
+
+/// The layout arithmetic, checked against the worked examples in docs/FORMAT.md itself, so the
+/// spec and the code cannot drift apart.
+struct LayoutTests {
+    struct Example {
+        let width: Int, height: Int, style: PixelStyle
+        let bytesPerRow: Int, imageBytes: Int, slotStride: Int, capacity: Int, slotsOffset: Int, maxFileBytes: Int
+    }
+
+    /// Parses the "Worked examples" table of docs/FORMAT.md.
+    static func examples() throws -> [Example] {
+        let spec = try String(contentsOfFile: specPath, encoding: .utf8)
+        let section = try #require(spec.components(separatedBy: "### Worked examples").last)
+        return section.split(separator: "\n").compactMap { line -> Example? in
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count == 7, let sizeAndStyle = cells.first, sizeAndStyle.contains("×") else { return nil }
+            let parts = sizeAndStyle.split(separator: " ")
+            let dims = parts[0].split(separator: "×").compactMap { Int($0) }
+            let style = PixelStyle(rawValue: parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "`")))!
+            let n = cells.dropFirst().map { Int($0.replacingOccurrences(of: ",", with: ""))! }
+            return Example(width: dims[0], height: dims[1], style: style, bytesPerRow: n[0], imageBytes: n[1],
+                           slotStride: n[2], capacity: n[3], slotsOffset: n[4], maxFileBytes: n[5])
+        }
+    }
+
+    static var specPath: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/FORMAT.md").standardized.path
+    }
+
+    @Test func workedExamplesInTheSpecMatchTheCode() throws {
+        let examples = try Self.examples()
+        #expect(examples.count == 5)
+        for e in examples {
+            let l = try TableLayout(width: e.width, height: e.height, style: e.style, capacity: e.capacity, pageSize: 4096)
+            #expect(l.bytesPerRow == e.bytesPerRow, "\(e.width)×\(e.height) \(e.style)")
+            #expect(l.imageBytes == e.imageBytes)
+            #expect(l.slotStride == e.slotStride)
+            #expect(l.slotsOffset == e.slotsOffset)
+            #expect(l.maxFileBytes == e.maxFileBytes)
+        }
+    }
+
+    @Test(arguments: PixelStyle.allCases)
+    func rowsAndSlotsAreAligned(style: PixelStyle) throws {
+        for (w, h) in [(1, 1), (3, 3), (17, 9), (63, 2), (64, 64), (150, 150), (1001, 3)] {
+            let l = try TableLayout(width: w, height: h, style: style, capacity: 3, pageSize: 16384)
+            #expect(l.bytesPerRow % 64 == 0 && l.bytesPerRow >= w * style.bytesPerPixel && l.bytesPerRow - w * style.bytesPerPixel < 64)
+            #expect(l.slotStride % 16384 == 0 && l.slotStride >= l.imageBytes && l.slotStride - l.imageBytes < 16384)
+            #expect(l.slotsOffset % 16384 == 0 && l.slotsOffset >= 512 + 3 * 256)
+            #expect(l.slotOffset(2) == l.slotsOffset + 2 * l.slotStride)
+            #expect(l.recordOffset(2) == 512 + 512)
+        }
+    }
+
+    @Test func outOfRangeAndOverflowAreTypedErrors() {
+        let cases: [(Int, Int, Int, Int)] = [(0, 1, 1, 4096), (1, 16385, 1, 4096), (1, 1, 0, 4096),
+                                             (1, 1, 1_000_001, 4096), (1, 1, 1, 4095), (1, 1, 1, 6000), (1, 1, 1, 131072)]
+        for (w, h, c, p) in cases {
+            #expect(throws: TableError.self) { try TableLayout(width: w, height: h, style: .bgra32, capacity: c, pageSize: p) }
+        }
+        // The largest legal table still fits in 64 bits and is reported, not trapped.
+        let big = try? TableLayout(width: 16384, height: 16384, style: .bgra32, capacity: 1_000_000, pageSize: 65536)
+        #expect(big?.maxFileBytes == 65536 * 3907 + 1_000_000 * 1_073_741_824)
+    }
+}
