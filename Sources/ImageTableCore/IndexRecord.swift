@@ -46,6 +46,12 @@ struct IndexRecord {
     /// The key, or `nil` when it is not valid UTF-8 or too long.
     var key: String? { keyBytes.flatMap { String(validating: $0, as: UTF8.self) } }
 
+    /// Whether an empty record still has non-zero checksum, UUID or pixel-checksum fields.
+    /// Writers zero all of them when a record becomes empty, so this means its `state` was damaged.
+    var hasLeftoverFields: Bool {
+        (20..<60).contains { base.load(fromByteOffset: $0, as: UInt8.self) != 0 }
+    }
+
     /// The CRC-32 of bytes 24 ..< 256, as it is now.
     func computeChecksum() -> UInt32 {
         CRC32.checksum(UnsafeRawBufferPointer(start: base + Self.checksummed.lowerBound, count: Self.checksummed.count))

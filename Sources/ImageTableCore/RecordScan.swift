@@ -41,9 +41,11 @@ struct RecordScan {
                                         reason: "slot \(slot) holds an interrupted write"))
                 continue
             }
-            if state == IndexRecord.stateEmpty { continue }
+            if state == IndexRecord.stateEmpty && !record.hasLeftoverFields { continue }
             var reason: String?
-            if state != IndexRecord.stateCommitted {
+            if state == IndexRecord.stateEmpty {
+                reason = "record marked empty but still holds an entry's fields (damaged state)"
+            } else if state != IndexRecord.stateCommitted {
                 reason = "unknown state \(state)"
             } else if let damage = record.damage(width: layout.width, height: layout.height, checkKey: checkKeys) {
                 reason = damage

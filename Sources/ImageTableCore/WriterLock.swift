@@ -29,6 +29,8 @@ final class WriterLock: @unchecked Sendable {
         let fd = Posix.retrying { open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode_t(permissions & 0o644)) }
         guard fd >= 0 else { throw Posix.error("open lock file", path: path) }
         self.fd = fd
+        // Like the table itself, the lock file's mode must not depend on the umask.
+        _ = fchmod(fd, mode_t(permissions & 0o644))
         let deadline = Date().addingTimeInterval(timeout)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let e = errno

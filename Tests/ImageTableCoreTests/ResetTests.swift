@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+@testable import ImageTableCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct ResetTests {
+    @Test func changedParametersRebuildTheTableWithANotice() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable")
+        let changes: [FormatDescriptor] = [
+            descriptor(width: 8), descriptor(style: .bgr16), descriptor(capacity: 5),
+            descriptor(rendering: "fit=contain"), descriptor(protection: .complete), descriptor("other"),
+        ]
+        for changed in changes {
+            do {
+                let table = try openTable(path, descriptor())
+                try put(table, "k")
+            }
+            let reopened = try openTable(path, changed)
+            #expect(reopened.count == 0, "\(changed)")
+            #expect(reopened.notices.map(\.kind) == [.reset])
+            #expect(reopened.header.parametersHash == changed.parametersHash)
+            reopened.close()
+            _ = unlink(path)
+        }
+    }
+
+    @Test func sameParametersKeepTheEntries() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable")
+        do { try put(try openTable(path, descriptor()), "k") }
+        let table = try openTable(path, descriptor())
+        #expect(table.count == 1 && table.notices.isEmpty)
+    }
+
+    @Test func aFileThatIsNotATableIsNeverOverwritten() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("precious.imagetable")
+        let precious = Data("my thesis".utf8)
+        _ = FileManager.default.createFile(atPath: path, contents: precious, attributes: [.posixPermissions: 0o644])
+        let error = #expect(throws: TableError.self) { try openTable(path, descriptor()) }
+        #expect(error?.code == .notATable)
+        #expect(FileManager.default.contents(atPath: path) == precious)
+    }
+
+    @Test func aDamagedHeaderIsRebuiltByWritersAndRejectedByReaders() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable")
+        do { try put(try openTable(path, descriptor()), "k") }
+        let fd = open(path, O_RDWR)
+        var byte: UInt8 = 0x7F
+        _ = pwrite(fd, &byte, 1, 30)
+        close(fd)
+        let error = #expect(throws: TableError.self) { try ImageTableReader(path: path) }
+        #expect(error?.code == .corrupt)
+        let table = try openTable(path, descriptor())
+        #expect(table.count == 0 && table.notices.first?.kind == .reset)
+        #expect(table.notices.first?.message.contains("header checksum") == true)
+    }
+
+    @Test func staleTemporaryFilesOfKilledWritersAreRemoved() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable")
+        let stale = dir.file(".t.imagetable.tmp-999-1")
+        _ = FileManager.default.createFile(atPath: stale, contents: Data([1, 2, 3]))
+        let table = try openTable(path, descriptor())
+        #expect(!FileManager.default.fileExists(atPath: stale))
+        #expect(table.notices.map(\.kind) == [.removedTemporaryFile])
+    }
+}
