@@ -57,7 +57,7 @@ extension ImageTable {
     private func recordUse(of entity: UUID, slot: Int) {
         let stamp = file.nextClock()
         state.withLock { s in
-            guard s.directory.slot(of: entity) == slot else { return }
+            guard s.directory.entity(in: slot) == entity else { return }
             file.record(slot).setRecency(stamp)
             s.directory.touch(slot, recency: stamp)
         }

@@ -9,25 +9,16 @@ enum SHA1 {
         var h: (UInt32, UInt32, UInt32, UInt32, UInt32) = (0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0)
         let prefixCount = prefix?.count ?? 0
         let total = prefixCount + message.count
-        return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { block in
-            var filled = 0
-            func byte(at i: Int) -> UInt8 {
-                i < prefixCount ? prefix![i] : message[i - prefixCount]
-            }
-            // Message bytes, then 0x80, zeros, and the bit length in the last 8 bytes of a block.
-            let paddedLength = (total + 9 + 63) / 64 * 64
-            for i in 0..<paddedLength {
-                let b: UInt8
-                if i < total { b = byte(at: i) }
-                else if i == total { b = 0x80 }
-                else if i >= paddedLength - 8 { b = UInt8(truncatingIfNeeded: (UInt64(total) * 8) >> (8 * UInt64(paddedLength - 1 - i))) }
-                else { b = 0 }
-                block[filled] = b
-                filled += 1
-                if filled == 64 {
-                    compress(&h, UnsafeRawBufferPointer(block))
-                    filled = 0
-                }
+        // Prefix, message, 0x80, zeros, and the bit length big-endian in the last 8 bytes.
+        let paddedLength = (total + 9 + 63) / 64 * 64
+        return try withUnsafeTemporaryAllocation(byteCount: paddedLength, alignment: 8) { padded in
+            padded.initializeMemory(as: UInt8.self, repeating: 0)
+            if let prefix, prefixCount > 0 { padded.baseAddress!.copyMemory(from: prefix.baseAddress!, byteCount: prefixCount) }
+            if message.count > 0 { (padded.baseAddress! + prefixCount).copyMemory(from: message.baseAddress!, byteCount: message.count) }
+            padded[total] = 0x80
+            padded.baseAddress!.storeBytes(of: (UInt64(total) * 8).bigEndian, toByteOffset: paddedLength - 8, as: UInt64.self)
+            for block in stride(from: 0, to: paddedLength, by: 64) {
+                compress(&h, UnsafeRawBufferPointer(rebasing: padded[block..<block + 64]))
             }
             return try withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 5) { out in
                 out[0] = h.0.bigEndian; out[1] = h.1.bigEndian; out[2] = h.2.bigEndian
