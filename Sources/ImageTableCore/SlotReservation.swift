@@ -30,8 +30,9 @@ public struct SlotReservation: @unchecked Sendable {
     public let style: PixelStyle
     /// The part of the slot the image covers; the whole slot unless the filler says otherwise.
     public var contentRect: PixelRect
-    /// The odd generation the record carries while reserved.
-    let generation: UInt64
+    /// The odd generation the record carries while reserved: the token another process shows
+    /// ``DelegatedSlots`` to prove the slot is still reserved for it.
+    public let generation: UInt64
     let owner: ObjectIdentifier
 }
 

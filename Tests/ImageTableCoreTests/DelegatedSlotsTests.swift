@@ -1,0 +1,33 @@
+import Foundation
+import Testing
+@testable import ImageTableCore
+
+struct DelegatedSlotsTests {
+    @Test func anotherHandleFillsAReservedSlotAndTheWriterPublishesIt() throws {
+        let dir = try TemporaryDirectory()
+        let d = descriptor(width: 9, height: 4, capacity: 3)
+        let table = try openTable(dir.file("t.imagetable"), d)
+        let reservation = try table.reserve(key: "k", sourceUUID: UUID())
+        let worker = try DelegatedSlots(path: table.path, parametersHash: d.parametersHash)
+        let memory = try worker.pixels(slot: reservation.slot, generation: reservation.generation)
+        memory.initializeMemory(as: UInt8.self, repeating: 0x5A)
+        try table.publish([reservation])
+        #expect(try table.withImage(forKey: "k") { $0.bytes.allSatisfy { $0 == 0x5A } } == true)
+        #expect(TableVerifier.verify(path: table.path).isValid)
+        // Once published, the slot is no longer open to the worker.
+        #expect(throws: TableError.self) { try worker.pixels(slot: reservation.slot, generation: reservation.generation) }
+    }
+
+    @Test func stalePartiesAreRefused() throws {
+        let dir = try TemporaryDirectory()
+        let d = descriptor(capacity: 3)
+        let table = try openTable(dir.file("t.imagetable"), d)
+        let reservation = try table.reserve(key: "k", sourceUUID: UUID())
+        #expect(throws: TableError.self) { try DelegatedSlots(path: table.path, parametersHash: descriptor(capacity: 4).parametersHash) }
+        let worker = try DelegatedSlots(path: table.path, parametersHash: d.parametersHash)
+        #expect(throws: TableError.self) { try worker.pixels(slot: reservation.slot, generation: reservation.generation + 2) }
+        #expect(throws: TableError.self) { try worker.pixels(slot: 7, generation: reservation.generation) }
+        table.abandon(reservation)
+        #expect(throws: TableError.self) { try worker.pixels(slot: reservation.slot, generation: reservation.generation) }
+    }
+}
