@@ -21,15 +21,18 @@ public enum EntityKey {
     /// The version-5 UUID of `name` in ``namespace``.
     static func uuid5(name: UnsafeRawBufferPointer) -> UUID {
         withUnsafeBytes(of: namespace.uuid) { ns in
-            SHA1.withDigest(of: name, prefix: ns) { digest in
-                var bytes = namespace.uuid
-                withUnsafeMutableBytes(of: &bytes) { out in
-                    out.copyMemory(from: UnsafeRawBufferPointer(rebasing: digest[0..<16]))
-                    out[6] = (out[6] & 0x0F) | 0x50
-                    out[8] = (out[8] & 0x3F) | 0x80
-                }
-                return UUID(uuid: bytes)
-            }
+            SHA1.withDigest(of: name, prefix: ns) { uuid(fromSHA1: $0) }
         }
+    }
+
+    /// A version-5 UUID from the first 16 bytes of a SHA-1 digest (RFC 4122, section 4.3).
+    static func uuid(fromSHA1 digest: UnsafeRawBufferPointer) -> UUID {
+        var bytes = namespace.uuid
+        withUnsafeMutableBytes(of: &bytes) { out in
+            out.copyMemory(from: UnsafeRawBufferPointer(rebasing: digest[0..<16]))
+            out[6] = (out[6] & 0x0F) | 0x50
+            out[8] = (out[8] & 0x3F) | 0x80
+        }
+        return UUID(uuid: bytes)
     }
 }

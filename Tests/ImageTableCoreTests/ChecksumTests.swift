@@ -43,3 +43,20 @@ enum CRC32Reference {
         return ~c
     }
 }
+
+/// Source fingerprints, pinned to values computed with Python's hashlib from the spec's rule.
+struct SourceFingerprintTests {
+    @Test func fingerprintsMatchTheSpecRule() throws {
+        let small = Array("hello image".utf8)
+        #expect(small.withUnsafeBytes { SourceFingerprint.uuid(of: $0) }.uuidString.lowercased() == "7fac457a-682f-50d7-9889-2bd6d967b340")
+        // 1.28 MB: crosses the reader's 1 MiB chunks and many SHA-1 blocks at odd offsets.
+        let big = (0..<5000).flatMap { _ in (0..<256).map(UInt8.init) }
+        let dir = try TemporaryDirectory()
+        _ = FileManager.default.createFile(atPath: dir.file("big"), contents: Data(big))
+        let (uuid, bytes) = try SourceFingerprint.uuid(contentsOf: dir.file("big"))
+        #expect(bytes == big.count && uuid.uuidString.lowercased() == "186abf94-eea6-5d98-a0f1-a91b374a4dbf")
+        #expect(big.withUnsafeBytes { SourceFingerprint.uuid(of: $0) } == uuid)
+        let error = #expect(throws: TableError.self) { try SourceFingerprint.uuid(contentsOf: dir.file("missing")) }
+        #expect(error?.path == dir.file("missing"))
+    }
+}
