@@ -23,6 +23,8 @@ let package = Package(
         .target(name: "ImageManifest", dependencies: ["ImageTableCore", .product(name: "Yams", package: "Yams")]),
         .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
         .target(name: "ImagePipeline", dependencies: ["CVips", "ImageTableCore", "ImageManifest"]),
+        // Bake planning, source discovery and worker processes: manifest + pipeline + core.
+        .target(name: "ImageBake", dependencies: ["ImageTableCore", "ImageManifest", "ImagePipeline"]),
         .target(name: "ImageCache", dependencies: ["ImageTableCore", "ImagePipeline", "ImageManifest"]),
         .executableTarget(
             name: "imagetable",
@@ -38,6 +40,7 @@ let package = Package(
         .testTarget(name: "ImageManifestTests", dependencies: ["ImageManifest"]),
         .testTarget(name: "ImagePipelineTests", dependencies: ["ImagePipeline"]),
         .testTarget(name: "ImageCacheTests", dependencies: ["ImageCache"]),
+        .testTarget(name: "ImageBakeTests", dependencies: ["ImageBake"]),
         .target(name: "CMallocCounter", path: "Benchmarks/CMallocCounter"),
         .executableTarget(
             name: "imagetable-bench",

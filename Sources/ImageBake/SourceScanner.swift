@@ -1,0 +1,112 @@
+import Foundation
+import ImageTableCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A source image found for a family.
+public struct SourceFile: Sendable, Equatable {
+    /// The path relative to the family's `sources` directory, `/`-separated: the entries' key.
+    public let key: String
+    /// The file's full path.
+    public let path: String
+    /// Its size in bytes when found.
+    public let size: Int
+}
+
+/// Something the scan did not take, and why.
+public struct SkippedSource: Sendable, Equatable {
+    /// The key the file would have had.
+    public let key: String
+    /// Why it was left out.
+    public let reason: String
+}
+
+/// Finds a family's sources: regular files under its `sources` directory that match an include
+/// pattern and no exclude pattern, sorted by key.
+///
+/// Hidden files and directories (names starting with `.`) are never sources. Symbolic links are
+/// followed only when they resolve inside the sources directory (a manifest from a pull request
+/// must not make CI read elsewhere), unless `allowOutside` is set; directory links are never
+/// followed, so cycles cannot happen. Keys longer than a table allows are reported, not taken.
+public struct SourceScanner: Sendable {
+    /// The directory to scan.
+    public let root: String
+    /// Patterns a key must match one of; empty means every file.
+    public let include: [Glob]
+    /// Patterns that exclude a key.
+    public let exclude: [Glob]
+    /// Whether symbolic links may lead outside `root`.
+    public let allowOutside: Bool
+
+    /// Creates a scanner.
+    ///
+    /// - Parameters:
+    ///   - root: the family's sources directory.
+    ///   - include: patterns a key must match one of; empty for all files.
+    ///   - exclude: patterns that exclude a key.
+    ///   - allowOutside: follow symbolic links that leave `root`.
+    public init(root: String, include: [Glob] = [], exclude: [Glob] = [], allowOutside: Bool = false) {
+        self.root = root
+        self.include = include
+        self.exclude = exclude
+        self.allowOutside = allowOutside
+    }
+
+    /// Scans the directory.
+    ///
+    /// - Returns: the sources, sorted by key, and what was skipped with reasons.
+    /// - Throws: ``BakeError`` `sources-unreadable` when `root` is missing or not a directory.
+    public func scan() throws -> (sources: [SourceFile], skipped: [SkippedSource]) {
+        let resolvedRoot = URL(fileURLWithPath: root).resolvingSymlinksInPath().path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: resolvedRoot, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw BakeError(.sourcesUnreadable, "sources directory does not exist or is not a directory", path: root)
+        }
+        var sources: [SourceFile] = []
+        var skipped: [SkippedSource] = []
+        var pending = [""]
+        while let relative = pending.popLast() {
+            let dir = relative.isEmpty ? resolvedRoot : "\(resolvedRoot)/\(relative)"
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else {
+                skipped.append(SkippedSource(key: relative, reason: "directory is not readable"))
+                continue
+            }
+            for name in names where !name.hasPrefix(".") {
+                let key = relative.isEmpty ? name : "\(relative)/\(name)"
+                let path = "\(dir)/\(name)"
+                var st = stat()
+                guard lstat(path, &st) == 0 else { continue }
+                switch st.st_mode & S_IFMT {
+                case S_IFDIR: pending.append(key)
+                case S_IFREG: consider(key: key, path: path, size: Int(st.st_size), into: &sources, &skipped)
+                case S_IFLNK:
+                    let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+                    guard stat(target, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
+                    guard allowOutside || target.hasPrefix(resolvedRoot + "/") else {
+                        if isIncluded(key) { skipped.append(SkippedSource(key: key, reason: "symbolic link leads outside the sources directory")) }
+                        continue
+                    }
+                    consider(key: key, path: path, size: Int(st.st_size), into: &sources, &skipped)
+                default: continue
+                }
+            }
+        }
+        return (sources.sorted { $0.key < $1.key }, skipped.sorted { $0.key < $1.key })
+    }
+
+    func isIncluded(_ key: String) -> Bool {
+        (include.isEmpty || include.contains { $0.matches(key) }) && !exclude.contains { $0.matches(key) }
+    }
+
+    private func consider(key: String, path: String, size: Int, into sources: inout [SourceFile], _ skipped: inout [SkippedSource]) {
+        guard isIncluded(key) else { return }
+        guard key.utf8.count <= TableLimits.maxKeyBytes else {
+            skipped.append(SkippedSource(key: key, reason: "path is \(key.utf8.count) bytes; keys are limited to \(TableLimits.maxKeyBytes)"))
+            return
+        }
+        sources.append(SourceFile(key: key, path: path, size: size))
+    }
+}
