@@ -52,6 +52,24 @@ extension ImageTable {
         try? withImage(forKey: key, sourceUUID: sourceUUID) { $0 }
     }
 
+    /// Counts a use of `key`'s entry without reading it, when it is present (and made from
+    /// `sourceUUID`, when given). A re-bake touches every unchanged source this way, so entries of
+    /// sources that disappeared are the first to be replaced.
+    ///
+    /// - Parameters:
+    ///   - key: the entry's key.
+    ///   - sourceUUID: the source the caller expects.
+    /// - Returns: whether the entry was present and current.
+    @discardableResult
+    public func touch(key: String, sourceUUID: UUID? = nil) -> Bool {
+        let entity = EntityKey.uuid(for: key)
+        guard let slot = state.withLock({ $0.closed ? nil : $0.directory.slot(of: entity) }),
+              let info = file.entryInfo(slot: slot), info.entityUUID == entity,
+              sourceUUID == nil || info.sourceUUID == sourceUUID else { return false }
+        recordUse(of: entity, slot: slot)
+        return true
+    }
+
     /// Stamps a fresh recency into the record and moves the slot to the head of the LRU list:
     /// 16 bytes written in place, nothing else.
     private func recordUse(of entity: UUID, slot: Int) {

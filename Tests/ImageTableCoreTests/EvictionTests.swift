@@ -18,6 +18,19 @@ struct EvictionTests {
         #expect(Set(table.entries().map(\.key)) == ["d", "e", "f"])
     }
 
+    @Test func touchCountsAsUseOnlyForCurrentEntries() throws {
+        let dir = try TemporaryDirectory()
+        let table = try openTable(dir.file("t.imagetable"), descriptor(capacity: 2))
+        let source = UUID()
+        try put(table, "a", source: source)
+        try put(table, "b")
+        #expect(!table.touch(key: "a", sourceUUID: UUID()) && !table.touch(key: "zzz"))
+        #expect(try put(table, "c").evictedKey == "a", "a stale touch is no use")
+        try put(table, "a", source: source)
+        #expect(table.touch(key: "c", sourceUUID: nil))
+        #expect(try put(table, "d").evictedKey == "a")
+    }
+
     @Test func lruOrderSurvivesReopening() throws {
         let dir = try TemporaryDirectory()
         let path = dir.file("t.imagetable")
