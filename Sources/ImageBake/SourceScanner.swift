@@ -24,20 +24,18 @@ public struct SkippedSource: Sendable, Equatable {
     public let reason: String
 }
 
-/// Finds a family's sources: regular files under its `sources` directory that match an include
-/// pattern and no exclude pattern, sorted by key.
+/// Finds a family's sources: regular files under its `sources` directory that the family
+/// selects (its `include` and `exclude` patterns), sorted by key.
 ///
-/// Hidden files and directories (names starting with `.`) are never sources. Symbolic links are
-/// followed only when they resolve inside the sources directory (a manifest from a pull request
-/// must not make CI read elsewhere), unless `allowOutside` is set; directory links are never
-/// followed, so cycles cannot happen. Keys longer than a table allows are reported, not taken.
+/// Symbolic links to files are followed only when they resolve inside the sources directory (a
+/// manifest from a pull request must not make CI read elsewhere), unless `allowOutside` is set;
+/// directory links are never followed, so cycles cannot happen. Keys longer than a table allows
+/// are reported, not taken.
 public struct SourceScanner: Sendable {
     /// The directory to scan.
     public let root: String
-    /// Patterns a key must match one of; empty means every file.
-    public let include: [Glob]
-    /// Patterns that exclude a key.
-    public let exclude: [Glob]
+    /// Whether a key (a `/`-separated path relative to `root`) is a source.
+    public let selects: @Sendable (String) -> Bool
     /// Whether symbolic links may lead outside `root`.
     public let allowOutside: Bool
 
@@ -45,13 +43,11 @@ public struct SourceScanner: Sendable {
     ///
     /// - Parameters:
     ///   - root: the family's sources directory.
-    ///   - include: patterns a key must match one of; empty for all files.
-    ///   - exclude: patterns that exclude a key.
     ///   - allowOutside: follow symbolic links that leave `root`.
-    public init(root: String, include: [Glob] = [], exclude: [Glob] = [], allowOutside: Bool = false) {
+    ///   - selects: whether a relative path is a source (the family's patterns).
+    public init(root: String, allowOutside: Bool = false, selects: @escaping @Sendable (String) -> Bool) {
         self.root = root
-        self.include = include
-        self.exclude = exclude
+        self.selects = selects
         self.allowOutside = allowOutside
     }
 
@@ -74,7 +70,7 @@ public struct SourceScanner: Sendable {
                 skipped.append(SkippedSource(key: relative, reason: "directory is not readable"))
                 continue
             }
-            for name in names where !name.hasPrefix(".") {
+            for name in names {
                 let key = relative.isEmpty ? name : "\(relative)/\(name)"
                 let path = "\(dir)/\(name)"
                 var st = stat()
@@ -86,7 +82,7 @@ public struct SourceScanner: Sendable {
                     let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
                     guard stat(target, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
                     guard allowOutside || target.hasPrefix(resolvedRoot + "/") else {
-                        if isIncluded(key) { skipped.append(SkippedSource(key: key, reason: "symbolic link leads outside the sources directory")) }
+                        if selects(key) { skipped.append(SkippedSource(key: key, reason: "symbolic link leads outside the sources directory")) }
                         continue
                     }
                     consider(key: key, path: path, size: Int(st.st_size), into: &sources, &skipped)
@@ -97,12 +93,8 @@ public struct SourceScanner: Sendable {
         return (sources.sorted { $0.key < $1.key }, skipped.sorted { $0.key < $1.key })
     }
 
-    func isIncluded(_ key: String) -> Bool {
-        (include.isEmpty || include.contains { $0.matches(key) }) && !exclude.contains { $0.matches(key) }
-    }
-
     private func consider(key: String, path: String, size: Int, into sources: inout [SourceFile], _ skipped: inout [SkippedSource]) {
-        guard isIncluded(key) else { return }
+        guard selects(key) else { return }
         guard key.utf8.count <= TableLimits.maxKeyBytes else {
             skipped.append(SkippedSource(key: key, reason: "path is \(key.utf8.count) bytes; keys are limited to \(TableLimits.maxKeyBytes)"))
             return

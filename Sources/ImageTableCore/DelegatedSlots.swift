@@ -28,6 +28,9 @@ public final class DelegatedSlots: @unchecked Sendable {
     /// The table's layout.
     public var layout: TableLayout { file.layout }
 
+    /// The parameter hash the table was opened with.
+    public var parametersHash: [UInt8] { file.header.parametersHash }
+
     /// The memory of a reserved slot: `imageBytes` bytes in the table's style.
     ///
     /// - Parameters:
