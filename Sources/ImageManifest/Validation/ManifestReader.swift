@@ -12,6 +12,11 @@ struct ManifestReader {
 
     /// The manifest, or `nil` when an error was reported.
     func read(_ root: YAMLNode) -> Manifest? {
+        if root.isEmptyScalar {
+            context.report(.emptyFile, "the manifest's only document is empty; it needs 'version', 'output' and 'families'",
+                           at: .start, keyPath: "")
+            return nil
+        }
         if case .scalar = root.kind, !root.isInvalid {
             context.report(.wrongType, "the manifest must be a mapping with 'version', 'output' and 'families', not \(root.typeDescription)",
                            at: root.location, keyPath: "")
