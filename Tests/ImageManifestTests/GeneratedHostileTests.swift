@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import ImageManifest
 
@@ -95,4 +96,26 @@ private let validBody = "version: 1\noutput: tables\nfamilies:\n  users:\n    so
         #expect(summary(ManifestValidator().validate(fileAt: dir.path + "/missing.yaml")) == ["1:1 file-unreadable"])
         #expect(summary(ManifestValidator().validate(fileAt: dir.path)) == ["1:1 file-unreadable"])
     }
+
+    /// Yams recurses about 1.6 KB of stack per nesting level; this validator must not recurse
+    /// with the input at all, so every deep case runs on a thread with a 256 KiB stack, smaller
+    /// than any Swift concurrency thread. A regression crashes the test process.
+    @Test func deepInputsNeedNoLargeStack() {
+        let deep = Self.cases.filter { $0.expected.hasSuffix("too-deep") || $0.expected.hasSuffix("alias-expansion") }
+        let results = ResultBox()
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            results.codes = deep.map { summary(ManifestValidator().validate(contents: $0.bytes(), file: "/x/deep.yaml")).first ?? "" }
+            done.signal()
+        }
+        thread.stackSize = 256 << 10
+        thread.start()
+        done.wait()
+        #expect(deep.count >= 5)
+        #expect(results.codes == deep.map(\.expected))
+    }
+}
+
+private final class ResultBox: @unchecked Sendable {
+    var codes: [String] = []
 }

@@ -58,7 +58,7 @@ struct ManifestReader {
             context.report(.emptyCollection, "'families' is empty; a manifest needs at least one family",
                            at: pair.value.location, keyPath: "families")
         }
-        return pairs.compactMap { readFamily($0, names: &names) }
+        return pairs.compactMap { isMergeKey($0, kind: "family", path: "families") ? nil : readFamily($0, names: &names) }
     }
 
     private func readFamily(_ pair: YAMLPair, names: inout FormatRegistry) -> Manifest.Family? {
@@ -89,6 +89,7 @@ struct ManifestReader {
             context.report(.emptyCollection, "family '\(family)' has no formats", at: pair.value.location, keyPath: path)
         }
         return pairs.compactMap { format in
+            if isMergeKey(format, kind: "format", path: path) { return nil }
             let formatPath = path.appendingKey(format.name)
             let nameIsValid = checkName(format.name, kind: "format", at: format.key.location, path: formatPath)
                 && names.claim(format.name, family: family, at: format.key.location, path: formatPath, context: context)
@@ -98,6 +99,15 @@ struct ManifestReader {
             names.valid.append(read)
             return read
         }
+    }
+
+    /// Merge keys are supported where keys are fixed, not among names: there a `<<` would be
+    /// taken for a family or format called `<<`, so it is reported once and skipped.
+    private func isMergeKey(_ pair: YAMLPair, kind: String, path: String) -> Bool {
+        guard pair.name == "<<", pair.key.scalar?.style == .plain else { return false }
+        context.report(.invalidName, "merge keys ('<<') work inside a family or a format, not among \(kind) names",
+                       at: pair.key.location, keyPath: path.appendingKey("<<"))
+        return true
     }
 
     /// Names become file names and header fields: ASCII letters, digits, `-` and `_`, starting
