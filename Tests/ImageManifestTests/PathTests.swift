@@ -21,6 +21,7 @@ import Testing
         let real = try #require(PathResolver.realPath(dir.path))
         #expect(report.manifest?.outputPath == real + "/tables")
         #expect(report.manifest?.families.first?.sourcesPath == real + "/photos")
+        #expect(report.manifest?.families.first?.sourcesLocation == SourceLocation(line: 5, column: 14))
         #expect(report.manifest?.tables.first?.path == real + "/tables/small.imagetable")
     }
 

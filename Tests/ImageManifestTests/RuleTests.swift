@@ -123,4 +123,12 @@ private let valid = "size: 50x50\nstyle: 32BitBGRA\nmaximumCount: 10"
         #expect(!strict.isValid)
         #expect(strict.diagnostics.map(\.severity) == [.error])
     }
+
+    @Test func echoedValuesCannotBreakOrDisguiseLines() throws {
+        let report = try check(manifest(format: "size: 50x50\nstyle: \"32Bit\\nRGBA\\u202E\"\nmaximumCount: 10"))
+        let message = try #require(report.diagnostics.first?.message)
+        #expect(message.hasPrefix("unknown style '32Bit\\nRGBA\\u{202E}'"), "\(message)")
+        #expect(!report.diagnostics[0].description.contains("\n"))
+        #expect(ValidationContext.printable(String(repeating: "x", count: 2000)).count == 1001)
+    }
 }

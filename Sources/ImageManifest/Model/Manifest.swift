@@ -39,6 +39,8 @@ public struct Manifest: Sendable {
         public let sources: String
         /// The absolute directory of source images.
         public let sourcesPath: String
+        /// Where `sources`' value is written, for the baker's errors about the directory.
+        public let sourcesLocation: SourceLocation
         /// The patterns of files to take, relative to ``sourcesPath``; `["**/*"]` when not given.
         public let include: [GlobPattern]
         /// The patterns of files to leave out, even when included.

@@ -76,7 +76,8 @@ struct ManifestReader {
             formats = readFormats(formatsPair, family: name, path: path.appendingKey("formats"), names: &names)
         }
         guard nameIsValid, let sources, let include, let exclude else { return nil }
-        return Manifest.Family(name: name, sources: sources.written, sourcesPath: sources.resolved, include: include,
+        return Manifest.Family(name: name, sources: sources.written, sourcesPath: sources.resolved,
+                               sourcesLocation: fields["sources"]!.value.location, include: include,
                                exclude: exclude, formats: formats, location: pair.key.location)
     }
 

@@ -31,7 +31,30 @@ final class ValidationContext {
                                           file: file, location: location, keyPath: keyPath))
             return
         }
-        diagnostics.append(Diagnostic(code.defaultSeverity, code, message, file: file, location: location, keyPath: keyPath))
+        diagnostics.append(Diagnostic(code.defaultSeverity, code, Self.printable(message), file: file, location: location,
+                                      keyPath: Self.printable(keyPath)))
+    }
+
+    /// Messages quote what the manifest says, and a manifest can say anything: line breaks would
+    /// split a compiler-style line in two, and control or bidirectional-override characters could
+    /// make a line read differently from what it is. Those are escaped, and hostile lengths cut.
+    static func printable(_ text: String, limit: Int = 1000) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                let category = scalar.properties.generalCategory
+                if category == .control || category == .format || category == .lineSeparator || category == .paragraphSeparator {
+                    out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out.count <= limit ? out : String(out.prefix(limit)) + "…"
     }
 
     /// Whether the diagnostic limit is reached, so that callers can skip work whose only
