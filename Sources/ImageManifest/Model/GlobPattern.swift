@@ -26,6 +26,9 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
         case set(negated: Bool, members: [ClosedRange<Character>])
     }
 
+    /// `**/*`: every file that is not hidden; the default `include`.
+    public static let allFiles = GlobPattern(trusted: "**/*")
+
     /// The pattern as written.
     public let pattern: String
     /// One segment list per brace alternative.
@@ -64,6 +67,15 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
 
     /// The pattern as written.
     public var description: String { pattern }
+
+    /// A pattern written in this source, known to parse.
+    private init(trusted pattern: String) {
+        do {
+            try self.init(pattern)
+        } catch {
+            preconditionFailure("built-in pattern \(pattern) does not parse: \(error.message)")
+        }
+    }
 
     /// Whether `relativePath` (`/`-separated, relative to `sources`) matches.
     ///

@@ -51,7 +51,7 @@ struct ManifestReader {
 
     private func readFamilies(_ pair: YAMLPair, names: inout FormatRegistry) -> [Manifest.Family] {
         guard case .mapping(let pairs) = pair.value.kind else {
-            _ = context.typeMismatch(pair, expected: "a mapping of family names to families", path: "families") as Int?
+            context.reportWrongType(pair, expected: "a mapping of family names to families", path: "families")
             return []
         }
         if pairs.isEmpty {
@@ -69,7 +69,7 @@ struct ManifestReader {
                                   required: ["sources", "formats"], owner: pair.key.location, context: context) else { return nil }
         let sources = fields["sources"].flatMap { readPath($0, path: path.appendingKey("sources"), isSources: true) }
         let include = fields["include"].map { readGlobs($0, path: path.appendingKey("include"), mayBeEmpty: false) }
-            ?? [try! GlobPattern("**/*")]
+            ?? [GlobPattern.allFiles]
         let exclude = fields["exclude"].map { readGlobs($0, path: path.appendingKey("exclude"), mayBeEmpty: true) } ?? []
         var formats: [Manifest.Format] = []
         if let formatsPair = fields["formats"] {
@@ -83,7 +83,7 @@ struct ManifestReader {
 
     private func readFormats(_ pair: YAMLPair, family: String, path: String, names: inout FormatRegistry) -> [Manifest.Format] {
         guard case .mapping(let pairs) = pair.value.kind else {
-            _ = context.typeMismatch(pair, expected: "a mapping of format names to formats", path: path) as Int?
+            context.reportWrongType(pair, expected: "a mapping of format names to formats", path: path)
             return []
         }
         if pairs.isEmpty {

@@ -75,14 +75,19 @@ extension ValidationContext {
 
     /// Reports a value of the wrong type and returns `nil`.
     func typeMismatch<T>(_ pair: YAMLPair, expected: String, path: String) -> T? {
-        guard !pair.value.isInvalid else { return nil }
+        reportWrongType(pair, expected: expected, path: path)
+        return nil
+    }
+
+    /// Reports a value of the wrong type, unless the composer already reported the value.
+    func reportWrongType(_ pair: YAMLPair, expected: String, path: String) {
+        guard !pair.value.isInvalid else { return }
         if pair.value.isEmptyScalar {
             // An empty value has no text to point at; its key is what the user sees.
             report(.wrongType, "'\(pair.name)' has no value; it must be \(expected)", at: pair.key.location, keyPath: path)
         } else {
             report(.wrongType, "'\(pair.name)' must be \(expected), not \(pair.value.typeDescription)", at: pair.value.location, keyPath: path)
         }
-        return nil
     }
 }
 
