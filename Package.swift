@@ -37,7 +37,9 @@ let package = Package(
         // Child processes for the kill, two-process and full-disk tests; not a product.
         .executableTarget(name: "ImageTableFixture", dependencies: ["ImageTableCore"], path: "Tests/Fixture"),
         .testTarget(name: "ImageTableCoreTests", dependencies: ["ImageTableCore", "ImageTableFixture"]),
-        .testTarget(name: "ImageManifestTests", dependencies: ["ImageManifest"]),
+        // Depends on the CLI so that its binary is built for the tests that run it; the corpus
+        // is read from the source tree, not bundled.
+        .testTarget(name: "ImageManifestTests", dependencies: ["ImageManifest", "imagetable"], exclude: ["Corpus"]),
         .testTarget(name: "ImagePipelineTests", dependencies: ["ImagePipeline"]),
         .testTarget(name: "ImageCacheTests", dependencies: ["ImageCache"]),
         .testTarget(name: "ImageBakeTests", dependencies: ["ImageBake"]),

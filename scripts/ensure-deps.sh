@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Makes sure the system packages the build needs are present: libvips (with pkg-config) for the
-# pipeline, python3 for the format-spec reader test. Installs them with apt-get when run as root.
+# Makes sure what the build and tests need is present: libvips (with pkg-config) for the
+# pipeline, python3 for the format-spec reader test, and python3's jsonschema (Draft 2020-12)
+# and yaml modules for the test that keeps schema/manifest.schema.json in step with the
+# validator. Installs system packages with apt-get when run as root, Python modules with pip.
 set -euo pipefail
 
 missing=()
@@ -9,16 +11,37 @@ if ! pkg-config --exists vips 2>/dev/null; then missing+=(libvips-dev); fi
 command -v vips >/dev/null 2>&1 || missing+=(libvips-tools)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 
-if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
+if [ ${#missing[@]} -ne 0 ]; then
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "ensure-deps: installing ${missing[*]}" >&2
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    else
+        echo "ensure-deps: missing system packages: ${missing[*]}" >&2
+        echo "  Debian/Ubuntu: sudo apt-get install ${missing[*]}" >&2
+        echo "  macOS:         brew install vips pkg-config" >&2
+        exit 1
+    fi
+fi
 
-if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "ensure-deps: installing ${missing[*]}" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-else
-    echo "ensure-deps: missing system packages: ${missing[*]}" >&2
-    echo "  Debian/Ubuntu: sudo apt-get install ${missing[*]}" >&2
-    echo "  macOS:         brew install vips pkg-config" >&2
-    exit 1
+# The modules must import into the python3 on PATH (often a pyenv or venv interpreter, which
+# apt cannot reach), so pip for that interpreter comes first; Debian's packages are the
+# fallback where pip refuses a system-managed Python (PEP 668).
+python_modules_ok() {
+    python3 -c 'import yaml, jsonschema; jsonschema.Draft202012Validator' >/dev/null 2>&1
+}
+if ! python_modules_ok; then
+    echo "ensure-deps: installing the python3 modules jsonschema and yaml" >&2
+    python3 -m pip install --quiet --disable-pip-version-check 'jsonschema>=4' pyyaml >/dev/null 2>&1 \
+        || python3 -m pip install --quiet --disable-pip-version-check --user 'jsonschema>=4' pyyaml >/dev/null 2>&1 \
+        || { [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1 \
+             && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-jsonschema python3-yaml >/dev/null; } \
+        || true
+    if ! python_modules_ok; then
+        echo "ensure-deps: python3 cannot import jsonschema (>= 4) and yaml" >&2
+        echo "  pip:           python3 -m pip install --user 'jsonschema>=4' pyyaml" >&2
+        echo "  Debian/Ubuntu: sudo apt-get install python3-jsonschema python3-yaml" >&2
+        exit 1
+    fi
 fi

@@ -1,0 +1,110 @@
+/// A file-name pattern for `include` and `exclude`, matched against paths relative to a
+/// family's `sources` directory (see `docs/MANIFEST.md`, "Globs").
+///
+/// Syntax: `*` matches any run of characters within one path segment, `?` one character,
+/// `[abc]`, `[a-z]` and `[!a-z]` one character of (or not of) a set, `{jpg,png}` any of the
+/// alternatives, `**` as a whole segment any number of directories (including none), and `\`
+/// makes the next character literal. Matching is case-sensitive. Wildcards never match a `.` at
+/// the start of a name, so hidden files and directories are skipped unless a pattern spells the
+/// dot (`.*`); this is what shells and most glob libraries do.
+public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
+    /// Why a pattern was refused.
+    public struct SyntaxError: Error, Equatable {
+        /// A sentence for people.
+        public let message: String
+    }
+
+    enum Segment: Hashable {
+        case globstar
+        case name([Token])
+    }
+
+    enum Token: Hashable {
+        case literal(Character)
+        case anyRun
+        case anyOne
+        case set(negated: Bool, members: [ClosedRange<Character>])
+    }
+
+    /// `**/*`: every file that is not hidden; the default `include`.
+    public static let allFiles = GlobPattern(trusted: "**/*")
+
+    /// The pattern as written.
+    public let pattern: String
+    /// One segment list per brace alternative.
+    let alternatives: [[Segment]]
+
+    /// Most alternatives brace expansion may produce; more is surely a mistake.
+    static let maxAlternatives = 64
+
+    /// Parses a pattern.
+    ///
+    /// - Parameter pattern: the pattern as written in the manifest.
+    /// - Throws: ``SyntaxError`` for an empty or absolute pattern, `.` or `..` segments, empty
+    ///   segments, `**` inside a segment, unbalanced `[` or `{`, nested braces, a trailing `\`,
+    ///   or more than 64 brace alternatives.
+    public init(_ pattern: String) throws(SyntaxError) {
+        func fail(_ message: String) -> SyntaxError { SyntaxError(message: message) }
+        guard !pattern.isEmpty else { throw fail("a pattern cannot be empty") }
+        guard !pattern.hasPrefix("/") else { throw fail("a pattern is relative to 'sources' and cannot start with '/'") }
+        var segmentLists: [[Segment]] = []
+        for alternative in try Self.expandBraces(pattern) {
+            var segments: [Segment] = []
+            for part in alternative.split(separator: "/", omittingEmptySubsequences: false) {
+                switch part {
+                case "": throw fail("a pattern cannot contain an empty segment ('//' or a trailing '/')")
+                case ".", "..": throw fail("a pattern cannot contain '\(part)' segments; it only matches below 'sources'")
+                case "**": segments.append(.globstar)
+                default:
+                    segments.append(.name(try Self.tokens(part)))
+                }
+            }
+            segmentLists.append(segments)
+        }
+        self.pattern = pattern
+        alternatives = segmentLists
+    }
+
+    /// The pattern as written.
+    public var description: String { pattern }
+
+    /// A pattern written in this source, known to parse.
+    private init(trusted pattern: String) {
+        do {
+            try self.init(pattern)
+        } catch {
+            preconditionFailure("built-in pattern \(pattern) does not parse: \(error.message)")
+        }
+    }
+
+    /// Whether `relativePath` (`/`-separated, relative to `sources`) matches.
+    ///
+    /// - Parameter relativePath: a file's path below the family's `sources` directory.
+    public func matches(_ relativePath: String) -> Bool {
+        let names = relativePath.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        return alternatives.contains { Self.match($0[...], names[...]) }
+    }
+
+    private static func match(_ segments: ArraySlice<Segment>, _ names: ArraySlice<String>) -> Bool {
+        // Memoised on (segments left, names left): `**` would otherwise backtrack exponentially.
+        var memo: [Int: Bool] = [:]
+        func go(_ s: Int, _ n: Int) -> Bool {
+            let key = s * (names.count + 1) + n
+            if let known = memo[key] { return known }
+            let result: Bool
+            if s == segments.count {
+                result = n == names.count
+            } else {
+                switch segments[segments.startIndex + s] {
+                case .globstar:
+                    result = go(s + 1, n) || (n < names.count && !names[names.startIndex + n].hasPrefix(".") && go(s, n + 1))
+                case .name(let tokens):
+                    result = n < names.count && matchName(tokens, Array(names[names.startIndex + n])) && go(s + 1, n + 1)
+                }
+            }
+            memo[key] = result
+            return result
+        }
+        return go(0, 0)
+    }
+}

@@ -1,0 +1,102 @@
+/// The keys of a mapping with a fixed set of keys (the root, a family, a format), after merge
+/// keys are applied and `x-` extension keys are set aside.
+struct Fields {
+    /// The owning mapping's key path.
+    let path: String
+    /// Known keys present, by name.
+    private(set) var pairs: [String: YAMLPair] = [:]
+
+    subscript(_ key: String) -> YAMLPair? { pairs[key] }
+
+    /// Reads a mapping, reporting unknown and missing keys.
+    ///
+    /// Merge keys (`<<: *defaults`, or a list of aliases) follow YAML 1.1: keys written in the
+    /// mapping win over merged ones, and earlier merged mappings over later ones. Keys starting
+    /// with `x-` are ignored, so that a manifest can keep anchors in them, as Docker Compose does.
+    ///
+    /// - Parameters:
+    ///   - node: the mapping.
+    ///   - path: its key path.
+    ///   - what: how messages name it, such as `format 'small'`.
+    ///   - known: the keys it may have.
+    ///   - required: the keys it must have.
+    ///   - owner: where missing keys are reported: the key that names the mapping.
+    ///   - context: where problems go.
+    /// - Returns: the fields, or `nil` when `node` is not a mapping.
+    init?(_ node: YAMLNode, path: String, what: String, known: [String], required: [String],
+          owner: SourceLocation, context: ValidationContext) {
+        self.path = path
+        guard case .mapping(let explicit) = node.kind else {
+            if !node.isInvalid {
+                context.report(.wrongType, "\(what) must be a mapping of keys, not \(node.typeDescription)",
+                               at: node.location, keyPath: path)
+            }
+            return nil
+        }
+        var merged: [YAMLPair] = []
+        // A misspelt required key is reported once, as unknown with a suggestion, not also as missing.
+        var suggested: Set<String> = []
+        for pair in explicit {
+            if Self.isMergeKey(pair.key) {
+                merged += Self.mergedPairs(pair.value, path: path, context: context)
+                continue
+            }
+            guard !pair.name.hasPrefix("x-") else { continue }
+            guard known.contains(pair.name) else {
+                if context.isFull { continue }
+                let suggestion = Suggestion.nearest(to: pair.name, in: known)
+                if let suggestion { suggested.insert(suggestion) }
+                let hint = suggestion.map { "; did you mean '\($0)'?" } ?? "; known keys: \(known.joined(separator: ", "))"
+                context.report(.unknownKey, "unknown key '\(pair.name)' in \(what)\(hint)",
+                               at: pair.key.location, keyPath: path.appendingKey(pair.name))
+                continue
+            }
+            pairs[pair.name] = pair
+        }
+        for pair in merged where pairs[pair.name] == nil && known.contains(pair.name) {
+            pairs[pair.name] = pair
+        }
+        for pair in merged where !known.contains(pair.name) && !pair.name.hasPrefix("x-") {
+            context.report(.unknownKey, "unknown key '\(pair.name)' merged into \(what)\(Suggestion.hint(for: pair.name, in: known))",
+                           at: pair.key.location, keyPath: path.appendingKey(pair.name))
+        }
+        for key in required where pairs[key] == nil && !suggested.contains(key) {
+            context.report(.missingKey, "\(what) is missing the required key '\(key)'", at: owner, keyPath: path.appendingKey(key))
+        }
+    }
+
+    private static func isMergeKey(_ key: YAMLNode) -> Bool {
+        guard let s = key.scalar else { return false }
+        return s.text == "<<" && s.style == .plain && s.tag == nil
+    }
+
+    /// The pairs a merge key brings in, first source first, nested merges applied.
+    private static func mergedPairs(_ value: YAMLNode, path: String, context: ValidationContext) -> [YAMLPair] {
+        let sources: [YAMLNode]
+        switch value.kind {
+        case .mapping: sources = [value]
+        case .sequence(let items): sources = items
+        case .invalid: return []
+        case .scalar:
+            context.report(.wrongType, "'<<' merges a mapping or a list of mappings (usually an alias like *defaults), not \(value.typeDescription)",
+                           at: value.location, keyPath: path.appendingKey("<<"))
+            return []
+        }
+        var result: [YAMLPair] = []
+        for source in sources {
+            guard case .mapping(let pairs) = source.kind else {
+                if !source.isInvalid {
+                    context.report(.wrongType, "'<<' merges mappings, not \(source.typeDescription)",
+                                   at: source.location, keyPath: path.appendingKey("<<"))
+                }
+                continue
+            }
+            // Depth is bounded by the composer's limit, so this recursion is too.
+            let own = pairs.filter { !isMergeKey($0.key) }
+            let nested = pairs.filter { isMergeKey($0.key) }.flatMap { mergedPairs($0.value, path: path, context: context) }
+            let ownNames = Set(own.map(\.name))
+            result += own + nested.filter { !ownNames.contains($0.name) }
+        }
+        return result
+    }
+}

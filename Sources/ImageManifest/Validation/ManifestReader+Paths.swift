@@ -1,0 +1,70 @@
+extension ManifestReader {
+    /// A path as written and where it resolves.
+    struct CheckedPath {
+        let written: String
+        let resolved: String
+    }
+
+    /// Reads `output` or a family's `sources` and checks where it leads.
+    ///
+    /// Absolute paths and paths that leave the manifest's directory, or the
+    /// ``ValidationOptions/root`` when one is given, (by `..` or through a symbolic link) are
+    /// errors unless ``ValidationOptions/allowOutsidePaths``. Missing sources
+    /// are only a warning: CI may validate before the images are fetched, and the baker, which
+    /// reads them, reports them as errors. A missing output directory is fine: the baker creates it.
+    ///
+    /// - Parameters:
+    ///   - pair: the key and its value.
+    ///   - path: the key path.
+    ///   - isSources: whether this is a family's `sources` (which must exist as a directory).
+    func readPath(_ pair: YAMLPair, path: String, isSources: Bool) -> CheckedPath? {
+        guard let written = context.string(pair, path: path) else { return nil }
+        let at = pair.value.location
+        if written.isEmpty || written.contains("\0") {
+            context.report(.invalidPath, "'\(pair.name)' must be a non-empty path without NUL characters; use '.' for the manifest's own directory",
+                           at: at, keyPath: path)
+            return nil
+        }
+        if written.hasPrefix("~") {
+            context.report(.invalidPath, "'\(pair.name)' starts with '~', which is not expanded; write a path relative to the manifest's directory",
+                           at: at, keyPath: path)
+            return nil
+        }
+        let resolution = PathResolver.resolve(written, base: context.directory, root: context.root)
+        if !context.options.allowOutsidePaths, let problem = outsideProblem(written, resolution) {
+            context.report(.outsidePath, "'\(pair.name)' \(problem)", at: at, keyPath: path)
+            return nil
+        }
+        switch PathResolver.kind(of: resolution.path) {
+        case .directory:
+            break
+        case .other:
+            context.report(.notADirectory, "'\(written)' (\(resolution.path)) exists but is not a directory", at: at, keyPath: path)
+            return nil
+        case .missing where isSources:
+            context.report(.missingSources, "sources directory '\(written)' (\(resolution.path)) does not exist (yet); baking will fail until it does",
+                           at: at, keyPath: path)
+        case .missing:
+            break
+        }
+        return CheckedPath(written: written, resolved: resolution.path)
+    }
+
+    /// Why a path may not be used without `--allow-outside-paths`, or `nil` when it may.
+    private func outsideProblem(_ written: String, _ resolution: PathResolver.Resolution) -> String? {
+        let allow = " (pass --allow-outside-paths to allow it)"
+        if written.hasPrefix("/") {
+            return "is absolute; it must be relative to the manifest's directory" + allow
+        }
+        if let link = resolution.brokenLink {
+            return "goes through \(link), a symbolic link that cannot be resolved" + allow
+        }
+        guard resolution.escapes else { return nil }
+        let how = resolution.escapesThroughLink ? "through a symbolic link " : ""
+        if context.options.root == nil {
+            return "leads \(how)to \(resolution.path), outside the manifest's directory \(resolution.root)"
+                + " (widen the boundary with --root DIR, or pass --allow-outside-paths)"
+        }
+        return "leads \(how)to \(resolution.path), outside the root \(resolution.root)" + allow
+    }
+}

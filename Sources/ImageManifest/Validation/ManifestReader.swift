@@ -1,0 +1,163 @@
+import ImageTableCore
+
+/// Walks a composed document into a ``Manifest``: the root, families, paths and globs here,
+/// formats in ``FormatReader``, table sizes in ``TablePlanner``.
+///
+/// Each part reports its own problems and carries on with the next, so one run lists them all.
+struct ManifestReader {
+    let context: ValidationContext
+
+    static let rootKeys = ["version", "output", "families"]
+    static let familyKeys = ["sources", "include", "exclude", "formats"]
+
+    /// The manifest, or `nil` when an error was reported.
+    func read(_ root: YAMLNode) -> Manifest? {
+        if root.isEmptyScalar {
+            context.report(.emptyFile, "the manifest's only document is empty; it needs 'version', 'output' and 'families'",
+                           at: .start, keyPath: "")
+            return nil
+        }
+        if case .scalar = root.kind, !root.isInvalid {
+            context.report(.wrongType, "the manifest must be a mapping with 'version', 'output' and 'families', not \(root.typeDescription)",
+                           at: root.location, keyPath: "")
+            return nil
+        }
+        guard let fields = Fields(root, path: "", what: "the manifest", known: Self.rootKeys, required: Self.rootKeys,
+                                  owner: root.location, context: context) else { return nil }
+        let version = fields["version"].flatMap(readVersion)
+        let output = fields["output"].flatMap { readPath($0, path: "output", isSources: false) }
+        var families: [Manifest.Family] = []
+        var formats = FormatRegistry()
+        var tables: [PlannedTable]?
+        if let pair = fields["families"] {
+            families = readFamilies(pair, names: &formats)
+            // Sized even when other parts have errors, so that one run reports everything.
+            tables = TablePlanner(context: context).plan(formats.valid, output: output ?? CheckedPath(written: ".", resolved: context.directory), at: pair)
+        }
+        guard let version, let output, let tables, !context.hasErrors else { return nil }
+        return Manifest(file: context.file, directory: context.directory, version: version, output: output.written,
+                        outputPath: output.resolved, families: families, tables: tables)
+    }
+
+    private func readVersion(_ pair: YAMLPair) -> Int? {
+        guard let value = context.integer(pair, path: "version") else { return nil }
+        guard value == 1 else {
+            context.report(.unsupportedVersion, "manifest version \(pair.value.scalar?.text ?? "?") is not supported; this imagetable reads version 1",
+                           at: pair.value.location, keyPath: "version")
+            return nil
+        }
+        return 1
+    }
+
+    private func readFamilies(_ pair: YAMLPair, names: inout FormatRegistry) -> [Manifest.Family] {
+        guard case .mapping(let pairs) = pair.value.kind else {
+            context.reportWrongType(pair, expected: "a mapping of family names to families", path: "families")
+            return []
+        }
+        if pairs.isEmpty {
+            context.report(.emptyCollection, "'families' is empty; a manifest needs at least one family",
+                           at: pair.value.location, keyPath: "families")
+        }
+        return pairs.compactMap { isMergeKey($0, kind: "family", path: "families") ? nil : readFamily($0, names: &names) }
+    }
+
+    private func readFamily(_ pair: YAMLPair, names: inout FormatRegistry) -> Manifest.Family? {
+        let name = pair.name
+        let path = "families".appendingKey(name)
+        let nameIsValid = checkName(name, kind: "family", at: pair.key.location, path: path)
+        guard let fields = Fields(pair.value, path: path, what: "family '\(name)'", known: Self.familyKeys,
+                                  required: ["sources", "formats"], owner: pair.key.location, context: context) else { return nil }
+        let sources = fields["sources"].flatMap { readPath($0, path: path.appendingKey("sources"), isSources: true) }
+        let include = fields["include"].map { readGlobs($0, path: path.appendingKey("include"), mayBeEmpty: false) }
+            ?? [GlobPattern.allFiles]
+        let exclude = fields["exclude"].map { readGlobs($0, path: path.appendingKey("exclude"), mayBeEmpty: true) } ?? []
+        var formats: [Manifest.Format] = []
+        if let formatsPair = fields["formats"] {
+            formats = readFormats(formatsPair, family: name, path: path.appendingKey("formats"), names: &names)
+        }
+        guard nameIsValid, let sources, let include, let exclude else { return nil }
+        return Manifest.Family(name: name, sources: sources.written, sourcesPath: sources.resolved,
+                               sourcesLocation: fields["sources"]!.value.location, include: include,
+                               exclude: exclude, formats: formats, location: pair.key.location)
+    }
+
+    private func readFormats(_ pair: YAMLPair, family: String, path: String, names: inout FormatRegistry) -> [Manifest.Format] {
+        guard case .mapping(let pairs) = pair.value.kind else {
+            context.reportWrongType(pair, expected: "a mapping of format names to formats", path: path)
+            return []
+        }
+        if pairs.isEmpty {
+            context.report(.emptyCollection, "family '\(family)' has no formats", at: pair.value.location, keyPath: path)
+        }
+        return pairs.compactMap { format in
+            if isMergeKey(format, kind: "format", path: path) { return nil }
+            let formatPath = path.appendingKey(format.name)
+            let nameIsValid = checkName(format.name, kind: "format", at: format.key.location, path: formatPath)
+                && names.claim(format.name, family: family, at: format.key.location, path: formatPath, context: context)
+            guard let read = FormatReader(context: context).read(format, family: family, path: formatPath), nameIsValid else {
+                return nil
+            }
+            names.valid.append(read)
+            return read
+        }
+    }
+
+    /// Merge keys are supported where keys are fixed, not among names: there a `<<` would be
+    /// taken for a family or format called `<<`, so it is reported once and skipped.
+    private func isMergeKey(_ pair: YAMLPair, kind: String, path: String) -> Bool {
+        guard pair.name == "<<", pair.key.scalar?.style == .plain else { return false }
+        context.report(.invalidName, "merge keys ('<<') work inside a family or a format, not among \(kind) names",
+                       at: pair.key.location, keyPath: path.appendingKey("<<"))
+        return true
+    }
+
+    /// Names become file names and header fields: ASCII letters, digits, `-` and `_`, starting
+    /// with a letter or digit, at most 63 bytes.
+    private func checkName(_ name: String, kind: String, at location: SourceLocation, path: String) -> Bool {
+        let bytes = Array(name.utf8)
+        let allowed = { (b: UInt8) in (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) }
+        guard !bytes.isEmpty, bytes.count <= ManifestLimits.maxNameBytes, allowed(bytes[0]),
+              bytes.allSatisfy({ allowed($0) || $0 == 0x2D || $0 == 0x5F }) else {
+            context.report(.invalidName, "\(kind) name '\(name)' is not allowed; use 1–\(ManifestLimits.maxNameBytes) ASCII letters, digits, '-' and '_', starting with a letter or digit",
+                           at: location, keyPath: path)
+            return false
+        }
+        return true
+    }
+
+    private func readGlobs(_ pair: YAMLPair, path: String, mayBeEmpty: Bool) -> [GlobPattern]? {
+        guard let items = context.stringList(pair, path: path) else { return nil }
+        if items.isEmpty && !mayBeEmpty {
+            context.report(.emptyCollection, "'\(pair.name)' is empty, so nothing would be baked; leave it out to take every file",
+                           at: pair.value.location, keyPath: path)
+            return nil
+        }
+        var patterns: [GlobPattern] = []
+        for item in items {
+            do {
+                patterns.append(try GlobPattern(item.text))
+            } catch {
+                context.report(.invalidGlob, "invalid pattern '\(item.text)': \(error.message)", at: item.node.location, keyPath: item.path)
+            }
+        }
+        return patterns.count == items.count ? patterns : nil
+    }
+}
+
+/// The formats read so far. Each format's name names its table files, so each may be used once
+/// in the manifest, ignoring case (macOS file systems usually do).
+struct FormatRegistry {
+    /// Every valid format, in manifest order, whether or not its family is valid.
+    var valid: [Manifest.Format] = []
+    private var seen: [String: (family: String, location: SourceLocation)] = [:]
+
+    mutating func claim(_ name: String, family: String, at location: SourceLocation, path: String, context: ValidationContext) -> Bool {
+        if let first = seen[name.lowercased()] {
+            context.report(.duplicateFormat, "format name '\(name)' is already used at line \(first.location.line), column \(first.location.column) (family '\(first.family)'); format names name table files, so they must be unique in the manifest, ignoring case",
+                           at: location, keyPath: path)
+            return false
+        }
+        seen[name.lowercased()] = (family, location)
+        return true
+    }
+}

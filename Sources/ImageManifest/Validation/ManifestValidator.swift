@@ -1,0 +1,124 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Reads manifests and checks every rule of `docs/MANIFEST.md`, reporting every problem at once.
+///
+/// Validation never throws and never traps on input: a file that cannot be read, a YAML bomb or
+/// a typo are all ``Diagnostic``s in the returned ``ValidationReport``. It touches no image and no
+/// table file; it only looks at whether `output` and `sources` exist.
+///
+/// Nothing in it recurses in proportion to the input (the composer keeps an explicit stack and
+/// trees are at most ``ManifestLimits/maxDepth`` deep), so it is safe on the small stacks of
+/// Swift concurrency's threads; no dedicated large-stack thread is needed.
+///
+/// ```swift
+/// let report = ManifestValidator(options: ValidationOptions(root: ".")).validate(fileAt: "manifests/demo.yaml")
+/// guard let manifest = report.manifest else { /* print report.diagnostics */ return }
+/// for table in manifest.tables { /* open table.path with table.descriptor */ }
+/// ```
+public struct ManifestValidator: Sendable {
+    /// What to check beyond the manifest itself.
+    public let options: ValidationOptions
+
+    /// Creates a validator.
+    ///
+    /// - Parameter options: paths, warnings and disk budget.
+    public init(options: ValidationOptions = ValidationOptions()) {
+        self.options = options
+    }
+
+    /// Reads and validates the manifest at `path`.
+    ///
+    /// At most ``ManifestLimits/maxFileBytes`` + 1 bytes are read, so a huge or endless file
+    /// costs nothing.
+    ///
+    /// - Parameter path: the manifest's path, absolute or relative to the working directory; it
+    ///   appears as written in diagnostics.
+    public func validate(fileAt path: String) -> ValidationReport {
+        switch Self.readBounded(path) {
+        case .success(let bytes): return validate(contents: bytes, file: path)
+        case .failure(let problem):
+            let d = Diagnostic(.error, .fileUnreadable, problem.message, file: path, location: .start)
+            return ValidationReport(file: path, diagnostics: [d], manifest: nil)
+        }
+    }
+
+    /// Validates manifest text as if it were the file at `file`, whose directory anchors the
+    /// manifest's relative paths.
+    ///
+    /// - Parameters:
+    ///   - contents: the file's bytes.
+    ///   - file: the path the text is attributed to.
+    public func validate(contents: [UInt8], file: String) -> ValidationReport {
+        let directory = Self.absoluteDirectory(of: file)
+        let text: ArraySlice<UInt8>
+        do {
+            text = try SourceText.check(contents)
+        } catch {
+            let d = Diagnostic(.error, error.code, error.message, file: file, location: error.location)
+            return ValidationReport(file: file, diagnostics: [d], manifest: nil)
+        }
+        let context = ValidationContext(file: file, directory: directory, options: options, text: text)
+        let composed = YAMLComposer.compose(text)
+        for problem in composed.problems {
+            context.report(problem.code, problem.message, at: problem.location, keyPath: "")
+        }
+        var manifest: Manifest?
+        if let root = composed.root {
+            manifest = ManifestReader(context: context).read(root)
+        }
+        var diagnostics = context.diagnostics.enumerated().sorted {
+            ($0.element.code == .tooManyProblems ? 1 : 0, $0.element.location, $0.offset)
+                < ($1.element.code == .tooManyProblems ? 1 : 0, $1.element.location, $1.offset)
+        }.map(\.element)
+        if options.warningsAsErrors {
+            for i in diagnostics.indices { diagnostics[i].severity = .error }
+        }
+        let valid = !diagnostics.contains { $0.severity == .error }
+        return ValidationReport(file: file, diagnostics: diagnostics, manifest: valid ? manifest : nil)
+    }
+
+    /// `path` made absolute against the working directory and normalised.
+    static func absolutePath(_ path: String) -> String {
+        PathResolver.normalize(path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path)
+    }
+
+    /// The absolute, normalised directory containing `file`.
+    static func absoluteDirectory(of file: String) -> String {
+        let normalized = absolutePath(file)
+        guard let slash = normalized.lastIndex(of: "/"), slash != normalized.startIndex else { return "/" }
+        return String(normalized[..<slash])
+    }
+
+    struct ReadProblem: Error {
+        let message: String
+    }
+
+    /// Reads at most one byte more than the limit, so that the check can tell "too large".
+    static func readBounded(_ path: String) -> Result<[UInt8], ReadProblem> {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .failure(ReadProblem(message: "cannot open the manifest: \(String(cString: strerror(errno)))")) }
+        defer { close(fd) }
+        var info = stat()
+        if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+            return .failure(ReadProblem(message: "the manifest path is a directory, not a file"))
+        }
+        var bytes = [UInt8](repeating: 0, count: ManifestLimits.maxFileBytes + 1)
+        var count = 0
+        while count < bytes.count {
+            let n = bytes[count...].withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return .failure(ReadProblem(message: "cannot read the manifest: \(String(cString: strerror(errno)))"))
+            }
+            if n == 0 { break }
+            count += n
+        }
+        bytes.removeSubrange(count...)
+        return .success(bytes)
+    }
+}

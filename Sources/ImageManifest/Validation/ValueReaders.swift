@@ -1,0 +1,105 @@
+/// Typed reads of scalar values; each reports a `wrong-type` diagnostic naming the key, the type
+/// found and, where a likely cause is known, the fix (quotes added or removed).
+extension ValidationContext {
+    /// A string value.
+    func string(_ pair: YAMLPair, path: String) -> String? {
+        let value = pair.value
+        guard case .scalar(let s) = value.kind else {
+            return typeMismatch(pair, expected: "a string", path: path)
+        }
+        if case .string(let text) = s.resolved { return text }
+        if case .null = s.resolved { return typeMismatch(pair, expected: "a string", path: path) }
+        report(.wrongType, "'\(pair.name)' must be a string, not \(value.typeDescription); quote it: \"\(s.text)\"",
+               at: value.location, keyPath: path)
+        return nil
+    }
+
+    /// An integer value; `.some(nil)` when it does not fit in 64 bits, so range checks report it.
+    func integer(_ pair: YAMLPair, path: String) -> Int?? {
+        guard let s = pair.value.scalar else { return typeMismatch(pair, expected: "an integer", path: path) }
+        switch s.resolved {
+        case .int(let value): return .some(value)
+        case .string(let text) where ScalarValue.resolve(text, style: .plain, tag: nil).isInteger:
+            report(.wrongType, "'\(pair.name)' must be an integer, not a string; remove the quotes", at: pair.value.location, keyPath: path)
+            return nil
+        default: return typeMismatch(pair, expected: "an integer", path: path)
+        }
+    }
+
+    /// A number, integer or not.
+    func number(_ pair: YAMLPair, path: String) -> Double? {
+        guard let s = pair.value.scalar else { return typeMismatch(pair, expected: "a number", path: path) }
+        switch s.resolved {
+        case .int(let value): return value.map(Double.init) ?? .infinity
+        case .float(let value): return value
+        default: return typeMismatch(pair, expected: "a number", path: path)
+        }
+    }
+
+    /// `true` or `false`.
+    func boolean(_ pair: YAMLPair, path: String) -> Bool? {
+        guard let s = pair.value.scalar else { return typeMismatch(pair, expected: "true or false", path: path) }
+        if case .bool(let value) = s.resolved { return value }
+        if ["yes", "no", "on", "off", "y", "n"].contains(s.text.lowercased()) && s.style == .plain {
+            report(.wrongType, "'\(pair.name)' must be true or false; YAML 1.2 reads '\(s.text)' as a string",
+                   at: pair.value.location, keyPath: path)
+            return nil
+        }
+        return typeMismatch(pair, expected: "true or false", path: path)
+    }
+
+    /// A string or a list of strings, each with its node and key path.
+    func stringList(_ pair: YAMLPair, path: String) -> [(text: String, node: YAMLNode, path: String)]? {
+        if case .sequence(let items) = pair.value.kind {
+            var result: [(String, YAMLNode, String)] = []
+            for (i, item) in items.enumerated() {
+                if let text = string(YAMLPair(key: pair.key, value: item), path: path.appendingIndex(i)) {
+                    result.append((text, item, path.appendingIndex(i)))
+                }
+            }
+            return result.count == items.count ? result : nil
+        }
+        return string(pair, path: path).map { [($0, pair.value, path)] }
+    }
+
+    /// One of a fixed set of names, with a suggestion when it is not.
+    func choice<T>(_ pair: YAMLPair, path: String, code: DiagnosticCode, what: String, allowed: [String],
+                   parse: (String) -> T?) -> T? {
+        guard let text = string(pair, path: path) else { return nil }
+        if let value = parse(text) { return value }
+        let hint = Suggestion.nearest(to: text, in: allowed).map { "; did you mean '\($0)'?" }
+            ?? "; use one of \(allowed.joined(separator: ", "))"
+        report(code, "unknown \(what) '\(text)'\(hint)", at: pair.value.location, keyPath: path)
+        return nil
+    }
+
+    /// Reports a value of the wrong type and returns `nil`.
+    func typeMismatch<T>(_ pair: YAMLPair, expected: String, path: String) -> T? {
+        reportWrongType(pair, expected: expected, path: path)
+        return nil
+    }
+
+    /// Reports a value of the wrong type, unless the composer already reported the value.
+    func reportWrongType(_ pair: YAMLPair, expected: String, path: String) {
+        guard !pair.value.isInvalid else { return }
+        if pair.value.isEmptyScalar {
+            // An empty value has no text to point at; its key is what the user sees.
+            report(.wrongType, "'\(pair.name)' has no value; it must be \(expected)", at: pair.key.location, keyPath: path)
+        } else {
+            report(.wrongType, "'\(pair.name)' must be \(expected), not \(pair.value.typeDescription)", at: pair.value.location, keyPath: path)
+        }
+    }
+}
+
+extension YAMLNode {
+    /// Whether this is a plain scalar with no text at all (`key:` followed by nothing).
+    var isEmptyScalar: Bool { scalar.map { $0.style == .plain && $0.text.isEmpty && $0.tag == nil } ?? false }
+}
+
+extension ScalarValue {
+    /// Whether this is an integer (used to suggest removing quotes).
+    var isInteger: Bool {
+        if case .int = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,203 @@
+import CYaml
+
+/// The mutable state of one composition: open collections, anchors and budgets.
+struct ComposerState {
+    /// A collection whose end event has not arrived yet.
+    private struct Frame {
+        let isMapping: Bool
+        let location: SourceLocation
+        let anchor: String?
+        var badTag = false
+        var items: [YAMLNode] = []
+        var pairs: [YAMLPair] = []
+        /// The key waiting for its value, or `nil` when the next node is a key.
+        var key: YAMLNode?
+        /// The pending pair is dropped (duplicate or complex key); its value is still composed.
+        var dropPair = false
+        var seenKeys: [String: SourceLocation] = [:]
+    }
+
+    var result = YAMLComposer.Result()
+    var root: YAMLNode?
+    private(set) var stopped = false
+    private var stack: [Frame] = []
+    private var anchors: [String: YAMLNode] = [:]
+    /// Anchors of collections still open: an alias to one of them would be recursive.
+    private var openAnchors: [String: Int] = [:]
+    private var documents = 0
+    /// Nodes so far, every alias counted as its target's whole subtree.
+    private var expanded = 0
+
+    /// Records a problem that ends composition.
+    mutating func fail(_ code: DiagnosticCode, _ message: String, at location: SourceLocation) {
+        result.problems.append(.init(code: code, message: message, location: location))
+        stopped = true
+    }
+
+    private mutating func report(_ code: DiagnosticCode, _ message: String, at location: SourceLocation) {
+        result.problems.append(.init(code: code, message: message, location: location))
+    }
+
+    /// Applies one libyaml event.
+    mutating func handle(_ event: yaml_event_t) {
+        let at = SourceLocation(line: event.start_mark.line + 1, column: event.start_mark.column + 1)
+        switch event.type {
+        case YAML_DOCUMENT_START_EVENT:
+            documents += 1
+            if documents > 1 {
+                fail(.multipleDocuments, "a second YAML document starts here; a manifest is exactly one document", at: at)
+            }
+        case YAML_STREAM_END_EVENT:
+            stopped = true
+        case YAML_SCALAR_EVENT:
+            scalar(event, at: at)
+        case YAML_ALIAS_EVENT:
+            alias(String(cString: event.data.alias.anchor), at: at)
+        case YAML_SEQUENCE_START_EVENT, YAML_MAPPING_START_EVENT:
+            let isMapping = event.type == YAML_MAPPING_START_EVENT
+            let anchor = isMapping ? event.data.mapping_start.anchor : event.data.sequence_start.anchor
+            let tag = isMapping ? event.data.mapping_start.tag : event.data.sequence_start.tag
+            open(isMapping: isMapping, anchor: anchor.map { String(cString: $0) }, tag: tag.map { String(cString: $0) }, at: at)
+        case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:
+            close()
+        default:
+            break
+        }
+    }
+
+    private mutating func count(_ nodes: Int, at location: SourceLocation, alias: String? = nil) -> Bool {
+        expanded += nodes
+        guard expanded > ManifestLimits.maxNodes else { return true }
+        if let alias {
+            fail(.aliasExpansion, "alias *\(alias) would expand the document past \(ManifestLimits.maxNodes) nodes; "
+                 + "manifests need far fewer (is this a \"billion laughs\" document?)", at: location)
+        } else {
+            fail(.tooManyNodes, "the manifest has more than \(ManifestLimits.maxNodes) nodes", at: location)
+        }
+        return false
+    }
+
+    private mutating func scalar(_ event: yaml_event_t, at location: SourceLocation) {
+        let data = event.data.scalar
+        guard count(1, at: location) else { return }
+        let anchor = data.anchor.map { String(cString: $0) }
+        let node: YAMLNode
+        if data.length > ManifestLimits.maxScalarBytes {
+            report(.scalarTooLarge, "this value is \(data.length) bytes long; the limit is \(ManifestLimits.maxScalarBytes)", at: location)
+            node = YAMLNode(.invalid, at: location)
+        } else {
+            let text = String(decoding: UnsafeBufferPointer(start: data.value, count: data.length), as: UTF8.self)
+            let style: YAMLScalar.Style = switch data.style {
+            case YAML_PLAIN_SCALAR_STYLE: .plain
+            case YAML_LITERAL_SCALAR_STYLE, YAML_FOLDED_SCALAR_STYLE: .block
+            default: .quoted
+            }
+            switch Self.shortTag(data.tag.map { String(cString: $0) }, allowed: ["str", "int", "float", "bool", "null"]) {
+            case .success(let tag): node = YAMLNode(.scalar(YAMLScalar(text: text, style: style, tag: tag)), at: location)
+            case .failure(let error):
+                report(.unsupportedTag, error.message, at: location)
+                node = YAMLNode(.invalid, at: location)
+            }
+        }
+        if let anchor { anchors[anchor] = node }
+        attach(node)
+    }
+
+    private mutating func alias(_ name: String, at location: SourceLocation) {
+        if openAnchors[name, default: 0] > 0 {
+            report(.recursiveAlias, "alias *\(name) refers to a collection that contains it", at: location)
+            return attach(YAMLNode(.invalid, at: location))
+        }
+        guard let target = anchors[name] else {
+            report(.undefinedAlias, "alias *\(name) refers to no anchor &\(name) defined before it", at: location)
+            return attach(YAMLNode(.invalid, at: location))
+        }
+        guard stack.count + target.height <= ManifestLimits.maxDepth else {
+            return fail(.tooDeep, "alias *\(name) would nest collections deeper than \(ManifestLimits.maxDepth) levels", at: location)
+        }
+        guard count(target.weight, at: location, alias: name) else { return }
+        attach(target)
+    }
+
+    private mutating func open(isMapping: Bool, anchor: String?, tag: String?, at location: SourceLocation) {
+        guard stack.count < ManifestLimits.maxDepth else {
+            return fail(.tooDeep, "collections nest deeper than \(ManifestLimits.maxDepth) levels; manifests need 6", at: location)
+        }
+        guard count(1, at: location) else { return }
+        var frame = Frame(isMapping: isMapping, location: location, anchor: anchor)
+        if case .failure(let error) = Self.shortTag(tag, allowed: [isMapping ? "map" : "seq"]) {
+            report(.unsupportedTag, error.message, at: location)
+            frame.badTag = true
+        }
+        if let anchor { openAnchors[anchor, default: 0] += 1 }
+        stack.append(frame)
+    }
+
+    private mutating func close() {
+        guard let frame = stack.popLast() else { return }
+        let node: YAMLNode
+        if frame.badTag {
+            node = YAMLNode(.invalid, at: frame.location)
+        } else {
+            node = YAMLNode(frame.isMapping ? .mapping(frame.pairs) : .sequence(frame.items), at: frame.location)
+        }
+        if let anchor = frame.anchor {
+            openAnchors[anchor, default: 1] -= 1
+            anchors[anchor] = node
+        }
+        attach(node)
+    }
+
+    private mutating func attach(_ node: YAMLNode) {
+        guard !stack.isEmpty else {
+            root = node
+            return
+        }
+        let top = stack.count - 1
+        guard stack[top].isMapping else {
+            stack[top].items.append(node)
+            return
+        }
+        guard let key = stack[top].key else {
+            stack[top].key = node
+            stack[top].dropPair = isDroppedKey(node, top: top)
+            return
+        }
+        if !stack[top].dropPair { stack[top].pairs.append(YAMLPair(key: key, value: node)) }
+        stack[top].key = nil
+    }
+
+    /// Whether `key` must be dropped: it is complex, a duplicate, or already reported.
+    private mutating func isDroppedKey(_ key: YAMLNode, top: Int) -> Bool {
+        switch key.kind {
+        case .invalid:
+            return true
+        case .mapping, .sequence:
+            report(.complexKey, "a key must be a plain value, not \(key.typeDescription)", at: key.location)
+            return true
+        case .scalar(let s):
+            if let first = stack[top].seenKeys[s.text] {
+                report(.duplicateKey, "duplicate key '\(s.text)'; it is already defined at line \(first.line), column \(first.column)",
+                       at: key.location)
+                return true
+            }
+            stack[top].seenKeys[s.text] = key.location
+            return false
+        }
+    }
+
+    /// The short name of a standard tag (`tag:yaml.org,2002:str` → `str`); `nil` for none or `!`.
+    private static func shortTag(_ tag: String?, allowed: Set<String>) -> Result<String?, TagError> {
+        guard let tag, tag != "!" else { return .success(nil) }
+        let prefix = "tag:yaml.org,2002:"
+        if tag.hasPrefix(prefix), allowed.contains(String(tag.dropFirst(prefix.count))) {
+            return .success(String(tag.dropFirst(prefix.count)))
+        }
+        let shown = tag.hasPrefix(prefix) ? "!!" + tag.dropFirst(prefix.count) : tag
+        return .failure(TagError(message: "tag \(shown) is not supported here; manifests use plain YAML values"))
+    }
+
+    struct TagError: Error {
+        let message: String
+    }
+}

@@ -1,0 +1,73 @@
+import ArgumentParser
+import ImageManifest
+
+/// `imagetable validate MANIFEST...`: checks manifests for CI without touching images or tables.
+///
+/// It never calls into the pixel pipeline, so libvips is not initialised.
+struct ValidateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "validate",
+        abstract: "Check manifests and show the tables they would make, without baking anything.",
+        discussion: """
+            Every problem in every manifest is reported, with its line, column and a stable code
+            (see docs/MANIFEST.md, "Diagnostics"). For a valid manifest the tables are listed with
+            their pixel size, style, bytes per row, slot size, capacity and maximum size on disk
+            (at a 4 KiB page size).
+
+            SIZE is a number with an optional unit: B, kB, MB, GB, TB (powers of 1000) or KiB,
+            MiB, GiB, TiB (powers of 1024), case-insensitive, such as 500MB or 2GiB.
+
+            EXIT STATUS
+              0   every manifest is valid
+              1   some manifest has errors (or warnings, with --warnings-as-errors)
+              64  bad usage
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The manifests to check.", valueName: "manifest"))
+    var manifests: [String] = []
+
+    @Option(help: "Output: text (compiler-style), json (one document) or github (workflow annotations).")
+    var format: OutputFormat = .text
+
+    @Flag(help: "Treat warnings as errors.")
+    var warningsAsErrors = false
+
+    @Option(help: ArgumentHelp("Make a manifest whose tables may grow past SIZE in total an error.", valueName: "size"))
+    var maxDisk: ByteSizeArgument?
+
+    @Option(help: ArgumentHelp("The directory output and sources must stay inside (default: each manifest's own directory).",
+                               valueName: "dir"))
+    var root: String?
+
+    @Flag(help: "Allow output and sources paths that are absolute or leave the manifest's directory (or --root).")
+    var allowOutsidePaths = false
+
+    func validate() throws {
+        guard !manifests.isEmpty else { throw ValidationError("Give at least one manifest to validate.") }
+    }
+
+    func run() throws {
+        let options = ValidationOptions(allowOutsidePaths: allowOutsidePaths, warningsAsErrors: warningsAsErrors,
+                                        maxDiskBytes: maxDisk?.bytes, root: root)
+        let validator = ManifestValidator(options: options)
+        let reports = manifests.map { validator.validate(fileAt: $0) }
+        let output = switch format {
+        case .text: TextReport.render(reports)
+        case .json: JSONReport.render(reports)
+        case .github: GitHubReport.render(reports)
+        }
+        print(output, terminator: "")
+        if reports.contains(where: { !$0.isValid }) { throw ExitStatus.failure }
+    }
+}
+
+/// A `--max-disk` value: a byte count written as `500MB`, `2GiB` or plain bytes.
+struct ByteSizeArgument: ExpressibleByArgument {
+    let bytes: Int
+
+    init?(argument: String) {
+        guard let bytes = ByteSize.parse(argument) else { return nil }
+        self.bytes = bytes
+    }
+}

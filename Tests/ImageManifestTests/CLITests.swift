@@ -1,0 +1,148 @@
+import Foundation
+import Testing
+@testable import ImageManifest
+
+/// Runs the built `imagetable validate` as CI would, checking output and exit status in every format.
+@Suite struct CLITests {
+    private static let validYAML = """
+        version: 1
+        output: tables
+        families:
+          users:
+            sources: photos
+            formats:
+              small:
+                size: 50x50
+                scales: [2]
+                style: 16BitBGR
+                maximumCount: 250
+
+        """
+    private static let invalidYAML = validYAML.replacingOccurrences(of: "16BitBGR", with: "32BitRGBA")
+    private static let warningYAML = validYAML + "        fit: fill\n        crop: entropy\n"
+
+    /// A directory with `valid.yaml`, `invalid.yaml`, `warning.yaml` and a `photos` directory.
+    private func workspace() throws -> TemporaryDirectory {
+        let dir = try TemporaryDirectory()
+        try dir.makeDirectory("photos")
+        try dir.write("valid.yaml", Self.validYAML)
+        try dir.write("invalid.yaml", Self.invalidYAML)
+        try dir.write("warning.yaml", Self.warningYAML)
+        return dir
+    }
+
+    private func validate(_ arguments: [String], in dir: TemporaryDirectory) throws -> ProcessResult {
+        try run(Products.imagetable, ["validate"] + arguments, in: dir.path)
+    }
+
+    @Test func textForAValidManifest() throws {
+        let dir = try workspace()
+        let result = try validate(["valid.yaml"], in: dir)
+        #expect(result.status == 0)
+        // 100 px × 2 B = 200, padded to 256 a row; × 100 rows = 25,600, padded to 28,672 a slot;
+        // the index (512 + 250 × 256) pads to 65,536; 65,536 + 250 × 28,672 = 7,233,536.
+        #expect(result.stdout == """
+            valid.yaml: valid (0 errors, 0 warnings)
+              table                family  pixels   style     bytes/row  slot bytes  count  max size
+              small@2x.imagetable  users   100x100  16BitBGR        256       28672    250   6.9 MiB
+              total: 1 table, at most 6.9 MiB (7233536 bytes) on disk
+
+            """)
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/tables"), "validate must not create tables")
+    }
+
+    @Test func textForAnInvalidManifest() throws {
+        let result = try validate(["invalid.yaml"], in: try workspace())
+        #expect(result.status == 1)
+        #expect(result.stdout == """
+            invalid.yaml:10:16: error: unknown style '32BitRGBA'; did you mean '32BitBGRA'? [unknown-style]
+            invalid.yaml: invalid (1 error, 0 warnings)
+
+            """)
+    }
+
+    @Test func jsonDocument() throws {
+        let result = try validate(["--format", "json", "valid.yaml", "invalid.yaml"], in: try workspace())
+        #expect(result.status == 1)
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(document["valid"] as? Bool == false)
+        #expect(document["errorCount"] as? Int == 1)
+        #expect(document["warningCount"] as? Int == 0)
+        #expect(document["totalMaxBytes"] as? Int == 7_233_536)
+        let manifests = try #require(document["manifests"] as? [[String: Any]])
+        #expect(manifests.map { $0["file"] as? String } == ["valid.yaml", "invalid.yaml"])
+        let table = try #require((manifests[0]["tables"] as? [[String: Any]])?.first)
+        #expect(table as NSDictionary == [
+            "format": "small", "family": "users", "scale": 2, "file": "tables/small@2x.imagetable", "pixelWidth": 100,
+            "pixelHeight": 100, "style": "16BitBGR", "bytesPerRow": 256, "slotBytes": 28672, "maximumCount": 250, "maxBytes": 7_233_536,
+        ] as NSDictionary)
+        let diagnostic = try #require((manifests[1]["diagnostics"] as? [[String: Any]])?.first)
+        #expect(diagnostic as NSDictionary == [
+            "severity": "error", "code": "unknown-style", "message": "unknown style '32BitRGBA'; did you mean '32BitBGRA'?",
+            "file": "invalid.yaml", "line": 10, "column": 16, "keyPath": "families.users.formats.small.style",
+        ] as NSDictionary)
+        #expect(manifests[1]["valid"] as? Bool == false)
+        #expect((manifests[1]["tables"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test func githubAnnotations() throws {
+        let dir = try workspace()
+        let invalid = try validate(["--format", "github", "invalid.yaml"], in: dir)
+        #expect(invalid.status == 1)
+        #expect(invalid.stdout.hasPrefix(
+            "::error file=invalid.yaml,line=10,col=16,title=unknown-style::unknown style '32BitRGBA'; did you mean '32BitBGRA'?\n"))
+        let warning = try validate(["--format", "github", "warning.yaml"], in: dir)
+        #expect(warning.status == 0)
+        #expect(warning.stdout.hasPrefix(
+            "::warning file=warning.yaml,line=13,col=9,title=crop-without-cover::'crop' has no effect with fit 'fill'; it only applies to 'cover'\n"
+                + "warning.yaml: valid (0 errors, 1 warning)\n  table "))
+    }
+
+    @Test func warningsAsErrors() throws {
+        let dir = try workspace()
+        #expect(try validate(["warning.yaml"], in: dir).status == 0)
+        let strict = try validate(["--warnings-as-errors", "warning.yaml"], in: dir)
+        #expect(strict.status == 1)
+        #expect(strict.stdout.hasPrefix("warning.yaml:13:9: error: 'crop' has no effect"))
+    }
+
+    @Test func maxDisk() throws {
+        let dir = try workspace()
+        #expect(try validate(["--max-disk", "7233536", "valid.yaml"], in: dir).status == 0)
+        #expect(try validate(["--max-disk", "7MiB", "valid.yaml"], in: dir).status == 0)
+        let over = try validate(["--max-disk", "7MB", "valid.yaml"], in: dir)
+        #expect(over.status == 1)
+        #expect(over.stdout.contains("[disk-budget-exceeded]"))
+    }
+
+    @Test func outsidePathsAndRoot() throws {
+        let dir = try workspace()
+        try dir.write("sub/m.yaml", Self.validYAML.replacingOccurrences(of: "sources: photos", with: "sources: ../photos"))
+        #expect(try validate(["sub/m.yaml"], in: dir).status == 1)
+        #expect(try validate(["--root", ".", "sub/m.yaml"], in: dir).status == 0)
+        #expect(try validate(["--allow-outside-paths", "sub/m.yaml"], in: dir).status == 0)
+    }
+
+    @Test func severalManifestsAreSummarised() throws {
+        let result = try validate(["valid.yaml", "invalid.yaml", "missing.yaml"], in: try workspace())
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("missing.yaml:1:1: error: cannot open the manifest: No such file or directory [file-unreadable]\n"))
+        #expect(result.stdout.hasSuffix("3 manifests: 1 valid, 2 invalid\n"))
+    }
+
+    @Test(arguments: [[], ["--format", "xml", "valid.yaml"], ["--max-disk", "lots", "valid.yaml"], ["--frobnicate", "valid.yaml"]])
+    func badUsageExits64(_ arguments: [String]) throws {
+        let result = try validate(arguments, in: try workspace())
+        #expect(result.status == 64)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.contains("Usage: imagetable validate"))
+    }
+
+    @Test func helpDocumentsTheExitStatuses() throws {
+        let result = try run(Products.imagetable, ["validate", "--help"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("0   every manifest is valid"))
+        #expect(result.stdout.contains("64  bad usage"))
+        #expect(result.stdout.contains("--warnings-as-errors"))
+    }
+}

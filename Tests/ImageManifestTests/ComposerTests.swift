@@ -1,0 +1,109 @@
+import Testing
+@testable import ImageManifest
+
+/// The YAML layer: types, positions, aliases, merge keys and extension keys.
+@Suite struct ComposerTests {
+    private func compose(_ yaml: String) -> YAMLComposer.Result {
+        YAMLComposer.compose(Array(yaml.utf8)[...])
+    }
+
+    @Test(arguments: [
+        ("yes", ScalarValue.string("yes")), ("no", .string("no")), ("on", .string("on")),
+        ("true", .bool(true)), ("False", .bool(false)),
+        ("012", .int(12)), ("-5", .int(-5)), ("+7", .int(7)), ("0x1F", .string("0x1F")),
+        ("99999999999999999999", .int(nil)),
+        ("1.5", .float(1.5)), ("1e3", .float(1000)), (".inf", .float(.infinity)), (".nan", .float(.nan)),
+        ("~", .null), ("null", .null), ("", .null), ("50x50", .string("50x50")), ("#fff", .string("#fff")),
+    ])
+    func plainScalarsResolveByTheCoreSchema(_ text: String, _ expected: ScalarValue) {
+        #expect(ScalarValue.resolve(text, style: .plain, tag: nil) == expected)
+    }
+
+    @Test func quotedAndTaggedScalars() {
+        #expect(ScalarValue.resolve("10", style: .quoted, tag: nil) == .string("10"))
+        #expect(ScalarValue.resolve("10", style: .block, tag: nil) == .string("10"))
+        #expect(ScalarValue.resolve("10", style: .plain, tag: "str") == .string("10"))
+        #expect(ScalarValue.resolve("10", style: .quoted, tag: "int") == .int(10))
+        #expect(ScalarValue.resolve("true", style: .quoted, tag: "bool") == .bool(true))
+    }
+
+    @Test func positionsAreOneBasedAndCountCharacters() throws {
+        // "é" is two bytes but one column.
+        let result = compose("{version: 1, output: \"é\", familiess: 1}")
+        guard case .mapping(let pairs) = try #require(result.root).kind else { Issue.record("not a mapping"); return }
+        #expect(pairs.map(\.key.location) == [SourceLocation(line: 1, column: 2), SourceLocation(line: 1, column: 14),
+                                              SourceLocation(line: 1, column: 27)])
+    }
+
+    @Test func duplicateKeysNameBothPositionsAndKeepTheFirst() throws {
+        let result = compose("a: 1\nb: 2\na: 3\na: 4\n")
+        #expect(result.problems.map(\.code) == [.duplicateKey, .duplicateKey])
+        #expect(result.problems.map(\.location) == [SourceLocation(line: 3, column: 1), SourceLocation(line: 4, column: 1)])
+        #expect(result.problems[0].message == "duplicate key 'a'; it is already defined at line 1, column 1")
+        guard case .mapping(let pairs) = try #require(result.root).kind else { return }
+        #expect(pairs.map { $0.value.scalar?.text } == ["1", "2"])
+    }
+
+    @Test func aliasesShareTheirTargetAndItsPosition() throws {
+        let result = compose("a: &x [1, 2]\nb: *x\n")
+        #expect(result.problems.isEmpty)
+        guard case .mapping(let pairs) = try #require(result.root).kind else { return }
+        #expect(pairs[1].value === pairs[0].value)
+        #expect(pairs[1].value.location == SourceLocation(line: 1, column: 4))
+        // Root, two keys, the list and its two items, and the alias counted as its three nodes.
+        #expect(try #require(result.root).weight == 1 + 2 + 3 + 3)
+    }
+
+    @Test func secondDocumentStillValidatesTheFirst() throws {
+        let report = try check(manifest(format: "size: 5x5\nstyle: RGB\nmaximumCount: 1") + "---\n{}\n")
+        #expect(summary(report) == ["9:16 unknown-style", "11:1 multiple-documents"])
+    }
+
+    @Test func mergeKeysApplyWithExplicitKeysWinning() throws {
+        let yaml = """
+            version: 1
+            output: tables
+            x-base: &base {style: 32BitBGRA, maximumCount: 10, fit: contain}
+            x-more: &more {style: 8BitGrayscale, cornerRadius: 2}
+            families:
+              users:
+                sources: photos
+                formats:
+                  small:
+                    <<: [*base, *more]
+                    size: 50x50
+                    fit: cover
+            """
+        let report = try check(yaml)
+        #expect(report.diagnostics.isEmpty)
+        let format = try #require(report.manifest?.formats.first)
+        #expect(format.style == .bgra32)  // the first merged mapping wins over the second
+        #expect(format.fit == .cover)     // the explicit key wins over every merged one
+        #expect(format.cornerRadius == 2)
+        #expect(format.maximumCount == 10)
+    }
+
+    @Test func mergeOfAScalarIsAnError() throws {
+        let report = try check(manifest(format: "<<: 5\nsize: 5x5\nstyle: 32BitBGRA\nmaximumCount: 1"))
+        #expect(summary(report) == ["8:13 wrong-type"])
+    }
+
+    @Test func extensionKeysAreIgnoredAtFixedKeyLevels() throws {
+        let yaml = manifest(format: "x-note: anything at all\nsize: 5x5\nstyle: 32BitBGRA\nmaximumCount: 1", extraFamilyKeys: "\n    x-owner: team-photos")
+        let report = try check("x-top: {a: [1, 2]}\n" + yaml)
+        #expect(report.diagnostics.isEmpty)
+        #expect(report.isValid)
+    }
+
+    @Test func collectionTagsOtherThanMapAndSeqAreRefused() {
+        let result = compose("a: !!omap [x: 1]\nb: !!map {c: 1}\nc: !!seq [1]\n")
+        #expect(result.problems.map(\.code) == [.unsupportedTag])
+        #expect(result.problems.first?.location == SourceLocation(line: 1, column: 4))
+    }
+
+    @Test func tabsInIndentationGetAHint() {
+        let result = compose("a:\n\tb: 1\n")
+        #expect(result.problems.first?.code == .yamlSyntax)
+        #expect(result.problems.first?.message.hasSuffix("YAML does not allow tabs for indentation, use spaces") == true)
+    }
+}

@@ -1,0 +1,56 @@
+import Testing
+@testable import ImageManifest
+
+@Suite struct GlobTests {
+    @Test(arguments: [
+        ("**/*.jpg", "a.jpg", true), ("**/*.jpg", "x/y/a.jpg", true), ("**/*.jpg", "a.png", false),
+        ("*.jpg", "x/a.jpg", false), ("x/**", "x/a/b.png", true), ("x/**/b.png", "x/b.png", true),
+        ("**/*.{jpg,png}", "d/a.png", true), ("**/*.{jpg,png}", "d/a.gif", false),
+        ("img-??.jpg", "img-01.jpg", true), ("img-??.jpg", "img-1.jpg", false),
+        ("[a-c]*.jpg", "b1.jpg", true), ("[!a-c]*.jpg", "b1.jpg", false), ("[!a-c]*.jpg", "d1.jpg", true),
+        ("**/*", ".hidden.jpg", false), ("**/*", ".git/a.jpg", false), ("**/.*", "d/.hidden", true),
+        ("*", "a", true), ("\\*.jpg", "*.jpg", true), ("\\*.jpg", "a.jpg", false),
+        ("**/*.JPG", "a.jpg", false), ("a*b*c", "aXbYbZc", true), ("a*b*c", "aXbYbZ", false),
+    ])
+    func matches(_ pattern: String, _ path: String, _ expected: Bool) throws {
+        #expect(try GlobPattern(pattern).matches(path) == expected)
+    }
+
+    @Test(arguments: [
+        ("", "empty"), ("/a/*.jpg", "cannot start with '/'"), ("a//b", "empty segment"), ("a/", "empty segment"),
+        ("../x", "'..' segments"), ("./x", "'.' segments"), ("**.jpg", "whole segment"), ("a{b", "no matching '}'"),
+        ("a}b", "no matching '{'"), ("{a,{b}}", "cannot nest"), ("[a-", "no matching ']'"), ("[z-a]", "backwards"),
+        ("a\\", "cannot end with"), ("{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}", "more than 64"),
+    ])
+    func refuses(_ pattern: String, _ reason: String) {
+        #expect {
+            try GlobPattern(pattern)
+        } throws: { error in
+            (error as? GlobPattern.SyntaxError)?.message.contains(reason) == true
+        }
+    }
+
+    @Test func manyGlobstarsStayFast() throws {
+        let pattern = try GlobPattern(Array(repeating: "**", count: 30).joined(separator: "/") + "/x")
+        let path = Array(repeating: "d", count: 60).joined(separator: "/") + "/y"
+        let clock = ContinuousClock()
+        let elapsed = clock.measure { #expect(!pattern.matches(path)) }
+        #expect(elapsed < .milliseconds(500))
+    }
+
+    @Test func familySelectsIncludedButNotExcluded() throws {
+        let yaml = manifest(format: "size: 5x5\nstyle: 32BitBGRA\nmaximumCount: 1",
+                            extraFamilyKeys: "\n    include: [\"**/*.jpg\", \"**/*.png\"]\n    exclude: \"drafts/**\"")
+        let family = try #require(try check(yaml).manifest?.families.first)
+        #expect(family.selects("a/b.jpg"))
+        #expect(!family.selects("a/b.gif"))
+        #expect(!family.selects("drafts/b.jpg"))
+    }
+
+    @Test func defaultIncludeTakesEveryVisibleFile() throws {
+        let family = try #require(try check(manifest(format: "size: 5x5\nstyle: 32BitBGRA\nmaximumCount: 1")).manifest?.families.first)
+        #expect(family.include.map(\.pattern) == ["**/*"])
+        #expect(family.selects("x/y/z.webp"))
+        #expect(!family.selects(".DS_Store"))
+    }
+}

@@ -1,0 +1,83 @@
+import Testing
+import ImageTableCore
+@testable import ImageManifest
+
+/// Table names, sizes, descriptors and budgets.
+@Suite struct PlanTests {
+    private func plan(_ format: String, options: ValidationOptions = ValidationOptions()) throws -> ValidationReport {
+        try check(manifest(format: format), options: options)
+    }
+
+    @Test func fastImageCacheDemo() throws {
+        let report = ManifestValidator(options: ValidationOptions(root: Repository.root))
+            .validate(fileAt: Repository.manifests + "/fastimagecache-demo.yaml")
+        let tables = try #require(report.manifest?.tables)
+        #expect(tables.map(\.fileName) == ["FICDPhotoSquareImage32BitBGRA@2x.imagetable", "FICDPhotoSquareImage32BitBGR@2x.imagetable",
+                                           "FICDPhotoSquareImage16BitBGR@2x.imagetable", "FICDPhotoSquareImage8BitGrayscale@2x.imagetable"])
+        #expect(Set(tables.map(\.family)) == ["FICDPhotoImageFormatFamily"])
+        #expect(tables.allSatisfy { $0.pixelWidth == 150 && $0.pixelHeight == 150 && $0.maximumCount == 400 && $0.scale == 2 })
+        #expect(tables.map(\.style) == [.bgra32, .bgr32, .bgr16, .grayscale8])
+        // 150 px × 4 B = 600, padded to 640; 640 × 150 = 96,000, padded to 98,304; the index of
+        // 400 records ends at 512 + 102,400, padded to 106,496; plus 400 slots.
+        #expect(tables.map(\.bytesPerRow) == [640, 640, 320, 192])
+        #expect(tables.map(\.slotBytes) == [98_304, 98_304, 49_152, 32_768])
+        #expect(tables[0].maxBytes == 106_496 + 400 * 98_304)
+        #expect(report.manifest?.totalMaxBytes == tables.reduce(0) { $0 + $1.maxBytes })
+        #expect(tables.allSatisfy { $0.format.cornerRadius == 12 && $0.format.protection == ProtectionMode.none })
+    }
+
+    @Test func fileNamesFollowTheScale() throws {
+        let report = try plan("size: 10x20\nscales: [3, 1, 2]\nstyle: 32BitBGR\nmaximumCount: 5")
+        let tables = try #require(report.manifest?.tables)
+        #expect(tables.map(\.fileName) == ["small.imagetable", "small@2x.imagetable", "small@3x.imagetable"])
+        #expect(tables.map(\.pixelWidth) == [10, 20, 30])
+        #expect(tables.map(\.pixelHeight) == [20, 40, 60])
+        let directory = String(report.file.dropLast("manifest.yaml".count))
+        #expect(tables.map(\.displayPath) == tables.map { directory + "tables/" + $0.fileName })
+    }
+
+    @Test func renderingSignatureIsCanonical() throws {
+        let report = try plan("size: 50x50\nscales: [2]\nstyle: 32BitBGRA\nmaximumCount: 5\ncornerRadius: 12")
+        let table = try #require(report.manifest?.tables.first)
+        #expect(table.descriptor.renderingSignature
+                == "pipeline=1;fit=cover;crop=centre;background=#ffffffff;cornerRadius=24;upscale=false")
+        #expect(table.descriptor == FormatDescriptor(name: "small", family: "users", width: 100, height: 100, style: .bgra32, capacity: 5,
+                                                     protection: .none, scale: 2, renderingSignature: table.descriptor.renderingSignature))
+        let fractional = try #require(try plan("size: 50x50\nstyle: 8BitGrayscale\nmaximumCount: 5\ncornerRadius: 2.5\nfit: contain\n"
+                                               + "crop: center\nbackground: \"#ABC\"\nupscale: true").manifest?.tables.first)
+        #expect(fractional.descriptor.renderingSignature
+                == "pipeline=1;fit=contain;crop=centre;background=#aabbccff;cornerRadius=2.5;upscale=true")
+    }
+
+    @Test(arguments: ["fit: fill", "crop: entropy", "background: \"#fffffe\"", "cornerRadius: 1", "upscale: true", "protection: complete",
+                      "style: 32BitBGR", "maximumCount: 6", "size: 50x51"])
+    func everyRenderingOptionChangesTheParameterHash(_ change: String) throws {
+        let base = "size: 50x50\nstyle: 32BitBGRA\nmaximumCount: 5"
+        let key = String(change.prefix { $0 != ":" })
+        let changed = base.split(separator: "\n").filter { !$0.hasPrefix(key + ":") }.joined(separator: "\n") + "\n" + change
+        let a = try #require(try plan(base).manifest?.tables.first?.descriptor)
+        let b = try #require(try plan(changed).manifest?.tables.first?.descriptor)
+        #expect(a.parametersHash != b.parametersHash)
+    }
+
+    @Test func pipelineVersionIsPartOfTheSignature() throws {
+        let format = try #require(try plan("size: 5x5\nstyle: 32BitBGRA\nmaximumCount: 5").manifest?.formats.first)
+        #expect(format.descriptor(scale: 1, pipelineVersion: 2).renderingSignature.hasPrefix("pipeline=2;"))
+        #expect(format.descriptor(scale: 1).parametersHash != format.descriptor(scale: 1, pipelineVersion: 2).parametersHash)
+    }
+
+    @Test func diskBudget() throws {
+        let format = "size: 150x150\nstyle: 32BitBGRA\nmaximumCount: 400"
+        let total = 106_496 + 400 * 98_304
+        #expect(try plan(format, options: ValidationOptions(maxDiskBytes: total)).isValid)
+        let over = try plan(format, options: ValidationOptions(maxDiskBytes: total - 1))
+        #expect(summary(over) == ["3:1 disk-budget-exceeded"])
+        #expect(over.diagnostics[0].message.contains("(\(total) bytes)"))
+    }
+
+    @Test func tableLimitIsSixtyFourGiB() throws {
+        // 4096 × 4 B rows × 4096 rows = 64 MiB a slot: 1023 slots fit in 64 GiB with the index, 1024 do not.
+        #expect(try plan("size: 4096x4096\nstyle: 32BitBGRA\nmaximumCount: 1023").isValid)
+        #expect(summary(try plan("size: 4096x4096\nstyle: 32BitBGRA\nmaximumCount: 1024")) == ["7:7 table-too-large"])
+    }
+}
