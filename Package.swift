@@ -22,7 +22,7 @@ let package = Package(
         .target(name: "ImageTableCore", dependencies: ["CTableSupport"]),
         .target(name: "ImageManifest", dependencies: ["ImageTableCore", .product(name: "Yams", package: "Yams")]),
         .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
-        .target(name: "ImagePipeline", dependencies: ["CVips", "ImageTableCore", "ImageManifest"]),
+        .target(name: "ImagePipeline", dependencies: ["CVips", "ImageTableCore"]),
         .target(name: "ImageCache", dependencies: ["ImageTableCore", "ImagePipeline", "ImageManifest"]),
         .executableTarget(
             name: "imagetable",
@@ -36,7 +36,7 @@ let package = Package(
         .executableTarget(name: "ImageTableFixture", dependencies: ["ImageTableCore"], path: "Tests/Fixture"),
         .testTarget(name: "ImageTableCoreTests", dependencies: ["ImageTableCore", "ImageTableFixture"]),
         .testTarget(name: "ImageManifestTests", dependencies: ["ImageManifest"]),
-        .testTarget(name: "ImagePipelineTests", dependencies: ["ImagePipeline"]),
+        .testTarget(name: "ImagePipelineTests", dependencies: ["ImagePipeline", "ImageTableCore", "CVips"]),
         .testTarget(name: "ImageCacheTests", dependencies: ["ImageCache"]),
         .target(name: "CMallocCounter", path: "Benchmarks/CMallocCounter"),
         .executableTarget(
