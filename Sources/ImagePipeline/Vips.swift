@@ -164,7 +164,12 @@ final class VipsScope {
         parts.append(contentsOf: warnings.filter { w in !(text ?? "").contains(w) })
         let cause = parts.joined(separator: "; ")
         let refined = ErrorClassifier.refine(code, cause: cause)
-        return PipelineError(refined, "could not \(step)", path: sourceName, cause: cause)
+        let message = switch refined {
+        case .truncated: "the image data ends early"
+        case .unsupportedFormat: "not an image in a format this pipeline decodes"
+        default: "could not \(step)"
+        }
+        return PipelineError(refined, message, path: sourceName, cause: cause)
     }
 }
 

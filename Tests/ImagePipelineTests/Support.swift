@@ -261,7 +261,8 @@ enum PNGWriter {
 }
 
 /// Renders one source into fresh slots for `specs`.
-func render(_ source: ImageSource, _ specs: [MemberSpec], renderer: ImageRenderer = ImageRenderer()) throws -> (RenderReport, [Slot]) {
+func render(_ source: ImageSource, _ specs: [MemberSpec],
+            renderer: ImageRenderer = ImageRenderer()) throws(PipelineError) -> (RenderReport, [Slot]) {
     let slots = specs.map(Slot.init)
     let report = try renderer.render(source, into: slots.map(\.target))
     return (report, slots)
