@@ -43,7 +43,7 @@ public enum ImageLoader: String, Sendable, CaseIterable, Codable {
 public enum PipelineRuntime {
     /// Settings applied to libvips. Changing them after start applies them at once.
     public struct Settings: Sendable, Equatable {
-        /// Threads libvips uses to evaluate one image; `nil` leaves libvips' default (the
+        /// Threads libvips uses to evaluate one image; `nil` for libvips' default (the
         /// `VIPS_CONCURRENCY` variable, else the number of cores). Worker processes that run one
         /// per core want 1.
         public var concurrency: Int?
@@ -89,6 +89,7 @@ public enum PipelineRuntime {
                 return Vips.takeErrorBuffer() ?? "vips_init failed"
             }
             vips_cache_set_max(0)
+            defaultConcurrency = vips_concurrency_get()
             return nil
         }
         if let failed { return .failure(PipelineError(.libraryUnavailable, "libvips could not start", cause: failed)) }
@@ -155,9 +156,13 @@ public enum PipelineRuntime {
 
     static let decodeCounter = Atomic<Int>(0)
 
+    /// libvips' own concurrency at start (from `VIPS_CONCURRENCY` or the core count); written once
+    /// under the lock before any reader.
+    nonisolated(unsafe) private static var defaultConcurrency: Int32 = 0
+
     private static func apply(_ settings: Settings) {
         libvipsLock.withLock { _ in
-            if let n = settings.concurrency { vips_concurrency_set(Int32(max(1, n))) }
+            vips_concurrency_set(settings.concurrency.map { Int32(max(1, $0)) } ?? defaultConcurrency)
             // Block untrusted loaders, then every loader, then allow ours again: sharp's recipe.
             vips_block_untrusted_set(1)
             vips_operation_block_set("VipsForeignLoad", 1)
@@ -170,8 +175,9 @@ public enum PipelineRuntime {
     // MARK: - Warnings
 
     private static let logHandlerInstalled: Bool = {
+        // Criticals (programming errors) keep GLib's default handler and stay visible.
         let levels = GLogLevelFlags(rawValue: G_LOG_LEVEL_WARNING.rawValue | G_LOG_LEVEL_MESSAGE.rawValue
-            | G_LOG_LEVEL_CRITICAL.rawValue | G_LOG_LEVEL_INFO.rawValue | G_LOG_LEVEL_DEBUG.rawValue)
+            | G_LOG_LEVEL_INFO.rawValue | G_LOG_LEVEL_DEBUG.rawValue)
         g_log_set_handler("VIPS", levels, { _, _, message, _ in
             guard let message else { return }
             let text = String(cString: message)
