@@ -175,9 +175,9 @@ public enum PipelineRuntime {
     // MARK: - Warnings
 
     private static let logHandlerInstalled: Bool = {
-        // Criticals (programming errors) keep GLib's default handler and stay visible.
-        let levels = GLogLevelFlags(rawValue: G_LOG_LEVEL_WARNING.rawValue | G_LOG_LEVEL_MESSAGE.rawValue
-            | G_LOG_LEVEL_INFO.rawValue | G_LOG_LEVEL_DEBUG.rawValue)
+        // Criticals (programming errors) keep GLib's default handler and stay visible; info and
+        // debug keep it too (silent unless G_MESSAGES_DEBUG asks for them).
+        let levels = GLogLevelFlags(rawValue: G_LOG_LEVEL_WARNING.rawValue | G_LOG_LEVEL_MESSAGE.rawValue)
         g_log_set_handler("VIPS", levels, { _, _, message, _ in
             guard let message else { return }
             let text = String(cString: message)
