@@ -174,7 +174,17 @@ public final class ImageRenderer: Sendable {
             intermediates.append((resized, group.scaleX, group.scaleY))
 
             let straight = hasAlpha ? try scope.image("unpremultiply", .renderFailed) { cvips_unpremultiply(resized.pointer, $0) } : resized
-            let cropped = try crop(scope, straight, group)
+            // What the Swift loop reads is guaranteed here, whatever libvips did: the drawn size,
+            // and 3 × UInt8 or 4 × Float per pixel.
+            var cropped = try exactSize(scope, try crop(scope, straight, group), group.contentWidth, group.contentHeight)
+            let format = hasAlpha ? VIPS_FORMAT_FLOAT : VIPS_FORMAT_UCHAR
+            if cropped.format != format {
+                let input = cropped
+                cropped = try scope.image("convert", .renderFailed) { cvips_cast(input.pointer, $0, format) }
+            }
+            guard cropped.bands == (hasAlpha ? 4 : 3) else {
+                throw PipelineError(.renderFailed, "libvips produced \(cropped.bands) bands", path: name)
+            }
             try scope.withPixels("render", .renderFailed, of: cropped) { buffer in
                 let content = ContentPixels(base: buffer.baseAddress!, width: cropped.width, height: cropped.height, hasAlpha: hasAlpha)
                 precondition(buffer.count >= content.width * content.height * content.bytesPerPixel)
