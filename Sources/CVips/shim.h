@@ -109,6 +109,11 @@ static inline VipsImage *cvips_load_file(const char *filename) {
     return vips_image_new_from_file(filename, NULL);
 }
 
+/// Saves an image in the format its file name's suffix names (test fixtures).
+static inline int cvips_write_to_file(VipsImage *in, const char *filename) {
+    return vips_image_write_to_file(in, filename, NULL);
+}
+
 /// Saves an image as PNG (test fixtures).
 static inline int cvips_pngsave(VipsImage *in, const char *filename) {
     return vips_pngsave(in, filename, NULL);

@@ -131,4 +131,37 @@ import Glibc
             }
         }
     }
+
+    /// Each allowed format decodes (converted from a corpus photo by libvips); formats outside the
+    /// allow-list are refused as unsupported.
+    @Test func allowedFormatsRenderAndOthersAreRefused() throws {
+        let dir = try TemporaryDirectory()
+        // A 360×240 lossless copy keeps the encoders (AV1 above all) fast.
+        let original = dir.file("small.png")
+        try Reference.convert(Corpus.photo("Landscape_1.jpg"), to: original, maxSize: 360)
+        let spec = MemberSpec(width: 120, height: 80, style: .bgr32)
+        let (_, reference) = try render(.file(original), [spec])
+        for (suffix, loader, tolerance) in [("webp", "webpload", 6.0), ("gif", "gifload", 4.0), ("tif", "tiffload", 1.0), ("avif", "heifload", 6.0), ("png", "pngload", 1.0)] {
+            let path = dir.file("photo.\(suffix)")
+            do { try Reference.convert(original, to: path) } catch {
+                Issue.record("libvips could not write .\(suffix) here: \(error)")
+                continue
+            }
+            let (report, slots) = try render(.file(path), [spec])
+            #expect(report.source.loader.hasPrefix(loader), "\(suffix): \(report.source.loader)")
+            let d = Difference({ slots[0].rgba($0, $1) }, { reference[0].rgba($0, $1) }, width: 120, height: 80)
+            // Lossy encoders (WebP, AVIF at default quality; GIF's 256 colours) differ from the
+            // original; a wrong decode (channels, orientation, garbage) scores above 20.
+            #expect(d.mean <= tolerance, "\(suffix): \(d)")
+            print("[formats] \(suffix): \(d)")
+        }
+        for suffix in ["ppm", "v", "csv"] {
+            let path = dir.file("photo.\(suffix)")
+            try Reference.convert(original, to: path)
+            #expect(throws: PipelineError.self) { try render(.file(path), [spec]) }
+            do { _ = try render(.file(path), [spec]) } catch {
+                #expect(error.code == .unsupportedFormat, "\(suffix): \(error)")
+            }
+        }
+    }
 }

@@ -167,6 +167,24 @@ enum Reference {
         }
     }
 
+    /// Writes `path` re-encoded in the format `output`'s suffix names.
+    /// With `maxSize`, the image is first thumbnailed to fit inside `maxSize` × `maxSize`.
+    static func convert(_ path: String, to output: String, maxSize: Int? = nil) throws {
+        try PipelineRuntime.withLibvips {
+            var out: UnsafeMutablePointer<VipsImage>?
+            if let maxSize {
+                guard cvips_reference_thumbnail(path, &out, Int32(maxSize), Int32(maxSize), VIPS_SIZE_DOWN, VIPS_INTERESTING_NONE) == 0 else {
+                    throw referenceError()
+                }
+            } else {
+                out = cvips_load_file(path)
+            }
+            guard let image = out else { throw referenceError() }
+            defer { g_object_unref(image) }
+            guard cvips_write_to_file(image, output) == 0 else { throw referenceError() }
+        }
+    }
+
     /// Writes `path` re-encoded as PNG.
     static func png(_ path: String, to output: String) throws {
         try PipelineRuntime.withLibvips {
