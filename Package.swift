@@ -22,14 +22,14 @@ let package = Package(
         .target(name: "ImageTableCore", dependencies: ["CTableSupport"]),
         .target(name: "ImageManifest", dependencies: ["ImageTableCore", .product(name: "Yams", package: "Yams")]),
         .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
-        .target(name: "ImagePipeline", dependencies: ["CVips", "ImageTableCore", "ImageManifest"]),
+        .target(name: "ImagePipeline", dependencies: ["CVips", "ImageTableCore"]),
         // Bake planning, source discovery and worker processes: manifest + pipeline + core.
         .target(name: "ImageBake", dependencies: ["ImageTableCore", "ImageManifest", "ImagePipeline"]),
         .target(name: "ImageCache", dependencies: ["ImageTableCore", "ImagePipeline", "ImageManifest"]),
         .executableTarget(
             name: "imagetable",
             dependencies: [
-                "ImageTableCore", "ImageManifest", "ImagePipeline",
+                "ImageTableCore", "ImageManifest", "ImagePipeline", "ImageBake",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -40,9 +40,9 @@ let package = Package(
         // Depends on the CLI so that its binary is built for the tests that run it; the corpus
         // is read from the source tree, not bundled.
         .testTarget(name: "ImageManifestTests", dependencies: ["ImageManifest", "imagetable"], exclude: ["Corpus"]),
-        .testTarget(name: "ImagePipelineTests", dependencies: ["ImagePipeline"]),
+        .testTarget(name: "ImagePipelineTests", dependencies: ["ImagePipeline", "ImageTableCore", "CVips"]),
         .testTarget(name: "ImageCacheTests", dependencies: ["ImageCache"]),
-        .testTarget(name: "ImageBakeTests", dependencies: ["ImageBake"]),
+        .testTarget(name: "ImageBakeTests", dependencies: ["ImageBake", "imagetable"]),
         .target(name: "CMallocCounter", path: "Benchmarks/CMallocCounter"),
         .executableTarget(
             name: "imagetable-bench",

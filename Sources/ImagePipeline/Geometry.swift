@@ -1,0 +1,161 @@
+import ImageTableCore
+
+/// Where one member's image goes: its size after scaling, the part kept, and its place in the
+/// slot. Pure arithmetic on the upright source size; see `docs/PIPELINE.md`, "Fits".
+struct MemberGeometry: Hashable {
+    /// The scale from the upright source, per axis (equal except for `fill`).
+    var scaleX: Double
+    var scaleY: Double
+    /// The whole source scaled for this member, before cropping.
+    var resizedWidth: Int
+    var resizedHeight: Int
+    /// The part drawn into the slot (≤ the slot, ≤ the resized image).
+    var contentWidth: Int
+    var contentHeight: Int
+    /// Where the drawn part goes in the slot (centred).
+    var placement: PixelRect
+    /// What the entry reports: the placement for `inside`, else the whole slot.
+    var contentRect: PixelRect
+
+    /// Whether the resized image is larger than what is drawn (cover cropping).
+    var crops: Bool { contentWidth < resizedWidth || contentHeight < resizedHeight }
+
+    init(sourceWidth sw: Int, sourceHeight sh: Int, spec: MemberSpec) {
+        let w = spec.width, h = spec.height
+        let sx = Double(w) / Double(sw), sy = Double(h) / Double(sh)
+        func scaled(_ size: Int, _ scale: Double) -> Int { max(1, Int((Double(size) * scale).rounded())) }
+        switch spec.fit {
+        case .cover:
+            var s = max(sx, sy)
+            let clamped = !spec.upscale && s > 1
+            if clamped { s = 1 }
+            var rw = scaled(sw, s), rh = scaled(sh, s)
+            if !clamped {
+                // Covering scale: rounding must never leave the slot short.
+                rw = max(rw, w)
+                rh = max(rh, h)
+            }
+            scaleX = s
+            scaleY = s
+            resizedWidth = rw
+            resizedHeight = rh
+            contentWidth = min(w, rw)
+            contentHeight = min(h, rh)
+        case .contain, .inside:
+            var s = min(sx, sy)
+            if !spec.upscale { s = min(s, 1) }
+            scaleX = s
+            scaleY = s
+            resizedWidth = min(w, scaled(sw, s))
+            resizedHeight = min(h, scaled(sh, s))
+            contentWidth = resizedWidth
+            contentHeight = resizedHeight
+        case .fill:
+            let fx = spec.upscale ? sx : min(sx, 1), fy = spec.upscale ? sy : min(sy, 1)
+            scaleX = fx
+            scaleY = fy
+            resizedWidth = min(w, scaled(sw, fx))
+            resizedHeight = min(h, scaled(sh, fy))
+            contentWidth = resizedWidth
+            contentHeight = resizedHeight
+        }
+        placement = PixelRect(x: (w - contentWidth) / 2, y: (h - contentHeight) / 2,
+                              width: contentWidth, height: contentHeight)
+        contentRect = spec.fit == .inside ? placement : PixelRect(x: 0, y: 0, width: w, height: h)
+    }
+}
+
+/// The libvips work one or more members share: members whose resized size, drawn size and crop
+/// agree get identical pixels from libvips (style, background and corners are applied afterwards
+/// in Swift), so libvips computes them once.
+struct RenderGroup: Hashable {
+    var scaleX: Double
+    var scaleY: Double
+    var resizedWidth: Int
+    var resizedHeight: Int
+    var contentWidth: Int
+    var contentHeight: Int
+    /// The crop strategy when cropping; `nil` when nothing is cropped.
+    var crop: CropStrategy?
+
+    init(_ g: MemberGeometry, crop: CropStrategy) {
+        scaleX = g.scaleX
+        scaleY = g.scaleY
+        resizedWidth = g.resizedWidth
+        resizedHeight = g.resizedHeight
+        contentWidth = g.contentWidth
+        contentHeight = g.contentHeight
+        self.crop = g.crops ? crop : nil
+    }
+}
+
+/// The decode-once plan for one source: the size of the single decode and, for each group, the
+/// image it is derived from.
+struct RenderPlan {
+    /// Distinct libvips outputs, largest first.
+    var groups: [RenderGroup]
+    /// For each target, the index of its group.
+    var groupOfTarget: [Int]
+    /// The scale of the one decode relative to the upright source: the smallest that covers every
+    /// member, never above 1.
+    var decodeScale: Double
+
+    init(sourceWidth sw: Int, sourceHeight sh: Int, geometries: [MemberGeometry], specs: [MemberSpec]) {
+        var groups: [RenderGroup] = []
+        var index: [RenderGroup: Int] = [:]
+        var scale = 0.0
+        for (g, spec) in zip(geometries, specs) {
+            let group = RenderGroup(g, crop: spec.crop)
+            if index[group] == nil {
+                index[group] = groups.count
+                groups.append(group)
+            }
+            scale = max(scale, g.scaleX, g.scaleY)
+        }
+        let order = groups.indices.sorted {
+            groups[$0].resizedWidth * groups[$0].resizedHeight > groups[$1].resizedWidth * groups[$1].resizedHeight
+        }
+        var renumber = [Int](repeating: 0, count: groups.count)
+        for (new, old) in order.enumerated() { renumber[old] = new }
+        self.groups = order.map { groups[$0] }
+        groupOfTarget = zip(geometries, specs).map { renumber[index[RenderGroup($0, crop: $1.crop)]!] }
+        decodeScale = min(1, scale)
+    }
+
+    /// The decode's target box, for `vips_thumbnail` (which fits the source inside it).
+    ///
+    /// Preferably the largest group's own resized size: the decode then yields exactly that
+    /// member (as `vipsthumbnail` to that size would), with no second resampling. That box is used
+    /// when, with libvips' uniform scale for it, it covers every other group to within a pixel.
+    /// Otherwise (stretching fills, mixed aspect ratios) the box at ``decodeScale``, rounded up.
+    func decodeBox(sourceWidth sw: Int, sourceHeight sh: Int) -> (width: Int, height: Int) {
+        if let largest = groups.first {
+            let shrink = max(Double(sw) / Double(largest.resizedWidth), Double(sh) / Double(largest.resizedHeight))
+            let pw = Double(sw) / shrink, ph = Double(sh) / shrink
+            if shrink >= 1, groups.allSatisfy({ pw >= Double($0.resizedWidth) - 1 && ph >= Double($0.resizedHeight) - 1 }) {
+                return (largest.resizedWidth, largest.resizedHeight)
+            }
+        }
+        func up(_ size: Int) -> Int { max(1, min(size, Int((Double(size) * decodeScale - 1e-6).rounded(.up)))) }
+        return (up(sw), up(sh))
+    }
+
+    /// For each group, where its resize starts: `nil` for the decoded image, else the index of
+    /// an earlier (larger) group whose uncropped resize is at least twice as large on both axes,
+    /// the smallest such. Never a cropped image.
+    func sources(decodedWidth: Int, decodedHeight: Int) -> [Int?] {
+        var result: [Int?] = []
+        for (i, g) in groups.enumerated() {
+            var best: Int?
+            for j in 0..<i {
+                let c = groups[j]
+                guard c.resizedWidth >= 2 * g.resizedWidth, c.resizedHeight >= 2 * g.resizedHeight,
+                      c.resizedWidth < decodedWidth || c.resizedHeight < decodedHeight else { continue }
+                if let b = best, groups[b].resizedWidth * groups[b].resizedHeight <= c.resizedWidth * c.resizedHeight { continue }
+                best = j
+            }
+            result.append(best)
+        }
+        return result
+    }
+}

@@ -1,0 +1,287 @@
+import CVips
+import Foundation
+import ImageTableCore
+import Synchronization
+
+/// Renders one source image into the slots of several member formats, decoding it once.
+///
+/// ```swift
+/// let renderer = ImageRenderer()
+/// let report = try renderer.render(.file("photos/cat.jpg"), into: [
+///     RenderTarget(spec: MemberSpec(width: 150, height: 150, style: .bgra32), reservation: slotA),
+///     RenderTarget(spec: MemberSpec(width: 75, height: 75, style: .bgr16, cornerRadius: 8), reservation: slotB),
+/// ])
+/// // report.members[i].contentRect goes into each entry's record.
+/// ```
+///
+/// One call reads the header (refusing images over ``RenderOptions/maxPixels`` before any
+/// decoding), decodes once with shrink-on-load to the smallest size that covers every member,
+/// auto-rotated by EXIF orientation and converted to 8-bit sRGB (ICC profiles and CMYK
+/// included), then derives each member from the smallest uncropped intermediate at least twice
+/// its size and writes it straight into its destination in the member's pixel style. See
+/// `docs/PIPELINE.md`.
+///
+/// Thread safety: a renderer may be used from any number of threads at once. Every libvips call
+/// that builds or frees objects runs under one process-wide lock; decoding and resampling run
+/// outside it, on libvips' threads. The call is synchronous and blocks its thread for the whole
+/// render (tens of milliseconds for a photo).
+public final class ImageRenderer: Sendable {
+    /// Limits and strictness.
+    public let options: RenderOptions
+    private let decodes = Atomic<Int>(0)
+
+    /// Creates a renderer. Cheap: libvips starts on the first render.
+    ///
+    /// - Parameter options: limits and strictness.
+    public init(options: RenderOptions = RenderOptions()) {
+        self.options = options
+    }
+
+    /// How many times this renderer has decoded a source's pixels (one per ``render(_:into:)``
+    /// that got past the header checks, whatever the number of members). Summaries show it; tests
+    /// use it to prove one decode per source.
+    public var decodeCount: Int { decodes.load(ordering: .relaxed) }
+
+    /// Renders `source` into every target.
+    ///
+    /// On success every destination holds the member's pixels in its style, row padding zeroed.
+    /// On failure the destinations' contents are unspecified: abandon those slots.
+    ///
+    /// - Parameters:
+    ///   - source: the image's file or bytes.
+    ///   - targets: the members to draw and where; may be empty (the source is then only checked
+    ///     and decoded).
+    /// - Returns: per-target content rectangles, the number of decodes and facts about the source.
+    /// - Throws: ``PipelineError`` naming the source, for unreadable, empty, oversized, corrupt,
+    ///   truncated or unsupported sources and for invalid targets.
+    public func render(_ source: ImageSource, into targets: [RenderTarget]) throws(PipelineError) -> RenderReport {
+        let name = source.name
+        try validate(targets, name: name)
+        try PipelineRuntime.start()
+        switch source {
+        case .file(let path):
+            let bytes = try SourceFile.read(path, maxBytes: options.maxSourceBytes)
+            return try bytes.withUnsafeBytes { raw in
+                Result { () throws(PipelineError) in try render(raw, name: name, targets) }
+            }.get()
+        case .data(let data, _):
+            guard !data.isEmpty else { throw PipelineError(.empty, "the source has no bytes", path: name) }
+            guard data.count <= options.maxSourceBytes else {
+                throw PipelineError(.sourceTooLarge, "\(data.count) bytes is over the limit of \(options.maxSourceBytes)", path: name)
+            }
+            return try data.withUnsafeBytes { raw in
+                Result { () throws(PipelineError) in try render(raw, name: name, targets) }
+            }.get()
+        }
+    }
+
+    private func validate(_ targets: [RenderTarget], name: String) throws(PipelineError) {
+        for (i, t) in targets.enumerated() {
+            let s = t.spec
+            func invalid(_ why: String) -> PipelineError { PipelineError(.invalidRequest, "target \(i): \(why)", path: name) }
+            guard (1...TableLimits.maxDimension).contains(s.width), (1...TableLimits.maxDimension).contains(s.height) else {
+                throw invalid("size \(s.width)×\(s.height) is outside 1…\(TableLimits.maxDimension)")
+            }
+            guard s.cornerRadius.isFinite, s.cornerRadius >= 0 else { throw invalid("corner radius \(s.cornerRadius) is not ≥ 0") }
+            if let r = t.reservedSize, r.width != s.width || r.height != s.height || r.style != s.style {
+                throw invalid("the slot is \(r.width)×\(r.height) \(r.style.rawValue) but the spec asks for \(s.width)×\(s.height) \(s.style.rawValue)")
+            }
+            let rowBytes = s.width * s.style.bytesPerPixel
+            guard t.bytesPerRow >= rowBytes else { throw invalid("bytesPerRow \(t.bytesPerRow) is less than \(rowBytes)") }
+            guard t.pixels.baseAddress != nil, t.pixels.count >= t.bytesPerRow * s.height else {
+                throw invalid("destination of \(t.pixels.count) bytes is smaller than \(t.bytesPerRow) × \(s.height)")
+            }
+        }
+    }
+
+    private func render(_ bytes: UnsafeRawBufferPointer, name: String, _ targets: [RenderTarget]) throws(PipelineError) -> RenderReport {
+        let scope = VipsScope(sourceName: name)
+        defer { scope.release() }
+        do {
+            return try render(bytes, scope: scope, targets)
+        } catch {
+            throw Truncation.refine(error, bytes: bytes)
+        }
+    }
+
+    private func render(_ bytes: UnsafeRawBufferPointer, scope: VipsScope, _ targets: [RenderTarget]) throws(PipelineError) -> RenderReport {
+        let name = scope.sourceName
+        // A memory source: libvips reads our copy of the bytes, never the file itself.
+        var sourceObject: UnsafeMutablePointer<VipsSource>?
+        try scope.build("open the source", .decodeFailed) {
+            sourceObject = vips_source_new_from_memory(bytes.baseAddress, bytes.count)
+            if let sourceObject { _ = scope.own(sourceObject) }
+            return sourceObject == nil ? -1 : 0
+        }
+        let source = sourceObject!
+        let failOn = options.failOn.vips
+
+        // 1. Header only: size, orientation, loader, colour. Nothing is decoded yet.
+        let header = try scope.image("read the header", .decodeFailed) { cvips_header_from_source(source, failOn) }
+        let loader = scope.string(header, "vips-loader") ?? "unknown"
+        let (pixels, overflow) = header.width.multipliedReportingOverflow(by: header.height)
+        guard !overflow, pixels <= options.maxPixels else {
+            throw PipelineError(.tooManyPixels, "\(header.width)×\(header.height) is over the limit of \(options.maxPixels) pixels", path: name)
+        }
+        let orientation = min(max(scope.int(header, "orientation") ?? 1, 1), 8)
+        let swaps = orientation >= 5
+        let sw = swaps ? header.height : header.width, sh = swaps ? header.width : header.height
+        let isCMYK = header.interpretation == VIPS_INTERPRETATION_CMYK
+        let hasICC = scope.has(header, "icc-profile-data")
+
+        let geometries = targets.map { MemberGeometry(sourceWidth: sw, sourceHeight: sh, spec: $0.spec) }
+        let plan = RenderPlan(sourceWidth: sw, sourceHeight: sh, geometries: geometries, specs: targets.map(\.spec))
+
+        // 2. The one decode.
+        decodes.add(1, ordering: .relaxed)
+        PipelineRuntime.decodeCounter.add(1, ordering: .relaxed)
+        var decoded: VImage
+        var thumbnailShrink: Double?
+        if isCMYK {
+            decoded = try decodeCMYK(scope, source: source, header: header, loader: loader, failOn: failOn,
+                                     orientation: orientation, scale: plan.decodeScale)
+        } else {
+            let box = plan.decodeBox(sourceWidth: sw, sourceHeight: sh)
+            let options = "fail_on=\(self.options.failOn.rawValue)"
+            decoded = try scope.image("decode", .decodeFailed) { out in
+                cvips_thumbnail_source(source, out, Int32(box.width), Int32(box.height), options, hasICC ? "srgb" : nil)
+            }
+            // vips_thumbnail's own uniform scale (it fits inside the box, never enlarging).
+            thumbnailShrink = max(1, Double(sw) / Double(box.width), Double(sh) / Double(box.height))
+        }
+        decoded = try toSRGB8(scope, decoded)
+        let base = try scope.copyToMemory("decode", .decodeFailed, decoded)
+        let hasAlpha = base.bands == 4
+        let info = SourceInfo(width: sw, height: sh, loader: loader, orientation: orientation, hasAlpha: hasAlpha,
+                              hasICCProfile: hasICC, isCMYK: isCMYK, decodedWidth: base.width, decodedHeight: base.height)
+        // The decoded image's scale from the upright source: the thumbnail's uniform scale when
+        // its size agrees with it (it does, to rounding), else what the size says per axis.
+        var baseScale = (x: Double(base.width) / Double(sw), y: Double(base.height) / Double(sh))
+        if let shrink = thumbnailShrink, abs(Double(sw) / shrink - Double(base.width)) <= 1,
+           abs(Double(sh) / shrink - Double(base.height)) <= 1 {
+            baseScale = (1 / shrink, 1 / shrink)
+        }
+
+        // 3. Members: each group from the smallest uncropped intermediate ≥ 2× its size.
+        let work = hasAlpha ? try scope.image("premultiply", .renderFailed) { cvips_premultiply(base.pointer, $0) } : base
+        let sources = plan.sources(decodedWidth: base.width, decodedHeight: base.height)
+        let reused = Set(sources.compactMap { $0 })
+        var intermediates: [(image: VImage, x: Double, y: Double)] = []
+        for (gi, group) in plan.groups.enumerated() {
+            let from = sources[gi].map { intermediates[$0] } ?? (work, baseScale.x, baseScale.y)
+            var resized = try resize(scope, from, to: group)
+            if reused.contains(gi) { resized = try scope.copyToMemory("resize", .renderFailed, resized) }
+            intermediates.append((resized, group.scaleX, group.scaleY))
+
+            let straight = hasAlpha ? try scope.image("unpremultiply", .renderFailed) { cvips_unpremultiply(resized.pointer, $0) } : resized
+            // What the Swift loop reads is guaranteed here, whatever libvips did: the drawn size,
+            // and 3 × UInt8 or 4 × Float per pixel.
+            var cropped = try exactSize(scope, try crop(scope, straight, group), group.contentWidth, group.contentHeight)
+            let format = hasAlpha ? VIPS_FORMAT_FLOAT : VIPS_FORMAT_UCHAR
+            if cropped.format != format {
+                let input = cropped
+                cropped = try scope.image("convert", .renderFailed) { cvips_cast(input.pointer, $0, format) }
+            }
+            guard cropped.bands == (hasAlpha ? 4 : 3) else {
+                throw PipelineError(.renderFailed, "libvips produced \(cropped.bands) bands", path: name)
+            }
+            try scope.withPixels("render", .renderFailed, of: cropped) { buffer in
+                let content = ContentPixels(base: buffer.baseAddress!, width: cropped.width, height: cropped.height, hasAlpha: hasAlpha)
+                precondition(buffer.count >= content.width * content.height * content.bytesPerPixel)
+                for (ti, target) in targets.enumerated() where plan.groupOfTarget[ti] == gi {
+                    PixelWriter.write(content, placement: geometries[ti].placement, spec: target.spec,
+                                      into: target.pixels.baseAddress!, bytesPerRow: target.bytesPerRow)
+                }
+            }
+        }
+        return RenderReport(members: geometries.map { MemberResult(contentRect: $0.contentRect) }, decodes: 1, source: info)
+    }
+
+    /// CMYK: libvips 8.14.1's thumbnail mishandles CMYK with an export profile, so load (with JPEG
+    /// shrink-on-load), transform with the embedded profile (or libvips' CMYK profile) to sRGB,
+    /// then auto-rotate ourselves.
+    private func decodeCMYK(_ scope: VipsScope, source: UnsafeMutablePointer<VipsSource>, header: VImage, loader: String,
+                            failOn: VipsFailOn, orientation: Int, scale: Double) throws(PipelineError) -> VImage {
+        var loaded = header
+        if loader.hasPrefix("jpegload") {
+            let shrink = Self.jpegShrink(forScale: scale)
+            if shrink > 1 {
+                loaded = try scope.image("decode", .decodeFailed) { cvips_jpeg_from_source_shrunk(source, failOn, Int32(shrink)) }
+            }
+        }
+        let srgb = try scope.image("convert CMYK to sRGB", .decodeFailed) { cvips_icc_transform_cmyk_to_srgb(loaded.pointer, $0) }
+        let decoded = try scope.copyToMemory("decode", .decodeFailed, srgb)
+        guard orientation != 1 else { return decoded }
+        return try scope.image("rotate upright", .decodeFailed) { cvips_autorot(decoded.pointer, $0) }
+    }
+
+    /// libvips' own rule (vips_thumbnail): block-shrink in the decoder, leaving at least a
+    /// factor of two for the resampling that follows.
+    static func jpegShrink(forScale scale: Double) -> Int {
+        let shrink = 1 / max(scale, 1e-9)
+        return shrink >= 16 ? 8 : shrink >= 8 ? 4 : shrink >= 4 ? 2 : 1
+    }
+
+    /// 8-bit sRGB, 3 bands or 4 with alpha: grey, 16-bit and other spaces converted.
+    private func toSRGB8(_ scope: VipsScope, _ image: VImage) throws(PipelineError) -> VImage {
+        var image = image
+        if image.interpretation != VIPS_INTERPRETATION_sRGB || image.bands < 3 {
+            image = try scope.image("convert to sRGB", .decodeFailed) { cvips_colourspace(image.pointer, $0, VIPS_INTERPRETATION_sRGB) }
+        }
+        if image.format != VIPS_FORMAT_UCHAR {
+            image = try scope.image("convert to 8 bits", .decodeFailed) { cvips_cast(image.pointer, $0, VIPS_FORMAT_UCHAR) }
+        }
+        guard image.bands == 3 || image.bands == 4 else {
+            throw PipelineError(.unsupportedFormat, "images with \(image.bands) bands after conversion to sRGB are not supported", path: scope.sourceName)
+        }
+        return image
+    }
+
+    /// Resizes `from` (at scale `x`, `y` of the upright source) to the group's scale, then to
+    /// exactly its size (libvips rounds a fractional edge pixel either way).
+    private func resize(_ scope: VipsScope, _ from: (image: VImage, x: Double, y: Double), to group: RenderGroup) throws(PipelineError) -> VImage {
+        let image = from.image
+        guard image.width != group.resizedWidth || image.height != group.resizedHeight else { return image }
+        let h = group.scaleX / from.x, v = group.scaleY / from.y
+        let resized = try scope.image("resize", .renderFailed) { cvips_resize(image.pointer, $0, h, v) }
+        return try exactSize(scope, resized, group.resizedWidth, group.resizedHeight)
+    }
+
+    private func exactSize(_ scope: VipsScope, _ image: VImage, _ width: Int, _ height: Int) throws(PipelineError) -> VImage {
+        var image = image
+        if image.width < width || image.height < height {
+            let w = max(width, image.width), h = max(height, image.height)
+            image = try scope.image("resize", .renderFailed) { cvips_embed_copy(image.pointer, $0, 0, 0, Int32(w), Int32(h)) }
+        }
+        if image.width > width || image.height > height {
+            // Keep the top-left origin: the excess is a rounded fraction of an edge pixel.
+            image = try scope.image("resize", .renderFailed) {
+                cvips_extract_area(image.pointer, $0, 0, 0, Int32(width), Int32(height))
+            }
+        }
+        return image
+    }
+
+    private func crop(_ scope: VipsScope, _ image: VImage, _ group: RenderGroup) throws(PipelineError) -> VImage {
+        guard let strategy = group.crop else { return image }
+        let w = group.contentWidth, h = group.contentHeight
+        switch strategy {
+        case .centre:
+            let x = (image.width - w) / 2, y = (image.height - h) / 2
+            return try scope.image("crop", .renderFailed) { cvips_extract_area(image.pointer, $0, Int32(x), Int32(y), Int32(w), Int32(h)) }
+        case .attention, .entropy:
+            let interesting = strategy == .attention ? VIPS_INTERESTING_ATTENTION : VIPS_INTERESTING_ENTROPY
+            return try scope.image("crop", .renderFailed) { cvips_smartcrop(image.pointer, $0, Int32(w), Int32(h), interesting) }
+        }
+    }
+}
+
+extension FailLevel {
+    var vips: VipsFailOn {
+        switch self {
+        case .truncated: VIPS_FAIL_ON_TRUNCATED
+        case .error: VIPS_FAIL_ON_ERROR
+        case .warning: VIPS_FAIL_ON_WARNING
+        }
+    }
+}

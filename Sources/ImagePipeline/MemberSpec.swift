@@ -1,0 +1,153 @@
+import ImageTableCore
+
+/// How an image is fitted into a member's slot when the aspect ratios differ.
+///
+/// All fits centre the image in the slot. With ``MemberSpec/upscale`` off (the default) no fit
+/// ever enlarges the image: a source smaller than the slot keeps its size and is centred, and the
+/// uncovered part of the slot is transparent in `32BitBGRA` and ``MemberSpec/background`` in the
+/// other styles. See `docs/PIPELINE.md`, "Fits".
+public enum Fit: String, Sendable, CaseIterable, Codable {
+    /// Scale to cover the whole slot, then crop the overflow (by ``MemberSpec/crop``). The default.
+    case cover
+    /// Scale to fit inside the slot and letterbox the rest (transparent in `32BitBGRA`, the
+    /// background colour otherwise). The content rectangle is the whole slot.
+    case contain
+    /// Stretch each axis independently to the slot's size.
+    case fill
+    /// Like ``contain``, but the entry's content rectangle is the part the image covers.
+    case inside
+}
+
+/// Which part of an image ``Fit/cover`` keeps when it must crop.
+public enum CropStrategy: String, Sendable, CaseIterable, Codable {
+    /// The middle.
+    case centre
+    /// The most interesting part by libvips' attention model (skin tones, saturated colour, edges).
+    case attention
+    /// The part with the most entropy (detail).
+    case entropy
+}
+
+/// An 8-bit sRGB colour with straight (not premultiplied) alpha.
+public struct RGBAColor: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// Red, 0…255.
+    public var red: UInt8
+    /// Green, 0…255.
+    public var green: UInt8
+    /// Blue, 0…255.
+    public var blue: UInt8
+    /// Alpha, 0 (transparent) … 255 (opaque).
+    public var alpha: UInt8
+
+    /// Creates a colour.
+    ///
+    /// - Parameters:
+    ///   - red: red, 0…255.
+    ///   - green: green, 0…255.
+    ///   - blue: blue, 0…255.
+    ///   - alpha: alpha, 0…255; opaque by default.
+    public init(red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255) {
+        self.red = red
+        self.green = green
+        self.blue = blue
+        self.alpha = alpha
+    }
+
+    /// Parses `#RGB`, `#RRGGBB` or `#RRGGBBAA` (the `#` is optional, case is ignored).
+    ///
+    /// - Parameter hex: the text.
+    /// - Returns: `nil` when the text is not one of those forms.
+    public init?(hex: String) {
+        var digits = Substring(hex)
+        if digits.first == "#" { digits = digits.dropFirst() }
+        guard digits.allSatisfy(\.isHexDigit) else { return nil }
+        let values = digits.compactMap { $0.hexDigitValue }.map(UInt8.init)
+        switch values.count {
+        case 3: self.init(red: values[0] * 17, green: values[1] * 17, blue: values[2] * 17)
+        case 6, 8:
+            let bytes = stride(from: 0, to: values.count, by: 2).map { values[$0] << 4 | values[$0 + 1] }
+            self.init(red: bytes[0], green: bytes[1], blue: bytes[2], alpha: bytes.count == 4 ? bytes[3] : 255)
+        default: return nil
+        }
+    }
+
+    /// Opaque white, the default background.
+    public static let white = RGBAColor(red: 255, green: 255, blue: 255)
+    /// Opaque black.
+    public static let black = RGBAColor(red: 0, green: 0, blue: 0)
+
+    /// `#rrggbbaa`, lower case.
+    public var description: String {
+        "#" + [red, green, blue, alpha].map { byte in
+            let text = String(byte, radix: 16)
+            return byte < 16 ? "0" + text : text
+        }.joined()
+    }
+}
+
+/// One member format of a family: the pixel size and style of its table's slots and how a source
+/// is drawn into them.
+public struct MemberSpec: Sendable, Hashable, Codable {
+    /// Slot width in pixels, 1 … 16384.
+    public var width: Int
+    /// Slot height in pixels, 1 … 16384.
+    public var height: Int
+    /// The table's pixel style.
+    public var style: PixelStyle
+    /// How the image is fitted into the slot.
+    public var fit: Fit
+    /// Which part ``Fit/cover`` keeps; ignored by the other fits.
+    public var crop: CropStrategy
+    /// The colour transparent source pixels are flattened onto and letterbox areas are filled
+    /// with, in the opaque styles (`32BitBGR`, `16BitBGR`, `8BitGrayscale`); its alpha is ignored
+    /// there (the background is opaque). Not used by `32BitBGRA`, which keeps transparency.
+    public var background: RGBAColor
+    /// Radius in pixels of the antialiased rounded-corner clip applied to the image (the content
+    /// rectangle); 0 for square corners. Clamped to half the content's shorter side.
+    public var cornerRadius: Double
+    /// Whether a source smaller than needed may be enlarged. Off by default, as in sharp and
+    /// Eleventy Image.
+    public var upscale: Bool
+
+    /// Creates a member spec.
+    ///
+    /// - Parameters:
+    ///   - width: slot width in pixels.
+    ///   - height: slot height in pixels.
+    ///   - style: the table's pixel style.
+    ///   - fit: how the image is fitted; ``Fit/cover`` by default.
+    ///   - crop: what ``Fit/cover`` keeps; ``CropStrategy/centre`` by default.
+    ///   - background: flatten and letterbox colour for opaque styles; white by default.
+    ///   - cornerRadius: rounded-corner radius in pixels; 0 by default.
+    ///   - upscale: whether small sources may be enlarged; `false` by default.
+    public init(width: Int, height: Int, style: PixelStyle, fit: Fit = .cover, crop: CropStrategy = .centre,
+                background: RGBAColor = .white, cornerRadius: Double = 0, upscale: Bool = false) {
+        self.width = width
+        self.height = height
+        self.style = style
+        self.fit = fit
+        self.crop = crop
+        self.background = background
+        self.cornerRadius = cornerRadius
+        self.upscale = upscale
+    }
+
+    /// A text that names everything besides size and style that decides this member's pixels,
+    /// including ``ImagePipelineInfo/renderingVersion``: the *rendering signature* that
+    /// `docs/FORMAT.md` puts into a table's parameter hash, so a change of any of these (or of
+    /// the pipeline's rendering) rebuilds the table.
+    ///
+    /// Example: `pipeline=1;fit=cover;crop=centre;background=#ffffffff;radius=0;upscale=0`.
+    public var renderingSignature: String {
+        let radius = cornerRadius.rounded() == cornerRadius ? String(Int(cornerRadius)) : String(cornerRadius)
+        return "pipeline=\(ImagePipelineInfo.renderingVersion);fit=\(fit.rawValue);crop=\(crop.rawValue);"
+            + "background=\(background);radius=\(radius);upscale=\(upscale ? 1 : 0)"
+    }
+}
+
+/// Facts about the pipeline itself.
+public enum ImagePipelineInfo {
+    /// Bumped whenever a change makes the pipeline draw different pixels for the same source and
+    /// spec; part of ``MemberSpec/renderingSignature``.
+    public static let renderingVersion = 1
+}

@@ -1,0 +1,225 @@
+import CVips
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The image formats the pipeline may decode. Every other libvips loader (SVG, PDF, ImageMagick,
+/// FITS, Matlab, raw, OpenEXR…) is blocked, as sharp does: see `docs/PIPELINE.md`, "Loaders".
+public enum ImageLoader: String, Sendable, CaseIterable, Codable {
+    /// JPEG (libjpeg-turbo), with DCT shrink-on-load.
+    case jpeg
+    /// PNG (libpng), including palette, grey, 16-bit and interlaced files.
+    case png
+    /// WebP (libwebp), with scale-on-load.
+    case webp
+    /// GIF (libnsgif); the first frame.
+    case gif
+    /// TIFF (libtiff); the first page.
+    case tiff
+    /// HEIF: HEIC and AVIF (libheif), when this libvips has the module.
+    case heif
+
+    /// The libvips class whose subclasses (file, buffer and source variants) load the format.
+    var vipsClass: String {
+        switch self {
+        case .jpeg: "VipsForeignLoadJpeg"
+        case .png: "VipsForeignLoadPng"
+        case .webp: "VipsForeignLoadWebp"
+        case .gif: "VipsForeignLoadNsgif"
+        case .tiff: "VipsForeignLoadTiff"
+        case .heif: "VipsForeignLoadHeif"
+        }
+    }
+}
+
+/// Process-wide libvips state: starting it, its settings, the loader allow-list, where its
+/// warnings go, and the lock that makes concurrent use safe.
+///
+/// libvips starts lazily, on the first render (or an explicit ``start()``): about 70 ms that
+/// commands which never touch pixels do not pay. Starting applies the batch settings: operation
+/// cache off (`vips_cache_set_max(0)`), untrusted loaders blocked and only ``ImageLoader`` formats
+/// allowed, GLib warnings from libvips routed to ``setWarningHandler(_:)`` instead of stderr.
+public enum PipelineRuntime {
+    /// Settings applied to libvips. Changing them after start applies them at once.
+    public struct Settings: Sendable, Equatable {
+        /// Threads libvips uses to evaluate one image; `nil` for libvips' default (the
+        /// `VIPS_CONCURRENCY` variable, else the number of cores). Worker processes that run one
+        /// per core want 1.
+        public var concurrency: Int?
+        /// The formats that may be decoded; every other loader is blocked.
+        public var loaders: Set<ImageLoader>
+
+        /// Creates settings.
+        ///
+        /// - Parameters:
+        ///   - concurrency: libvips threads per image; `nil` for libvips' default.
+        ///   - loaders: the allowed formats; all of ``ImageLoader`` by default.
+        public init(concurrency: Int? = nil, loaders: Set<ImageLoader> = Set(ImageLoader.allCases)) {
+            self.concurrency = concurrency
+            self.loaders = loaders
+        }
+    }
+
+    struct State {
+        var started = false
+        var settings = Settings()
+        var warningHandler: (@Sendable (String) -> Void)?
+    }
+
+    static let state = Mutex(State())
+
+    /// The global libvips lock. Every call that builds or frees a libvips object (operations,
+    /// images, sources) holds it; pixel evaluation does not. See `docs/PIPELINE.md`,
+    /// "Thread safety", and ``withLibvips(_:)``.
+    static let libvipsLock = Mutex(())
+
+    /// Starts libvips if it has not started, applying the current settings. Thread-safe and
+    /// idempotent; renderers call it themselves.
+    ///
+    /// - Throws: ``PipelineError/Code/libraryUnavailable`` when `vips_init` fails.
+    public static func start() throws(PipelineError) {
+        try startOnce.get()
+    }
+
+    private static let startOnce: Result<Void, PipelineError> = {
+        installLogHandler()
+        let failed: String? = libvipsLock.withLock { _ in
+            guard cvips_init("imagetables") == 0 else {
+                return Vips.takeErrorBuffer() ?? "vips_init failed"
+            }
+            vips_cache_set_max(0)
+            defaultConcurrency = vips_concurrency_get()
+            return nil
+        }
+        if let failed { return .failure(PipelineError(.libraryUnavailable, "libvips could not start", cause: failed)) }
+        let settings = state.withLock { s in
+            s.started = true
+            return s.settings
+        }
+        apply(settings)
+        return .success(())
+    }()
+
+    /// Whether libvips has started in this process.
+    public static var isStarted: Bool { state.withLock { $0.started } }
+
+    /// The current settings.
+    public static var settings: Settings { state.withLock { $0.settings } }
+
+    /// Changes the settings; applied at once when libvips is running, else when it starts.
+    /// Does not start libvips.
+    ///
+    /// - Parameter settings: the new settings.
+    public static func configure(_ settings: Settings) {
+        let started = state.withLock { s in
+            s.settings = settings
+            return s.started
+        }
+        if started { apply(settings) }
+    }
+
+    /// The libvips version this process runs, for example `8.14.1`. Starts libvips.
+    ///
+    /// - Throws: ``PipelineError/Code/libraryUnavailable`` when libvips cannot start.
+    public static func libvipsVersion() throws(PipelineError) -> String {
+        try start()
+        return String(cString: vips_version_string())
+    }
+
+    /// Sends libvips' warnings (GLib log domain `VIPS`: corrupt-data notices, "error in tile",
+    /// module problems) to `handler` instead of stderr. With no handler (the default) they are
+    /// dropped. Warnings logged on a rendering thread while it builds an image are also attached
+    /// to that render's ``PipelineError/cause`` when it fails.
+    ///
+    /// - Parameter handler: receives each warning's text; `nil` drops them.
+    public static func setWarningHandler(_ handler: (@Sendable (String) -> Void)?) {
+        installLogHandler()
+        state.withLock { $0.warningHandler = handler }
+    }
+
+    /// Runs `body` holding the global libvips lock: the only safe way for other code in this
+    /// process to create or release libvips objects of its own while renderers may be running
+    /// (liborc 0.4.33 can crash when two threads do that at once). Do not render from `body`:
+    /// the lock is not reentrant.
+    ///
+    /// - Parameter body: code that calls libvips.
+    /// - Returns: what `body` returns.
+    /// - Throws: what `body` throws, or ``PipelineError/Code/libraryUnavailable``.
+    public static func withLibvips<T>(_ body: () throws -> T) throws -> T {
+        try start()
+        return try libvipsLock.withLock { _ in try body() }
+    }
+
+    /// Decodes done by every renderer in this process since it started.
+    public static var totalDecodes: Int { decodeCounter.load(ordering: .relaxed) }
+
+    static let decodeCounter = Atomic<Int>(0)
+
+    /// libvips' own concurrency at start (from `VIPS_CONCURRENCY` or the core count); written once
+    /// under the lock before any reader.
+    nonisolated(unsafe) private static var defaultConcurrency: Int32 = 0
+
+    private static func apply(_ settings: Settings) {
+        libvipsLock.withLock { _ in
+            vips_concurrency_set(settings.concurrency.map { Int32(max(1, $0)) } ?? defaultConcurrency)
+            // Block untrusted loaders, then every loader, then allow ours again: sharp's recipe.
+            vips_block_untrusted_set(1)
+            vips_operation_block_set("VipsForeignLoad", 1)
+            for loader in ImageLoader.allCases {
+                vips_operation_block_set(loader.vipsClass, settings.loaders.contains(loader) ? 0 : 1)
+            }
+        }
+    }
+
+    // MARK: - Warnings
+
+    private static let logHandlerInstalled: Bool = {
+        // Criticals (programming errors) keep GLib's default handler and stay visible; info and
+        // debug keep it too (silent unless G_MESSAGES_DEBUG asks for them).
+        let levels = GLogLevelFlags(rawValue: G_LOG_LEVEL_WARNING.rawValue | G_LOG_LEVEL_MESSAGE.rawValue)
+        g_log_set_handler("VIPS", levels, { _, _, message, _ in
+            guard let message else { return }
+            let text = String(cString: message)
+            if let sink = WarningSink.current {
+                sink.append(text)
+                return
+            }
+            if let handler = PipelineRuntime.state.withLock({ $0.warningHandler }) { handler(text) }
+        }, nil)
+        return true
+    }()
+
+    static func installLogHandler() { _ = logHandlerInstalled }
+}
+
+/// Warnings libvips logs on one thread while that thread is inside a pipeline call, kept so a
+/// failure can say what libvips complained about (some loaders fail with an empty error buffer
+/// and put the reason in a warning).
+final class WarningSink {
+    private(set) var messages: [String] = []
+
+    func append(_ text: String) {
+        if messages.count < 16, !messages.contains(text) { messages.append(text) }
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    /// The sink of the calling thread, if it is inside ``capture(_:)``.
+    static var current: WarningSink? {
+        guard let raw = pthread_getspecific(key) else { return nil }
+        return Unmanaged<WarningSink>.fromOpaque(raw).takeUnretainedValue()
+    }
+
+    /// Runs `body` with this sink collecting the calling thread's warnings.
+    func capture<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        let previous = pthread_getspecific(Self.key)
+        pthread_setspecific(Self.key, Unmanaged.passUnretained(self).toOpaque())
+        defer { pthread_setspecific(Self.key, previous) }
+        return try body()
+    }
+}

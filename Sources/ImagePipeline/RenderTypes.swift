@@ -1,0 +1,144 @@
+import Foundation
+import ImageTableCore
+
+/// Where a source image's bytes come from.
+public enum ImageSource: Sendable {
+    /// A file, read whole into memory when rendering starts (so a file changed or truncated
+    /// meanwhile cannot crash the decoder through a memory map).
+    case file(String)
+    /// Bytes already in memory (the runtime cache's case); `name` identifies them in errors.
+    case data(Data, name: String)
+
+    /// The path or name errors report.
+    public var name: String {
+        switch self {
+        case .file(let path): path
+        case .data(_, let name): name
+        }
+    }
+}
+
+/// How strictly decoders treat damaged data: libvips' `fail_on`. Levels stricter than
+/// ``error`` reject more real-world files; ``truncated`` is the most lenient that still refuses
+/// files that end early (libvips' own default, `none`, renders their missing part grey and is not
+/// offered).
+public enum FailLevel: String, Sendable, CaseIterable, Codable {
+    /// Fail only on truncated data.
+    case truncated
+    /// Fail on truncated data and on decoder errors. The default.
+    case error
+    /// Fail on anything the decoder warns about, too (for example extraneous bytes in a JPEG).
+    case warning
+}
+
+/// Limits and strictness of a renderer.
+public struct RenderOptions: Sendable, Hashable {
+    /// The most pixels (width × height, read from the header before decoding) a source may have;
+    /// more is refused with ``PipelineError/Code/tooManyPixels``. Default 268,402,689
+    /// (0x3FFF², sharp's default).
+    public var maxPixels: Int
+    /// The largest source in bytes; larger is refused with ``PipelineError/Code/sourceTooLarge``
+    /// before reading it. Default 1 GiB.
+    public var maxSourceBytes: Int
+    /// How strictly decoders treat damaged data; ``FailLevel/error`` by default.
+    public var failOn: FailLevel
+
+    /// sharp's default pixel limit, 0x3FFF².
+    public static let defaultMaxPixels = 268_402_689
+
+    /// Creates options.
+    ///
+    /// - Parameters:
+    ///   - maxPixels: the pixel limit; ``defaultMaxPixels`` by default.
+    ///   - maxSourceBytes: the byte limit; 1 GiB by default.
+    ///   - failOn: the decoder strictness; ``FailLevel/error`` by default.
+    public init(maxPixels: Int = RenderOptions.defaultMaxPixels, maxSourceBytes: Int = 1 << 30, failOn: FailLevel = .error) {
+        self.maxPixels = maxPixels
+        self.maxSourceBytes = maxSourceBytes
+        self.failOn = failOn
+    }
+}
+
+/// One member to render: its spec and the memory its pixels go to, typically a reserved table
+/// slot.
+///
+/// The destination holds `spec.height` rows, `bytesPerRow` apart, each starting with
+/// `spec.width × bytesPerPixel` bytes of pixels in `spec.style`; the rest of each row is padding,
+/// which the renderer sets to zero. Table slots have rows starting at multiples of 64 bytes.
+public struct RenderTarget {
+    /// What to draw.
+    public var spec: MemberSpec
+    /// Where to draw it: at least `bytesPerRow × spec.height` bytes.
+    public var pixels: UnsafeMutableRawBufferPointer
+    /// The distance between row starts, at least `spec.width × bytesPerPixel`.
+    public var bytesPerRow: Int
+
+    /// Creates a target from raw memory.
+    ///
+    /// - Parameters:
+    ///   - spec: what to draw.
+    ///   - pixels: the destination, at least `bytesPerRow × spec.height` bytes.
+    ///   - bytesPerRow: the distance between row starts.
+    public init(spec: MemberSpec, pixels: UnsafeMutableRawBufferPointer, bytesPerRow: Int) {
+        self.spec = spec
+        self.pixels = pixels
+        self.bytesPerRow = bytesPerRow
+    }
+
+    /// Creates a target that draws into a reserved table slot. The reservation's size and style
+    /// must equal the spec's, or rendering fails with ``PipelineError/Code/invalidRequest``.
+    ///
+    /// After rendering, store the member's ``MemberResult/contentRect`` into the reservation's
+    /// `contentRect` before publishing it.
+    ///
+    /// - Parameters:
+    ///   - spec: what to draw.
+    ///   - reservation: the slot, from `ImageTable.reserve(key:sourceUUID:)`.
+    public init(spec: MemberSpec, reservation: SlotReservation) {
+        self.init(spec: spec, pixels: reservation.pixels, bytesPerRow: reservation.bytesPerRow)
+        reservedSize = (reservation.width, reservation.height, reservation.style)
+    }
+
+    /// The reservation's own size and style, checked against the spec.
+    var reservedSize: (width: Int, height: Int, style: PixelStyle)?
+}
+
+/// What rendering one member produced.
+public struct MemberResult: Sendable, Equatable {
+    /// The part of the slot the image covers: the whole slot except for ``Fit/inside``, where it
+    /// is the rectangle the fitted image occupies (the rest is transparent or background). Store
+    /// it in the entry's index record.
+    public var contentRect: PixelRect
+}
+
+/// Facts about a source learnt while rendering it.
+public struct SourceInfo: Sendable, Equatable {
+    /// Width after EXIF auto-rotation, from the header.
+    public var width: Int
+    /// Height after EXIF auto-rotation, from the header.
+    public var height: Int
+    /// The libvips loader that read it, for example `jpegload_source`.
+    public var loader: String
+    /// The EXIF orientation, 1 … 8 (1 when absent).
+    public var orientation: Int
+    /// Whether the source has an alpha channel.
+    public var hasAlpha: Bool
+    /// Whether the source embeds an ICC profile (and was colour-managed to sRGB).
+    public var hasICCProfile: Bool
+    /// Whether the source is CMYK (and was transformed to sRGB).
+    public var isCMYK: Bool
+    /// The size of the decoded, shrunk-on-load image every member was derived from.
+    public var decodedWidth: Int
+    /// See ``decodedWidth``.
+    public var decodedHeight: Int
+}
+
+/// What one ``ImageRenderer/render(_:into:)`` call did.
+public struct RenderReport: Sendable, Equatable {
+    /// One result per target, in the order given.
+    public var members: [MemberResult]
+    /// How many times this call decoded the source's pixels: 1 (a call never decodes twice).
+    public var decodes: Int
+    /// Facts about the source.
+    public var source: SourceInfo
+}

@@ -1,0 +1,190 @@
+import Foundation
+import CVips
+
+/// A libvips image owned by a ``VipsScope``: valid until the scope releases everything.
+struct VImage {
+    let pointer: UnsafeMutablePointer<VipsImage>
+
+    var width: Int { Int(pointer.pointee.Xsize) }
+    var height: Int { Int(pointer.pointee.Ysize) }
+    var bands: Int { Int(pointer.pointee.Bands) }
+    var format: VipsBandFormat { pointer.pointee.BandFmt }
+    var interpretation: VipsInterpretation { pointer.pointee.Type }
+}
+
+enum Vips {
+    /// Copies and clears libvips' process-wide error buffer; `nil` when it was empty.
+    static func takeErrorBuffer() -> String? {
+        guard let copy = vips_error_buffer_copy() else { return nil }
+        defer { g_free(copy) }
+        let text = String(cString: copy).trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.isEmpty ? nil : text
+    }
+}
+
+/// The one choke point through which rendering calls libvips.
+///
+/// A scope belongs to one render call on one thread. It
+/// - runs every call that builds or frees libvips objects under the global lock
+///   (``PipelineRuntime/libvipsLock``) and runs pixel evaluation outside it;
+/// - owns every object those calls return and releases them all, under the lock, in ``release()``,
+///   so no last reference to a libvips object is ever dropped outside the lock (liborc 0.4.33
+///   frees compiled code on that path without its own lock);
+/// - checks every return code, copies and clears libvips' error buffer, adds the warnings libvips
+///   logged on this thread during the call, and throws a ``PipelineError`` naming the source.
+final class VipsScope {
+    /// The source's path or name, for errors.
+    let sourceName: String
+    private var owned: [UnsafeMutableRawPointer] = []
+    private var released = false
+
+    init(sourceName: String) {
+        self.sourceName = sourceName
+    }
+
+    deinit { precondition(released || owned.isEmpty, "VipsScope dropped without release()") }
+
+    /// Takes ownership of a GObject reference (an image or a source).
+    func own<T>(_ pointer: UnsafeMutablePointer<T>) -> UnsafeMutablePointer<T> {
+        owned.append(UnsafeMutableRawPointer(pointer))
+        return pointer
+    }
+
+    /// Releases every owned object under the global lock, and frees this thread's libvips
+    /// buffers (`vips_thread_shutdown`, which libvips asks of threads it did not create).
+    func release() {
+        guard !released else { return }
+        released = true
+        PipelineRuntime.libvipsLock.withLock { _ in
+            for object in owned.reversed() { g_object_unref(object) }
+            vips_thread_shutdown()
+        }
+        owned.removeAll()
+    }
+
+    /// Builds: runs `body` under the global lock; on a non-zero return, throws.
+    ///
+    /// - Parameters:
+    ///   - step: what the call does, for the message ("read the header").
+    ///   - code: the error code when libvips' text does not say something more precise.
+    ///   - body: the libvips call; returns libvips' status.
+    func build(_ step: String, _ code: PipelineError.Code, _ body: () -> Int32) throws(PipelineError) {
+        let sink = WarningSink()
+        let (status, text) = PipelineRuntime.libvipsLock.withLock { _ in
+            sink.capture { () -> (Int32, String?) in
+                let status = body()
+                return (status, status == 0 ? nil : Vips.takeErrorBuffer())
+            }
+        }
+        if status != 0 { throw failure(step, code, text, sink.messages) }
+    }
+
+    /// Builds an image: runs `body` (which stores its result through the pointer) under the
+    /// global lock and takes ownership of the result.
+    func image(_ step: String, _ code: PipelineError.Code,
+               _ body: (UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> Int32) throws(PipelineError) -> VImage {
+        var out: UnsafeMutablePointer<VipsImage>?
+        try build(step, code) {
+            let status = body(&out)
+            if status == 0, let out { _ = own(out) }
+            return status
+        }
+        guard let out else { throw PipelineError(code, "could not \(step): libvips returned no image", path: sourceName) }
+        return VImage(pointer: out)
+    }
+
+    /// Builds an image from a pointer-returning call (NULL on failure) under the global lock.
+    func image(_ step: String, _ code: PipelineError.Code,
+               returning body: () -> UnsafeMutablePointer<VipsImage>?) throws(PipelineError) -> VImage {
+        try image(step, code) { out in
+            out.pointee = body()
+            return out.pointee == nil ? -1 : 0
+        }
+    }
+
+    /// Evaluates `image` into a new memory image, outside the global lock: the pixel work, on
+    /// libvips' own threads. Decoding happens here for lazily loaded images.
+    func copyToMemory(_ step: String, _ code: PipelineError.Code, _ image: VImage) throws(PipelineError) -> VImage {
+        let sink = WarningSink()
+        let (result, text) = sink.capture { () -> (UnsafeMutablePointer<VipsImage>?, String?) in
+            let result = vips_image_copy_memory(image.pointer)
+            return (result, result == nil ? Vips.takeErrorBuffer() : nil)
+        }
+        guard let result else { throw failure(step, code, text, sink.messages) }
+        // Creating a memory image builds no operation; it only needs to be owned.
+        return VImage(pointer: own(result))
+    }
+
+    /// Evaluates `image` into a malloc'd buffer outside the global lock and passes it to `body`;
+    /// the buffer is freed afterwards.
+    func withPixels<T>(_ step: String, _ code: PipelineError.Code, of image: VImage,
+                       _ body: (UnsafeRawBufferPointer) -> T) throws(PipelineError) -> T {
+        let sink = WarningSink()
+        var size = 0
+        let (data, text) = sink.capture { () -> (UnsafeMutableRawPointer?, String?) in
+            let data = vips_image_write_to_memory(image.pointer, &size)
+            return (data, data == nil ? Vips.takeErrorBuffer() : nil)
+        }
+        guard let data else { throw failure(step, code, text, sink.messages) }
+        defer { g_free(data) }
+        return body(UnsafeRawBufferPointer(start: data, count: size))
+    }
+
+    /// Reads an integer header field; `nil` when absent.
+    func int(_ image: VImage, _ name: String) -> Int? {
+        var value: Int32 = 0
+        let status = PipelineRuntime.libvipsLock.withLock { _ in vips_image_get_int(image.pointer, name, &value) }
+        if status != 0 {
+            _ = PipelineRuntime.libvipsLock.withLock { _ in Vips.takeErrorBuffer() }
+            return nil
+        }
+        return Int(value)
+    }
+
+    /// Reads a string header field; `nil` when absent.
+    func string(_ image: VImage, _ name: String) -> String? {
+        PipelineRuntime.libvipsLock.withLock { _ in
+            var value: UnsafePointer<CChar>?
+            guard vips_image_get_string(image.pointer, name, &value) == 0, let value else {
+                _ = Vips.takeErrorBuffer()
+                return nil
+            }
+            return String(cString: value)
+        }
+    }
+
+    /// Whether a header field exists.
+    func has(_ image: VImage, _ name: String) -> Bool {
+        PipelineRuntime.libvipsLock.withLock { _ in vips_image_get_typeof(image.pointer, name) != 0 }
+    }
+
+    private func failure(_ step: String, _ code: PipelineError.Code, _ text: String?, _ warnings: [String]) -> PipelineError {
+        var parts: [String] = []
+        if let text { parts.append(text.replacingOccurrences(of: "\n", with: "; ")) }
+        parts.append(contentsOf: warnings.filter { w in !(text ?? "").contains(w) })
+        let cause = parts.joined(separator: "; ")
+        let refined = ErrorClassifier.refine(code, cause: cause)
+        let message = switch refined {
+        case .truncated: "the image data ends early"
+        case .unsupportedFormat: "not an image in a format this pipeline decodes"
+        default: "could not \(step)"
+        }
+        return PipelineError(refined, message, path: sourceName, cause: cause)
+    }
+}
+
+/// Turns libvips' text into a more precise code where it is unambiguous.
+enum ErrorClassifier {
+    static func refine(_ code: PipelineError.Code, cause: String) -> PipelineError.Code {
+        let text = cause.lowercased()
+        if text.contains("is not in a known format") || text.contains("not a known file format")
+            || text.contains("operation is blocked") || text.contains("is not a known") {
+            return .unsupportedFormat
+        }
+        guard code == .decodeFailed else { return code }
+        let truncation = ["premature end", "truncated", "not enough data", "unexpected end", "end of file",
+                          "out of data", "short read"]
+        if truncation.contains(where: text.contains) { return .truncated }
+        return code
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import ImagePipeline
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Bad sources fail with a typed error that names them, and never crash or hang.
+@Suite struct BadInputTests {
+    static let spec = [MemberSpec(width: 64, height: 64, style: .bgra32), MemberSpec(width: 32, height: 32, style: .bgr16)]
+
+    static func failure(_ source: ImageSource, renderer: ImageRenderer = ImageRenderer()) -> PipelineError? {
+        do {
+            _ = try render(source, spec, renderer: renderer)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    static func expectFailure(_ path: String, _ code: PipelineError.Code, _ label: String) {
+        let error = failure(.file(path))
+        print("[bad input] \(label): \(error.map(String.init(describing:)) ?? "no error")")
+        #expect(error?.code == code, "\(label): \(String(describing: error))")
+        #expect(error?.path == path, "\(label) should name the file")
+        #expect(error.map { !$0.message.isEmpty && $0.description.contains(path) } == true)
+    }
+
+    @Test func truncatedFiles() throws {
+        let dir = try TemporaryDirectory()
+        let jpeg = try Data(contentsOf: URL(fileURLWithPath: Corpus.photo("Landscape_1.jpg")))
+        let truncatedJPEG = try dir.write("truncated.jpg", Array(jpeg.prefix(jpeg.count / 3)))
+        Self.expectFailure(truncatedJPEG, .truncated, "truncated JPEG")
+
+        let png = dir.file("photo.png")
+        try Reference.png(Corpus.photo("Landscape_1.jpg"), to: png)
+        let pngBytes = try Data(contentsOf: URL(fileURLWithPath: png))
+        let truncatedPNG = try dir.write("truncated.png", Array(pngBytes.prefix(pngBytes.count / 2)))
+        Self.expectFailure(truncatedPNG, .truncated, "truncated PNG")
+        // Cut inside the header: still a clear error, not a crash.
+        Self.expectFailure(try dir.write("stub.png", Array(pngBytes.prefix(20))), .truncated, "PNG cut in its header")
+        // The strictest level still renders a good file.
+        let strict = ImageRenderer(options: RenderOptions(failOn: .warning))
+        #expect(Self.failure(.file(Corpus.photo("Landscape_1.jpg")), renderer: strict) == nil)
+    }
+
+    @Test func emptyNonImageAndUnreadableFiles() throws {
+        let dir = try TemporaryDirectory()
+        Self.expectFailure(try dir.write("empty.jpg", []), .empty, "zero-byte file")
+        Self.expectFailure(try dir.write("notes.jpg", Array("just some text, not an image\n".utf8)), .unsupportedFormat, "text file")
+        Self.expectFailure(try dir.write("random.png", (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7919 >> 3) }), .unsupportedFormat, "noise")
+        Self.expectFailure(dir.file("missing.jpg"), .unreadable, "missing file")
+        Self.expectFailure(dir.path, .unreadable, "directory")
+        let fifo = dir.file("fifo.jpg")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        Self.expectFailure(fifo, .unreadable, "FIFO")
+        // Blocked formats (SVG is an "untrusted" loader in libvips) are unsupported.
+        let svg = try dir.write("image.svg", Array(#"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>"#.utf8))
+        Self.expectFailure(svg, .unsupportedFormat, "SVG")
+        if geteuid() != 0 {
+            let locked = try dir.write("locked.jpg", Array(try Data(contentsOf: URL(fileURLWithPath: Corpus.photo("Landscape_1.jpg")))))
+            chmod(locked, 0)
+            Self.expectFailure(locked, .unreadable, "file without read permission")
+        }
+        #expect(Self.failure(.data(Data(), name: "empty-bytes"))?.code == .empty)
+    }
+
+    @Test func decompressionBombsAreRefusedBeforeDecoding() throws {
+        let dir = try TemporaryDirectory()
+        // A PNG that declares 20000 × 20000 (400 Mpx) and carries almost no data.
+        let bomb = try dir.write("bomb.png", PNGWriter.headerOnly(width: 20000, height: 20000))
+        let renderer = ImageRenderer()
+        let error = Self.failure(.file(bomb), renderer: renderer)
+        #expect(error?.code == .tooManyPixels && error?.path == bomb, "\(String(describing: error))")
+        #expect(renderer.decodeCount == 0, "the bomb must be refused from its header, before decoding")
+        // The limit is an option: a 1800 × 1200 photo is over a 1-megapixel limit.
+        let small = ImageRenderer(options: RenderOptions(maxPixels: 1_000_000))
+        #expect(Self.failure(.file(Corpus.photo("Landscape_1.jpg")), renderer: small)?.code == .tooManyPixels)
+        #expect(small.decodeCount == 0)
+        // And the byte limit.
+        let tiny = ImageRenderer(options: RenderOptions(maxSourceBytes: 1000))
+        #expect(Self.failure(.file(Corpus.photo("Landscape_1.jpg")), renderer: tiny)?.code == .sourceTooLarge)
+    }
+
+    @Test func aFailureLeavesTheRendererUsable() throws {
+        let renderer = ImageRenderer()
+        let dir = try TemporaryDirectory()
+        let bad = try dir.write("bad.jpg", Array("nope".utf8))
+        for _ in 0..<3 {
+            #expect(Self.failure(.file(bad), renderer: renderer) != nil)
+            #expect(Self.failure(.file(Corpus.photo("Portrait_1.jpg")), renderer: renderer) == nil)
+        }
+    }
+}

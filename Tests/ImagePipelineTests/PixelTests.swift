@@ -1,0 +1,136 @@
+import CVips
+import Foundation
+import ImagePipeline
+import ImageTableCore
+import Testing
+
+/// Rendered members against references made by libvips directly (`vips_thumbnail`, what
+/// `vipsthumbnail` does), for every style and fit.
+///
+/// Tolerance (also in docs/PIPELINE.md): per 8-bit channel, after decoding our slot per
+/// FORMAT.md and passing the reference through the same style's quantisation, the mean absolute
+/// difference is at most 1.0 and at most 0.5 % of channel values differ by more than 8 (16 for
+/// `16BitBGR`, whose 5-bit step is 8.2, so a rounding flip is one step on its own). The
+/// pipeline derives members from one shrunk decode instead of thumbnailing per member, so a few
+/// edge pixels differ by resampling; a wrong crop, fit, orientation or channel order fails by far.
+@Suite struct PixelTests {
+    static let photo = Corpus.photo("Landscape_1.jpg")  // 1800×1200, orientation 1
+    static let meanTolerance = 1.0
+    static let overTolerance = 0.005
+
+    /// The reference pixel as the style stores it, decoded back (quantisation applied).
+    static func quantised(_ p: [Int], _ style: PixelStyle) -> [Int] {
+        switch style {
+        case .bgra32, .bgr32: return [p[0], p[1], p[2], 255]
+        case .bgr16:
+            func q(_ c: Int) -> Int { let v = (c * 31 + 127) / 255; return (v << 3) | (v >> 2) }
+            return [q(p[0]), q(p[1]), q(p[2]), 255]
+        case .grayscale8:
+            let y = (77 * p[0] + 150 * p[1] + 29 * p[2] + 128) >> 8
+            return [y, y, y, 255]
+        }
+    }
+
+    static func expectMatches(_ slot: Slot, _ reference: RasterImage, at origin: (Int, Int) = (0, 0), _ label: String) {
+        let d = Difference({ slot.rgba($0, $1) }, { quantised(reference.pixel($0, $1), slot.spec.style) },
+                           width: reference.width, height: reference.height, x0: origin.0, y0: origin.1,
+                           threshold: slot.spec.style == .bgr16 ? 16 : 8)
+        #expect(d.mean <= meanTolerance && d.over <= overTolerance, "\(label): \(d)")
+        print("[pixels] \(label): \(d)")
+    }
+
+    /// Every pixel outside `rect` is the letterbox: transparent for BGRA, background otherwise.
+    static func expectBars(_ slot: Slot, outside rect: PixelRect, _ label: String) {
+        var wrong = 0
+        for y in 0..<slot.spec.height {
+            for x in 0..<slot.spec.width where !(x >= rect.x && x < rect.x + rect.width && y >= rect.y && y < rect.y + rect.height) {
+                let expected: [UInt8]
+                switch slot.spec.style {
+                case .bgra32: expected = [0, 0, 0, 0]
+                case .bgr32: expected = [slot.spec.background.blue, slot.spec.background.green, slot.spec.background.red, 255]
+                case .bgr16, .grayscale8: expected = [] // checked via rgba below
+                }
+                if expected.isEmpty {
+                    let bg = slot.spec.background
+                    if quantised([Int(bg.red), Int(bg.green), Int(bg.blue)], slot.spec.style) != slot.rgba(x, y) { wrong += 1 }
+                } else if slot.bytes(x, y) != expected { wrong += 1 }
+            }
+        }
+        #expect(wrong == 0, "\(label): \(wrong) letterbox pixels differ")
+    }
+
+    @Test(arguments: PixelStyle.allCases)
+    func coverCentreMatchesVipsThumbnail(style: PixelStyle) throws {
+        let spec = MemberSpec(width: 120, height: 96, style: style, fit: .cover, crop: .centre)
+        let (report, slots) = try render(.file(Self.photo), [spec])
+        let reference = try Reference.thumbnail(Self.photo, width: 120, height: 96, .cover(VIPS_INTERESTING_CENTRE))
+        #expect((reference.width, reference.height) == (120, 96))
+        Self.expectMatches(slots[0], reference, "cover \(style)")
+        #expect(report.members[0].contentRect == PixelRect(x: 0, y: 0, width: 120, height: 96))
+        #expect(slots[0].paddingIsZero)
+    }
+
+    @Test(arguments: PixelStyle.allCases, [Fit.contain, Fit.inside])
+    func containAndInsideLetterbox(style: PixelStyle, fit: Fit) throws {
+        let spec = MemberSpec(width: 100, height: 100, style: style, fit: fit, background: RGBAColor(red: 10, green: 200, blue: 30))
+        let (report, slots) = try render(.file(Self.photo), [spec])
+        let reference = try Reference.thumbnail(Self.photo, width: 100, height: 100, .inside)
+        #expect((reference.width, reference.height) == (100, 67))
+        let placed = PixelRect(x: 0, y: 16, width: 100, height: 67)
+        Self.expectMatches(slots[0], reference, at: (placed.x, placed.y), "\(fit) \(style)")
+        Self.expectBars(slots[0], outside: placed, "\(fit) \(style)")
+        #expect(report.members[0].contentRect == (fit == .inside ? placed : PixelRect(x: 0, y: 0, width: 100, height: 100)))
+        #expect(slots[0].paddingIsZero)
+    }
+
+    @Test(arguments: PixelStyle.allCases)
+    func fillStretches(style: PixelStyle) throws {
+        let spec = MemberSpec(width: 90, height: 110, style: style, fit: .fill)
+        let (_, slots) = try render(.file(Self.photo), [spec])
+        let reference = try Reference.thumbnail(Self.photo, width: 90, height: 110, .force)
+        #expect((reference.width, reference.height) == (90, 110))
+        Self.expectMatches(slots[0], reference, "fill \(style)")
+        #expect(slots[0].paddingIsZero)
+    }
+
+    @Test(arguments: [CropStrategy.attention, .entropy])
+    func smartCropsMatchVipsThumbnail(crop: CropStrategy) throws {
+        let spec = MemberSpec(width: 64, height: 128, style: .bgr32, fit: .cover, crop: crop)
+        let (_, slots) = try render(.file(Self.photo), [spec])
+        let reference = try Reference.thumbnail(Self.photo, width: 64, height: 128,
+                                                .cover(crop == .attention ? VIPS_INTERESTING_ATTENTION : VIPS_INTERESTING_ENTROPY))
+        Self.expectMatches(slots[0], reference, "cover \(crop)")
+    }
+}
+
+extension PixelTests {
+    /// The real case: several members from one decode, most derived by resizing the decoded
+    /// image (or a larger member's uncropped intermediate), each against its own vips_thumbnail.
+    @Test func severalMembersFromOneDecodeMatchTheirReferences() throws {
+        let specs = [
+            MemberSpec(width: 300, height: 300, style: .bgra32, fit: .cover),
+            MemberSpec(width: 120, height: 96, style: .bgr32, fit: .cover),
+            MemberSpec(width: 100, height: 100, style: .bgr16, fit: .contain),
+            MemberSpec(width: 90, height: 110, style: .grayscale8, fit: .fill),
+            MemberSpec(width: 64, height: 128, style: .bgr32, fit: .cover, crop: .attention),
+            MemberSpec(width: 40, height: 40, style: .bgra32, fit: .cover),
+        ]
+        let renderer = ImageRenderer()
+        let (report, slots) = try render(.file(Self.photo), specs, renderer: renderer)
+        #expect(report.decodes == 1 && renderer.decodeCount == 1)
+        #expect((report.source.decodedWidth, report.source.decodedHeight) == (450, 300))
+        let references = try [
+            Reference.thumbnail(Self.photo, width: 300, height: 300, .cover(VIPS_INTERESTING_CENTRE)),
+            Reference.thumbnail(Self.photo, width: 120, height: 96, .cover(VIPS_INTERESTING_CENTRE)),
+            Reference.thumbnail(Self.photo, width: 100, height: 100, .inside),
+            Reference.thumbnail(Self.photo, width: 90, height: 110, .force),
+            Reference.thumbnail(Self.photo, width: 64, height: 128, .cover(VIPS_INTERESTING_ATTENTION)),
+            Reference.thumbnail(Self.photo, width: 40, height: 40, .cover(VIPS_INTERESTING_CENTRE)),
+        ]
+        for (i, (slot, reference)) in zip(slots, references).enumerated() {
+            let origin = specs[i].fit == .contain ? (0, 16) : (0, 0)
+            Self.expectMatches(slot, reference, at: origin, "member \(i) \(specs[i].fit) \(specs[i].width)×\(specs[i].height)")
+            #expect(slot.paddingIsZero)
+        }
+    }
+}

@@ -1,0 +1,167 @@
+import CVips
+import Foundation
+import ImagePipeline
+import ImageTableCore
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Real-world sources: EXIF orientations, PngSuite, colour profiles, CMYK, decode counting.
+@Suite struct SourceTests {
+    /// Every `Landscape_N` / `Portrait_N` (EXIF orientation N; 0 = no tag) renders upright: it
+    /// matches the orientation-1 file within a mean of 2.0 per channel (the files are separate
+    /// JPEG encodings of one photo). A wrong rotation or mirror gives a mean above 20.
+    @Test(arguments: ["Landscape", "Portrait"])
+    func everyExifOrientationComesOutUpright(kind: String) throws {
+        let spec = MemberSpec(width: 96, height: 96, style: .bgr32, fit: .contain)
+        let (_, upright) = try render(.file(Corpus.photo("\(kind)_1.jpg")), [spec])
+        for n in [0, 2, 3, 4, 5, 6, 7, 8] {
+            let (report, slots) = try render(.file(Corpus.photo("\(kind)_\(n).jpg")), [spec])
+            #expect(report.source.orientation == max(n, 1))
+            #expect(kind == "Landscape" ? report.source.width > report.source.height : report.source.width < report.source.height)
+            let d = Difference({ slots[0].rgba($0, $1) }, { upright[0].rgba($0, $1) }, width: 96, height: 96)
+            #expect(d.mean <= 2.0, "\(kind)_\(n): \(d)")
+        }
+    }
+
+    /// Every PngSuite image renders, except the deliberately corrupt `x*` files, which fail with
+    /// a typed error naming the file. Nothing crashes.
+    @Test func pngSuiteRendersOrFailsCleanly() throws {
+        let files = Corpus.pngSuite
+        #expect(files.count >= 170, "PngSuite not found under \(Corpus.root)")
+        let renderer = ImageRenderer()
+        let specs = [MemberSpec(width: 24, height: 24, style: .bgra32, cornerRadius: 4),
+                     MemberSpec(width: 16, height: 12, style: .grayscale8, fit: .inside)]
+        var failures: [String: PipelineError.Code] = [:]
+        for file in files {
+            let name = URL(fileURLWithPath: file).lastPathComponent
+            do {
+                let (report, slots) = try render(.file(file), specs, renderer: renderer)
+                #expect(!name.hasPrefix("x"), "\(name) is corrupt but rendered")
+                #expect(slots.allSatisfy { $0.paddingIsZero })
+                for y in 0..<24 {
+                    for x in 0..<24 {
+                        let p = slots[0].bytes(x, y)
+                        #expect(p[0] <= p[3] && p[1] <= p[3] && p[2] <= p[3], "\(name) not premultiplied at \(x),\(y)")
+                    }
+                }
+                #expect(report.decodes == 1)
+            } catch {
+                #expect(name.hasPrefix("x"), "\(name) failed: \(error)")
+                #expect(error.path == file && !error.message.isEmpty)
+                #expect([.unsupportedFormat, .decodeFailed, .truncated].contains(error.code), "\(error)")
+                failures[name] = error.code
+                print("[pngsuite] \(error)")
+            }
+        }
+        #expect(failures.count == files.filter { URL(fileURLWithPath: $0).lastPathComponent.hasPrefix("x") }.count)
+        // Bad signatures are not PNGs at all; broken chunks are corrupt PNGs.
+        #expect(failures["xs1n0g01.png"] == .unsupportedFormat)
+        #expect(failures["xcsn0g01.png"] == .decodeFailed)
+    }
+
+    @Test func oneDecodePerSourceWhateverTheNumberOfMembers() throws {
+        let renderer = ImageRenderer()
+        let specs = [600, 300, 150, 75].flatMap { size in
+            PixelStyle.allCases.map { MemberSpec(width: size, height: size, style: $0) }
+        } + [MemberSpec(width: 200, height: 50, style: .bgr32, fit: .fill), MemberSpec(width: 99, height: 99, style: .bgra32, fit: .inside)]
+        let before = PipelineRuntime.totalDecodes
+        for (i, name) in ["Landscape_1.jpg", "Portrait_6.jpg", "Landscape_3.jpg"].enumerated() {
+            let (report, _) = try render(.file(Corpus.photo(name)), specs, renderer: renderer)
+            #expect(report.decodes == 1)
+            #expect(renderer.decodeCount == i + 1)
+        }
+        #expect(PipelineRuntime.totalDecodes >= before + 3)
+    }
+
+    @Test func inMemoryBytesRenderLikeTheFile() throws {
+        let path = Corpus.photo("Portrait_5.jpg")
+        let specs = [MemberSpec(width: 80, height: 60, style: .bgra32), MemberSpec(width: 33, height: 33, style: .bgr16, fit: .contain)]
+        let (fileReport, fromFile) = try render(.file(path), specs)
+        let (dataReport, fromData) = try render(.data(try Data(contentsOf: URL(fileURLWithPath: path)), name: "cache-entry"), specs)
+        #expect(fileReport == dataReport)
+        for (a, b) in zip(fromFile, fromData) { #expect(Array(a.buffer) == Array(b.buffer)) }
+    }
+
+    @Test func embeddedProfilesAreConvertedToSRGB() throws {
+        let dir = try TemporaryDirectory()
+        let original = Corpus.photo("Landscape_1.jpg")
+        let p3 = dir.file("p3.jpg")
+        try Reference.jpegWithProfile(original, profile: "p3", to: p3)
+        let spec = MemberSpec(width: 120, height: 80, style: .bgr32)
+        let (_, reference) = try render(.file(original), [spec])
+        let (report, slots) = try render(.file(p3), [spec])
+        #expect(report.source.hasICCProfile && !report.source.isCMYK)
+        let d = Difference({ slots[0].rgba($0, $1) }, { reference[0].rgba($0, $1) }, width: 120, height: 80)
+        #expect(d.mean <= 1.5, "P3 → sRGB: \(d)")
+    }
+
+    @Test func cmykIsTransformedToSRGB() throws {
+        let dir = try TemporaryDirectory()
+        let original = Corpus.photo("Landscape_6.jpg")
+        let cmyk = dir.file("cmyk.jpg")
+        try Reference.jpegWithProfile(original, profile: "cmyk", to: cmyk)
+        let specs = [MemberSpec(width: 120, height: 80, style: .bgr32), MemberSpec(width: 40, height: 40, style: .bgra32)]
+        let (_, reference) = try render(.file(original), specs)
+        let (report, slots) = try render(.file(cmyk), specs)
+        #expect(report.source.isCMYK && report.decodes == 1)
+        // Orientation survives the CMYK path too (the file keeps the EXIF tag 6).
+        #expect(report.source.orientation == 6 && report.source.width == 1800)
+        for i in 0..<2 {
+            let d = Difference({ slots[i].rgba($0, $1) }, { reference[i].rgba($0, $1) }, width: specs[i].width, height: specs[i].height)
+            // The CMYK round trip loses gamut: measured mean ≈ 5 for vips itself.
+            #expect(d.mean <= 7, "CMYK member \(i): \(d)")
+        }
+    }
+
+    @Test func sixteenBitGreyAndPaletteSourcesBecomeEightBitSRGB() throws {
+        let dir = "\(Corpus.root)/pngsuite/png"
+        for name in ["basn0g16.png", "basn2c16.png", "basn4a16.png", "basn6a16.png", "basn3p08.png", "basn0g01.png", "basn4a08.png"] {
+            let reference = try Reference.thumbnail("\(dir)/\(name)", width: 32, height: 32, .inside)
+            let (_, slots) = try render(.file("\(dir)/\(name)"), [MemberSpec(width: 32, height: 32, style: .bgr32, background: .black)])
+            // vips_thumbnail keeps grey as one band and alpha unflattened: compare opaque files
+            // only, channel by channel; alpha files must merely render.
+            if reference.bands == 3 || reference.bands == 1 {
+                let d = Difference({ slots[0].rgba($0, $1) }, { x, y in
+                    let v = reference.pixel(x, y)
+                    return reference.bands == 1 ? [v[0], v[0], v[0]] : v
+                }, width: 32, height: 32)
+                #expect(d.mean <= 1.0, "\(name): \(d)")
+            }
+        }
+    }
+
+    /// Each allowed format decodes (converted from a corpus photo by libvips); formats outside the
+    /// allow-list are refused as unsupported.
+    @Test func allowedFormatsRenderAndOthersAreRefused() throws {
+        let dir = try TemporaryDirectory()
+        // A 360×240 lossless copy keeps the encoders (AV1 above all) fast.
+        let original = dir.file("small.png")
+        try Reference.convert(Corpus.photo("Landscape_1.jpg"), to: original, maxSize: 360)
+        let spec = MemberSpec(width: 120, height: 80, style: .bgr32)
+        let (_, reference) = try render(.file(original), [spec])
+        for (suffix, loader, tolerance) in [("webp", "webpload", 6.0), ("gif", "gifload", 4.0), ("tif", "tiffload", 1.0), ("avif", "heifload", 6.0), ("png", "pngload", 1.0)] {
+            let path = dir.file("photo.\(suffix)")
+            do { try Reference.convert(original, to: path) } catch {
+                Issue.record("libvips could not write .\(suffix) here: \(error)")
+                continue
+            }
+            let (report, slots) = try render(.file(path), [spec])
+            #expect(report.source.loader.hasPrefix(loader), "\(suffix): \(report.source.loader)")
+            let d = Difference({ slots[0].rgba($0, $1) }, { reference[0].rgba($0, $1) }, width: 120, height: 80)
+            // Lossy encoders (WebP, AVIF at default quality; GIF's 256 colours) differ from the
+            // original; a wrong decode (channels, orientation, garbage) scores above 20.
+            #expect(d.mean <= tolerance, "\(suffix): \(d)")
+            print("[formats] \(suffix): \(d)")
+        }
+        for suffix in ["ppm", "v", "csv"] {
+            let path = dir.file("photo.\(suffix)")
+            try Reference.convert(original, to: path)
+            #expect(throws: PipelineError.self) { try render(.file(path), [spec]) }
+            do { _ = try render(.file(path), [spec]) } catch {
+                #expect(error.code == .unsupportedFormat, "\(suffix): \(error)")
+            }
+        }
+    }
+}

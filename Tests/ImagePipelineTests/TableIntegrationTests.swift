@@ -1,0 +1,73 @@
+import Foundation
+import ImagePipeline
+import ImageTableCore
+import Synchronization
+import Testing
+
+/// The way the bake uses the engine: reserve a slot in each member's table, render one source
+/// into all of them, record the content rectangles, publish.
+@Suite struct TableIntegrationTests {
+    @Test func renderIntoReservedSlotsAndReadBack() throws {
+        let dir = try TemporaryDirectory()
+        let specs = [MemberSpec(width: 150, height: 150, style: .bgra32, cornerRadius: 12),
+                     MemberSpec(width: 150, height: 100, style: .bgr16, fit: .inside, background: .black)]
+        let tables = try specs.enumerated().map { i, spec in
+            try ImageTable(path: dir.file("m\(i).imagetable"), descriptor: FormatDescriptor(
+                name: "m\(i)", family: "demo", width: spec.width, height: spec.height, style: spec.style,
+                capacity: 4, renderingSignature: spec.renderingSignature))
+        }
+        defer { tables.forEach { $0.close() } }
+        let key = "photos/Portrait_6.jpg", source = UUID()
+        var reservations = try tables.map { try $0.reserve(key: key, sourceUUID: source) }
+        let targets = zip(specs, reservations).map { RenderTarget(spec: $0, reservation: $1) }
+        let report = try ImageRenderer().render(.file(Corpus.photo("Portrait_6.jpg")), into: targets)
+        for i in reservations.indices { reservations[i].contentRect = report.members[i].contentRect }
+        for (table, reservation) in zip(tables, reservations) { _ = try table.publish([reservation]) }
+
+        // The same render into plain buffers gives the same bytes as the tables hold.
+        let (_, slots) = try render(.file(Corpus.photo("Portrait_6.jpg")), specs)
+        for (i, table) in tables.enumerated() {
+            let entry = try #require(table.entry(forKey: key))
+            #expect(entry.contentRect == report.members[i].contentRect)
+            try table.withImage(forKey: key) { view in
+                #expect(view.bytesPerRow == slots[i].bytesPerRow)
+                #expect(Array(view.bytes) == Array(slots[i].buffer))
+            }
+        }
+        // Portrait 1200×1800 inside 150×100: 67×100 centred.
+        #expect(report.members[1].contentRect == PixelRect(x: 41, y: 0, width: 67, height: 100))
+    }
+
+    @Test func aReservationOfAnotherSizeIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        let table = try ImageTable(path: dir.file("t.imagetable"), descriptor: FormatDescriptor(
+            name: "t", width: 64, height: 64, style: .bgr32, capacity: 1))
+        defer { table.close() }
+        let reservation = try table.reserve(key: "k", sourceUUID: UUID())
+        let target = RenderTarget(spec: MemberSpec(width: 64, height: 64, style: .bgra32), reservation: reservation)
+        #expect(throws: PipelineError.self) { try ImageRenderer().render(.file(PixelTests.photo), into: [target]) }
+        table.abandon(reservation)
+    }
+}
+
+/// libvips' GLib warnings go to the handler, not stderr.
+@Suite(.serialized) struct WarningTests {
+    @Test func warningsReachTheHandler() throws {
+        let received = Mutex<[String]>([])
+        PipelineRuntime.setWarningHandler { text in received.withLock { $0.append(text) } }
+        defer { PipelineRuntime.setWarningHandler(nil) }
+        let jpeg = try Data(contentsOf: URL(fileURLWithPath: Corpus.photo("Landscape_1.jpg")))
+        var causes = ""
+        for cut in [3, 2] {
+            do {
+                _ = try render(.data(jpeg.prefix(jpeg.count / cut), name: "cut.jpg"), [MemberSpec(width: 300, height: 300, style: .bgr32)])
+            } catch {
+                causes += error.cause ?? ""
+            }
+        }
+        // Truncated JPEGs make libjpeg warn (premature end, "error in tile"): each warning lands
+        // either in the handler (libvips' worker threads) or in the failing call's cause.
+        let warnings = received.withLock { $0 }
+        #expect(!warnings.isEmpty || causes.contains(";"), "no warning seen: \(warnings) \(causes)")
+    }
+}
