@@ -105,6 +105,18 @@ public struct TableNotice: Sendable, Equatable, CustomStringConvertible {
     /// The slot concerned, if any.
     public let slot: Int?
 
+    /// Creates a notice.
+    ///
+    /// - Parameters:
+    ///   - kind: what happened.
+    ///   - message: a sentence for people.
+    ///   - slot: the slot concerned, if any.
+    public init(kind: Kind, message: String, slot: Int?) {
+        self.kind = kind
+        self.message = message
+        self.slot = slot
+    }
+
     /// `notice: message [kind]`.
     public var description: String { "notice: \(message) [\(kind.rawValue)]" }
 }

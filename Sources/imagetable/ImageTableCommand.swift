@@ -14,9 +14,10 @@ struct ImageTableCommand: AsyncParsableCommand {
 
             EXIT STATUS
               0   success (for validate: every manifest is valid)
-              1   failure (for validate: some manifest has errors)
+              1   failure (for validate: some manifest has errors; for bake: a fatal error)
+              3   bake finished but some sources failed
               64  bad usage: unknown option, missing or malformed argument
             """,
-        subcommands: [ValidateCommand.self]
+        subcommands: [ValidateCommand.self, BakeCommand.self, BakeWorkerCommand.self]
     )
 }

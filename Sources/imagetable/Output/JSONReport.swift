@@ -31,6 +31,16 @@ enum JSONReport {
         let line: Int
         let column: Int
         let keyPath: String
+
+        init(_ d: Diagnostic) {
+            severity = d.severity.rawValue
+            code = d.code.rawValue
+            message = d.message
+            file = d.file
+            line = d.line
+            column = d.column
+            keyPath = d.keyPath
+        }
     }
 
     struct TableEntry: Encodable {
@@ -51,10 +61,7 @@ enum JSONReport {
         let entries = reports.map { r in
             ManifestEntry(
                 file: r.file, valid: r.isValid, errorCount: r.errorCount, warningCount: r.warningCount,
-                diagnostics: r.diagnostics.map {
-                    DiagnosticEntry(severity: $0.severity.rawValue, code: $0.code.rawValue, message: $0.message, file: $0.file,
-                                    line: $0.line, column: $0.column, keyPath: $0.keyPath)
-                },
+                diagnostics: r.diagnostics.map(DiagnosticEntry.init),
                 tables: (r.manifest?.tables ?? []).map {
                     TableEntry(format: $0.format.name, family: $0.family, scale: $0.scale, file: $0.displayPath,
                                pixelWidth: $0.pixelWidth, pixelHeight: $0.pixelHeight, style: $0.style.rawValue,

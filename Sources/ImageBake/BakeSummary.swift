@@ -1,0 +1,73 @@
+import Foundation
+
+/// One source that was not baked, and why.
+public struct SourceFailure: Sendable, Codable, Equatable {
+    /// The family it belongs to.
+    public let family: String
+    /// Its key (path relative to the family's sources directory).
+    public let key: String
+    /// Its full path.
+    public let path: String
+    /// A stable code: a pipeline code (`truncated`, `too-many-pixels`, `unsupported-format`…),
+    /// `worker-crashed`, `timed-out`, `unreadable`, `key-too-long` or `outside-sources`.
+    public let code: String
+    /// A sentence for people.
+    public let message: String
+}
+
+/// What happened to one table.
+public struct TableSummary: Sendable, Codable, Equatable {
+    /// The table file, as a person would type it.
+    public let path: String
+    /// The format's name and the table's scale.
+    public let format: String
+    public let scale: Int
+    /// Entries written (new or replaced) by this bake.
+    public var written = 0
+    /// Entries replaced to make room (the table was full).
+    public var evicted = 0
+    /// Entries in the table after the bake, and its capacity.
+    public var entries = 0
+    public let capacity: Int
+    /// Whether opening rebuilt the table (its parameters changed or it was damaged).
+    public var reset = false
+    /// What opening reported (rebuilds, interrupted writes dropped…).
+    public var notices: [String] = []
+}
+
+/// Everything a bake did: what `imagetable bake` prints and `--format json` emits.
+public struct BakeSummary: Sendable, Codable, Equatable {
+    /// Source files found across all families.
+    public var sourcesFound = 0
+    /// Sources decoded (once per family each).
+    public var decoded = 0
+    /// Sources skipped because every table already held them, unchanged.
+    public var unchanged = 0
+    /// Sources that could not be baked.
+    public var failed: [SourceFailure] = []
+    /// Per table.
+    public var tables: [TableSummary] = []
+    /// Wall-clock seconds.
+    public var seconds = 0.0
+    /// Whether this was a `--dry-run` (nothing was written; counts are what would happen).
+    public var dryRun = false
+    /// Whether `--strict` stopped the bake at the first failure.
+    public var stoppedEarly = false
+
+    /// Entries written across tables.
+    public var written: Int { tables.reduce(0) { $0 + $1.written } }
+    /// Entries evicted across tables.
+    public var evicted: Int { tables.reduce(0) { $0 + $1.evicted } }
+}
+
+/// Progress of a running bake, for a progress bar.
+public struct BakeProgress: Sendable {
+    /// Sources finished (baked, unchanged or failed).
+    public let done: Int
+    /// Sources to do.
+    public let total: Int
+    /// Sources that failed so far.
+    public let failed: Int
+    /// Seconds since the bake started.
+    public let elapsed: Double
+}

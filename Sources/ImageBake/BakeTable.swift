@@ -1,0 +1,125 @@
+import Foundation
+import ImageManifest
+import ImagePipeline
+import ImageTableCore
+import Synchronization
+
+/// One table during a bake: its writer handle (or, in a dry run, a read-only view), how to render
+/// into it, and the reservations waiting to be published in a batch.
+final class BakeTable: @unchecked Sendable {
+    struct Counts {
+        var written = 0
+        var evicted = 0
+        /// Dry runs: keys that would be added, not replaced.
+        var plannedNew = 0
+    }
+
+    let planned: PlannedTable
+    let spec: MemberSpec
+    let hashHex: String
+    let notices: [TableNotice]
+    private let table: ImageTable?
+    private let reader: ImageTableReader?
+    private let batchLimit: Int
+    private let pending = Mutex<[SlotReservation]>([])
+    let counts = Mutex(Counts())
+
+    /// Opens the table for writing (creating or rebuilding it), or read-only for a dry run.
+    ///
+    /// - Throws: ``BakeError`` `tableUnavailable` naming the table.
+    init(_ planned: PlannedTable, options: BakeOptions) throws {
+        self.planned = planned
+        spec = MemberSpec(planned: planned)
+        hashHex = WorkerProtocol.hex(planned.descriptor.parametersHash)
+        batchLimit = max(1, min(options.publishBatch, planned.maximumCount / 4))
+        if options.dryRun {
+            let existing = try? ImageTableReader(path: planned.path)
+            reader = existing?.header.parametersHash == planned.descriptor.parametersHash ? existing : nil
+            table = nil
+            notices = existing != nil && reader == nil ? [TableNotice(kind: .reset, message: "would rebuild: parameters changed", slot: nil)] : []
+        } else {
+            do {
+                table = try ImageTable(path: planned.path, descriptor: planned.descriptor,
+                                       options: .init(lockTimeout: options.lockTimeout, durability: options.durability))
+            } catch let error as TableError {
+                throw BakeError(.tableUnavailable, error.message, path: planned.displayPath)
+            }
+            reader = nil
+            notices = table!.notices
+        }
+    }
+
+    /// Whether the table already holds `key` made from `source`; a writer also counts the use,
+    /// so that entries of sources that still exist outlive those of removed ones.
+    func isFresh(key: String, source: UUID) -> Bool {
+        if let table { return table.touch(key: key, sourceUUID: source) }
+        guard let entry = reader?.entry(forKey: key) else {
+            counts.withLock { $0.plannedNew += 1 }
+            return false
+        }
+        return entry.sourceUUID == source
+    }
+
+    /// Reserves a slot, publishing this table's pending batch and retrying while every slot is
+    /// held by writes in flight (a small table with many workers).
+    func reserve(key: String, source: UUID) throws -> SlotReservation {
+        for _ in 0..<2000 {
+            do {
+                let reservation = try table!.reserve(key: key, sourceUUID: source)
+                if reservation.evictedKey != nil { counts.withLock { $0.evicted += 1 } }
+                return reservation
+            } catch let error as TableError where error.code == .busy {
+                try publishPending()
+                usleep(2000)
+            }
+        }
+        throw BakeError(.tableUnavailable, "no slot became free for '\(key)'", path: planned.displayPath)
+    }
+
+    /// Queues a filled reservation; publishes the batch once it is full.
+    func enqueue(_ reservation: SlotReservation) throws {
+        let batch: [SlotReservation]? = pending.withLock { p in
+            p.append(reservation)
+            guard p.count >= batchLimit else { return nil }
+            defer { p = [] }
+            return p
+        }
+        if let batch { try publish(batch) }
+    }
+
+    /// Publishes whatever is queued.
+    func publishPending() throws {
+        let batch = pending.withLock { p in
+            defer { p = [] }
+            return p
+        }
+        if !batch.isEmpty { try publish(batch) }
+    }
+
+    func abandon(_ reservation: SlotReservation) { table?.abandon(reservation) }
+
+    /// Entries now in the table.
+    var entryCount: Int { table?.count ?? reader?.count ?? 0 }
+
+    func close() { table?.close() }
+
+    private func publish(_ batch: [SlotReservation]) throws {
+        do {
+            try table!.publish(batch)
+        } catch let error as TableError {
+            throw BakeError(.tableUnavailable, "could not commit \(batch.count) entries: \(error.message)", path: planned.displayPath)
+        }
+        counts.withLock { $0.written += batch.count }
+    }
+}
+
+extension MemberSpec {
+    /// How the pipeline renders a planned table: the manifest's options at the table's scale.
+    init(planned: PlannedTable) {
+        let f = planned.format
+        self.init(width: planned.pixelWidth, height: planned.pixelHeight, style: planned.style,
+                  fit: Fit(rawValue: f.fit.rawValue) ?? .cover, crop: CropStrategy(rawValue: f.crop.rawValue) ?? .centre,
+                  background: RGBAColor(red: f.background.red, green: f.background.green, blue: f.background.blue, alpha: f.background.alpha),
+                  cornerRadius: f.cornerRadius * Double(planned.scale), upscale: f.upscale)
+    }
+}

@@ -1,0 +1,133 @@
+import ArgumentParser
+import Foundation
+import ImageBake
+import ImageManifest
+import ImagePipeline
+
+/// `imagetable bake MANIFEST`: validates the manifest, then bakes every family's sources into
+/// its tables, decoding each changed source once for its whole family.
+struct BakeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bake",
+        abstract: "Bake a manifest's source images into its tables; unchanged sources are skipped.",
+        discussion: """
+            The manifest is validated first, with the same diagnostics as `imagetable validate`.
+            Each family's sources are fingerprinted; a source every table already holds with the
+            same content is not decoded at all. The others are decoded once, by worker processes,
+            and rendered into every format of the family. When a table is full the least
+            recently used entry is replaced.
+
+            A source that cannot be baked (truncated, corrupt, not an image, over --max-pixels,
+            unreadable) is reported with its path and reason, and the bake goes on.
+
+            EXIT STATUS
+              0   every source is baked or unchanged
+              1   fatal: invalid manifest, missing sources directory, a table that cannot be
+                  written (disk full, locked), or with --strict any failed source
+              3   the bake finished but some sources failed
+              64  bad usage
+            """
+    )
+
+    @Argument(help: "The manifest to bake.")
+    var manifest: String
+
+    @Option(name: .shortAndLong, help: "Worker processes decoding at once (default: the number of cores).")
+    var jobs: Int?
+
+    @Option(help: ArgumentHelp("Refuse images with more pixels than this, from their header, before decoding.", valueName: "n"))
+    var maxPixels: Int = RenderOptions.defaultMaxPixels
+
+    @Option(help: ArgumentHelp("Seconds one source may take before it is given up.", valueName: "seconds"))
+    var timeout: Double = 120
+
+    @Option(help: ArgumentHelp("Seconds to wait for another process writing a table.", valueName: "seconds"))
+    var lockTimeout: Double = 10
+
+    @Flag(help: "Stop at the first source that fails, committing nothing for it (exit 1).")
+    var strict = false
+
+    @Flag(help: "Show what would be decoded, written and evicted, touching no table.")
+    var dryRun = false
+
+    @Option(help: "Output: text (a summary for people) or json (one document on standard output).")
+    var format: BakeOutputFormat = .text
+
+    @Flag(inversion: .prefixedNo, help: "Show a progress bar when standard error is a terminal.")
+    var progress = true
+
+    @Option(help: ArgumentHelp("The directory output and sources must stay inside (default: the manifest's directory).",
+                               valueName: "dir"))
+    var root: String?
+
+    @Flag(help: "Allow output and sources outside the manifest's directory (or --root), and links leading out of them.")
+    var allowOutsidePaths = false
+
+    func validate() throws {
+        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1.") }
+        guard maxPixels > 0 else { throw ValidationError("--max-pixels must be positive.") }
+        guard timeout > 0, lockTimeout >= 0 else { throw ValidationError("timeouts must be positive.") }
+    }
+
+    func run() throws {
+        let validator = ManifestValidator(options: ValidationOptions(allowOutsidePaths: allowOutsidePaths, root: root))
+        let report = validator.validate(fileAt: manifest)
+        guard let plan = report.manifest else {
+            BakeReport.printInvalid(report, format: format)
+            throw ExitStatus.failure
+        }
+        for diagnostic in report.diagnostics where format == .text {
+            FileHandle.standardError.write(Data((DiagnosticLines.compilerStyle(diagnostic) + "\n").utf8))
+        }
+        var options = BakeOptions(workerCommand: [Self.executablePath, "bake-worker"])
+        options.jobs = jobs ?? options.jobs
+        options.maxPixels = maxPixels
+        options.timeout = timeout
+        options.lockTimeout = lockTimeout
+        options.strict = strict
+        options.dryRun = dryRun
+        options.allowOutsidePaths = allowOutsidePaths
+        let bar = progress && isatty(2) == 1 ? ProgressBar() : nil
+        if let bar {
+            options.progress = { @Sendable progress in bar.update(progress) }
+        }
+        let summary: BakeSummary
+        do {
+            summary = try Baker.bake(plan, options: options)
+            bar?.finish()
+        } catch let error as BakeError {
+            bar?.finish()
+            BakeReport.printFatal(error, report: report, format: format)
+            throw ExitStatus.failure
+        }
+        BakeReport.print(summary, report: report, manifestPath: manifest, format: format)
+        if !summary.failed.isEmpty { throw ExitCode(3) }
+    }
+
+    /// This executable, which the workers run as `imagetable bake-worker`.
+    static var executablePath: String {
+        Bundle.main.executablePath ?? CommandLine.arguments[0]
+    }
+}
+
+/// `--format` for bake: GitHub annotations make no sense for a bake summary.
+enum BakeOutputFormat: String, CaseIterable, ExpressibleByArgument {
+    case text
+    case json
+}
+
+/// `imagetable bake-worker`: the worker processes of a bake. Not for people: jobs arrive as
+/// JSON lines on standard input from `imagetable bake`.
+struct BakeWorkerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "bake-worker", shouldDisplay: false)
+
+    @Option var maxPixels: Int = RenderOptions.defaultMaxPixels
+
+    func run() throws {
+        // One source at a time per process: libvips' own threads would only compete with the
+        // other workers for the cores.
+        PipelineRuntime.configure(.init(concurrency: 1))
+        let status = BakeWorker.serve(options: RenderOptions(maxPixels: maxPixels))
+        if status != 0 { throw ExitCode(status) }
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import ImageBake
+import ImageTableCore
+import Testing
+
+struct BakeTests {
+    /// One decode per source for the whole family, nothing decoded on an unchanged re-bake, a
+    /// changed file re-baked, a removed file's entries kept (pruning is not the bake's job).
+    @Test func decodesOncePerFamilyAndOnlyWhatChanged() throws {
+        let project = try BakeProject()
+        for (i, name) in ["Landscape_1", "Portrait_3", "Landscape_6", "Portrait_8"].enumerated() {
+            try project.add("p\(i).jpg", from: Corpus.photo(name))
+        }
+        let first = try project.bake()
+        #expect(first.sourcesFound == 4 && first.decoded == 4 && first.unchanged == 0 && first.failed.isEmpty)
+        #expect(first.tables.map(\.written) == [4, 4, 4, 4])
+        #expect(first.tables.allSatisfy { $0.entries == 4 })
+
+        let second = try project.bake()
+        #expect(second.decoded == 0 && second.unchanged == 4)
+        #expect(second.tables.map(\.written) == [0, 0, 0, 0])
+
+        try project.add("p2.jpg", from: Corpus.photo("Landscape_0"))
+        try FileManager.default.removeItem(atPath: project.sources + "/p3.jpg")
+        let third = try project.bake()
+        #expect(third.decoded == 1 && third.unchanged == 2 && third.sourcesFound == 3)
+        #expect(third.tables.map(\.written) == [1, 1, 1, 1])
+        #expect(third.tables.allSatisfy { $0.entries == 4 }, "the removed source's entries stay until evicted")
+        for table in third.tables {
+            #expect(TableVerifier.verify(path: project.root + "/" + table.path.split(separator: "/").suffix(2).joined(separator: "/")).isValid)
+        }
+    }
+
+    @Test func badSourcesAreReportedAndTheOthersBaked() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 16, maximumCount: 20))
+        let good = try Data(contentsOf: URL(fileURLWithPath: Corpus.photo("Landscape_1")))
+        try project.add("good.jpg", from: Corpus.photo("Landscape_1"))
+        project.add("truncated.jpg", bytes: Array(good.prefix(good.count / 3)))
+        project.add("empty.jpg", bytes: [])
+        project.add("notes.jpg", bytes: Array("this is not an image\n".utf8))
+        project.add("big.png", bytes: Self.pngHeader(width: 5000, height: 5000))
+        let summary = try project.bake { $0.maxPixels = 3_000_000 }
+        #expect(summary.decoded == 1)
+        let codes = Dictionary(uniqueKeysWithValues: summary.failed.map { ($0.key, $0.code) })
+        #expect(codes == ["truncated.jpg": "truncated", "empty.jpg": "empty", "notes.jpg": "unsupported-format",
+                          "big.png": "too-many-pixels"], "\(summary.failed)")
+        #expect(summary.failed.allSatisfy { $0.path.hasPrefix(project.sources) && !$0.message.isEmpty })
+        #expect(summary.tables.allSatisfy { $0.entries == 1 })
+    }
+
+    /// A PNG that declares `width × height` but holds almost nothing: a decompression bomb's
+    /// header, which must be refused before any decoding.
+    static func pngHeader(width: UInt32, height: UInt32) -> [UInt8] {
+        func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+            let body = Array(type.utf8) + data
+            let crc = body.withUnsafeBytes { CRC32.checksum($0) }
+            return withUnsafeBytes(of: UInt32(data.count).bigEndian, Array.init) + body + withUnsafeBytes(of: crc.bigEndian, Array.init)
+        }
+        let ihdr = withUnsafeBytes(of: width.bigEndian, Array.init) + withUnsafeBytes(of: height.bigEndian, Array.init) + [8, 2, 0, 0, 0]
+        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", ihdr) + chunk("IDAT", [0x78, 0x9C, 0x03, 0x00]) + chunk("IEND", [])
+    }
+
+    @Test func everyPngSuiteImageBakesOrFailsCleanly() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 200))
+        let names = try FileManager.default.contentsOfDirectory(atPath: Corpus.pngSuite).filter { $0.hasSuffix(".png") }
+        for name in names { try project.add(name, from: Corpus.pngSuite + "/" + name) }
+        let summary = try project.bake()
+        let failed = Set(summary.failed.map(\.key))
+        #expect(failed == Set(names.filter { $0.hasPrefix("x") }), "only the deliberately corrupt x* files fail")
+        #expect(summary.decoded == names.count - failed.count)
+        #expect(summary.failed.allSatisfy { !$0.code.isEmpty && $0.code != "worker-crashed" })
+    }
+
+    @Test func strictStopsAndCommitsNothingForTheFailedSource() throws {
+        let project = try BakeProject()
+        project.add("a-broken.jpg", bytes: [0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10])
+        try project.add("b-good.jpg", from: Corpus.photo("Landscape_1"))
+        let error = #expect(throws: BakeError.self) { try project.bake(jobs: 1) { $0.strict = true } }
+        #expect(error?.code == .sourceFailed && error?.message.contains("a-broken.jpg") == true)
+        let table = try ImageTableReader(path: project.tables + "/bgra.imagetable")
+        #expect(table.entry(forKey: "a-broken.jpg") == nil)
+    }
+
+    @Test func dryRunTouchesNoTable() throws {
+        let project = try BakeProject()
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        let plan = try project.bake { $0.dryRun = true }
+        #expect(plan.dryRun && plan.decoded == 1 && plan.tables.allSatisfy { $0.entries == 1 })
+        #expect(!FileManager.default.fileExists(atPath: project.tables))
+        _ = try project.bake()
+        let again = try project.bake { $0.dryRun = true }
+        #expect(again.decoded == 0 && again.unchanged == 1)
+    }
+
+    @Test func aFullTableEvictsAndCountsIt() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 16, maximumCount: 3))
+        for i in 0..<7 { try project.add("p\(i).jpg", from: Corpus.photo(i % 2 == 0 ? "Landscape_\(i)" : "Portrait_\(i)")) }
+        let summary = try project.bake()
+        #expect(summary.decoded == 7)
+        #expect(summary.tables.allSatisfy { $0.written == 7 && $0.evicted == 4 && $0.entries == 3 })
+    }
+
+    /// Many sources through every job slot: a crash in the decoder stack (the liborc race of
+    /// docs/PIPELINE.md, should it come back) would surface as worker-crashed failures.
+    @Test func manySourcesWithAllJobs() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 20, maximumCount: 400))
+        let photos = (0...8).flatMap { ["Landscape_\($0)", "Portrait_\($0)"] }
+        for i in 0..<240 { try project.add("s\(i).jpg", from: Corpus.photo(photos[i % photos.count])) }
+        let summary = try project.bake(jobs: ProcessInfo.processInfo.activeProcessorCount + 1)
+        #expect(summary.failed.isEmpty, "\(summary.failed.prefix(3))")
+        #expect(summary.decoded == 240 && summary.tables.allSatisfy { $0.entries == 240 })
+    }
+}
