@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "ImagePipeline", targets: ["ImagePipeline"]),
         .library(name: "ImageCache", targets: ["ImageCache"]),
         .executable(name: "imagetable", targets: ["imagetable"]),
+        .executable(name: "imagetable-worker", targets: ["imagetable-worker"]),
     ],
     dependencies: [
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
@@ -20,20 +21,25 @@ let package = Package(
         // Cross-process atomics on mapped memory; Swift's own atomics cannot address an mmap.
         .target(name: "CTableSupport", path: "Sources/CTableSupport"),
         .target(name: "ImageTableCore", dependencies: ["CTableSupport"]),
-        .target(name: "ImageManifest", dependencies: ["ImageTableCore", .product(name: "Yams", package: "Yams")]),
+        // What to render, without libvips: shared by the manifest, the bake and the pipeline.
+        .target(name: "RenderModel", dependencies: ["ImageTableCore"]),
+        .target(name: "ImageManifest", dependencies: ["ImageTableCore", "RenderModel", .product(name: "Yams", package: "Yams")]),
         .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
-        .target(name: "ImagePipeline", dependencies: ["CVips", "ImageTableCore"]),
+        .target(name: "ImagePipeline", dependencies: ["CVips", "ImageTableCore", "RenderModel"]),
         // Bake planning, source discovery and worker processes: manifest + pipeline + core.
-        .target(name: "ImageBake", dependencies: ["ImageTableCore", "ImageManifest", "ImagePipeline"]),
+        .target(name: "ImageBake", dependencies: ["ImageTableCore", "ImageManifest", "RenderModel"]),
         .target(name: "ImageCache", dependencies: ["ImageTableCore", "ImagePipeline", "ImageManifest"]),
+        // The CLI does not link libvips: commands that touch no pixels start in milliseconds.
         .executableTarget(
             name: "imagetable",
             dependencies: [
-                "ImageTableCore", "ImageManifest", "ImagePipeline", "ImageBake",
+                "ImageTableCore", "ImageManifest", "ImageBake",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The pixel work: bake jobs from `imagetable bake`, one process per job slot.
+        .executableTarget(name: "imagetable-worker", dependencies: ["ImagePipeline", "ImageBake"]),
         // Child processes for the kill, two-process and full-disk tests; not a product.
         .executableTarget(name: "ImageTableFixture", dependencies: ["ImageTableCore"], path: "Tests/Fixture"),
         .testTarget(name: "ImageTableCoreTests", dependencies: ["ImageTableCore", "ImageTableFixture"]),
@@ -42,7 +48,7 @@ let package = Package(
         .testTarget(name: "ImageManifestTests", dependencies: ["ImageManifest", "imagetable"], exclude: ["Corpus"]),
         .testTarget(name: "ImagePipelineTests", dependencies: ["ImagePipeline", "ImageTableCore", "CVips"]),
         .testTarget(name: "ImageCacheTests", dependencies: ["ImageCache"]),
-        .testTarget(name: "ImageBakeTests", dependencies: ["ImageBake", "imagetable"]),
+        .testTarget(name: "ImageBakeTests", dependencies: ["ImageBake", "imagetable", "imagetable-worker"]),
         .target(name: "CMallocCounter", path: "Benchmarks/CMallocCounter"),
         .executableTarget(
             name: "imagetable-bench",

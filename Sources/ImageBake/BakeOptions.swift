@@ -1,12 +1,12 @@
 import Foundation
-import ImagePipeline
+import RenderModel
 import ImageTableCore
 
 /// How to run a bake.
 public struct BakeOptions: Sendable {
     /// Worker processes decoding at once; defaults to the number of cores.
     public var jobs: Int
-    /// The worker command: the `imagetable` executable and `bake-worker`; the bake appends the
+    /// The worker command: the `imagetable-worker` executable and `bake`; the bake appends the
     /// options the workers need (such as `--max-pixels`).
     public var workerCommand: [String]
     /// Images with more pixels than this are refused from their header, before decoding.
@@ -30,7 +30,7 @@ public struct BakeOptions: Sendable {
 
     /// Options with the documented defaults.
     ///
-    /// - Parameter workerCommand: the `imagetable` executable followed by `bake-worker`.
+    /// - Parameter workerCommand: the `imagetable-worker` executable followed by `bake`.
     public init(workerCommand: [String]) {
         self.workerCommand = workerCommand
         jobs = ProcessInfo.processInfo.activeProcessorCount

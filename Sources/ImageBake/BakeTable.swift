@@ -1,6 +1,6 @@
 import Foundation
 import ImageManifest
-import ImagePipeline
+import RenderModel
 import ImageTableCore
 import Synchronization
 
@@ -29,7 +29,7 @@ final class BakeTable: @unchecked Sendable {
     /// - Throws: ``BakeError`` `tableUnavailable` naming the table.
     init(_ planned: PlannedTable, options: BakeOptions) throws {
         self.planned = planned
-        spec = MemberSpec(planned: planned)
+        spec = planned.format.memberSpec(scale: planned.scale)
         hashHex = WorkerProtocol.hex(planned.descriptor.parametersHash)
         batchLimit = max(1, min(options.publishBatch, planned.maximumCount / 4))
         if options.dryRun {
@@ -110,16 +110,5 @@ final class BakeTable: @unchecked Sendable {
             throw BakeError(.tableUnavailable, "could not commit \(batch.count) entries: \(error.message)", path: planned.displayPath)
         }
         counts.withLock { $0.written += batch.count }
-    }
-}
-
-extension MemberSpec {
-    /// How the pipeline renders a planned table: the manifest's options at the table's scale.
-    init(planned: PlannedTable) {
-        let f = planned.format
-        self.init(width: planned.pixelWidth, height: planned.pixelHeight, style: planned.style,
-                  fit: Fit(rawValue: f.fit.rawValue) ?? .cover, crop: CropStrategy(rawValue: f.crop.rawValue) ?? .centre,
-                  background: RGBAColor(red: f.background.red, green: f.background.green, blue: f.background.blue, alpha: f.background.alpha),
-                  cornerRadius: f.cornerRadius * Double(planned.scale), upscale: f.upscale)
     }
 }

@@ -18,8 +18,10 @@ final class WorkerProcess {
     }
 
     private let process = Process()
-    private let toWorker: Int32
-    private let fromWorker: Int32
+    /// The pipes' file handles own the descriptors: closing them any other way would close them
+    /// twice, and the second close could hit a descriptor another thread has just opened.
+    private let input = Pipe()
+    private let output = Pipe()
     private let lines: LineReader
 
     /// Starts a worker.
@@ -29,19 +31,16 @@ final class WorkerProcess {
     init(command: [String]) throws {
         // A worker that dies mid-write must give us EPIPE, not kill the bake.
         signal(SIGPIPE, SIG_IGN)
-        let stdin = Pipe(), stdout = Pipe()
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
-        process.standardInput = stdin
-        process.standardOutput = stdout
+        process.standardInput = input
+        process.standardOutput = output
         do {
             try process.run()
         } catch {
             throw BakeError(.workerFailed, "cannot start the worker process: \(error)", path: command[0])
         }
-        toWorker = stdin.fileHandleForWriting.fileDescriptor
-        fromWorker = stdout.fileHandleForReading.fileDescriptor
-        lines = LineReader(fd: fromWorker, pipesToKeepAlive: [stdin, stdout])
+        lines = LineReader(fd: output.fileHandleForReading.fileDescriptor)
     }
 
     /// Sends a job and waits for its reply.
@@ -50,7 +49,8 @@ final class WorkerProcess {
     ///   - job: the job.
     ///   - timeout: seconds to wait before declaring the worker hung.
     func run(_ job: WorkerProtocol.Job, timeout: Double) -> Outcome {
-        guard let line = try? WorkerProtocol.encodeLine(job), FileDescriptor.writeAll(toWorker, line) else {
+        guard let line = try? WorkerProtocol.encodeLine(job),
+              FileDescriptor.writeAll(input.fileHandleForWriting.fileDescriptor, line) else {
             return .lost(death())
         }
         switch lines.next(timeout: timeout) {
@@ -70,7 +70,7 @@ final class WorkerProcess {
 
     /// Closes the worker's input and waits for it to exit.
     func finish() {
-        close(toWorker)
+        try? input.fileHandleForWriting.close()
         process.waitUntilExit()
     }
 

@@ -1,62 +1,108 @@
 import Foundation
-import ImagePipeline
+import RenderModel
 import ImageTableCore
 
-/// The messages between the bake and its worker processes: one JSON object per line.
+/// The messages between the bake and its worker processes (`imagetable-worker bake`): one JSON
+/// object per line.
 ///
 /// The bake (which holds every table's writer lock) reserves slots and sends a job naming them;
 /// the worker decodes the source once, renders every member straight into its slot through
 /// ``DelegatedSlots``, and replies with the content rectangles. The bake then publishes. A
 /// worker never commits anything, so a worker that crashes on a hostile file costs only that
 /// source: the bake abandons its reservations and starts a new worker.
-enum WorkerProtocol {
+public enum WorkerProtocol {
     /// One slot to fill.
-    struct Member: Codable, Sendable {
+    public struct Member: Codable, Sendable {
         /// The table file.
-        var table: String
+        public var table: String
         /// Its parameter hash, hex: the worker refuses a table rebuilt since.
-        var parametersHash: String
-        /// The reserved slot and its reservation generation.
-        var slot: Int
-        var generation: UInt64
+        public var parametersHash: String
+        /// The reserved slot.
+        public var slot: Int
+        /// The reservation's generation, which the worker checks before writing.
+        public var generation: UInt64
         /// How to render it.
-        var spec: MemberSpec
+        public var spec: MemberSpec
     }
 
     /// One source to decode into several slots.
-    struct Job: Codable, Sendable {
-        var id: Int
-        var source: String
-        var members: [Member]
+    public struct Job: Codable, Sendable {
+        /// Matches the reply to the job.
+        public var id: Int
+        /// The source file.
+        public var source: String
+        /// The slots to render into, one per format of the family that needs it.
+        public var members: [Member]
     }
 
     /// Why a job failed.
-    struct Failure: Codable, Sendable, Equatable {
-        /// A ``PipelineError/Code`` raw value, or `worker-crashed` / `table-changed`.
-        var code: String
-        var message: String
-        var cause: String?
+    public struct Failure: Codable, Sendable, Equatable {
+        /// A pipeline error code (`truncated`, `too-many-pixels`…), or `worker-crashed`,
+        /// `timed-out`, `table-changed`.
+        public var code: String
+        /// A sentence for people.
+        public var message: String
+        /// libvips' own words, when it said anything.
+        public var cause: String?
+
+        /// Creates a failure.
+        ///
+        /// - Parameters:
+        ///   - code: the stable code.
+        ///   - message: a sentence for people.
+        ///   - cause: the underlying library's text.
+        public init(code: String, message: String, cause: String?) {
+            self.code = code
+            self.message = message
+            self.cause = cause
+        }
     }
 
     /// The answer to a job.
-    struct Reply: Codable, Sendable {
-        var id: Int
+    public struct Reply: Codable, Sendable {
+        /// The job's id.
+        public var id: Int
         /// One per member, in order, on success.
-        var rects: [PixelRect]?
+        public var rects: [PixelRect]?
         /// Decodes the job cost (1 on success: the whole family from one decode).
-        var decodes: Int
-        var failure: Failure?
+        public var decodes: Int
+        /// Why it failed, when it did.
+        public var failure: Failure?
+
+        /// Creates a reply.
+        ///
+        /// - Parameters:
+        ///   - id: the job's id.
+        ///   - rects: the content rectangles, on success.
+        ///   - decodes: decodes the job cost.
+        ///   - failure: why it failed.
+        public init(id: Int, rects: [PixelRect]?, decodes: Int, failure: Failure?) {
+            self.id = id
+            self.rects = rects
+            self.decodes = decodes
+            self.failure = failure
+        }
     }
 
-    static func encodeLine<T: Encodable>(_ value: T) throws -> Data {
+    /// A value as one JSON line.
+    ///
+    /// - Parameter value: the message.
+    /// - Throws: what `JSONEncoder` throws.
+    public static func encodeLine<T: Encodable>(_ value: T) throws -> Data {
         var data = try JSONEncoder().encode(value)
         data.append(0x0A)
         return data
     }
 
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+    /// Lower-case hex of bytes (parameter hashes travel as text).
+    ///
+    /// - Parameter bytes: the bytes.
+    public static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
-    static func bytes(hex: String) -> [UInt8] {
+    /// The bytes of a hex string; stops at the first invalid pair.
+    ///
+    /// - Parameter hex: the text.
+    public static func bytes(hex: String) -> [UInt8] {
         var out: [UInt8] = []
         var chars = hex.makeIterator()
         while let a = chars.next(), let b = chars.next(), let v = UInt8(String([a, b]), radix: 16) { out.append(v) }
@@ -65,32 +111,38 @@ enum WorkerProtocol {
 }
 
 /// Reads `\n`-terminated lines from a file descriptor, optionally with a deadline.
-final class LineReader {
-    enum Result {
+public final class LineReader {
+    /// What waiting for a line produced.
+    public enum Result {
+        /// A line, without its terminator.
         case line(Data)
+        /// The other end closed.
         case end
+        /// The deadline passed first.
         case timedOut
     }
 
     private let fd: Int32
     private var buffer: [UInt8] = []
     private var start = 0
-    /// The pipes whose file handles own `fd`; kept so the descriptor stays open.
-    private let owners: [Pipe]
 
-    init(fd: Int32, pipesToKeepAlive: [Pipe] = []) {
+    /// Reads from `fd`, which the caller keeps open for as long as the reader is used.
+    ///
+    /// - Parameter fd: the descriptor.
+    public init(fd: Int32) {
         self.fd = fd
-        owners = pipesToKeepAlive
     }
 
     /// The next line without its terminator, or `nil` at end of file.
-    func next() -> Data? {
+    public func next() -> Data? {
         if case .line(let data) = next(timeout: nil) { return data }
         return nil
     }
 
     /// The next line, waiting at most `timeout` seconds (forever when `nil`).
-    func next(timeout: Double?) -> Result {
+    ///
+    /// - Parameter timeout: seconds to wait, or `nil` for no limit.
+    public func next(timeout: Double?) -> Result {
         let deadline = timeout.map { Date().addingTimeInterval($0) }
         while true {
             if let newline = buffer[start...].firstIndex(of: 0x0A) {
@@ -115,6 +167,29 @@ final class LineReader {
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { return .end }
             buffer.append(contentsOf: chunk[0..<n])
+        }
+    }
+}
+
+/// Raw file descriptor writes that report failure instead of raising SIGPIPE or trapping.
+public enum FileDescriptor {
+    /// Writes all of `data`; `false` when the other end is gone or the write fails.
+    ///
+    /// - Parameters:
+    ///   - fd: the descriptor.
+    ///   - data: the bytes.
+    public static func writeAll(_ fd: Int32, _ data: Data) -> Bool {
+        data.withUnsafeBytes { raw in
+            var done = 0
+            while done < raw.count {
+                let n = write(fd, raw.baseAddress! + done, raw.count - done)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                done += n
+            }
+            return true
         }
     }
 }

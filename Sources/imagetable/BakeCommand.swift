@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import ImageBake
 import ImageManifest
-import ImagePipeline
+import RenderModel
 
 /// `imagetable bake MANIFEST`: validates the manifest, then bakes every family's sources into
 /// its tables, decoding each changed source once for its whole family.
@@ -79,7 +79,7 @@ struct BakeCommand: ParsableCommand {
         for diagnostic in report.diagnostics where format == .text {
             FileHandle.standardError.write(Data((DiagnosticLines.compilerStyle(diagnostic) + "\n").utf8))
         }
-        var options = BakeOptions(workerCommand: [Self.executablePath, "bake-worker"])
+        var options = BakeOptions(workerCommand: [Self.workerPath, "bake"])
         options.jobs = jobs ?? options.jobs
         options.maxPixels = maxPixels
         options.timeout = timeout
@@ -104,9 +104,10 @@ struct BakeCommand: ParsableCommand {
         if !summary.failed.isEmpty { throw ExitCode(3) }
     }
 
-    /// This executable, which the workers run as `imagetable bake-worker`.
-    static var executablePath: String {
-        Bundle.main.executablePath ?? CommandLine.arguments[0]
+    /// `imagetable-worker`, installed next to this executable.
+    static var workerPath: String {
+        let me = Bundle.main.executablePath ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent("imagetable-worker").path
     }
 }
 
@@ -114,20 +115,4 @@ struct BakeCommand: ParsableCommand {
 enum BakeOutputFormat: String, CaseIterable, ExpressibleByArgument {
     case text
     case json
-}
-
-/// `imagetable bake-worker`: the worker processes of a bake. Not for people: jobs arrive as
-/// JSON lines on standard input from `imagetable bake`.
-struct BakeWorkerCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "bake-worker", shouldDisplay: false)
-
-    @Option var maxPixels: Int = RenderOptions.defaultMaxPixels
-
-    func run() throws {
-        // One source at a time per process: libvips' own threads would only compete with the
-        // other workers for the cores.
-        PipelineRuntime.configure(.init(concurrency: 1))
-        let status = BakeWorker.serve(options: RenderOptions(maxPixels: maxPixels))
-        if status != 0 { throw ExitCode(status) }
-    }
 }

@@ -2,8 +2,8 @@ import ArgumentParser
 
 /// The `imagetable` command: bakes images into image tables and checks manifests and tables.
 ///
-/// Each subcommand lives in its own file. Commands that touch pixels initialise libvips
-/// themselves, when they run, so that `validate` (and `--help`) never pay for it.
+/// Each subcommand lives in its own file. This executable does not link libvips: pixel work runs
+/// in `imagetable-worker` processes, so commands that touch no pixels start without loading it.
 @main
 struct ImageTableCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -18,6 +18,6 @@ struct ImageTableCommand: AsyncParsableCommand {
               3   bake finished but some sources failed
               64  bad usage: unknown option, missing or malformed argument
             """,
-        subcommands: [ValidateCommand.self, BakeCommand.self, BakeWorkerCommand.self]
+        subcommands: [ValidateCommand.self, BakeCommand.self]
     )
 }

@@ -96,7 +96,7 @@ struct BakeTests {
         let project = try BakeProject(formats: BakeProject.fourStyles(size: 16, maximumCount: 3))
         for i in 0..<7 { try project.add("p\(i).jpg", from: Corpus.photo(i % 2 == 0 ? "Landscape_\(i)" : "Portrait_\(i)")) }
         let summary = try project.bake()
-        #expect(summary.decoded == 7)
+        #expect(summary.decoded == 7, "\(summary.failed)")
         #expect(summary.tables.allSatisfy { $0.written == 7 && $0.evicted == 4 && $0.entries == 3 })
     }
 

@@ -51,7 +51,7 @@ final class BakeProject: @unchecked Sendable {
     }
 
     func bake(jobs: Int = 2, configure: (inout BakeOptions) -> Void = { _ in }) throws -> BakeSummary {
-        var options = BakeOptions(workerCommand: [Products.imagetable, "bake-worker"])
+        var options = BakeOptions(workerCommand: [Products.worker, "bake"])
         options.jobs = jobs
         options.durability = .processCrashOnly
         configure(&options)
@@ -80,6 +80,7 @@ enum Products {
     }
 
     static var imagetable: String { directory + "/imagetable" }
+    static var worker: String { directory + "/imagetable-worker" }
 }
 
 /// Runs the CLI and returns its exit status, standard output and standard error.

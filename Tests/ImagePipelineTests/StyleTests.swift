@@ -180,7 +180,8 @@ import Testing
 
     @Test func hexColours() {
         #expect(RGBAColor(hex: "#fff") == .white)
-        #expect(RGBAColor(hex: "102030") == RGBAColor(red: 0x10, green: 0x20, blue: 0x30))
+        #expect(RGBAColor(hex: "102030") == nil, "CSS form: the # is required")
+        #expect(RGBAColor(hex: "#0008") == RGBAColor(red: 0, green: 0, blue: 0, alpha: 0x88))
         #expect(RGBAColor(hex: "#10203040") == RGBAColor(red: 0x10, green: 0x20, blue: 0x30, alpha: 0x40))
         #expect(RGBAColor(hex: "#12345") == nil && RGBAColor(hex: "#ggg") == nil)
         #expect(RGBAColor(red: 1, green: 2, blue: 255).description == "#0102ffff")

@@ -1,4 +1,5 @@
 import ImageTableCore
+import RenderModel
 
 extension Manifest {
     /// One validated format: how every image of its family is rendered into its tables, one
@@ -23,7 +24,7 @@ extension Manifest {
         /// How images are fitted into the slot.
         public let fit: Fit
         /// Which part `cover` keeps.
-        public let crop: Crop
+        public let crop: CropStrategy
         /// The colour behind letterboxing, rounded corners and flattened alpha.
         public let background: RGBAColor
         /// The rounded-corner clip radius in points; 0 for square corners.
@@ -48,21 +49,14 @@ extension Manifest {
             scale == 1 ? "\(name).imagetable" : "\(name)@\(scale)x.imagetable"
         }
 
-        /// Everything besides the descriptor's own fields that decides the pixels, canonically:
-        /// `pipeline=1;fit=cover;crop=centre;background=#ffffffff;cornerRadius=24;upscale=false`.
+        /// How the pipeline renders this format at `scale`: the pixel size, and the corner radius
+        /// in pixels (points × scale).
         ///
-        /// The corner radius is in pixels (points × scale). Any change to a rendering option, or
-        /// to the pipeline version, changes the table's parameter hash, so the baker rebuilds the
-        /// table rather than mix old and new pixels.
-        ///
-        /// - Parameters:
-        ///   - scale: one of ``scales``.
-        ///   - pipelineVersion: the version of the pixel pipeline that renders the table.
-        public func renderingSignature(scale: Int, pipelineVersion: Int = Manifest.pipelineVersion) -> String {
-            let radius = cornerRadius * Double(scale)
-            let radiusText = radius == radius.rounded() && abs(radius) < 1e15 ? String(Int(radius)) : String(radius)
-            return "pipeline=\(pipelineVersion);fit=\(fit.rawValue);crop=\(crop.rawValue);background=\(background)"
-                + ";cornerRadius=\(radiusText);upscale=\(upscale)"
+        /// - Parameter scale: one of ``scales``.
+        public func memberSpec(scale: Int) -> MemberSpec {
+            let pixels = pixelSize(scale: scale)
+            return MemberSpec(width: pixels.width, height: pixels.height, style: style, fit: fit, crop: crop,
+                              background: background, cornerRadius: cornerRadius * Double(scale), upscale: upscale)
         }
 
         /// The descriptor the baker opens the table at `scale` with.
@@ -70,11 +64,14 @@ extension Manifest {
         /// - Parameters:
         ///   - scale: one of ``scales``.
         ///   - pipelineVersion: the version of the pixel pipeline that renders the table.
-        public func descriptor(scale: Int, pipelineVersion: Int = Manifest.pipelineVersion) -> FormatDescriptor {
+        /// Its rendering signature (``MemberSpec/renderingSignature(pipelineVersion:)``) puts every
+        /// rendering option and the pipeline version into the table's parameter hash, so a change
+        /// to any of them rebuilds the table rather than mixing old and new pixels.
+        public func descriptor(scale: Int, pipelineVersion: Int = ImagePipelineInfo.renderingVersion) -> FormatDescriptor {
             let pixels = pixelSize(scale: scale)
             return FormatDescriptor(name: name, family: family, width: pixels.width, height: pixels.height, style: style,
                                     capacity: maximumCount, protection: protection, scale: scale,
-                                    renderingSignature: renderingSignature(scale: scale, pipelineVersion: pipelineVersion))
+                                    renderingSignature: memberSpec(scale: scale).renderingSignature(pipelineVersion: pipelineVersion))
         }
     }
 }

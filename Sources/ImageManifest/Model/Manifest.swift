@@ -5,10 +5,6 @@ import ImageTableCore
 /// Only ``ManifestValidator`` creates one, and only when the file has no errors, so every value
 /// is in range, every path is checked and every table's size is known. Paths are absolute.
 public struct Manifest: Sendable {
-    /// The version of the pixel pipeline that rendering signatures name by default. The baker
-    /// bumps it when the same options start producing different pixels.
-    public static let pipelineVersion = 1
-
     /// The manifest file's path as the caller named it.
     public let file: String
     /// The absolute directory the manifest's relative paths start from.

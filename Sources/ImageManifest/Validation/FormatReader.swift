@@ -31,8 +31,8 @@ struct FormatReader {
                            parse: Fit.init(rawValue:))
         } ?? .cover
         let crop = f["crop"].map {
-            context.choice($0, path: at("crop"), code: .unknownCrop, what: "crop", allowed: Crop.allCases.map(\.rawValue),
-                           parse: Crop.init(manifestValue:))
+            context.choice($0, path: at("crop"), code: .unknownCrop, what: "crop", allowed: CropStrategy.allCases.map(\.rawValue),
+                           parse: CropStrategy.init(manifestValue:))
         } ?? .centre
         let background = f["background"].map { readColor($0, path: at("background")) } ?? .white
         let cornerRadius = f["cornerRadius"].map { readCornerRadius($0, path: at("cornerRadius")) } ?? 0

@@ -26,6 +26,13 @@ public enum CropStrategy: String, Sendable, CaseIterable, Codable {
     case attention
     /// The part with the most entropy (detail).
     case entropy
+
+    /// Reads a manifest spelling; the American `center` is accepted as a synonym of `centre`.
+    ///
+    /// - Parameter text: what the manifest says.
+    public init?(manifestValue text: String) {
+        self.init(rawValue: text == "center" ? "centre" : text)
+    }
 }
 
 /// An 8-bit sRGB colour with straight (not premultiplied) alpha.
@@ -53,22 +60,19 @@ public struct RGBAColor: Sendable, Hashable, Codable, CustomStringConvertible {
         self.alpha = alpha
     }
 
-    /// Parses `#RGB`, `#RRGGBB` or `#RRGGBBAA` (the `#` is optional, case is ignored).
+    /// Parses CSS hex notation: `#rgb`, `#rgba`, `#rrggbb` or `#rrggbbaa`, either case.
     ///
-    /// - Parameter hex: the text.
+    /// - Parameter hex: the text, `#` included.
     /// - Returns: `nil` when the text is not one of those forms.
     public init?(hex: String) {
-        var digits = Substring(hex)
-        if digits.first == "#" { digits = digits.dropFirst() }
-        guard digits.allSatisfy(\.isHexDigit) else { return nil }
-        let values = digits.compactMap { $0.hexDigitValue }.map(UInt8.init)
-        switch values.count {
-        case 3: self.init(red: values[0] * 17, green: values[1] * 17, blue: values[2] * 17)
-        case 6, 8:
-            let bytes = stride(from: 0, to: values.count, by: 2).map { values[$0] << 4 | values[$0 + 1] }
-            self.init(red: bytes[0], green: bytes[1], blue: bytes[2], alpha: bytes.count == 4 ? bytes[3] : 255)
-        default: return nil
-        }
+        guard hex.first == "#" else { return nil }
+        let digits = hex.dropFirst().map { $0.isASCII ? $0.hexDigitValue.map(UInt8.init) : nil }
+        guard [3, 4, 6, 8].contains(digits.count), !digits.contains(nil) else { return nil }
+        let d = digits.map { $0! }
+        let channels: [UInt8] = d.count <= 4
+            ? d.map { $0 * 17 }
+            : stride(from: 0, to: d.count, by: 2).map { d[$0] * 16 + d[$0 + 1] }
+        self.init(red: channels[0], green: channels[1], blue: channels[2], alpha: channels.count == 4 ? channels[3] : 255)
     }
 
     /// Opaque white, the default background.
@@ -138,14 +142,19 @@ public struct MemberSpec: Sendable, Hashable, Codable {
     /// the pipeline's rendering) rebuilds the table.
     ///
     /// Example: `pipeline=1;fit=cover;crop=centre;background=#ffffffff;radius=0;upscale=0`.
-    public var renderingSignature: String {
+    public var renderingSignature: String { renderingSignature(pipelineVersion: ImagePipelineInfo.renderingVersion) }
+
+    /// The rendering signature as a given pipeline version would write it.
+    ///
+    /// - Parameter pipelineVersion: the version of the pixel pipeline.
+    public func renderingSignature(pipelineVersion: Int) -> String {
         let radius = cornerRadius.rounded() == cornerRadius ? String(Int(cornerRadius)) : String(cornerRadius)
-        return "pipeline=\(ImagePipelineInfo.renderingVersion);fit=\(fit.rawValue);crop=\(crop.rawValue);"
+        return "pipeline=\(pipelineVersion);fit=\(fit.rawValue);crop=\(crop.rawValue);"
             + "background=\(background);radius=\(radius);upscale=\(upscale ? 1 : 0)"
     }
 }
 
-/// Facts about the pipeline itself.
+/// Facts about the pixel pipeline that the model needs without linking it.
 public enum ImagePipelineInfo {
     /// Bumped whenever a change makes the pipeline draw different pixels for the same source and
     /// spec; part of ``MemberSpec/renderingSignature``.

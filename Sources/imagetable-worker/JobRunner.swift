@@ -1,12 +1,13 @@
 import Foundation
 import ImagePipeline
+import ImageBake
 import ImageTableCore
 
 /// Executes bake jobs: decodes one source and renders it into the reserved slots it names.
 ///
-/// Runs inside each worker process (``BakeWorker/serve(input:output:options:)``), one job at a
-/// time, so libvips is only ever driven from one thread per process: the liborc race of
-/// `docs/PIPELINE.md` cannot happen, and a decoder crash ends only that worker.
+/// Runs inside each worker process, one job at a time, so libvips is only ever driven from one
+/// thread per process: the liborc race of `docs/PIPELINE.md` cannot happen, and a decoder crash
+/// ends only that worker.
 final class JobRunner {
     private let renderer: ImageRenderer
     private var tables: [String: DelegatedSlots] = [:]
@@ -46,47 +47,5 @@ final class JobRunner {
         let slots = try DelegatedSlots(path: path, parametersHash: expected)
         tables[path] = slots
         return slots
-    }
-}
-
-/// The worker process's side of the bake.
-public enum BakeWorker {
-    /// Serves jobs from `input` until it closes, one reply line per job line on `output`.
-    ///
-    /// `imagetable bake-worker` runs this; nothing else should. Each job's pixels go straight into
-    /// the table files' reserved slots.
-    ///
-    /// - Parameters:
-    ///   - input: the file descriptor jobs arrive on.
-    ///   - output: the file descriptor replies go to.
-    ///   - options: decode limits (maximum pixels and bytes, `fail_on` level).
-    /// - Returns: the process exit status: 0 when the input closed normally, 2 on a protocol error.
-    public static func serve(input: Int32 = 0, output: Int32 = 1, options: RenderOptions) -> Int32 {
-        let runner = JobRunner(options: options)
-        let lines = LineReader(fd: input)
-        while let line = lines.next() {
-            guard let job = try? JSONDecoder().decode(WorkerProtocol.Job.self, from: line),
-                  let reply = try? WorkerProtocol.encodeLine(runner.run(job)) else { return 2 }
-            guard FileDescriptor.writeAll(output, reply) else { return 2 }
-        }
-        return 0
-    }
-}
-
-/// Raw file descriptor writes that report failure instead of raising SIGPIPE or trapping.
-enum FileDescriptor {
-    static func writeAll(_ fd: Int32, _ data: Data) -> Bool {
-        data.withUnsafeBytes { raw in
-            var done = 0
-            while done < raw.count {
-                let n = write(fd, raw.baseAddress! + done, raw.count - done)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                done += n
-            }
-            return true
-        }
     }
 }
