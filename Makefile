@@ -22,7 +22,12 @@ test: deps
 	$(SWIFT) test --skip-build
 
 demo: deps
-	@echo "make demo: not yet: baking lands with the pipeline issue"
+	$(SWIFT) build --product imagetable
+	$(SWIFT) build --product imagetable-worker
+	.build/debug/imagetable bake --root . manifests/demo.yaml
+	@echo
+	@echo "The tables are in tables/. Next: bake again (nothing is decoded twice), or"
+	@echo "  .build/debug/imagetable validate --root . manifests/*.yaml"
 
 bench: deps
 	$(SWIFT) build -c release --product imagetable-bench

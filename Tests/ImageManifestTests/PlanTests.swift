@@ -10,7 +10,7 @@ import ImageTableCore
 
     @Test func fastImageCacheDemo() throws {
         let report = ManifestValidator(options: ValidationOptions(root: Repository.root))
-            .validate(fileAt: Repository.manifests + "/fastimagecache-demo.yaml")
+            .validate(fileAt: Repository.manifests + "/demo.yaml")
         let tables = try #require(report.manifest?.tables)
         #expect(tables.map(\.fileName) == ["FICDPhotoSquareImage32BitBGRA@2x.imagetable", "FICDPhotoSquareImage32BitBGR@2x.imagetable",
                                            "FICDPhotoSquareImage16BitBGR@2x.imagetable", "FICDPhotoSquareImage8BitGrayscale@2x.imagetable"])
