@@ -31,7 +31,10 @@ demo: deps
 
 bench: deps
 	$(SWIFT) build -c release --product imagetable-bench
+	$(SWIFT) build -c release --product imagetable
+	$(SWIFT) build -c release --product imagetable-worker
 	$(RELEASE_BIN)/imagetable-bench
+	python3 Benchmarks/bake-bench.py --bin $(RELEASE_BIN)
 
 clean:
 	rm -rf .build tables bench-out

@@ -106,6 +106,7 @@ final class BakeTable: @unchecked Sendable {
     private func publish(_ batch: [SlotReservation]) throws {
         do {
             try table!.publish(batch)
+            table!.releaseMappedPages(slots: batch.map(\.slot))
         } catch let error as TableError {
             throw BakeError(.tableUnavailable, "could not commit \(batch.count) entries: \(error.message)", path: planned.displayPath)
         }

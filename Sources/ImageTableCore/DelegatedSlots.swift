@@ -49,4 +49,13 @@ public final class DelegatedSlots: @unchecked Sendable {
         }
         return UnsafeMutableRawBufferPointer(start: file.slot(slot), count: file.layout.imageBytes)
     }
+
+    /// Unmaps a filled slot's pages from this process (the data stays in the file), so a worker's
+    /// resident size does not grow with the tables it fills.
+    ///
+    /// - Parameter slot: a slot this worker filled.
+    public func releaseMappedPages(slot: Int) {
+        guard slot >= 0, slot < file.layout.capacity else { return }
+        file.dropPages(slot: slot)
+    }
 }

@@ -120,6 +120,16 @@ extension ImageTable {
         return reservations.map { WriteOutcome(slot: $0.slot, evictedKey: $0.evictedKey, replacedExisting: $0.replacesExisting) }
     }
 
+    /// Unmaps the pages of `slots` from this process; the data stays in the file and the page
+    /// cache, and reading the entries again maps it back. For batch writers that publish many
+    /// entries and read none of them, so that resident memory stays flat however large the
+    /// table; a runtime cache that reads what it writes has no reason to call it.
+    ///
+    /// - Parameter slots: slot indices, such as ``WriteOutcome/slot`` or ``SlotReservation/slot``.
+    public func releaseMappedPages(slots: [Int]) {
+        for slot in slots where slot >= 0 && slot < file.layout.capacity { file.dropPages(slot: slot) }
+    }
+
     /// Gives a reservation's slot back unpublished. Idempotent.
     ///
     /// - Parameter reservation: a reservation from this table.

@@ -152,6 +152,17 @@ final class TableFile: @unchecked Sendable {
         guard result == 0 else { throw Posix.error("fdatasync", path: path) }
     }
 
+    /// Unmaps a slot's pages from this process without touching the file: the page cache keeps
+    /// them (dirty ones are written back as usual) and the next access faults them in again. A
+    /// batch writer calls this for slots it is done with, so its resident size does not grow with
+    /// the table.
+    func dropPages(slot index: Int) {
+        let page = TableLayout.systemPageSize
+        let start = layout.slotOffset(index) / page * page
+        let end = layout.slotOffset(index) + layout.slotStride
+        _ = madvise(base + start, end - start, MADV_DONTNEED)
+    }
+
     /// The live header's use counter: takes the next recency stamp.
     func nextClock() -> UInt64 { itc_add_fetch_u64(base + TableHeader.clockOffset, 1) }
 

@@ -25,6 +25,8 @@ final class JobRunner {
                 targets.append(RenderTarget(spec: member.spec, pixels: memory, bytesPerRow: slots.layout.bytesPerRow))
             }
             let report = try renderer.render(.file(job.source), into: targets)
+            // The bake reads the pixels back from the page cache; this process is done with them.
+            for member in job.members { tables[member.table]?.releaseMappedPages(slot: member.slot) }
             return WorkerProtocol.Reply(id: job.id, rects: report.members.map(\.contentRect), decodes: report.decodes, failure: nil)
         } catch let error as PipelineError {
             return failure(job, code: error.code.rawValue, message: error.message, cause: error.cause)
