@@ -147,10 +147,10 @@ def main():
     results.append(("(b') vipsthumbnail, one process per format", *run(per_format)))
     floor = [["vipsthumbnail", *sources, "-s", "150x150", "--smartcrop", "centre", "-o", f"{thumbs}/%s.v"]]
     results.append(("(c) vipsthumbnail once per source (floor)", *run(floor)))
-    if shutil.which("mogrify") and "Stands in for ImageMagick" not in open(shutil.which("convert") or "/dev/null", errors="ignore").read(200):
-        magick = fresh(os.path.join(OUT, "im"))
-        im = [["mogrify", "-path", magick, "-thumbnail", "150x150^", "-gravity", "center", "-extent", "150x150",
-               "-format", f"f{i}.ppm", *sources] for i in range(4)]
+    if shutil.which("mogrify"):
+        magick = [fresh(os.path.join(OUT, f"im{i}")) for i in range(4)]
+        im = [["mogrify", "-path", magick[i], "-thumbnail", "150x150^", "-gravity", "center", "-extent", "150x150",
+               "-format", "ppm", *sources] for i in range(4)]
         results.append(("(d) ImageMagick mogrify, one process per format", *run(im)))
     else:
         results.append(("(d) ImageMagick: not installed, skipped", None, None, None))
