@@ -108,12 +108,10 @@ final class BakeRun: @unchecked Sendable {
         func abandonAll() { reserved.forEach { tables[$0.table].abandon($0.reservation) } }
         do {
             for t in stale { reserved.append((t, try tables[t].reserve(key: item.source.key, source: fingerprint))) }
-        } catch let error as BakeError {
-            abandonAll()
-            return .fatal(error)
+            if worker == nil { worker = try WorkerProcess(command: options.workerInvocation) }
         } catch {
             abandonAll()
-            return .fatal(BakeError(.tableUnavailable, "\(error)"))
+            return .fatal(error as? BakeError ?? BakeError(.tableUnavailable, "\(error)"))
         }
         let job = WorkerProtocol.Job(
             id: state.withLock { s in s.jobID += 1; return s.jobID }, source: item.source.path,
@@ -121,15 +119,6 @@ final class BakeRun: @unchecked Sendable {
                 WorkerProtocol.Member(table: tables[r.table].planned.path, parametersHash: tables[r.table].hashHex,
                                       slot: r.reservation.slot, generation: r.reservation.generation, spec: tables[r.table].spec)
             })
-        do {
-            if worker == nil { worker = try WorkerProcess(command: options.workerInvocation) }
-        } catch let error as BakeError {
-            abandonAll()
-            return .fatal(error)
-        } catch {
-            abandonAll()
-            return .fatal(BakeError(.workerFailed, "\(error)"))
-        }
         switch worker!.run(job, timeout: options.timeout) {
         case .lost(let failure):
             abandonAll()
@@ -153,10 +142,8 @@ final class BakeRun: @unchecked Sendable {
                     reservation.contentRect = rect
                     try tables[r.table].enqueue(reservation)
                 }
-            } catch let error as BakeError {
-                return .fatal(error)
             } catch {
-                return .fatal(BakeError(.tableUnavailable, "\(error)"))
+                return .fatal(error as? BakeError ?? BakeError(.tableUnavailable, "\(error)"))
             }
             return .decoded(reply.decodes)
         }

@@ -71,6 +71,8 @@ final class BakeTable: @unchecked Sendable {
             } catch let error as TableError where error.code == .busy {
                 try publishPending()
                 usleep(2000)
+            } catch let error as TableError {
+                throw BakeError(.tableUnavailable, "cannot reserve a slot for '\(key)': \(error.message)", path: planned.displayPath)
             }
         }
         throw BakeError(.tableUnavailable, "no slot became free for '\(key)'", path: planned.displayPath)

@@ -1,4 +1,5 @@
 import Foundation
+import ImageTableCore
 import Testing
 
 /// `imagetable bake` as a user runs it: exit codes, summaries and JSON.
@@ -40,6 +41,28 @@ struct BakeCLITests {
         #expect(failures.first?["key"] as? String == "empty.jpg" && failures.first?["code"] as? String == "empty")
         let tables = try #require(json["tables"] as? [[String: Any]])
         #expect(tables.count == 4 && tables.allSatisfy { $0["written"] as? Int == 1 })
+    }
+
+    /// The disk fills up (here: a file size limit) in the middle of a bake: a clean fatal error,
+    /// and every entry that was committed still verifies.
+    @Test func aFullDiskStopsTheBakeCleanly() throws {
+        let project = try BakeProject(formats: "      big:\n        size: 150x150\n        style: 32BitBGRA\n        maximumCount: 50\n")
+        for i in 0..<4 { try project.add("p\(i).jpg", from: Corpus.photo("Landscape_\(i)")) }
+        // Room for the header, the index and one slot and a half.
+        let limit = 16384 + 98304 * 3 / 2
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+        process.arguments = ["--fsize=\(limit)", Products.imagetable, "bake", project.manifestPath, "--jobs", "1"]
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 1, "\(message)")
+        #expect(message.contains("free some disk space"), "\(message)")
+        let report = TableVerifier.verify(path: project.tables + "/big.imagetable")
+        #expect(report.isValid && report.validEntries == 1, "\(report.problems)")
     }
 
     @Test func aMissingSourcesDirectoryIsFatal() throws {
