@@ -29,7 +29,9 @@ public enum Resampler {
         if resized.width != width || resized.height != height {
             let trimmed = resized
             let w = min(trimmed.width, width), h = min(trimmed.height, height)
-            let cropped = try scope.image("trim the resized image", .renderFailed) { cvips_extract_area(trimmed.pointer, $0, 0, 0, Int32(w), Int32(h)) }
+            let cropped = try scope.image("trim the resized image", .renderFailed) {
+                cvips_extract_area(trimmed.pointer, $0, 0, 0, Int32(w), Int32(h))
+            }
             resized = try scope.image("pad the resized image", .renderFailed) {
                 cvips_embed_copy(cropped.pointer, $0, 0, 0, Int32(width), Int32(height))
             }

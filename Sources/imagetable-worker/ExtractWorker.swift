@@ -48,10 +48,11 @@ enum ExtractWorker {
         let mode = mode_t(reader.header.protection.permissions)
         if let key = request.key, let output = request.output {
             guard let info = reader.entry(forKey: key) else {
-                printError("\(request.table): error: no entry has the key \(Printable.quoted(key)); `imagetable inspect` lists the keys [no-such-key]")
+                printError("\(request.table): error: no entry has the key \(Printable.quoted(key)); "
+                           + "`imagetable inspect` lists the keys [no-such-key]")
                 return 1
             }
-            guard extract(info, from: reader, request: request, mode: mode, destination: { png in
+            guard extract(info, from: reader, request: request, destination: { png in
                 try OutputFiles.write(png, to: output, mode: mode)
                 return output
             }) else { return 1 }
@@ -71,14 +72,14 @@ enum ExtractWorker {
         }
         var taken = Set<[String]>()
         var written = 0, failed = 0
-        for info in reader.entries() {
+        for info in reader.soundEntries {
             var components = KeyPaths.components(for: info.key)
             if !taken.insert(components).inserted {
                 components = KeyPaths.disambiguated(components, slot: info.slot)
                 taken.insert(components)
             }
             let plain = info.key + ".png"
-            let ok = extract(info, from: reader, request: request, mode: mode) { png in
+            let ok = extract(info, from: reader, request: request) { png in
                 let path = try OutputFiles.write(png, below: directory, components: components, mode: mode, directoryMode: directoryMode)
                 if components.joined(separator: "/") != plain {
                     printError("\(path): note: written for the key \(Printable.quoted(info.key)), renamed to stay inside \(directory)")
@@ -95,7 +96,7 @@ enum ExtractWorker {
 
     /// Converts, encodes and hands one entry to `destination`; reports failures and returns
     /// whether it was written.
-    private static func extract(_ info: EntryInfo, from reader: ImageTableReader, request: Request, mode: mode_t,
+    private static func extract(_ info: EntryInfo, from reader: ImageTableReader, request: Request,
                                 destination: ([UInt8]) throws -> String) -> Bool {
         let converted: (Bitmap, Bool)?
         do {
@@ -109,13 +110,13 @@ enum ExtractWorker {
             return false
         }
         guard let (bitmap, checksumHolds) = converted else {
-            printError("\(request.table): error: the entry \(Printable.quoted(info.key)) (slot \(info.slot)) changed or was removed while it was read, "
-                       + "or has an empty content rectangle [entry-unavailable]")
+            printError("\(request.table): error: the entry \(Printable.quoted(info.key)) (slot \(info.slot)) changed or was "
+                       + "removed while it was read, or has an empty content rectangle [entry-unavailable]")
             return false
         }
         if !checksumHolds {
-            printError("\(request.table): warning: slot \(info.slot) (\(Printable.quoted(info.key))): the pixels do not match their checksum; "
-                       + "extracted as they are (run imagetable verify) [pixel-checksum-mismatch]")
+            printError("\(request.table): warning: slot \(info.slot) (\(Printable.quoted(info.key))): the pixels do not match "
+                       + "their checksum; extracted as they are (run imagetable verify) [pixel-checksum-mismatch]")
         }
         do {
             let png = try PNGEncoder.encode(bitmap, name: request.output ?? info.key)

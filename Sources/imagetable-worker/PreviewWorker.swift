@@ -51,7 +51,7 @@ enum PreviewWorker {
             return 1
         }
         for notice in reader.notices { printError("\(request.table): warning: \(notice.message) [\(notice.kind.rawValue)]") }
-        let all = sorted(reader.entries(), by: request.order)
+        let all = sorted(reader.soundEntries, by: request.order)
         let shown = Array(all.prefix(request.limit))
         let layout = reader.layout
         let sheet = SheetLayout(slotWidth: layout.width, slotHeight: layout.height, count: shown.count,
@@ -61,42 +61,13 @@ enum PreviewWorker {
                        + "show fewer entries (--limit) or smaller tiles (--tile-size) [sheet-too-large]")
             return 1
         }
-        var canvas = SheetCanvas(width: sheet.width, height: sheet.height)
-        var captions = Captions()
-        if request.captions {
-            let titles = titles(reader, shown: shown.count, total: all.count)
-            if let mask = captions.mask(firstFitting: titles, font: Captions.titleFont, width: sheet.width - 2 * SheetLayout.gap) {
-                canvas.paint(mask, colour: SheetCanvas.text, x: SheetLayout.gap, y: SheetLayout.gap + (SheetLayout.titleHeight - mask.height) / 2,
-                             clipWidth: sheet.width - 2 * SheetLayout.gap, clipHeight: SheetLayout.titleHeight)
-            }
-        }
-        var missing = 0
-        for (index, info) in shown.enumerated() {
-            do {
-                let tile = try reader.withImage(entityUUID: info.entityUUID, sourceUUID: info.sourceUUID) { view in
-                    EntryBitmaps.premultipliedRGBA(view)
-                }
-                guard let tile else {
-                    missing += 1
-                    continue
-                }
-                let small = try Resampler.resize(tile, width: sheet.tileWidth, height: sheet.tileHeight, name: info.key)
-                let origin = sheet.tileOrigin(index)
-                canvas.composite(small, x: origin.x, y: origin.y)
-            } catch {
-                printError("\(request.table): error: slot \(info.slot) (\(Printable.quoted(info.key))): \(error) [entry-unavailable]")
-                missing += 1
-            }
-            if request.captions, let mask = captions.mask(info.key, font: Captions.captionFont, width: sheet.cellWidth) {
-                let cell = sheet.cellOrigin(index)
-                let x = cell.x + max(0, (sheet.cellWidth - mask.width) / 2)
-                let y = cell.y + sheet.tileHeight + max(0, (SheetLayout.captionHeight - mask.height) / 2)
-                canvas.paint(mask, colour: SheetCanvas.text, x: x, y: y, clipWidth: sheet.cellWidth, clipHeight: SheetLayout.captionHeight)
-            }
-        }
-        if request.captions, let failure = captions.failure {
+        var drawing = SheetDrawing(reader: reader, sheet: sheet, captions: request.captions)
+        drawing.drawTitle(titles(reader, shown: shown.count, total: all.count))
+        for (index, info) in shown.enumerated() { drawing.draw(info, at: index) }
+        if let failure = drawing.captionFailure {
             printError("\(request.table): note: the sheet has no captions: \(failure)")
         }
+        let canvas = drawing.canvas
         do {
             let png = try PNGEncoder.encode(canvas.bitmap, name: request.output)
             try OutputFiles.write(png, to: request.output, mode: mode_t(reader.header.protection.permissions))
@@ -113,12 +84,12 @@ enum PreviewWorker {
                   + "in \(sheet.columns) column\(sheet.columns == 1 ? "" : "s") and \(sheet.rows) row\(sheet.rows == 1 ? "" : "s"), "
                   + "\(sheet.width)x\(sheet.height) pixels")
         }
-        return missing == 0 ? 0 : 1
+        return drawing.unreadable == 0 ? 0 : 1
     }
 
     static func sorted(_ entries: [EntryInfo], by order: Order) -> [EntryInfo] {
         switch order {
-        case .key: entries.sorted { ($0.key, $0.slot) < ($1.key, $1.slot) }
+        case .key: entries.sorted { $0.key.unicodeScalars.lexicographicallyPrecedes($1.key.unicodeScalars) }
         case .slot: entries
         case .recency: entries.sorted { ($0.recency, $1.slot) > ($1.recency, $0.slot) }
         }

@@ -110,6 +110,19 @@ struct ExtractTests {
         #expect(mode & 0o077 == 0)
     }
 
+    @Test func anEntryFailingItsChecksumIsWrittenWithAWarning() throws {
+        let scratch = try Scratch()
+        let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, width: 4, height: 2, keys: ["k"])
+        try flipByte(in: table.path, at: try table.descriptor.layout().slotOffset(0) + 1)
+        let run = try imagetable("extract", table.path, "k", "-o", scratch.file("k.png"))
+        #expect(run.status == 0)
+        #expect(run.error == "\(table.path): warning: slot 0 ('k'): the pixels do not match their checksum; extracted as they are "
+                + "(run imagetable verify) [pixel-checksum-mismatch]\n")
+        var flipped = table.entries[0].pixels
+        flipped[1] ^= 1
+        #expect(try DecodedPNG(path: scratch.file("k.png")).pixels == flipped)
+    }
+
     @Test func failuresExitOne() throws {
         let scratch = try Scratch()
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .bgr16, keys: ["k"])

@@ -103,6 +103,19 @@ struct InspectTests {
         #expect(!run.out.contains("\u{1B}") && !run.out.contains("\u{202E}"))
     }
 
+    @Test func damagedRecordsAreSkippedWithAWarning() throws {
+        let scratch = try Scratch()
+        let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, keys: ["a", "b"])
+        try flipByte(in: table.path, at: try table.descriptor.layout().recordOffset(0) + 30)
+        let text = try imagetable("inspect", table.path)
+        #expect(text.status == 0 && text.out.contains("  entries     1 of 8 (12%)") && !text.out.contains("     0  a"))
+        #expect(text.error == "\(table.path): warning: slot 0: record checksum mismatch; skipped it [damaged-record]\n")
+        let json = try imagetable("inspect", table.path, "--format", "json")
+        let doc = try #require(try JSONSerialization.jsonObject(with: json.output) as? [String: Any])
+        let notices = try #require((doc["tables"] as? [[String: Any]])?.first?["notices"] as? [[String: Any]])
+        #expect(notices.count == 1 && notices[0]["kind"] as? String == "damaged-record" && notices[0]["slot"] as? Int == 0)
+    }
+
     @Test func unreadableTablesAreErrorsWithExitOneAndTheOthersAreStillShown() throws {
         let scratch = try Scratch()
         let good = try TestTable(at: scratch.file("good.imagetable"), style: .bgr32, keys: ["k"])
