@@ -49,6 +49,10 @@ let package = Package(
         .testTarget(name: "ImagePipelineTests", dependencies: ["ImagePipeline", "ImageTableCore", "CVips"]),
         .testTarget(name: "ImageCacheTests", dependencies: ["ImageCache"]),
         .testTarget(name: "ImageBakeTests", dependencies: ["ImageBake", "imagetable", "imagetable-worker"]),
+        // Runs the built `imagetable` and `imagetable-worker` on tables written with the core;
+        // decodes the PNGs they write with libvips (CVips) to check the pixels.
+        .testTarget(name: "ImagetableToolsTests",
+                    dependencies: ["ImageTableCore", "ImagePipeline", "CVips", "imagetable", "imagetable-worker"]),
         .target(name: "CMallocCounter", path: "Benchmarks/CMallocCounter"),
         .executableTarget(
             name: "imagetable-bench",

@@ -92,6 +92,17 @@ static inline int cvips_embed_copy(VipsImage *in, VipsImage **out, int x, int y,
     return vips_embed(in, out, x, y, width, height, "extend", VIPS_EXTEND_COPY, NULL);
 }
 
+/// Encodes an image as PNG into a new buffer (freed with `g_free`) at zlib `compression` 0…9;
+/// images made from memory carry no metadata to write (`imagetable extract` and `preview`).
+static inline int cvips_pngsave_buffer(VipsImage *in, void **buf, size_t *len, int compression) {
+    return vips_pngsave_buffer(in, buf, len, "compression", compression, NULL);
+}
+
+/// Renders Pango markup in `font` at `dpi` into a one-band coverage mask the size of its ink.
+static inline int cvips_text(VipsImage **out, const char *markup, const char *font, int dpi) {
+    return vips_text(out, markup, "font", font, "dpi", dpi, NULL);
+}
+
 // ---- Test support: references made by libvips directly (used by Tests/ImagePipelineTests) ----
 
 /// `vips_thumbnail` of a file, as `vipsthumbnail` would make it.

@@ -10,14 +10,17 @@ struct ImageTableCommand: AsyncParsableCommand {
         commandName: "imagetable",
         abstract: "Bake images into memory-mappable image tables, driven by a YAML manifest.",
         discussion: """
-            Manifests are documented in docs/MANIFEST.md; the table file format in docs/FORMAT.md.
+            Manifests are documented in docs/MANIFEST.md; the table file format in docs/FORMAT.md;
+            every command, its options and its JSON output in docs/CLI.md.
 
             EXIT STATUS
-              0   success (for validate: every manifest is valid)
-              1   failure (for validate: some manifest has errors; for bake: a fatal error)
+              0   success (for validate: every manifest is valid; for verify: every table is sound)
+              1   failure (for validate: some manifest has errors; for bake: a fatal error; for
+                  inspect, verify, extract and preview: a table, entry or output file failed)
               3   bake finished but some sources failed
               64  bad usage: unknown option, missing or malformed argument
             """,
-        subcommands: [ValidateCommand.self, BakeCommand.self]
+        subcommands: [ValidateCommand.self, BakeCommand.self, InspectCommand.self, VerifyCommand.self, ExtractCommand.self,
+                      PreviewCommand.self]
     )
 }

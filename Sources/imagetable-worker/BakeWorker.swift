@@ -1,0 +1,31 @@
+import Foundation
+import ImageBake
+import ImagePipeline
+
+/// `imagetable-worker bake [--max-pixels N]`: reads bake jobs as JSON lines on standard input
+/// and answers each with a JSON line (ImageBake's `WorkerProtocol`) until standard input ends.
+///
+/// Started by `imagetable bake`, one process per job slot. Exits 0 at the end of its input and
+/// 2 when a line cannot be read or answered (the bake then reports the worker as crashed).
+enum BakeWorker {
+    static func run(_ arguments: inout WorkerArguments) -> Never {
+        var options = RenderOptions()
+        while let flag = arguments.next() {
+            switch flag {
+            case "--max-pixels": options.maxPixels = arguments.integer(of: flag)
+            default: usageError("unknown option \(flag)")
+            }
+        }
+        // One source at a time per process: libvips' own threads would only compete with the
+        // other workers for the cores.
+        PipelineRuntime.configure(.init(concurrency: 1))
+        let runner = JobRunner(options: options)
+        let lines = LineReader(fd: 0)
+        while let line = lines.next() {
+            guard let job = try? JSONDecoder().decode(WorkerProtocol.Job.self, from: line),
+                  let reply = try? WorkerProtocol.encodeLine(runner.run(job)) else { exit(2) }
+            guard FileDescriptor.writeAll(1, reply) else { exit(2) }
+        }
+        exit(0)
+    }
+}

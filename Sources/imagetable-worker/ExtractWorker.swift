@@ -1,0 +1,141 @@
+import Foundation
+import ImagePipeline
+import ImageTableCore
+
+/// `imagetable-worker extract`: writes table entries as PNG files (the pixel half of
+/// `imagetable extract`, which has already parsed and checked the command line).
+///
+/// Output files get the permissions of the table's protection (0644, 0640 or 0600, less the
+/// umask), so extracting from a private table does not publish its pixels.
+enum ExtractWorker {
+    struct Request {
+        var table = ""
+        var key: String?
+        var output: String?
+        var all: String?
+        var contentOnly = false
+        var verbose = false
+
+        init(parsing arguments: inout WorkerArguments) {
+            while let flag = arguments.next() {
+                switch flag {
+                case "--table": table = arguments.value(of: flag)
+                case "--key": key = arguments.value(of: flag)
+                case "--output": output = arguments.value(of: flag)
+                case "--all": all = arguments.value(of: flag)
+                case "--content": contentOnly = true
+                case "--verbose": verbose = true
+                default: usageError("unknown option \(flag)")
+                }
+            }
+            guard !table.isEmpty else { usageError("extract needs --table") }
+            guard (key != nil && output != nil && all == nil) || (key == nil && output == nil && all != nil) else {
+                usageError("extract needs either --key and --output, or --all")
+            }
+        }
+    }
+
+    /// Runs the request; returns the exit status.
+    static func run(_ request: Request) -> Int32 {
+        let reader: ImageTableReader
+        do {
+            reader = try ImageTableReader(path: request.table)
+        } catch {
+            printError("\(error)")
+            return 1
+        }
+        for notice in reader.notices { printError("\(request.table): warning: \(notice.message) [\(notice.kind.rawValue)]") }
+        let mode = mode_t(reader.header.protection.permissions)
+        if let key = request.key, let output = request.output {
+            guard let info = reader.entry(forKey: key) else {
+                printError("\(request.table): error: no entry has the key \(Printable.quoted(key)); "
+                           + "`imagetable inspect` lists the keys [no-such-key]")
+                return 1
+            }
+            guard extract(info, from: reader, request: request, destination: { png in
+                try OutputFiles.write(png, to: output, mode: mode)
+                return output
+            }) else { return 1 }
+            if output != "-" { print("\(output): \(describe(info, reader, request))") }
+            return 0
+        }
+        return extractAll(reader, into: request.all!, request: request, mode: mode)
+    }
+
+    private static func extractAll(_ reader: ImageTableReader, into directory: String, request: Request, mode: mode_t) -> Int32 {
+        let directoryMode = mode | ((mode & 0o444) >> 2)  // r → x, so readers may enter
+        do {
+            try OutputFiles.makeDirectory(directory, mode: directoryMode)
+        } catch {
+            printError(error.line)
+            return 1
+        }
+        var taken = Set<[String]>()
+        var written = 0, failed = 0
+        for info in reader.soundEntries {
+            var components = KeyPaths.components(for: info.key)
+            if !taken.insert(components).inserted {
+                components = KeyPaths.disambiguated(components, slot: info.slot)
+                taken.insert(components)
+            }
+            let plain = info.key + ".png"
+            let ok = extract(info, from: reader, request: request) { png in
+                let path = try OutputFiles.write(png, below: directory, components: components, mode: mode, directoryMode: directoryMode)
+                if components.joined(separator: "/") != plain {
+                    printError("\(path): note: written for the key \(Printable.quoted(info.key)), renamed to stay inside \(directory)")
+                }
+                return path
+            }
+            if ok { written += 1 } else { failed += 1 }
+        }
+        let entries = written == 1 ? "entry" : "entries"
+        print("\(request.table): wrote \(written) \(entries) as PNG files to \(directory)"
+              + (failed > 0 ? "; \(failed) failed" : ""))
+        return failed == 0 ? 0 : 1
+    }
+
+    /// Converts, encodes and hands one entry to `destination`; reports failures and returns
+    /// whether it was written.
+    private static func extract(_ info: EntryInfo, from reader: ImageTableReader, request: Request,
+                                destination: ([UInt8]) throws -> String) -> Bool {
+        let converted: (Bitmap, Bool)?
+        do {
+            converted = try reader.withImage(entityUUID: info.entityUUID, sourceUUID: info.sourceUUID) { view in
+                let region = request.contentOnly ? view.contentRect : PixelRect(x: 0, y: 0, width: view.width, height: view.height)
+                guard region.width > 0, region.height > 0 else { return nil }
+                return (EntryBitmaps.bitmap(view, region: region), EntryBitmaps.checksumHolds(view, expected: info.pixelChecksum))
+            } ?? nil
+        } catch {
+            printError("\(error)")
+            return false
+        }
+        guard let (bitmap, checksumHolds) = converted else {
+            printError("\(request.table): error: the entry \(Printable.quoted(info.key)) (slot \(info.slot)) changed or was "
+                       + "removed while it was read, or has an empty content rectangle [entry-unavailable]")
+            return false
+        }
+        if !checksumHolds {
+            printError("\(request.table): warning: slot \(info.slot) (\(Printable.quoted(info.key))): the pixels do not match "
+                       + "their checksum; extracted as they are (run imagetable verify) [pixel-checksum-mismatch]")
+        }
+        do {
+            let png = try PNGEncoder.encode(bitmap, name: request.output ?? info.key)
+            let path = try destination(png)
+            if request.verbose && request.all != nil { print("\(path): \(describe(info, reader, request))") }
+            return true
+        } catch let error as OutputError {
+            printError(error.line)
+        } catch {
+            printError("\(error)")
+        }
+        return false
+    }
+
+    /// `key 'photos/a.jpg', 150x150 RGBA PNG`.
+    private static func describe(_ info: EntryInfo, _ reader: ImageTableReader, _ request: Request) -> String {
+        let layout = reader.layout
+        let size = request.contentOnly ? "\(info.contentRect.width)x\(info.contentRect.height)" : "\(layout.width)x\(layout.height)"
+        let kind = ["", "grey", "", "RGB", "RGBA"][EntryBitmaps.bands(for: layout.style)]
+        return "key \(Printable.quoted(info.key)), \(size) \(kind) PNG"
+    }
+}

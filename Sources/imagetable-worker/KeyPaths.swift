@@ -1,0 +1,50 @@
+/// The file names `imagetable extract --all DIR` gives entries: the key as a relative path, with
+/// `.png` appended, made safe so that no key can name a file outside DIR.
+///
+/// The rules (docs/CLI.md, "extract"):
+/// 1. The key is split at `/`. Empty components and `.` are dropped, so absolute keys and `//`
+///    become relative.
+/// 2. A `..` component becomes `%2E%2E`.
+/// 3. In every component, `%`, control characters (U+0000–U+001F, U+007F) and `\` are
+///    percent-encoded as their UTF-8 bytes (`%25`, `%0A`, `%5C`), so the mapping stays
+///    one-to-one and names stay printable.
+/// 4. A key with no components left (the empty key, `/`, `.`) becomes `%EMPTY`.
+/// 5. `.png` is appended to the last component: `photos/cat.jpg` → `photos/cat.jpg.png`.
+///    Appending rather than replacing the extension keeps `a.jpg` and `a.png` apart.
+/// 6. When two entries still map to the same path (`a//b` and `a/b`), the later slot's file is
+///    named with `~slotN` before `.png`.
+enum KeyPaths {
+    /// The relative path components for `key`, the last one ending in `.png`.
+    static func components(for key: String) -> [String] {
+        var parts = key.split(separator: "/", omittingEmptySubsequences: true).map(String.init).filter { $0 != "." }
+        parts = parts.map { $0 == ".." ? "%2E%2E" : encode($0) }
+        if parts.isEmpty { parts = ["%EMPTY"] }
+        parts[parts.count - 1] += ".png"
+        return parts
+    }
+
+    /// `components` with `~slotN` inserted before the final `.png`, for a name already taken.
+    static func disambiguated(_ components: [String], slot: Int) -> [String] {
+        var parts = components
+        let last = parts[parts.count - 1]
+        parts[parts.count - 1] = String(last.dropLast(4)) + "~slot\(slot).png"
+        return parts
+    }
+
+    private static func encode(_ component: String) -> String {
+        var out = ""
+        for scalar in component.unicodeScalars {
+            if scalar == "%" || scalar == "\\" || scalar.value < 0x20 || scalar.value == 0x7F {
+                for byte in String(scalar).utf8 { out += "%" + hex(byte) }
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    private static func hex(_ byte: UInt8) -> String {
+        let digits = Array("0123456789ABCDEF")
+        return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
+    }
+}

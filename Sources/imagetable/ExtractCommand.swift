@@ -1,0 +1,87 @@
+import ArgumentParser
+
+/// `imagetable extract TABLE KEY -o FILE` and `imagetable extract TABLE --all DIR`: entries as
+/// PNG files. Parsing and checks happen here; the conversion and encoding run in
+/// `imagetable-worker`, which links libvips.
+struct ExtractCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "extract",
+        abstract: "Write table entries as PNG files.",
+        discussion: """
+            Pixels are converted from the table's style by docs/FORMAT.md's rules:
+              32BitBGRA       RGBA PNG, alpha unpremultiplied (straight, as PNG wants)
+              32BitBGR        RGB PNG
+              16BitBGR        RGB PNG, 5-bit channels widened as (v << 3) | (v >> 2)
+              8BitGrayscale   greyscale PNG
+            The whole slot is written (for `inside` fits, the image and the padding
+            around it), or with --content only the entry's content rectangle.
+
+            With --all, each entry is written to DIR as its key plus `.png`, in
+            subdirectories for keys with `/`: photos/cat.jpg becomes
+            DIR/photos/cat.jpg.png. No key can name a file outside DIR: empty and `.`
+            components are dropped (absolute keys become relative), `..` becomes
+            %2E%2E, and `%`, `\\` and control characters are percent-encoded; when two
+            keys still share a name, the later slot's file gets ~slotN before `.png`.
+            Renamed keys are noted on standard error. Symbolic links inside DIR are
+            never followed.
+
+            Each file is written under a temporary name, then renamed into place;
+            existing files are replaced. Files get the table's protection (0644, 0640
+            or 0600, less the umask). An entry whose pixels fail their checksum is
+            written as it is, with a warning. With -o -, the PNG goes to standard
+            output.
+
+            EXAMPLES
+              imagetable extract tables/grid@2x.imagetable photos/cat.jpg -o cat.png
+              imagetable extract tables/grid@2x.imagetable --all out/grid
+              imagetable extract tables/detail@2x.imagetable cat.jpg --content -o -
+
+            EXIT STATUS
+              0   every requested entry was written
+              1   the table is missing, unreadable or not a table, the key is not in
+                  it, or a file could not be written (with --all, the other entries
+                  are still written)
+              64  bad usage
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The table to read.", valueName: "table"))
+    var table: String
+
+    @Argument(help: ArgumentHelp("The key of the entry to extract (with -o).", valueName: "key"))
+    var key: String?
+
+    @Option(name: [.customShort("o"), .long], help: ArgumentHelp("The PNG file to write; - for standard output.", valueName: "file"))
+    var output: String?
+
+    @Option(help: ArgumentHelp("Extract every entry into DIR (created if missing), named after their keys.", valueName: "dir"))
+    var all: String?
+
+    @Flag(help: "Write only the entry's content rectangle instead of the whole slot.")
+    var content = false
+
+    @Flag(name: .shortAndLong, help: "With --all, print a line for every file written.")
+    var verbose = false
+
+    func validate() throws {
+        switch (key, output, all) {
+        case (.some, .some, nil), (nil, nil, .some): break
+        case (.some, nil, nil): throw ValidationError("Give -o FILE for the PNG of '\(key!)' (or -o - for standard output).")
+        case (nil, .some, nil): throw ValidationError("Give the KEY of the entry to write to \(output!), or use --all DIR.")
+        case (_, _, .some): throw ValidationError("--all extracts every entry; it takes neither a KEY nor -o.")
+        default: throw ValidationError("Give a KEY and -o FILE, or --all DIR.")
+        }
+        if let all, all.isEmpty { throw ValidationError("--all needs a directory.") }
+        if let output, output.isEmpty { throw ValidationError("-o needs a file name.") }
+    }
+
+    func run() throws {
+        try WorkerLauncher.checkTable(table)
+        var arguments = ["extract", "--table", table]
+        if let key, let output { arguments += ["--key", key, "--output", output] }
+        if let all { arguments += ["--all", all] }
+        if content { arguments.append("--content") }
+        if verbose { arguments.append("--verbose") }
+        try WorkerLauncher.exec(arguments)
+    }
+}
