@@ -104,7 +104,7 @@ public final class ImageTable: @unchecked Sendable {
             let record = file.record(problem.slot)
             record.clear()
             record.setGeneration((record.generation | 1) &+ 1)
-            notices.append(TableNotice(kind: problem.kind, message: problem.reason + "; dropped it", slot: problem.slot))
+            notices.append(TableNotice(kind: problem.kind, message: "slot \(problem.slot): \(problem.reason); dropped it", slot: problem.slot))
         }
         if !scan.problems.isEmpty && options.durability == .flushed {
             try file.flush(offset: TableLimits.indexOffset, count: file.layout.capacity * TableLimits.recordBytes)

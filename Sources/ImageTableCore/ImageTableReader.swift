@@ -32,7 +32,7 @@ public final class ImageTableReader: @unchecked Sendable {
         self.path = path
         file = try TableFile(path: path, writable: false)
         let scan = RecordScan(file)
-        notices = scan.problems.map { TableNotice(kind: .damagedRecord, message: $0.reason + "; skipped it", slot: $0.slot) }
+        notices = scan.problems.map { TableNotice(kind: $0.kind, message: "slot \($0.slot): \($0.reason); skipped it", slot: $0.slot) }
         directory = Mutex(Self.directory(from: scan, changeCount: file.changeCount))
     }
 
@@ -111,10 +111,19 @@ public final class ImageTableReader: @unchecked Sendable {
         return file.entryInfo(slot: Int(slot))
     }
 
-    /// Every entry, in slot order, as the index is now.
+    /// Every entry the reader serves, in slot order, as the index is now: damaged and
+    /// interrupted records are left out (they are in ``notices``).
     public func entries() -> [EntryInfo] {
-        (0..<file.layout.capacity).compactMap { file.entryInfo(slot: $0) }
+        refreshIfChanged()
+        let slots = directory.withLock { $0.slotByEntity.values.map(Int.init) }
+        return slots.sorted().compactMap { file.entryInfo(slot: $0) }
     }
+
+    /// The header's live use counter: the last recency stamp handed out.
+    public var clock: UInt64 { file.clock }
+
+    /// The header's live change counter: bumped whenever a writer publishes or removes an entry.
+    public var changeCount: UInt64 { file.changeCount }
 
     /// Rescans the index if a writer changed it since the last scan.
     ///

@@ -38,7 +38,7 @@ struct RecordScan {
             let state = record.state
             if generation & 1 == 1 {
                 problems.append(Problem(slot: slot, kind: .discardedInterruptedWrite,
-                                        reason: "slot \(slot) holds an interrupted write"))
+                                        reason: "interrupted write"))
                 continue
             }
             if state == IndexRecord.stateEmpty && !record.hasLeftoverFields { continue }
@@ -55,7 +55,7 @@ struct RecordScan {
                 reason = "a second record for the same entity"
             }
             if let reason {
-                problems.append(Problem(slot: slot, kind: .damagedRecord, reason: "slot \(slot): \(reason)"))
+                problems.append(Problem(slot: slot, kind: .damagedRecord, reason: reason))
             } else {
                 committed.append(Committed(slot: slot, entity: record.entityUUID, recency: record.recency))
             }
@@ -97,11 +97,14 @@ extension TableFile {
         return record.generation == before ? .hit(result) : .changed
     }
 
-    /// Copies a committed record's fields out, or `nil` if it is not committed or changed meanwhile.
+    /// Copies a committed record's fields out, or `nil` if it is not committed, fails its checks
+    /// (checksum, key, rectangle, slot inside the file) or changed meanwhile.
     func entryInfo(slot: Int) -> EntryInfo? {
         let record = record(slot)
         let before = record.generation
-        guard before & 1 == 0, record.state == IndexRecord.stateCommitted, let key = record.key else { return nil }
+        guard before & 1 == 0, record.state == IndexRecord.stateCommitted,
+              record.damage(width: layout.width, height: layout.height, checkKey: false) == nil,
+              slotIsBacked(slot), let key = record.key else { return nil }
         let info = EntryInfo(key: key, entityUUID: record.entityUUID, sourceUUID: record.sourceUUID, slot: slot,
                              recency: record.recency, contentRect: record.contentRect,
                              pixelChecksum: record.pixelChecksum, writtenAt: record.writtenAt)

@@ -169,6 +169,9 @@ final class TableFile: @unchecked Sendable {
     /// Counts a publication or removal, so readers in other processes know to rescan.
     func bumpChangeCount() { _ = itc_add_fetch_u64(base + TableHeader.changeCountOffset, 1) }
 
+    /// The last recency stamp handed out.
+    var clock: UInt64 { itc_load_acquire_u64(base + TableHeader.clockOffset) }
+
     /// The current change count.
     var changeCount: UInt64 { itc_load_acquire_u64(base + TableHeader.changeCountOffset) }
 }

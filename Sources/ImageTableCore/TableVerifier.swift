@@ -11,13 +11,16 @@ public enum TableVerifier {
         public let slot: Int?
         /// The entry's key, when it could be read.
         public let key: String?
-        /// What is wrong.
+        /// A stable code: `pixel-checksum-mismatch`, `damaged-record`, `interrupted-write`, or for
+        /// the header a ``TableError/Code`` raw value such as `corrupt` or `not-a-table`.
+        public let code: String
+        /// What is wrong, for people.
         public let reason: String
 
-        /// `slot N (key): reason`.
+        /// `slot N (key): reason [code]`.
         public var description: String {
             let place = slot.map { "slot \($0)" } ?? "header"
-            return key.map { "\(place) (\($0)): \(reason)" } ?? "\(place): \(reason)"
+            return (key.map { "\(place) (\($0))" } ?? place) + ": \(reason) [\(code)]"
         }
     }
 
@@ -42,12 +45,15 @@ public enum TableVerifier {
         do {
             file = try TableFile(path: path, writable: false)
         } catch let error as TableError {
-            return Report(header: nil, validEntries: 0, problems: [Problem(slot: nil, key: nil, reason: "\(error.message) [\(error.code.rawValue)]")])
+            return Report(header: nil, validEntries: 0, problems: [Problem(slot: nil, key: nil, code: error.code.rawValue, reason: error.message)])
         } catch {
-            return Report(header: nil, validEntries: 0, problems: [Problem(slot: nil, key: nil, reason: "\(error)")])
+            return Report(header: nil, validEntries: 0, problems: [Problem(slot: nil, key: nil, code: "io", reason: "\(error)")])
         }
         let scan = RecordScan(file, checkKeys: true)
-        var problems = scan.problems.map { Problem(slot: $0.slot, key: file.record($0.slot).key, reason: $0.reason) }
+        var problems = scan.problems.map {
+            Problem(slot: $0.slot, key: file.record($0.slot).key,
+                    code: $0.kind == .discardedInterruptedWrite ? "interrupted-write" : "damaged-record", reason: $0.reason)
+        }
         var valid = 0
         for entry in scan.committed {
             let record = file.record(entry.slot)
@@ -61,7 +67,7 @@ public enum TableVerifier {
             } else if matches {
                 valid += 1
             } else {
-                problems.append(Problem(slot: entry.slot, key: record.key, reason: "pixel checksum mismatch"))
+                problems.append(Problem(slot: entry.slot, key: record.key, code: "pixel-checksum-mismatch", reason: "pixel checksum mismatch"))
             }
         }
         return Report(header: file.header, validEntries: valid, problems: problems.sorted { ($0.slot ?? -1) < ($1.slot ?? -1) })

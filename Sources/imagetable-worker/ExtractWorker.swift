@@ -72,7 +72,7 @@ enum ExtractWorker {
         }
         var taken = Set<[String]>()
         var written = 0, failed = 0
-        for info in reader.soundEntries {
+        for info in reader.entries() {
             var components = KeyPaths.components(for: info.key)
             if !taken.insert(components).inserted {
                 components = KeyPaths.disambiguated(components, slot: info.slot)

@@ -51,7 +51,7 @@ enum PreviewWorker {
             return 1
         }
         for notice in reader.notices { printError("\(request.table): warning: \(notice.message) [\(notice.kind.rawValue)]") }
-        let all = sorted(reader.soundEntries, by: request.order)
+        let all = sorted(reader.entries(), by: request.order)
         let shown = Array(all.prefix(request.limit))
         let layout = reader.layout
         let sheet = SheetLayout(slotWidth: layout.width, slotHeight: layout.height, count: shown.count,

@@ -138,3 +138,26 @@ struct CorruptionTests {
         #expect(error?.code == .corrupt)
     }
 }
+
+/// What readers list and verifiers report for a damaged record.
+struct DamagedRecordReportingTests {
+    @Test func readersListOnlySoundEntriesAndVerifiersGiveCodes() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable")
+        do {
+            let table = try openTable(path, descriptor(capacity: 3))
+            for key in ["a", "b"] { try put(table, key) }
+        }
+        // Damage record 1's key bytes: its checksum no longer holds.
+        let fd = open(path, O_RDWR)
+        var byte: UInt8 = 0x7A
+        _ = pwrite(fd, &byte, 1, off_t(512 + 256 + 100))
+        close(fd)
+        let reader = try ImageTableReader(path: path)
+        #expect(reader.entries().map(\.key) == ["a"])
+        #expect(reader.notices.map(\.message) == ["slot 1: record checksum mismatch; skipped it"])
+        let report = TableVerifier.verify(path: path)
+        #expect(report.problems.map(\.code) == ["damaged-record"] && report.problems.first?.reason == "record checksum mismatch")
+        #expect(report.problems.first?.description == "slot 1 (b): record checksum mismatch [damaged-record]")
+    }
+}

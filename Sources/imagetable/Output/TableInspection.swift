@@ -71,7 +71,7 @@ struct TableInspection: Encodable {
                         bytesPerRow: l.bytesPerRow, imageBytes: l.imageBytes, slotStride: l.slotStride, slotsOffset: l.slotsOffset,
                         pageSize: l.pageSize, capacity: l.capacity, maxFileBytes: l.maxFileBytes, protection: h.protection.rawValue,
                         parametersHash: Self.hex(h.parametersHash), createdAt: h.createdAt)
-        let all = reader.soundEntries
+        let all = reader.entries()
         entryCount = all.count
         capacity = l.capacity
         var st = stat()

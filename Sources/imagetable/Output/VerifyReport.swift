@@ -31,30 +31,22 @@ enum VerifyReport {
         let reason: String
     }
 
-    /// The verdict from the core verifier's report. Each problem gets a stable code:
-    /// `pixel-checksum-mismatch` when the pixels changed under a sound record, else
-    /// `damaged-record` (checksum, state, key, rectangle, duplicate, past the end of the file,
-    /// an interrupted write).
+    /// The verdict from the core verifier's report, with its stable codes:
+    /// `pixel-checksum-mismatch` when the pixels changed under a sound record, `damaged-record`
+    /// (checksum, state, key, rectangle, duplicate, past the end of the file) and
+    /// `interrupted-write`.
     static func result(path: String, _ report: TableVerifier.Report) -> TableResult {
         var problems: [Problem] = []
         var error: ToolError?
         for p in report.problems {
             guard let slot = p.slot else {
-                error = ToolError(code: "corrupt", message: p.reason, path: path)
+                error = ToolError(code: p.code, message: p.reason, path: path)
                 continue
             }
-            let reason = Self.withoutSlotPrefix(p.reason, slot: slot)
-            let code = reason == "pixel checksum mismatch" ? "pixel-checksum-mismatch" : "damaged-record"
-            problems.append(Problem(slot: slot, key: p.key, code: code, reason: reason))
+            problems.append(Problem(slot: slot, key: p.key, code: p.code, reason: p.reason))
         }
         return TableResult(path: path, ok: problems.isEmpty && error == nil, validEntries: report.validEntries,
                            problems: problems, error: error)
-    }
-
-    /// The core's record reasons start with "slot N: ", which the slot field already says.
-    static func withoutSlotPrefix(_ reason: String, slot: Int) -> String {
-        let prefix = "slot \(slot): "
-        return reason.hasPrefix(prefix) ? String(reason.dropFirst(prefix.count)) : reason
     }
 
     static func json(_ results: [TableResult]) -> String {
