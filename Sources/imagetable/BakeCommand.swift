@@ -11,19 +11,28 @@ struct BakeCommand: ParsableCommand {
         commandName: "bake",
         abstract: "Bake a manifest's source images into its tables; unchanged sources are skipped.",
         discussion: """
-            The manifest is validated first, with the same diagnostics as `imagetable validate`.
-            Each family's sources are fingerprinted; a source every table already holds with the
-            same content is not decoded at all. The others are decoded once, by worker processes,
-            and rendered into every format of the family. When a table is full the least
-            recently used entry is replaced.
+            The manifest is validated first, with the same diagnostics as
+            `imagetable validate`. Each family's sources are fingerprinted: a
+            source that every table already holds with the same content is not
+            decoded at all. The others are decoded once, by worker processes
+            (imagetable-worker, installed next to imagetable), and rendered into
+            every format of the family. When a table is full, the least recently
+            used entry is replaced.
 
-            A source that cannot be baked (truncated, corrupt, not an image, over --max-pixels,
-            unreadable) is reported with its path and reason, and the bake goes on.
+            A source that cannot be baked (truncated, corrupt, not an image, over
+            --max-pixels, unreadable, a decoder crash) is reported on standard
+            error as `path: error: message [code]`, and the bake goes on.
+
+            EXAMPLES
+              imagetable bake --root . manifests/demo.yaml
+              imagetable bake site.yaml --dry-run          # what would change
+              imagetable bake site.yaml --format json --strict   # for CI
 
             EXIT STATUS
               0   every source is baked or unchanged
-              1   fatal: invalid manifest, missing sources directory, a table that cannot be
-                  written (disk full, locked), or with --strict any failed source
+              1   fatal: invalid manifest, missing sources directory, a table
+                  that cannot be written (disk full, locked), or with --strict
+                  any failed source
               3   the bake finished but some sources failed
               64  bad usage
             """
