@@ -104,48 +104,94 @@ final class BakeRun: @unchecked Sendable {
         if stale.isEmpty { return .unchanged }
         if options.dryRun { return .decoded(1) }
 
-        var reserved: [(table: Int, reservation: SlotReservation)] = []
-        func abandonAll() { reserved.forEach { tables[$0.table].abandon($0.reservation) } }
+        // Slots first without evicting: a source that fails to decode must not cost an entry.
+        var reserved: [Int: SlotReservation] = [:]
+        func abandonAll() { reserved.forEach { tables[$0.key].abandon($0.value) } }
         do {
-            for t in stale { reserved.append((t, try tables[t].reserve(key: item.source.key, source: fingerprint))) }
+            for t in stale { reserved[t] = try tables[t].reserve(key: item.source.key, source: fingerprint, evicting: false) }
             if worker == nil { worker = try WorkerProcess(command: options.workerInvocation) }
         } catch {
             abandonAll()
             return .fatal(error as? BakeError ?? BakeError(.tableUnavailable, "\(error)"))
         }
-        let job = WorkerProtocol.Job(
-            id: state.withLock { s in s.jobID += 1; return s.jobID }, source: item.source.path,
-            members: reserved.map { r in
-                WorkerProtocol.Member(table: tables[r.table].planned.path, parametersHash: tables[r.table].hashHex,
-                                      slot: r.reservation.slot, generation: r.reservation.generation, spec: tables[r.table].spec)
-            })
-        switch worker!.run(job, timeout: options.timeout) {
-        case .lost(let failure):
+        let job = WorkerProtocol.Job(source: item.source.path, members: stale.map { t in
+            WorkerProtocol.Member(spec: tables[t].spec, target: reserved[t].map { tables[t].target($0) })
+        })
+        switch send(WorkerProtocol.Request(id: nextRequestID(), render: job), to: &worker) {
+        case .failure(let failure):
             abandonAll()
+            return failed(failure.code, failure.cause.map { "\(failure.message) (\($0))" } ?? failure.message)
+        case .fatal(let error):
+            abandonAll()
+            return .fatal(error)
+        case .success(let reply):
+            let rects = reply.rects ?? []
+            // Decoded: now full tables may evict, and the worker places what it held back.
+            let held = stale.filter { reserved[$0] == nil }
+            if !held.isEmpty {
+                var targets: [WorkerProtocol.SlotTarget] = []
+                do {
+                    for t in held {
+                        let r = try tables[t].reserve(key: item.source.key, source: fingerprint, evicting: true)!
+                        reserved[t] = r
+                        targets.append(tables[t].target(r))
+                    }
+                } catch {
+                    abandonAll()
+                    return .fatal(error as? BakeError ?? BakeError(.tableUnavailable, "\(error)"))
+                }
+                switch send(WorkerProtocol.Request(id: nextRequestID(), place: targets), to: &worker) {
+                case .success: break
+                case .failure(let failure):
+                    abandonAll()
+                    return failed(failure.code, failure.message)
+                case .fatal(let error):
+                    abandonAll()
+                    return .fatal(error)
+                }
+            }
+            do {
+                for (t, rect) in zip(stale, rects) {
+                    var reservation = reserved[t]!
+                    reservation.contentRect = rect
+                    try tables[t].enqueue(reservation)
+                }
+            } catch {
+                return .fatal(error as? BakeError ?? BakeError(.tableUnavailable, "\(error)"))
+            }
+            return .decoded(reply.decodes)
+        }
+    }
+
+    /// The answer to one request, sorted into what the caller does next.
+    enum Answer {
+        case success(WorkerProtocol.Reply)
+        /// The source failed (or the worker died on it; it has been replaced).
+        case failure(WorkerProtocol.Failure)
+        case fatal(BakeError)
+    }
+
+    private func nextRequestID() -> Int { state.withLock { s in s.jobID += 1; return s.jobID } }
+
+    /// Sends a request, replacing a worker that died, and gives up on the whole bake when workers
+    /// keep dying before anything was baked (a missing or broken worker executable).
+    private func send(_ request: WorkerProtocol.Request, to worker: inout WorkerProcess?) -> Answer {
+        switch worker!.send(request, timeout: options.timeout) {
+        case .lost(let failure):
             worker = nil
             let losses = state.withLock { s in s.consecutiveLosses += 1; return s.consecutiveLosses }
             if losses >= 3 && state.withLock({ $0.summary.decoded == 0 }) {
                 return .fatal(BakeError(.workerFailed, "worker processes keep failing before baking anything: \(failure.message)",
                                         path: options.workerCommand.first))
             }
-            return failed(failure.code, failure.message)
+            return .failure(failure)
         case .reply(let reply):
             state.withLock { $0.consecutiveLosses = 0 }
-            guard reply.failure == nil, let rects = reply.rects, rects.count == reserved.count else {
-                abandonAll()
-                let f = reply.failure ?? .init(code: "render-failed", message: "the worker returned no result", cause: nil)
-                return failed(f.code, f.cause.map { "\(f.message) (\($0))" } ?? f.message)
+            if let failure = reply.failure { return .failure(failure) }
+            if request.render != nil, reply.rects?.count != request.render?.members.count {
+                return .failure(.init(code: "render-failed", message: "the worker returned no result", cause: nil))
             }
-            do {
-                for (r, rect) in zip(reserved, rects) {
-                    var reservation = r.reservation
-                    reservation.contentRect = rect
-                    try tables[r.table].enqueue(reservation)
-                }
-            } catch {
-                return .fatal(error as? BakeError ?? BakeError(.tableUnavailable, "\(error)"))
-            }
-            return .decoded(reply.decodes)
+            return .success(reply)
         }
     }
 

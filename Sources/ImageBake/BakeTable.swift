@@ -62,12 +62,21 @@ final class BakeTable: @unchecked Sendable {
 
     /// Reserves a slot, publishing this table's pending batch and retrying while every slot is
     /// held by writes in flight (a small table with many workers).
-    func reserve(key: String, source: UUID) throws -> SlotReservation {
+    ///
+    /// - Parameters:
+    ///   - key: the source's key.
+    ///   - source: its fingerprint.
+    ///   - evicting: whether a full table may replace its least recently used entry now.
+    /// - Returns: the reservation, or `nil` when the table is full and `evicting` is false.
+    /// - Throws: ``BakeError`` `tableUnavailable` when the table cannot give a slot at all.
+    func reserve(key: String, source: UUID, evicting: Bool) throws -> SlotReservation? {
         for _ in 0..<2000 {
             do {
-                let reservation = try table!.reserve(key: key, sourceUUID: source)
+                let reservation = try table!.reserve(key: key, sourceUUID: source, evicting: evicting)
                 if reservation.evictedKey != nil { counts.withLock { $0.evicted += 1 } }
                 return reservation
+            } catch let error as TableError where error.code == .full {
+                return nil
             } catch let error as TableError where error.code == .busy {
                 try publishPending()
                 usleep(2000)
@@ -76,6 +85,11 @@ final class BakeTable: @unchecked Sendable {
             }
         }
         throw BakeError(.tableUnavailable, "no slot became free for '\(key)'", path: planned.displayPath)
+    }
+
+    /// The worker's address for a reservation.
+    func target(_ reservation: SlotReservation) -> WorkerProtocol.SlotTarget {
+        WorkerProtocol.SlotTarget(table: planned.path, parametersHash: hashHex, slot: reservation.slot, generation: reservation.generation)
     }
 
     /// Queues a filled reservation; publishes the batch once it is full.

@@ -43,19 +43,19 @@ final class WorkerProcess {
         lines = LineReader(fd: output.fileHandleForReading.fileDescriptor)
     }
 
-    /// Sends a job and waits for its reply.
+    /// Sends a request and waits for its reply.
     ///
     /// - Parameters:
-    ///   - job: the job.
+    ///   - request: the request.
     ///   - timeout: seconds to wait before declaring the worker hung.
-    func run(_ job: WorkerProtocol.Job, timeout: Double) -> Outcome {
-        guard let line = try? WorkerProtocol.encodeLine(job),
+    func send(_ request: WorkerProtocol.Request, timeout: Double) -> Outcome {
+        guard let line = try? WorkerProtocol.encodeLine(request),
               FileDescriptor.writeAll(input.fileHandleForWriting.fileDescriptor, line) else {
             return .lost(death())
         }
         switch lines.next(timeout: timeout) {
         case .line(let data):
-            guard let reply = try? JSONDecoder().decode(WorkerProtocol.Reply.self, from: data), reply.id == job.id else {
+            guard let reply = try? JSONDecoder().decode(WorkerProtocol.Reply.self, from: data), reply.id == request.id else {
                 stop()
                 return .lost(.init(code: "worker-crashed", message: "the worker sent an unreadable reply", cause: nil))
             }

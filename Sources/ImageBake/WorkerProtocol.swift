@@ -3,16 +3,19 @@ import RenderModel
 import ImageTableCore
 
 /// The messages between the bake and its worker processes (`imagetable-worker bake`): one JSON
-/// object per line.
+/// object per line, one reply per request.
 ///
-/// The bake (which holds every table's writer lock) reserves slots and sends a job naming them;
-/// the worker decodes the source once, renders every member straight into its slot through
-/// ``DelegatedSlots``, and replies with the content rectangles. The bake then publishes. A
-/// worker never commits anything, so a worker that crashes on a hostile file costs only that
-/// source: the bake abandons its reservations and starts a new worker.
+/// The bake holds every table's writer lock. For each source it reserves a slot in each table
+/// that needs the source, without evicting anything, and sends a ``Request`` whose ``Job``
+/// names them; the worker decodes the source once and renders every member straight into its
+/// slot through ``DelegatedSlots``. A member whose table is full has no slot yet: the worker
+/// renders it into a buffer of its own and keeps it. Only once the source has decoded does the
+/// bake evict to make room and send a second request that places the held buffers into the new
+/// slots, so a bad source never costs a good entry its place. The worker never commits; the bake
+/// publishes. A worker that crashes on a hostile file costs only that source.
 public enum WorkerProtocol {
-    /// One slot to fill.
-    public struct Member: Codable, Sendable {
+    /// A reserved slot to render into.
+    public struct SlotTarget: Codable, Sendable {
         /// The table file.
         public var table: String
         /// Its parameter hash, hex: the worker refuses a table rebuilt since.
@@ -21,18 +24,80 @@ public enum WorkerProtocol {
         public var slot: Int
         /// The reservation's generation, which the worker checks before writing.
         public var generation: UInt64
-        /// How to render it.
-        public var spec: MemberSpec
+
+        /// Creates a target.
+        ///
+        /// - Parameters:
+        ///   - table: the table file.
+        ///   - parametersHash: its parameter hash, hex.
+        ///   - slot: the reserved slot.
+        ///   - generation: the reservation's generation.
+        public init(table: String, parametersHash: String, slot: Int, generation: UInt64) {
+            self.table = table
+            self.parametersHash = parametersHash
+            self.slot = slot
+            self.generation = generation
+        }
     }
 
-    /// One source to decode into several slots.
+    /// One format to render a source in.
+    public struct Member: Codable, Sendable {
+        /// How to render it.
+        public var spec: MemberSpec
+        /// Where: a reserved slot, or `nil` to render into a buffer the worker holds until a
+        /// ``Request/place`` request.
+        public var target: SlotTarget?
+
+        /// Creates a member.
+        ///
+        /// - Parameters:
+        ///   - spec: how to render it.
+        ///   - target: its slot, or `nil` for a held buffer.
+        public init(spec: MemberSpec, target: SlotTarget?) {
+            self.spec = spec
+            self.target = target
+        }
+    }
+
+    /// One source to decode, once, into several members.
     public struct Job: Codable, Sendable {
-        /// Matches the reply to the job.
-        public var id: Int
         /// The source file.
         public var source: String
-        /// The slots to render into, one per format of the family that needs it.
+        /// The formats of the family that need it.
         public var members: [Member]
+
+        /// Creates a job.
+        ///
+        /// - Parameters:
+        ///   - source: the source file.
+        ///   - members: the formats to render.
+        public init(source: String, members: [Member]) {
+            self.source = source
+            self.members = members
+        }
+    }
+
+    /// What the bake asks of a worker: render a job, or place the held buffers of the last job.
+    public struct Request: Codable, Sendable {
+        /// Matches the reply to the request.
+        public var id: Int
+        /// Decode and render.
+        public var render: Job?
+        /// Copy the held buffers of the last job, in member order, into these slots, then free
+        /// them all; an empty list just frees them.
+        public var place: [SlotTarget]?
+
+        /// Creates a request.
+        ///
+        /// - Parameters:
+        ///   - id: the request's id.
+        ///   - render: a job to run.
+        ///   - place: slots for the held buffers.
+        public init(id: Int, render: Job? = nil, place: [SlotTarget]? = nil) {
+            self.id = id
+            self.render = render
+            self.place = place
+        }
     }
 
     /// Why a job failed.

@@ -7,13 +7,19 @@ extension ImageTable {
     /// The slot is unpublished at once (a kill from here on loses only this key and any evicted
     /// entry) and backed by disk blocks, so filling it cannot fault on a full disk.
     ///
+    /// A caller that does not yet know whether it will have pixels to publish (the bake, before a
+    /// source has decoded) passes `evicting: false`, so that a source that turns out to be bad
+    /// never costs a good entry its place.
+    ///
     /// - Parameters:
     ///   - key: the entry's key, at most 160 UTF-8 bytes.
     ///   - sourceUUID: identifies the source the pixels are made from.
+    ///   - evicting: whether a full table may replace its least recently used entry; when
+    ///     `false` and the key has no slot of its own, a full table throws `full`.
     /// - Returns: the reservation to fill and publish.
     /// - Throws: ``TableError``: `invalidArgument` for a long key, `busy` when the key is already
-    ///   being written or every slot is reserved, `noSpace`, `io`, `notWritable` after close.
-    public func reserve(key: String, sourceUUID: UUID) throws -> SlotReservation {
+    ///   being written or every slot is reserved, `full`, `noSpace`, `io`, `notWritable` after close.
+    public func reserve(key: String, sourceUUID: UUID, evicting: Bool = true) throws -> SlotReservation {
         guard key.utf8.count <= TableLimits.maxKeyBytes else {
             throw TableError(.invalidArgument, "key is \(key.utf8.count) UTF-8 bytes; the limit is \(TableLimits.maxKeyBytes)", path: path)
         }
@@ -31,6 +37,9 @@ extension ImageTable {
                 s.directory.remove(entity: entity)
                 (slot, replaces) = (own, true)
             } else {
+                if !evicting && !s.directory.hasFreeSlot {
+                    throw TableError(.full, "the table is full and this write may not evict", path: path)
+                }
                 guard let taken = s.directory.takeSlot(fileRecency: { file.record($0).recency }) else {
                     throw TableError(.busy, "every slot is reserved by writes in progress", path: path)
                 }

@@ -46,6 +46,9 @@ struct SlotDirectory {
         holes = (0..<highWater).reversed().filter { !used.contains($0) }.map(Int32.init)
     }
 
+    /// Whether a slot can be had without evicting an entry.
+    var hasFreeSlot: Bool { !holes.isEmpty || highWater < capacity }
+
     /// Takes a slot for a new entity: a free one if any, else the least recently used entry's.
     ///
     /// - Parameter fileRecency: reads the recency stamped in the file for a slot.

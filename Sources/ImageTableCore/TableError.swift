@@ -23,8 +23,10 @@ public struct TableError: Error, Sendable, Equatable, CustomStringConvertible {
         case io = "io"
         /// The disk is full or a file size limit was hit.
         case noSpace = "no-space"
-        /// The entry changed under a reader too many times in a row.
+        /// The entry changed under a reader too many times in a row, or every slot is reserved.
         case busy = "busy"
+        /// A write that may not evict found the table full.
+        case full = "full"
         /// The table handle was closed, or opened read-only and asked to write.
         case notWritable = "not-writable"
     }

@@ -2,7 +2,7 @@ import Foundation
 import ImageBake
 import ImagePipeline
 
-/// `imagetable-worker bake [--max-pixels N]`: reads bake jobs as JSON lines on standard input
+/// `imagetable-worker bake [--max-pixels N]`: reads bake requests as JSON lines on standard input
 /// and answers each with a JSON line (ImageBake's `WorkerProtocol`) until standard input ends.
 ///
 /// Started by `imagetable bake`, one process per job slot. Exits 0 at the end of its input and
@@ -22,8 +22,8 @@ enum BakeWorker {
         let runner = JobRunner(options: options)
         let lines = LineReader(fd: 0)
         while let line = lines.next() {
-            guard let job = try? JSONDecoder().decode(WorkerProtocol.Job.self, from: line),
-                  let reply = try? WorkerProtocol.encodeLine(runner.run(job)) else { exit(2) }
+            guard let request = try? JSONDecoder().decode(WorkerProtocol.Request.self, from: line),
+                  let reply = try? WorkerProtocol.encodeLine(runner.handle(request)) else { exit(2) }
             guard FileDescriptor.writeAll(1, reply) else { exit(2) }
         }
         exit(0)

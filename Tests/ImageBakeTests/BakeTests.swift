@@ -100,6 +100,38 @@ struct BakeTests {
         #expect(summary.tables.allSatisfy { $0.written == 7 && $0.evicted == 4 && $0.entries == 3 })
     }
 
+    /// A full table evicts only for a source that decoded: a bad one costs no entry its place.
+    /// The full table's member is rendered into the worker's own buffer and placed afterwards;
+    /// its pixels must equal those rendered straight into a slot.
+    @Test func aBadSourceNeverEvictsAndHeldRendersMatchDirectOnes() throws {
+        let full = try BakeProject(formats: BakeProject.fourStyles(size: 24, maximumCount: 2))
+        try full.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        try full.add("b.jpg", from: Corpus.photo("Portrait_2"))
+        _ = try full.bake()
+        let good = try Data(contentsOf: URL(fileURLWithPath: Corpus.photo("Landscape_3")))
+        full.add("c-truncated.jpg", bytes: Array(good.prefix(good.count / 2)))
+        let failing = try full.bake()
+        #expect(failing.failed.map(\.key) == ["c-truncated.jpg"])
+        #expect(failing.tables.allSatisfy { $0.evicted == 0 && $0.entries == 2 }, "\(failing.tables)")
+
+        try FileManager.default.removeItem(atPath: full.sources + "/c-truncated.jpg")
+        try full.add("d.jpg", from: Corpus.photo("Landscape_3"))
+        let evicting = try full.bake()
+        #expect(evicting.decoded == 1 && evicting.tables.allSatisfy { $0.evicted == 1 && $0.entries == 2 })
+
+        let roomy = try BakeProject(formats: BakeProject.fourStyles(size: 24, maximumCount: 10))
+        try roomy.add("d.jpg", from: Corpus.photo("Landscape_3"))
+        _ = try roomy.bake()
+        for name in ["bgra", "bgr", "rgb555", "grey"] {
+            func pixels(_ project: BakeProject) throws -> [UInt8]? {
+                try ImageTableReader(path: project.tables + "/\(name).imagetable").withImage(forKey: "d.jpg") { Array($0.bytes) }
+            }
+            let held = try pixels(full), direct = try pixels(roomy)
+            #expect(held != nil && held == direct, "\(name)")
+        }
+        #expect(TableVerifier.verify(path: full.tables + "/bgra.imagetable").isValid)
+    }
+
     /// Many sources through every job slot: a crash in the decoder stack (the liborc race of
     /// docs/PIPELINE.md, should it come back) would surface as worker-crashed failures.
     @Test func manySourcesWithAllJobs() throws {

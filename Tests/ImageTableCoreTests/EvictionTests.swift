@@ -31,6 +31,20 @@ struct EvictionTests {
         #expect(try put(table, "d").evictedKey == "a")
     }
 
+    @Test func aWriteThatMayNotEvictFindsTheTableFull() throws {
+        let dir = try TemporaryDirectory()
+        let table = try openTable(dir.file("t.imagetable"), descriptor(capacity: 2))
+        try put(table, "a")
+        let error = #expect(throws: TableError.self) {
+            _ = try table.reserve(key: "b", sourceUUID: UUID(), evicting: false)
+            _ = try table.reserve(key: "c", sourceUUID: UUID(), evicting: false)
+        }
+        #expect(error?.code == .full && table.contains(key: "a"))
+        // Its own slot is not an eviction: replacing "a" is allowed.
+        let own = try table.reserve(key: "a", sourceUUID: UUID(), evicting: false)
+        #expect(own.replacesExisting)
+    }
+
     @Test func lruOrderSurvivesReopening() throws {
         let dir = try TemporaryDirectory()
         let path = dir.file("t.imagetable")
