@@ -39,7 +39,7 @@ let package = Package(
             ]
         ),
         // The pixel work: bake jobs from `imagetable bake`, one process per job slot.
-        .executableTarget(name: "imagetable-worker", dependencies: ["ImagePipeline", "ImageBake"]),
+        .executableTarget(name: "imagetable-worker", dependencies: ["ImagePipeline", "ImageBake", "CTableSupport"]),
         // Child processes for the kill, two-process and full-disk tests; not a product.
         .executableTarget(name: "ImageTableFixture", dependencies: ["ImageTableCore"], path: "Tests/Fixture"),
         .testTarget(name: "ImageTableCoreTests", dependencies: ["ImageTableCore", "ImageTableFixture"]),

@@ -3,9 +3,12 @@
 #include <errno.h>
 #include <fcntl.h>
 
-#if defined(__APPLE__)
 #include <unistd.h>
+#if defined(__APPLE__)
 #include <sys/stat.h>
+#else
+#include <signal.h>
+#include <sys/prctl.h>
 #endif
 
 // posix_fallocate returns an errno value rather than setting errno; macOS lacks it, so there we
@@ -22,5 +25,16 @@ int itc_reserve(int fd, int64_t offset, int64_t length) {
     int result;
     do { result = posix_fallocate(fd, offset, length); } while (result == EINTR);
     return result;
+#endif
+}
+
+int itc_die_with_parent(void) {
+#if defined(__linux__)
+    pid_t parent = getppid();
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return -1;
+    // The parent may have died before the request took effect.
+    return getppid() == parent ? 0 : -1;
+#else
+    return 0;
 #endif
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ImageBake
+import CTableSupport
 import ImagePipeline
 
 /// `imagetable-worker bake [--max-pixels N]`: reads bake requests as JSON lines on standard input
@@ -16,6 +17,9 @@ enum BakeWorker {
             default: usageError("unknown option \(flag)")
             }
         }
+        // A worker outliving a killed bake could still be writing a slot that the next bake
+        // reserves again: die with the parent.
+        if itc_die_with_parent() != 0 { exit(2) }
         // One source at a time per process: libvips' own threads would only compete with the
         // other workers for the cores.
         PipelineRuntime.configure(.init(concurrency: 1))

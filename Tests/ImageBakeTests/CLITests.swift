@@ -1,6 +1,9 @@
 import Foundation
 import ImageTableCore
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `imagetable bake` as a user runs it: exit codes, summaries and JSON.
 struct BakeCLITests {
@@ -63,6 +66,55 @@ struct BakeCLITests {
         #expect(message.contains("free some disk space"), "\(message)")
         let report = TableVerifier.verify(path: project.tables + "/big.imagetable")
         #expect(report.isValid && report.validEntries == 1, "\(report.problems)")
+    }
+
+    /// kill -9 of a bake: its workers die with it, every table verifies, and the next bake
+    /// finishes the job.
+    @Test func aKilledBakeLeavesValidTablesAndNoOrphans() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 32, maximumCount: 100))
+        let photos = (0...8).flatMap { ["Landscape_\($0)", "Portrait_\($0)"] }
+        for i in 0..<60 { try project.add("s\(i).jpg", from: Corpus.photo(photos[i % photos.count])) }
+        let bake = Process()
+        bake.executableURL = URL(fileURLWithPath: Products.imagetable)
+        bake.arguments = ["bake", project.manifestPath, "--jobs", "2"]
+        bake.standardOutput = FileHandle.nullDevice
+        bake.standardError = FileHandle.nullDevice
+        try bake.run()
+        // Let it get going: workers started and some entries published.
+        var workers: [Int32] = []
+        let deadline = Date().addingTimeInterval(10)
+        while workers.count < 2 && Date() < deadline {
+            usleep(10_000)
+            workers = Self.children(of: bake.processIdentifier)
+        }
+        usleep(300_000)
+        kill(bake.processIdentifier, SIGKILL)
+        bake.waitUntilExit()
+        #expect(!workers.isEmpty, "the bake must have started workers")
+        let gone = Date().addingTimeInterval(2)
+        while workers.contains(where: { kill($0, 0) == 0 }) && Date() < gone { usleep(10_000) }
+        #expect(workers.allSatisfy { kill($0, 0) != 0 }, "workers outlived their bake")
+        for name in ["bgra", "bgr", "rgb555", "grey"] {
+            let report = TableVerifier.verify(path: project.tables + "/\(name).imagetable")
+            #expect(report.problems.allSatisfy { $0.code == "interrupted-write" }, "\(report.problems)")
+        }
+        let again = try project.bake()
+        #expect(again.failed.isEmpty && again.decoded + again.unchanged == 60 && again.decoded > 0)
+        #expect(again.tables.allSatisfy { $0.entries == 60 })
+        for name in ["bgra", "bgr", "rgb555", "grey"] {
+            #expect(TableVerifier.verify(path: project.tables + "/\(name).imagetable").isValid)
+        }
+    }
+
+    /// The processes whose parent is `pid`.
+    static func children(of pid: Int32) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(Int32.init).filter { child in
+            guard let stat = try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && Int32(fields[1]) == pid
+        }
     }
 
     @Test func aMissingSourcesDirectoryIsFatal() throws {

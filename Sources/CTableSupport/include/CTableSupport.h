@@ -46,4 +46,9 @@ static inline void itc_fence_release(void) {
 /// Runs `fallocate`-style reservation; returns 0 or an errno value (never -1).
 int itc_reserve(int fd, int64_t offset, int64_t length);
 
+/// Asks the kernel to kill this process when its parent dies (Linux; elsewhere a no-op), so a
+/// worker whose bake was killed cannot go on writing into slots a later bake may reuse.
+/// Returns 0, or -1 when the parent is already gone.
+int itc_die_with_parent(void);
+
 #endif
