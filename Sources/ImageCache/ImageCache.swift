@@ -117,6 +117,29 @@ public final class ImageCache: Sendable {
         return image
     }
 
+    /// Runs `body` on the pixels of `entity` in `format` if the table holds them fresh; never
+    /// fetches. The cheapest hit: one checked read, zero-copy, no handle (a handle's
+    /// ``CachedImage/withPixels(_:)`` looks the entry up a second time). Counts a use of the
+    /// entry; allocates nothing.
+    ///
+    /// `body` may run more than once when a writer replaces the entry meanwhile (see
+    /// ``CachedImage/withPixels(_:)``), so it should only read, and must not keep the view.
+    ///
+    /// - Parameters:
+    ///   - entity: the entity; an entry from another source ID is a miss.
+    ///   - format: a format identifier.
+    ///   - body: reads the view.
+    /// - Returns: `body`'s result, or `nil` on a miss.
+    /// - Throws: ``CacheError`` `unknown-format`.
+    public func withCachedPixels<R>(for entity: CacheEntity, format: String, _ body: (ImageView) -> R) throws(CacheError) -> R? {
+        let table = try formatTable(format)
+        guard let result = try? table.table.withImage(entityUUID: entity.entityUUID, sourceUUID: entity.sourceID, body) else {
+            return nil
+        }
+        counters.hits.add(1, ordering: .relaxed)
+        return result
+    }
+
     /// The image of `entity` in `format`: from the table at once on a hit, otherwise fetched,
     /// drawn for the family, stored and returned.
     ///

@@ -43,9 +43,12 @@ import Testing
             #expect(image.copyPixels() == written[format.id], "\(format.id)")
             let sync = try #require(try fixture.cache.cachedImage(for: entity, format: format.id))
             #expect(sync.withPixels { Array($0.bytes) } == written[format.id])
+            #expect(try fixture.cache.withCachedPixels(for: entity, format: format.id) { Array($0.bytes) } == written[format.id])
+            let stale = CacheEntity(key: "photo-1", sourceID: UUID())
+            #expect(try fixture.cache.withCachedPixels(for: stale, format: format.id) { _ in 1 } == nil)
         }
         #expect(fixture.provider.calls == 0)
-        #expect(fixture.cache.statistics.hits == 8 && fixture.cache.statistics.misses == 0)
+        #expect(fixture.cache.statistics.hits == 12 && fixture.cache.statistics.misses == 0)
     }
 
     @Test func unknownKeysAndChangedSourcesMissAndAChangedSourceIsFetched() async throws {
