@@ -54,6 +54,7 @@ enum FamilyWriter {
     ///   no slot stays reserved; formats published before a publish failure keep their entries.
     static func store(_ source: ImageSource, entity: CacheEntity, into formats: [FormatTable],
                       renderer: ImageRenderer) -> FlightOutcome {
+        assert(RenderPool.isPoolThread, "renders block their thread; they must run on the render pool")
         var reservations: [SlotReservation] = []
         func abandonAll() { for (f, r) in zip(formats, reservations) { f.table.abandon(r) } }
         for format in formats {

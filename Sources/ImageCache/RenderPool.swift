@@ -24,6 +24,11 @@ final class RenderPool: Sendable {
     }
 
     private let shared = Shared()
+    private static let threadKey = "ImageCache.RenderPool"
+
+    /// Whether the calling thread is a render pool thread: blocking work asserts it, so that a
+    /// render that slipped onto the cooperative pool fails in debug builds and tests.
+    static var isPoolThread: Bool { Thread.current.threadDictionary[threadKey] as? Bool ?? false }
     /// The most threads the pool starts.
     let threadLimit: Int
 
@@ -57,7 +62,8 @@ final class RenderPool: Sendable {
         let shared = shared
         let start = shared.state.withLock { s -> Bool in
             s.jobs.append(job)
-            guard s.idle == 0, s.threads < threadLimit else { return false }
+            // Idle threads count down only once they wake, so compare with the queue's length.
+            guard s.jobs.count - s.head > s.idle, s.threads < threadLimit else { return false }
             s.threads += 1
             return true
         }
@@ -74,6 +80,7 @@ final class RenderPool: Sendable {
     /// A thread's loop: one job per signal, until the pool is gone and the queue empty. Each
     /// job comes with one signal, so a woken thread finds a job unless the pool is stopping.
     private static func work(_ shared: Shared) {
+        Thread.current.threadDictionary[threadKey] = true
         while true {
             shared.state.withLock { $0.idle += 1 }
             shared.signal.wait()

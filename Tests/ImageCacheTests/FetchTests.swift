@@ -27,6 +27,29 @@ import Testing
         #expect(pixels["small"]?.count == 1 && pixels["grey"]?.count == 1, "every waiter sees the same entry")
     }
 
+    /// Many sources at once, each asked for by several requests in both formats: one fetch and
+    /// one decode per source, and every request gets its own source's entry.
+    @Test func manySourcesAtOnceAreFetchedOnceEach() async throws {
+        let names = ["basn0g08", "basn2c08", "basn3p08", "basn4a08", "basn6a08", "basi0g08", "basi2c08", "basi6a08",
+                     "bgai4a08", "bgbn4a08", "f00n2c08", "f01n2c08", "s32n3p04", "tbbn3p08", "tbrn2c08", "z09n2c08"]
+        let provider = TestProvider(Dictionary(uniqueKeysWithValues: names.map { ($0, .file(URL(fileURLWithPath: Corpus.png($0)))) }),
+                                    gated: true)
+        let fixture = try Fixture(provider: provider)
+        let cache = fixture.cache
+        let requests = names.flatMap { name in (0..<6).map { (CacheEntity(key: name, sourceName: "1"), $0 % 2 == 0 ? "small" : "grey") } }
+        let tasks = requests.shuffled().map { entity, format in
+            Task { (entity.key, try await cache.image(for: entity, format: format)) }
+        }
+        #expect(await eventually { cache.statistics.joined == requests.count - names.count })
+        provider.openGate()
+        for task in tasks {
+            let (key, image) = try await task.value
+            #expect(image.key == key && image.isCurrent)
+        }
+        #expect(provider.calls == names.count && cache.statistics.decodes == names.count)
+        #expect(cache.statistics.stored == 2 * names.count)
+    }
+
     @Test func twoFormatsOfOneFamilyShareOneFetchAndTheWholeFamilyIsDrawn() async throws {
         let provider = TestProvider(["a": .photo("Portrait_2")], gated: true)
         let fixture = try Fixture(provider: provider)
