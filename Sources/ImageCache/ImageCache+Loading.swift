@@ -14,6 +14,9 @@ extension ImageCache {
             throw CacheError(.invalidRequest, "the key is \(entity.key.utf8.count) UTF-8 bytes; tables allow \(TableLimits.maxKeyBytes)",
                              key: entity.key, format: table.id)
         }
+        guard !closed.load(ordering: .acquiring) else {
+            throw CacheError(.tableUnavailable, "the cache is closed", key: entity.key, format: table.id)
+        }
         let key = FlightKey(family: table.format.family, entityUUID: entity.entityUUID, sourceID: entity.sourceID)
         for _ in 0..<3 {
             guard !Task.isCancelled else { throw .cancelled(key: entity.key, format: table.id) }

@@ -23,6 +23,9 @@ extension ImageCache {
                              key: entity.key, format: format)
         }
         guard !Task.isCancelled else { throw .cancelled(key: entity.key, format: format) }
+        guard !closed.load(ordering: .acquiring) else {
+            throw CacheError(.tableUnavailable, "the cache is closed", key: entity.key, format: format)
+        }
         let family = table.format.family
         let targets = configuration.shouldProcessAllFormatsInFamily(family, entity) ? families[family] ?? [table] : [table]
         switch await store(source, entity: entity, into: targets) {

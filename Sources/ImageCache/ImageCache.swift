@@ -37,6 +37,8 @@ public final class ImageCache: Sendable {
     let pool: RenderPool
     let renderer: ImageRenderer
     let counters = Counters()
+    /// Set by ``close()``: misses then fail at once instead of fetching what cannot be stored.
+    let closed = Atomic<Bool>(false)
 
     final class Counters: Sendable {
         let hits = Atomic<Int>(0)
@@ -84,6 +86,7 @@ public final class ImageCache: Sendable {
     /// Releases every table's writer lock. Afterwards hits miss, handles return `nil`, and
     /// stores fail with `table-unavailable`. Also done when the cache is deallocated.
     public func close() {
+        closed.store(true, ordering: .releasing)
         for table in tables.values { table.table.close() }
     }
 

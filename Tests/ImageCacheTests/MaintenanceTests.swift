@@ -79,6 +79,25 @@ import Testing
         #expect(unknown?.code == .unknownFormat)
     }
 
+    @Test func aClosedCacheReadsNothingAndFetchesNothing() async throws {
+        let provider = TestProvider(["a": .photo("Landscape_0")])
+        let fixture = try Fixture(provider: provider)
+        let cache = fixture.cache
+        let entity = CacheEntity(key: "a", sourceName: "1")
+        let handle = try await cache.image(for: entity, format: "small")
+        cache.close()
+        #expect(handle.withPixels { _ in 1 } == nil && handle.copyPixels() == nil)
+        #expect(try cache.cachedImage(for: entity, format: "small") == nil)
+        let error = await #expect(throws: CacheError.self) { try await cache.image(for: entity, format: "small") }
+        #expect(error?.code == .tableUnavailable && provider.calls == 1)
+        let set = await #expect(throws: CacheError.self) { try await cache.setImage(.photo("Landscape_0"), for: entity, format: "small") }
+        #expect(set?.code == .tableUnavailable)
+        // The writer locks are released: another cache opens the same tables and finds the entry.
+        let reopened = try ImageCache(configuration: .init(directory: fixture.directory, formats: Fixture.formats), provider: provider)
+        defer { reopened.close() }
+        #expect(try reopened.cachedImage(for: entity, format: "grey") != nil)
+    }
+
     @Test func cancellingAPrefetchCancelsItsFetch() async throws {
         let provider = TestProvider(["a": .photo("Portrait_0")], gated: true)
         let fixture = try Fixture(provider: provider)
