@@ -143,7 +143,4 @@ final class FlightRegistry: Sendable {
         }
         for continuation in continuations { continuation.resume(returning: outcome) }
     }
-
-    /// The number of fetches under way.
-    var count: Int { state.withLock { $0.flights.count } }
 }

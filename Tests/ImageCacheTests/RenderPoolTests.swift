@@ -8,7 +8,7 @@ import Testing
 /// suites also asserts that it runs on a pool thread.)
 @Suite struct RenderPoolTests {
     final class Probe: Sendable {
-        let state = Mutex((now: 0, most: 0, offPool: 0))
+        let state = Mutex((now: 0, most: 0, offPool: 0, done: false))
         let gate = DispatchSemaphore(value: 0)
     }
 
@@ -16,11 +16,12 @@ import Testing
         let pool = RenderPool(threads: 2)
         let probe = Probe()
         let jobs = 6
-        // Were the jobs on the cooperative pool, this test could not run on to open the gate:
-        // a plain thread opens it after a while, so such a regression fails instead of hanging.
+        // Were the jobs on the cooperative pool, this test might never run on to open the gate:
+        // a plain thread opens it when it sees that, so such a regression fails instead of hanging.
+        // (A pool merely kept busy by other suites only delays the test.)
         Thread {
-            Thread.sleep(forTimeInterval: 60)
-            for _ in 0..<jobs { probe.gate.signal() }
+            while probe.state.withLock({ $0.offPool == 0 && !$0.done }) { Thread.sleep(forTimeInterval: 0.01) }
+            if probe.state.withLock({ !$0.done }) { for _ in 0..<jobs { probe.gate.signal() } }
         }.start()
         let tasks = (0..<jobs).map { _ in
             Task {
@@ -38,7 +39,11 @@ import Testing
         #expect(await eventually { probe.state.withLock { $0.now == 2 } })
         try await Task.sleep(for: .milliseconds(50))
         #expect(probe.state.withLock { $0.now } == 2, "the third job waits for a free pool thread")
-        for _ in 0..<jobs { probe.gate.signal() }
+        let opened = probe.state.withLock { s in
+            defer { s.done = true }
+            return !s.done && s.offPool == 0
+        }
+        if opened { for _ in 0..<jobs { probe.gate.signal() } }
         for task in tasks { await task.value }
         #expect(probe.state.withLock { $0.most == 2 && $0.offPool == 0 })
         #expect(!RenderPool.isPoolThread, "a test's own thread is not a pool thread")
