@@ -47,7 +47,8 @@ let package = Package(
         // is read from the source tree, not bundled.
         .testTarget(name: "ImageManifestTests", dependencies: ["ImageManifest", "imagetable"], exclude: ["Corpus"]),
         .testTarget(name: "ImagePipelineTests", dependencies: ["ImagePipeline", "ImageTableCore", "CVips"]),
-        .testTarget(name: "ImageCacheTests", dependencies: ["ImageCache"]),
+        // Depends on the bake and its worker so that a bake in the tests can make tables for the cache.
+        .testTarget(name: "ImageCacheTests", dependencies: ["ImageCache", "ImagePipeline", "ImageBake", "imagetable-worker"]),
         .testTarget(name: "ImageBakeTests", dependencies: ["ImageBake", "imagetable", "imagetable-worker"]),
         // Runs the built `imagetable` and `imagetable-worker` on tables written with the core;
         // decodes the PNGs they write with libvips (CVips) to check the pixels.
@@ -56,7 +57,7 @@ let package = Package(
         .target(name: "CMallocCounter", path: "Benchmarks/CMallocCounter"),
         .executableTarget(
             name: "imagetable-bench",
-            dependencies: ["ImageTableCore", "CMallocCounter"],
+            dependencies: ["ImageTableCore", "CMallocCounter", "ImageCache", "ImagePipeline", "CVips"],
             path: "Benchmarks/imagetable-bench"
         ),
     ],

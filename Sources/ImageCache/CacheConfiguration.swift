@@ -1,0 +1,75 @@
+import Foundation
+import ImageManifest
+import ImagePipeline
+import ImageTableCore
+
+extension ImageCache {
+    /// Which formats the cache serves, where their tables live, and how it fills them.
+    public struct Configuration: Sendable {
+        /// The directory holding the table files (`<format id>.imagetable`); created if missing.
+        public var directory: String
+        /// The formats served; identifiers (``CacheFormat/id``) must be unique.
+        public var formats: [CacheFormat]
+        /// How hard a store works to survive power loss. `processCrashOnly` by default: a cache's
+        /// content can be fetched again, and flushing costs milliseconds per entry.
+        public var durability: ImageTable.Durability
+        /// Seconds to wait for another process writing a table (a bake) when opening it.
+        public var lockTimeout: Double
+        /// Threads that run the pipeline. Rendering blocks its thread for tens of milliseconds
+        /// per source, so it never runs on Swift's cooperative pool; 2 by default (at most the
+        /// core count).
+        public var renderThreads: Int
+        /// The pipeline's limits and strictness for fetched sources.
+        public var renderOptions: RenderOptions
+        /// Whether a miss renders every format of the entity's family that lacks a fresh entry
+        /// (`true`, the default: one decode fills them all), or only the formats requested while
+        /// the fetch was under way. FastImageCache's `shouldProcessAllFormatsInFamily`. Called on
+        /// the fetch's task with the family's name and the entity.
+        public var shouldProcessAllFormatsInFamily: @Sendable (_ family: String, _ entity: CacheEntity) -> Bool
+
+        /// A configuration of formats built in code.
+        ///
+        /// - Parameters:
+        ///   - directory: where the tables live.
+        ///   - formats: the formats to serve.
+        public init(directory: String, formats: [CacheFormat]) {
+            self.directory = directory
+            self.formats = formats
+            durability = .processCrashOnly
+            lockTimeout = 10
+            renderThreads = max(1, min(2, ProcessInfo.processInfo.activeProcessorCount))
+            renderOptions = RenderOptions()
+            shouldProcessAllFormatsInFamily = { _, _ in true }
+        }
+
+        /// A configuration serving a manifest's formats, so the cache reads and fills the tables
+        /// `imagetable bake` writes.
+        ///
+        /// - Parameters:
+        ///   - manifest: a validated manifest.
+        ///   - directory: where the tables live; the manifest's `output` by default.
+        ///   - scales: the scales to serve (an app on a 2× screen wants only `@2x` tables); all
+        ///     of each format's scales by default.
+        public init(manifest: Manifest, directory: String? = nil, scales: Set<Int>? = nil) {
+            let tables = manifest.tables.filter { scales?.contains($0.scale) ?? true }
+            self.init(directory: directory ?? manifest.outputPath, formats: tables.map(CacheFormat.init))
+        }
+    }
+
+    /// What the cache has done since it was created.
+    public struct Statistics: Sendable, Equatable {
+        /// Requests answered from a table.
+        public var hits = 0
+        /// Requests that found no fresh entry (each then waits for a fetch, joining one under
+        /// way when there is one).
+        public var misses = 0
+        /// Requests that joined a fetch already under way for the same source.
+        public var joined = 0
+        /// Calls of the ``SourceProvider``.
+        public var fetches = 0
+        /// Sources decoded by the pipeline (each decode draws every member at once).
+        public var decodes = 0
+        /// Entries written into tables.
+        public var stored = 0
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import ImagePipeline
+import ImageTableCore
+
+extension ImageCache {
+    /// The miss path: waits for the shared fetch of the entity's source and returns the format's
+    /// handle from it.
+    ///
+    /// A waiter that joined after the fetch had chosen its formats (only possible when the policy
+    /// renders just the requested ones), or whose entry other writes evicted at once, finds no
+    /// handle; it then tries again with a new fetch, three times at most.
+    func load(_ entity: CacheEntity, _ table: FormatTable) async throws(CacheError) -> CachedImage {
+        guard entity.key.utf8.count <= TableLimits.maxKeyBytes else {
+            throw CacheError(.invalidRequest, "the key is \(entity.key.utf8.count) UTF-8 bytes; tables allow \(TableLimits.maxKeyBytes)",
+                             key: entity.key, format: table.id)
+        }
+        guard !closed.load(ordering: .acquiring) else {
+            throw CacheError(.tableUnavailable, "the cache is closed", key: entity.key, format: table.id)
+        }
+        let key = FlightKey(family: table.format.family, entityUUID: entity.entityUUID, sourceID: entity.sourceID)
+        for _ in 0..<3 {
+            guard !Task.isCancelled else { throw .cancelled(key: entity.key, format: table.id) }
+            let ticket = flights.join(key, format: table.id) { id in startFlight(id, key: key, entity: entity, format: table) }
+            if ticket.joined { counters.joined.add(1, ordering: .relaxed) }
+            switch await flights.wait(ticket) {
+            case .success(let images):
+                if let image = images[table.id] ?? table.hit(entity) { return image }
+            case .failure(let error):
+                throw error.code == .cancelled ? .cancelled(key: entity.key, format: table.id) : error
+            }
+        }
+        throw CacheError(.notStored, "other writes replaced the entry three times before it could be returned; "
+                         + "maximumCount \(table.format.maximumCount) is too small", key: entity.key, format: table.id)
+    }
+
+    /// The fetch task: detached, so it belongs to no waiter and is cancelled only through the
+    /// registry, when its last waiter leaves.
+    private func startFlight(_ id: UInt64, key: FlightKey, entity: CacheEntity, format: FormatTable) -> Task<Void, Never> {
+        Task.detached(priority: Task.currentPriority) { [self] in
+            let outcome = await fly(id, key: key, entity: entity, format: format)
+            flights.finish(key, flight: id, outcome: outcome)
+        }
+    }
+
+    /// Fetches the source, then draws it for the formats the policy wants and that lack a fresh
+    /// entry. Cancellation is honoured up to the render; a render that started finishes and is
+    /// stored (the work is paid for, and later requests hit).
+    private func fly(_ id: UInt64, key: FlightKey, entity: CacheEntity, format: FormatTable) async -> FlightOutcome {
+        counters.fetches.add(1, ordering: .relaxed)
+        let source: SourceImage
+        do {
+            source = try await provider.source(for: entity, format: format.format)
+        } catch {
+            if Task.isCancelled { return .failure(.cancelled(key: entity.key, format: format.id)) }
+            return .failure(CacheError(.sourceUnavailable, "the source provider failed: \(error)", key: entity.key,
+                                       format: format.id, underlying: String(describing: error)))
+        }
+        guard !Task.isCancelled, let requested = flights.requestedFormats(key, flight: id) else {
+            return .failure(.cancelled(key: entity.key, format: format.id))
+        }
+        let family = families[key.family] ?? [format]
+        let wanted = configuration.shouldProcessAllFormatsInFamily(key.family, entity)
+            ? family : family.filter { requested.contains($0.id) }
+        let targets = wanted.filter { !$0.isFresh(entity) }
+        guard !targets.isEmpty else { return .success([:]) }
+        return await store(source, entity: entity, into: targets)
+    }
+
+    /// Renders and publishes on the render pool.
+    func store(_ source: SourceImage, entity: CacheEntity, into targets: [FormatTable]) async -> FlightOutcome {
+        let renderer = renderer
+        let outcome = await pool.run {
+            FamilyWriter.store(source.pipelineSource(name: entity.key), entity: entity, into: targets, renderer: renderer)
+        }
+        if case .success(let images) = outcome { counters.stored.add(images.count, ordering: .relaxed) }
+        return outcome
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import ImagePipeline
+import ImageTableCore
+import Synchronization
+
+/// Images of entities in fixed formats, from memory-mapped tables: FastImageCache's
+/// `FICImageCache` for Swift concurrency.
+///
+/// ```swift
+/// let manifest = ManifestValidator(options: ValidationOptions()).validate(fileAt: "images.yaml").manifest!
+/// let cache = try ImageCache(configuration: .init(manifest: manifest), provider: Downloads())
+/// let entity = CacheEntity(key: "users/42/avatar", sourceName: avatarURL.absoluteString)
+/// let image = try await cache.image(for: entity, format: "avatar@2x")
+/// image.withPixels { view in upload(view.baseAddress, view.bytesPerRow) }
+/// ```
+///
+/// A request is answered at once from the format's table when it holds the entity made from
+/// the entity's ``CacheEntity/sourceID``. Otherwise the ``SourceProvider`` is asked for the source
+/// (once, however many requests wait for it, for whichever formats of the family), the pipeline
+/// decodes it once and draws every format of the family that lacks a fresh entry (see
+/// ``Configuration/shouldProcessAllFormatsInFamily``), the entries are published, and every
+/// waiter gets its handle. Cancelling a waiting task ends its wait at once; the fetch is cancelled
+/// when no waiter is left. See `docs/RUNTIME.md`.
+///
+/// Thread safety: every method may be called from any thread or task. Hits take no lock of the
+/// cache's own (only the table's brief mutex) and never suspend. Rendering runs on dedicated
+/// threads (``Configuration/renderThreads``), never on Swift's cooperative pool. The cache holds
+/// each table's writer lock until ``close()`` or deinit, so a bake of the same tables waits.
+public final class ImageCache: Sendable {
+    /// The configuration the cache was created with.
+    public let configuration: Configuration
+    /// Where misses get their sources.
+    public let provider: any SourceProvider
+    let tables: [String: FormatTable]
+    let families: [String: [FormatTable]]
+    let flights = FlightRegistry()
+    let pool: RenderPool
+    let renderer: ImageRenderer
+    let counters = Counters()
+    /// Set by ``close()``: misses then fail at once instead of fetching what cannot be stored.
+    let closed = Atomic<Bool>(false)
+
+    final class Counters: Sendable {
+        let hits = Atomic<Int>(0)
+        let misses = Atomic<Int>(0)
+        let joined = Atomic<Int>(0)
+        let fetches = Atomic<Int>(0)
+        let stored = Atomic<Int>(0)
+    }
+
+    /// Opens (creating or rebuilding) the table of every configured format.
+    ///
+    /// - Parameters:
+    ///   - configuration: formats, directory and policies.
+    ///   - provider: supplies sources on a miss.
+    /// - Throws: ``CacheError``: `invalid-request` for no formats, duplicate identifiers or
+    ///   invalid names; `table-unavailable` when the directory cannot be created or a table cannot
+    ///   be opened (`locked` by a bake past ``Configuration/lockTimeout``, `insecure-file`, …).
+    public init(configuration: Configuration, provider: any SourceProvider) throws(CacheError) {
+        guard !configuration.formats.isEmpty else { throw CacheError(.invalidRequest, "no formats are configured") }
+        do {
+            try FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true)
+        } catch {
+            throw CacheError(.tableUnavailable, "cannot create the table directory \(configuration.directory): \(error.localizedDescription)")
+        }
+        let options = ImageTable.Options(lockTimeout: configuration.lockTimeout, durability: configuration.durability)
+        var tables: [String: FormatTable] = [:]
+        var families: [String: [FormatTable]] = [:]
+        for format in configuration.formats {
+            try format.validate()
+            guard tables[format.id] == nil else {
+                throw CacheError(.invalidRequest, "two formats are named '\(format.id)'", format: format.id)
+            }
+            let table = try FormatTable(format, directory: configuration.directory, options: options)
+            tables[format.id] = table
+            families[format.family, default: []].append(table)
+        }
+        self.configuration = configuration
+        self.provider = provider
+        self.tables = tables
+        self.families = families
+        pool = RenderPool(threads: configuration.renderThreads)
+        renderer = ImageRenderer(options: configuration.renderOptions)
+    }
+
+    /// Releases every table's writer lock. Afterwards hits miss, handles return `nil`, and
+    /// stores fail with `table-unavailable`. Also done when the cache is deallocated.
+    public func close() {
+        closed.store(true, ordering: .releasing)
+        for table in tables.values { table.table.close() }
+    }
+
+    /// The configured formats, in configuration order.
+    public var formats: [CacheFormat] { configuration.formats }
+
+    /// Counts of hits, misses, fetches, decodes and stores so far.
+    public var statistics: Statistics {
+        var s = Statistics()
+        s.hits = counters.hits.load(ordering: .relaxed)
+        s.misses = counters.misses.load(ordering: .relaxed)
+        s.joined = counters.joined.load(ordering: .relaxed)
+        s.fetches = counters.fetches.load(ordering: .relaxed)
+        s.decodes = renderer.decodeCount
+        s.stored = counters.stored.load(ordering: .relaxed)
+        return s
+    }
+
+    /// The image of `entity` in `format` if the table holds it fresh; never fetches. FastImageCache's
+    /// synchronous path of `retrieveImageForEntity`. Counts a use of the entry; allocates nothing.
+    ///
+    /// - Parameters:
+    ///   - entity: the entity; an entry from another source ID is a miss.
+    ///   - format: a format identifier (``CacheFormat/id``).
+    /// - Returns: the handle, or `nil` on a miss.
+    /// - Throws: ``CacheError`` `unknown-format`.
+    public func cachedImage(for entity: CacheEntity, format: String) throws(CacheError) -> CachedImage? {
+        let table = try formatTable(format)
+        guard let image = table.hit(entity) else { return nil }
+        counters.hits.add(1, ordering: .relaxed)
+        return image
+    }
+
+    /// Runs `body` on the pixels of `entity` in `format` if the table holds them fresh; never
+    /// fetches. The cheapest hit: one checked read, zero-copy, no handle (a handle's
+    /// ``CachedImage/withPixels(_:)`` looks the entry up a second time). Counts a use of the
+    /// entry; allocates nothing.
+    ///
+    /// `body` may run more than once when a writer replaces the entry meanwhile (see
+    /// ``CachedImage/withPixels(_:)``), so it should only read, and must not keep the view.
+    ///
+    /// - Parameters:
+    ///   - entity: the entity; an entry from another source ID is a miss.
+    ///   - format: a format identifier.
+    ///   - body: reads the view.
+    /// - Returns: `body`'s result, or `nil` on a miss.
+    /// - Throws: ``CacheError`` `unknown-format`.
+    public func withCachedPixels<R>(for entity: CacheEntity, format: String, _ body: (ImageView) -> R) throws(CacheError) -> R? {
+        let table = try formatTable(format)
+        guard let result = try? table.table.withImage(entityUUID: entity.entityUUID, sourceUUID: entity.sourceID, body) else {
+            return nil
+        }
+        counters.hits.add(1, ordering: .relaxed)
+        return result
+    }
+
+    /// The image of `entity` in `format`: from the table at once on a hit, otherwise fetched,
+    /// drawn for the family, stored and returned.
+    ///
+    /// Runs on the caller's executor (`nonisolated(nonsending)`): a hit never hops threads. A
+    /// miss suspends until the shared fetch ends; cancelling the calling task ends the wait at
+    /// once with `cancelled`, and cancels the fetch if no other request waits for it.
+    ///
+    /// - Parameters:
+    ///   - entity: the entity; a stored entry from another source ID is stale and refetched.
+    ///   - format: a format identifier (``CacheFormat/id``).
+    /// - Returns: the handle.
+    /// - Throws: ``CacheError``: `unknown-format`; `invalid-request` for a key over 160 UTF-8
+    ///   bytes; `source-unavailable` when the provider threw; `decode-failed` with the pipeline's
+    ///   error; `table-unavailable`; `cancelled`; `not-stored` when the table is so small that
+    ///   other writes evicted the entry three times before it could be returned.
+    public nonisolated(nonsending) func image(for entity: CacheEntity, format: String) async throws(CacheError) -> CachedImage {
+        let table = try formatTable(format)
+        if let image = table.hit(entity) {
+            counters.hits.add(1, ordering: .relaxed)
+            return image
+        }
+        counters.misses.add(1, ordering: .relaxed)
+        return try await load(entity, table)
+    }
+
+    /// Whether the table of `format` holds `entity` made from its source; does not count a use.
+    ///
+    /// - Parameters:
+    ///   - entity: the entity.
+    ///   - format: a format identifier.
+    /// - Throws: ``CacheError`` `unknown-format`.
+    public func containsImage(for entity: CacheEntity, format: String) throws(CacheError) -> Bool {
+        try formatTable(format).isFresh(entity)
+    }
+
+    @inline(__always)
+    func formatTable(_ id: String) throws(CacheError) -> FormatTable {
+        guard let table = tables[id] else {
+            throw CacheError(.unknownFormat, "no format '\(id)' is configured; the formats are \(tables.keys.sorted())", format: id)
+        }
+        return table
+    }
+}

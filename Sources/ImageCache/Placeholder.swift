@@ -1,1 +1,0 @@
-// Placeholder until its issue lands.

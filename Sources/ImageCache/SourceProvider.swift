@@ -1,0 +1,49 @@
+import Foundation
+import ImagePipeline
+
+/// A source image as a provider hands it over: bytes in memory or a local file.
+public enum SourceImage: Sendable {
+    /// The encoded image (JPEG, PNG, WebP, GIF, TIFF, HEIF/AVIF), for example a download.
+    case data(Data)
+    /// A local file holding the encoded image; it is read whole when rendering starts.
+    case file(URL)
+
+    /// The pipeline's form; `name` identifies in-memory bytes in errors.
+    func pipelineSource(name: String) -> ImageSource {
+        switch self {
+        case .data(let data): .data(data, name: name)
+        case .file(let url): .file(url.path)
+        }
+    }
+}
+
+/// Supplies source images on a miss: FastImageCache's
+/// `imageCache:wantsSourceImageForEntity:withFormatName:completionBlock:`, as an async function.
+///
+/// The cache calls it at most once per source at a time, however many requests wait for that
+/// source (for any formats of its family), from a task of its own. When every waiting request has
+/// been cancelled, that task is cancelled: check `Task.isCancelled`, or use APIs that honour
+/// cancellation (`URLSession`'s async methods, `Task.sleep`), so the work stops.
+///
+/// ```swift
+/// struct Downloads: SourceProvider {
+///     func source(for entity: CacheEntity, format: CacheFormat) async throws -> SourceImage {
+///         let (data, _) = try await URLSession.shared.data(from: URL(string: "https://example.com/\(entity.key)")!)
+///         return .data(data)
+///     }
+/// }
+/// ```
+public protocol SourceProvider: Sendable {
+    /// Returns the source image for `entity`.
+    ///
+    /// - Parameters:
+    ///   - entity: the entity whose image is missing or stale; its ``CacheEntity/sourceID`` is
+    ///     the version wanted.
+    ///   - format: the format of the request that caused the fetch. The source is drawn into
+    ///     every format of the family that needs it, so return the full image, not one sized for
+    ///     this format.
+    /// - Returns: the encoded image.
+    /// - Throws: anything; it reaches every waiting request as ``CacheError`` `source-unavailable`
+    ///   (or `cancelled`, when the fetch was cancelled).
+    func source(for entity: CacheEntity, format: CacheFormat) async throws -> SourceImage
+}

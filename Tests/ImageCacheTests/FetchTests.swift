@@ -1,0 +1,159 @@
+import Foundation
+import ImageCache
+import ImagePipeline
+import Testing
+
+/// Deduplication, cancellation and failures of fetches, with a counting provider that holds
+/// every call at a gate until the test opens it. `statistics.joined` counts requests registered
+/// with a fetch under way, so waiting for it proves that every request is waiting.
+@Suite struct FetchTests {
+    @Test func hundredConcurrentRequestsShareOneFetchAndOneDecode() async throws {
+        let provider = TestProvider(["a": .photo("Landscape_3")], gated: true)
+        let fixture = try Fixture(provider: provider)
+        let cache = fixture.cache
+        let entity = CacheEntity(key: "a", sourceName: "1")
+        let tasks = (0..<100).map { i in
+            Task { try await cache.image(for: entity, format: i % 2 == 0 ? "small" : "grey") }
+        }
+        #expect(await eventually { cache.statistics.joined == 99 && provider.calls == 1 })
+        provider.openGate()
+        var pixels: [String: Set<[UInt8]>] = [:]
+        for task in tasks {
+            let image = try await task.value
+            pixels[image.format, default: []].insert(try #require(image.copyPixels()))
+        }
+        #expect(provider.calls == 1)
+        #expect(cache.statistics.fetches == 1 && cache.statistics.decodes == 1 && cache.statistics.joined == 99)
+        #expect(pixels["small"]?.count == 1 && pixels["grey"]?.count == 1, "every waiter sees the same entry")
+    }
+
+    /// Many sources at once, each asked for by several requests in both formats: one fetch and
+    /// one decode per source, and every request gets its own source's entry.
+    @Test func manySourcesAtOnceAreFetchedOnceEach() async throws {
+        let names = ["basn0g08", "basn2c08", "basn3p08", "basn4a08", "basn6a08", "basi0g08", "basi2c08", "basi6a08",
+                     "bgai4a08", "bgbn4a08", "f00n2c08", "f01n2c08", "s32n3p04", "tbbn3p08", "tbrn2c08", "z09n2c08"]
+        let provider = TestProvider(Dictionary(uniqueKeysWithValues: names.map { ($0, .file(URL(fileURLWithPath: Corpus.png($0)))) }),
+                                    gated: true)
+        let fixture = try Fixture(provider: provider)
+        let cache = fixture.cache
+        let requests = names.flatMap { name in (0..<6).map { (CacheEntity(key: name, sourceName: "1"), $0 % 2 == 0 ? "small" : "grey") } }
+        let tasks = requests.shuffled().map { entity, format in
+            Task { (entity.key, try await cache.image(for: entity, format: format)) }
+        }
+        #expect(await eventually { cache.statistics.joined == requests.count - names.count })
+        provider.openGate()
+        for task in tasks {
+            let (key, image) = try await task.value
+            #expect(image.key == key && image.isCurrent)
+        }
+        #expect(provider.calls == names.count && cache.statistics.decodes == names.count)
+        #expect(cache.statistics.stored == 2 * names.count)
+    }
+
+    @Test func twoFormatsOfOneFamilyShareOneFetchAndTheWholeFamilyIsDrawn() async throws {
+        let provider = TestProvider(["a": .photo("Portrait_2")], gated: true)
+        let fixture = try Fixture(provider: provider)
+        let cache = fixture.cache
+        let entity = CacheEntity(key: "a", sourceName: "1")
+        let small = Task { try await cache.image(for: entity, format: "small") }
+        let grey = Task { try await cache.image(for: entity, format: "grey") }
+        #expect(await eventually { cache.statistics.joined == 1 })
+        provider.openGate()
+        _ = try await (small.value, grey.value)
+        #expect(provider.calls == 1 && cache.statistics.decodes == 1)
+
+        // One request draws the family's other format too, so asking for it later hits.
+        let other = CacheEntity(key: "a", sourceName: "2")
+        _ = try await cache.image(for: other, format: "small")
+        #expect(try cache.cachedImage(for: other, format: "grey") != nil)
+        #expect(provider.calls == 2 && cache.statistics.decodes == 2)
+    }
+
+    @Test func thePolicyCanLimitAFetchToTheRequestedFormats() async throws {
+        let provider = TestProvider(["a": .photo("Landscape_2")])
+        let fixture = try Fixture(provider: provider) { $0.shouldProcessAllFormatsInFamily = { family, _ in family != "photos" } }
+        let entity = CacheEntity(key: "a", sourceName: "1")
+        _ = try await fixture.cache.image(for: entity, format: "small")
+        #expect(try fixture.cache.cachedImage(for: entity, format: "grey") == nil)
+        _ = try await fixture.cache.image(for: entity, format: "grey")
+        #expect(provider.calls == 2 && fixture.cache.statistics.stored == 2)
+    }
+
+    @Test func aCancelledWaiterStopsAtOnceAndTheOthersGetTheImage() async throws {
+        let provider = TestProvider(["a": .photo("Landscape_4")], gated: true)
+        let fixture = try Fixture(provider: provider)
+        let cache = fixture.cache
+        let entity = CacheEntity(key: "a", sourceName: "1")
+        let leaving = Task { try await cache.image(for: entity, format: "small") }
+        let staying = Task { try await cache.image(for: entity, format: "grey") }
+        #expect(await eventually { cache.statistics.joined == 1 })
+        leaving.cancel()
+        // The gate is still shut: the cancelled waiter returns without the fetch ending.
+        let error = await cacheError(leaving)
+        #expect(error?.code == .cancelled && error?.key == "a" && error?.format == "small")
+        provider.openGate()
+        let image = try await staying.value
+        #expect(image.format == "grey" && image.copyPixels() != nil)
+        #expect(provider.calls == 1 && provider.cancellations == 0, "the provider was not cancelled")
+    }
+
+    @Test func cancellingTheLastWaiterCancelsTheProvidersWork() async throws {
+        let provider = TestProvider(["a": .photo("Landscape_5")], gated: true)
+        let fixture = try Fixture(provider: provider)
+        let cache = fixture.cache
+        let entity = CacheEntity(key: "a", sourceName: "1")
+        let first = Task { try await cache.image(for: entity, format: "small") }
+        let second = Task { try await cache.image(for: entity, format: "small") }
+        #expect(await eventually { provider.calls == 1 && cache.statistics.joined == 1 })
+        first.cancel()
+        #expect(await cacheError(first)?.code == .cancelled)
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(provider.cancellations == 0, "one waiter is left")
+        second.cancel()
+        #expect(await cacheError(second)?.code == .cancelled)
+        #expect(await eventually { provider.cancellations == 1 }, "the provider saw its task cancelled")
+        #expect(cache.statistics.decodes == 0)
+
+        // The cancelled fetch is forgotten: the next request fetches afresh.
+        provider.openGate()
+        _ = try await cache.image(for: entity, format: "small")
+        #expect(provider.calls == 2 && cache.statistics.decodes == 1)
+    }
+
+    @Test func aProviderErrorReachesEveryWaiterAndALaterRequestRetries() async throws {
+        let provider = TestProvider(["a": .photo("Portrait_4")], gated: true)
+        provider.failNext(1)
+        let fixture = try Fixture(provider: provider)
+        let cache = fixture.cache
+        let entity = CacheEntity(key: "a", sourceName: "1")
+        let tasks = (0..<10).map { _ in Task { try await cache.image(for: entity, format: "small") } }
+        #expect(await eventually { cache.statistics.joined == 9 })
+        provider.openGate()
+        for task in tasks {
+            let error = await cacheError(task)
+            #expect(error?.code == .sourceUnavailable && error?.underlying == "the test provider was told to fail")
+        }
+        #expect(provider.calls == 1)
+        let image = try await cache.image(for: entity, format: "small")
+        #expect(provider.calls == 2 && image.copyPixels() != nil)
+    }
+
+    @Test func decodeFailuresAreTypedAndDoNotPoisonTheSource() async throws {
+        let good = try Data(contentsOf: URL(fileURLWithPath: Corpus.photo("Landscape_1")))
+        let provider = TestProvider(["junk": .data(Data("not an image".utf8)), "short": .data(good.prefix(good.count / 3)),
+                                     "missing": .file(URL(fileURLWithPath: "/nonexistent/x.jpg"))])
+        let fixture = try Fixture(provider: provider)
+        let cache = fixture.cache
+        let expected: [String: PipelineError.Code] = ["junk": .unsupportedFormat, "short": .truncated, "missing": .unreadable]
+        for (key, code) in expected {
+            let error = await #expect(throws: CacheError.self) {
+                try await cache.image(for: CacheEntity(key: key, sourceName: "1"), format: "small")
+            }
+            #expect(error?.code == .decodeFailed && error?.pipelineError?.code == code && error?.key == key, "\(key)")
+        }
+        #expect(try cache.cachedImage(for: CacheEntity(key: "junk", sourceName: "1"), format: "small") == nil)
+        provider.set("junk", .data(good))
+        let image = try await cache.image(for: CacheEntity(key: "junk", sourceName: "1"), format: "small")
+        #expect(image.copyPixels() != nil && provider.calls == 4)
+    }
+}

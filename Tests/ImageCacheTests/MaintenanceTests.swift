@@ -1,0 +1,110 @@
+import Foundation
+import ImageCache
+import Testing
+
+/// `setImage`, `deleteImage`, `reset` and `prefetch`.
+@Suite struct MaintenanceTests {
+    @Test func setImageStoresTheWholeFamilyWithoutTheProvider() async throws {
+        let fixture = try Fixture()
+        let cache = fixture.cache
+        let entity = CacheEntity(key: "mine", sourceName: "camera-1")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: Corpus.photo("Portrait_5")))
+        let set = try await cache.setImage(.data(bytes), for: entity, format: "grey")
+        #expect(set.format == "grey" && set.sourceID == entity.sourceID)
+        let before = try await cache.image(for: entity, format: "small").copyPixels()
+        #expect(fixture.provider.calls == 0 && cache.statistics.hits == 1 && cache.statistics.decodes == 1)
+
+        // Setting again replaces, even with the same source ID; a bad source is a typed error
+        // and leaves the entries as they were.
+        let png = try await cache.setImage(.file(URL(fileURLWithPath: Corpus.png("basn6a08"))), for: entity, format: "small")
+        #expect(before != nil && png.copyPixels() != before)
+        let error = await #expect(throws: CacheError.self) {
+            try await cache.setImage(.data(Data([1, 2, 3])), for: entity, format: "small")
+        }
+        #expect(error?.code == .decodeFailed)
+        #expect(try cache.cachedImage(for: entity, format: "small")?.copyPixels() == png.copyPixels())
+    }
+
+    @Test func deleteImageRemovesEntriesAndTheNextRequestFetches() async throws {
+        let provider = TestProvider(["a": .photo("Landscape_6"), "b": .photo("Landscape_7")])
+        let fixture = try Fixture(provider: provider)
+        let cache = fixture.cache
+        let a = CacheEntity(key: "a", sourceName: "1"), b = CacheEntity(key: "b", sourceName: "1")
+        let handle = try await cache.image(for: a, format: "small")
+        _ = try await cache.image(for: b, format: "small")
+        #expect(try cache.deleteImage(forKey: "a", format: "small") == 1)
+        #expect(try !cache.containsImage(for: a, format: "small") && cache.containsImage(for: a, format: "grey"))
+        #expect(handle.withPixels { _ in 1 } == nil && !handle.isCurrent, "a handle to a deleted entry reads nothing")
+        #expect(try cache.deleteImage(forKey: "a") == 1, "only grey was left")
+        #expect(try cache.deleteImage(forKey: "a") == 0)
+        #expect(try cache.containsImage(for: b, format: "small"))
+        _ = try await cache.image(for: a, format: "small")
+        #expect(provider.calls == 3)
+        #expect(throws: CacheError.self) { try cache.deleteImage(forKey: "a", format: "nope") }
+    }
+
+    @Test func resetEmptiesEveryTable() async throws {
+        let provider = TestProvider(["a": .photo("Portrait_7"), "i": .file(URL(fileURLWithPath: Corpus.png("basn2c08")))])
+        let fixture = try Fixture(provider: provider)
+        let cache = fixture.cache
+        let a = CacheEntity(key: "a", sourceName: "1"), icon = CacheEntity(key: "i", sourceName: "1")
+        _ = try await cache.image(for: a, format: "small")
+        _ = try await cache.image(for: icon, format: "icon")
+        #expect(try cache.reset() == 3)
+        for (entity, format) in [(a, "small"), (a, "grey"), (icon, "icon")] {
+            #expect(try cache.cachedImage(for: entity, format: format) == nil)
+        }
+        _ = try await cache.image(for: a, format: "grey")
+        #expect(provider.calls == 3)
+    }
+
+    @Test func prefetchStoresWithoutAWaiterAndSharesItsFetch() async throws {
+        let provider = TestProvider(["a": .photo("Portrait_8")], gated: true)
+        let fixture = try Fixture(provider: provider)
+        let cache = fixture.cache
+        let entity = CacheEntity(key: "a", sourceName: "1")
+        let prefetch = cache.prefetch(entity, format: "small")
+        #expect(await eventually { provider.calls == 1 })
+        let request = Task { try await cache.image(for: entity, format: "grey") }
+        #expect(await eventually { cache.statistics.joined == 1 }, "the request joins the prefetch's fetch")
+        provider.openGate()
+        try await prefetch.value
+        _ = try await request.value
+        #expect(try cache.cachedImage(for: entity, format: "small") != nil)
+        #expect(provider.calls == 1)
+
+        try await cache.prefetch(entity, format: "grey").value
+        #expect(provider.calls == 1, "a fresh entry is not fetched again")
+        let unknown = await cacheError(cache.prefetch(entity, format: "nope"))
+        #expect(unknown?.code == .unknownFormat)
+    }
+
+    @Test func aClosedCacheReadsNothingAndFetchesNothing() async throws {
+        let provider = TestProvider(["a": .photo("Landscape_0")])
+        let fixture = try Fixture(provider: provider)
+        let cache = fixture.cache
+        let entity = CacheEntity(key: "a", sourceName: "1")
+        let handle = try await cache.image(for: entity, format: "small")
+        cache.close()
+        #expect(handle.withPixels { _ in 1 } == nil && handle.copyPixels() == nil)
+        #expect(try cache.cachedImage(for: entity, format: "small") == nil)
+        let error = await #expect(throws: CacheError.self) { try await cache.image(for: entity, format: "small") }
+        #expect(error?.code == .tableUnavailable && provider.calls == 1)
+        let set = await #expect(throws: CacheError.self) { try await cache.setImage(.photo("Landscape_0"), for: entity, format: "small") }
+        #expect(set?.code == .tableUnavailable)
+        // The writer locks are released: another cache opens the same tables and finds the entry.
+        let reopened = try ImageCache(configuration: .init(directory: fixture.directory, formats: Fixture.formats), provider: provider)
+        defer { reopened.close() }
+        #expect(try reopened.cachedImage(for: entity, format: "grey") != nil)
+    }
+
+    @Test func cancellingAPrefetchCancelsItsFetch() async throws {
+        let provider = TestProvider(["a": .photo("Portrait_0")], gated: true)
+        let fixture = try Fixture(provider: provider)
+        let prefetch = fixture.cache.prefetch(CacheEntity(key: "a", sourceName: "1"), format: "small")
+        #expect(await eventually { provider.calls == 1 })
+        prefetch.cancel()
+        #expect(await cacheError(prefetch)?.code == .cancelled)
+        #expect(await eventually { provider.cancellations == 1 })
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import ImageCache
+import ImageTableCore
+import Synchronization
+import Testing
+
+/// The shared corpus: the repository root's parent + `shared/corpus`.
+enum Corpus {
+    static let root: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<4 { url.deleteLastPathComponent() }  // Support.swift, ImageCacheTests, Tests, repo
+        return url.appendingPathComponent("shared/corpus").path
+    }()
+
+    static func photo(_ name: String) -> String { "\(root)/photos/\(name).jpg" }
+    static func png(_ name: String) -> String { "\(root)/pngsuite/png/\(name).png" }
+}
+
+/// A provider that counts its calls, can hold every call at a gate until the test opens it,
+/// records whether a held call saw its task cancelled, and fails the next calls on request.
+final class TestProvider: SourceProvider {
+    struct State {
+        var calls = 0
+        var cancellations = 0
+        var failuresLeft = 0
+        var gateOpen = true
+        var held: [UInt64: CheckedContinuation<Void, any Error>] = [:]
+        /// Calls cancelled before they reached the gate.
+        var cancelled: Set<UInt64> = []
+        var nextID: UInt64 = 0
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String { "the test provider was told to fail" }
+    }
+
+    let state = Mutex(State())
+    /// Key → what to return.
+    let sources: Mutex<[String: SourceImage]>
+
+    init(_ sources: [String: SourceImage] = [:], gated: Bool = false) {
+        self.sources = Mutex(sources)
+        state.withLock { $0.gateOpen = !gated }
+    }
+
+    var calls: Int { state.withLock { $0.calls } }
+    var cancellations: Int { state.withLock { $0.cancellations } }
+
+    func set(_ key: String, _ source: SourceImage) { sources.withLock { $0[key] = source } }
+
+    func failNext(_ count: Int) { state.withLock { $0.failuresLeft = count } }
+
+    func openGate() {
+        let held = state.withLock { s in
+            s.gateOpen = true
+            defer { s.held = [:] }
+            return Array(s.held.values)
+        }
+        for continuation in held { continuation.resume() }
+    }
+
+    func source(for entity: CacheEntity, format: CacheFormat) async throws -> SourceImage {
+        let id = state.withLock { s in
+            s.calls += 1
+            s.nextID += 1
+            return s.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let proceed = state.withLock { s -> Bool? in
+                    if s.cancelled.contains(id) { return nil }
+                    if s.gateOpen { return true }
+                    s.held[id] = continuation
+                    return false
+                }
+                switch proceed {
+                case nil: continuation.resume(throwing: CancellationError())
+                case true?: continuation.resume()
+                case false?: break
+                }
+            }
+        } onCancel: {
+            let held = state.withLock { s in
+                s.cancellations += 1
+                s.cancelled.insert(id)
+                return s.held.removeValue(forKey: id)
+            }
+            held?.resume(throwing: CancellationError())
+        }
+        let fail = state.withLock { s in
+            defer { s.failuresLeft = max(0, s.failuresLeft - 1) }
+            return s.failuresLeft > 0
+        }
+        if fail { throw Failure() }
+        guard let source = sources.withLock({ $0[entity.key] }) else { throw Failure() }
+        return source
+    }
+}
+
+/// A cache over a fresh directory, removed at deinit.
+final class Fixture: Sendable {
+    let directory: String
+    let cache: ImageCache
+    let provider: TestProvider
+
+    /// Two formats of family `photos` (32×32 BGRA cover, 24×16 grey inside) and one of family
+    /// `icons` (16×16 BGR).
+    static let formats = [
+        CacheFormat(name: "small", family: "photos", spec: MemberSpec(width: 32, height: 32, style: .bgra32), maximumCount: 40),
+        CacheFormat(name: "grey", family: "photos", spec: MemberSpec(width: 24, height: 16, style: .grayscale8, fit: .inside),
+                    maximumCount: 40),
+        CacheFormat(name: "icon", family: "icons", spec: MemberSpec(width: 16, height: 16, style: .bgr32), maximumCount: 10),
+    ]
+
+    init(provider: TestProvider = TestProvider(), formats: [CacheFormat] = Fixture.formats, directory: String? = nil,
+         configure: (inout ImageCache.Configuration) -> Void = { _ in }) throws {
+        self.directory = directory ?? NSTemporaryDirectory() + "imagecache-\(UUID().uuidString)"
+        var configuration = ImageCache.Configuration(directory: self.directory, formats: formats)
+        configure(&configuration)
+        cache = try ImageCache(configuration: configuration, provider: provider)
+        self.provider = provider
+    }
+
+    deinit {
+        cache.close()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// Polls `condition` every millisecond until it holds or `seconds` pass. The limit is generous
+/// because other suites running in parallel may keep the cooperative pool busy with renders for
+/// many seconds; a passing condition returns at once.
+func eventually(within seconds: Double = 90, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() {
+        if Date() > deadline { return false }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return true
+}
+
+extension SourceImage {
+    static func photo(_ name: String) -> SourceImage { .file(URL(fileURLWithPath: Corpus.photo(name))) }
+}
+
+/// The error a failed request threw, or `nil` when it succeeded.
+func cacheError<T>(_ task: Task<T, any Error>) async -> CacheError? {
+    do {
+        _ = try await task.value
+        return nil
+    } catch {
+        return error as? CacheError
+    }
+}
