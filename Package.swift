@@ -40,20 +40,23 @@ let package = Package(
         ),
         // The pixel work: bake jobs from `imagetable bake`, one process per job slot.
         .executableTarget(name: "imagetable-worker", dependencies: ["ImagePipeline", "ImageBake", "CTableSupport"]),
+        // Helpers every test target shares: temporary directories, the corpus, the built
+        // products, running them.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         // Child processes for the kill, two-process and full-disk tests; not a product.
         .executableTarget(name: "ImageTableFixture", dependencies: ["ImageTableCore"], path: "Tests/Fixture"),
-        .testTarget(name: "ImageTableCoreTests", dependencies: ["ImageTableCore", "ImageTableFixture"]),
+        .testTarget(name: "ImageTableCoreTests", dependencies: ["TestSupport", "ImageTableCore", "ImageTableFixture"]),
         // Depends on the CLI so that its binary is built for the tests that run it; the corpus
         // is read from the source tree, not bundled.
-        .testTarget(name: "ImageManifestTests", dependencies: ["ImageManifest", "imagetable"], exclude: ["Corpus"]),
-        .testTarget(name: "ImagePipelineTests", dependencies: ["ImagePipeline", "ImageTableCore", "CVips"]),
+        .testTarget(name: "ImageManifestTests", dependencies: ["TestSupport", "ImageManifest", "imagetable"], exclude: ["Corpus"]),
+        .testTarget(name: "ImagePipelineTests", dependencies: ["TestSupport", "ImagePipeline", "ImageTableCore", "CVips"]),
         // Depends on the bake and its worker so that a bake in the tests can make tables for the cache.
-        .testTarget(name: "ImageCacheTests", dependencies: ["ImageCache", "ImagePipeline", "ImageBake", "imagetable-worker"]),
-        .testTarget(name: "ImageBakeTests", dependencies: ["ImageBake", "imagetable", "imagetable-worker"]),
+        .testTarget(name: "ImageCacheTests", dependencies: ["TestSupport", "ImageCache", "ImagePipeline", "ImageBake", "imagetable-worker"]),
+        .testTarget(name: "ImageBakeTests", dependencies: ["TestSupport", "ImageBake", "imagetable", "imagetable-worker"]),
         // Runs the built `imagetable` and `imagetable-worker` on tables written with the core;
         // decodes the PNGs they write with libvips (CVips) to check the pixels.
         .testTarget(name: "ImagetableToolsTests",
-                    dependencies: ["ImageTableCore", "ImagePipeline", "CVips", "imagetable", "imagetable-worker"]),
+                    dependencies: ["TestSupport", "ImageTableCore", "ImagePipeline", "CVips", "imagetable", "imagetable-worker"]),
         .target(name: "CMallocCounter", path: "Benchmarks/CMallocCounter"),
         .executableTarget(
             name: "imagetable-bench",

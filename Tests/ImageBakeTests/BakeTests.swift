@@ -1,6 +1,7 @@
 import Foundation
 import ImageBake
 import ImageTableCore
+import TestSupport
 import Testing
 
 struct BakeTests {
@@ -62,8 +63,8 @@ struct BakeTests {
 
     @Test func everyPngSuiteImageBakesOrFailsCleanly() throws {
         let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 200))
-        let names = try FileManager.default.contentsOfDirectory(atPath: Corpus.pngSuite).filter { $0.hasSuffix(".png") }
-        for name in names { try project.add(name, from: Corpus.pngSuite + "/" + name) }
+        let names = try FileManager.default.contentsOfDirectory(atPath: Corpus.pngSuiteDirectory).filter { $0.hasSuffix(".png") }
+        for name in names { try project.add(name, from: Corpus.pngSuiteDirectory + "/" + name) }
         let summary = try project.bake()
         let failed = Set(summary.failed.map(\.key))
         #expect(failed == Set(names.filter { $0.hasPrefix("x") }), "only the deliberately corrupt x* files fail")

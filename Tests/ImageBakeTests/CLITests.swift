@@ -1,5 +1,6 @@
 import Foundation
 import ImageTableCore
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -10,34 +11,34 @@ struct BakeCLITests {
     @Test func exitCodesZeroThreeAndOne() throws {
         let project = try BakeProject(formats: BakeProject.fourStyles(size: 16, maximumCount: 10))
         try project.add("good.jpg", from: Corpus.photo("Portrait_1"))
-        let ok = try runCLI(["bake", project.manifestPath, "--jobs", "1"])
-        #expect(ok.status == 0, "\(ok.err)")
-        #expect(ok.out.contains("1 decoded, 0 unchanged, 0 failed"))
+        let ok = try run(Products.imagetable, ["bake", project.manifestPath, "--jobs", "1"])
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(ok.stdout.contains("1 decoded, 0 unchanged, 0 failed"))
 
         project.add("bad.png", bytes: [0x89, 0x50, 0x4E, 0x47])
-        let partial = try runCLI(["bake", project.manifestPath])
+        let partial = try run(Products.imagetable, ["bake", project.manifestPath])
         #expect(partial.status == 3)
-        #expect(partial.err.contains("\(project.sources)/bad.png: error:"))
-        #expect(partial.out.contains("0 decoded, 1 unchanged, 1 failed"))
+        #expect(partial.stderr.contains("\(project.sources)/bad.png: error:"))
+        #expect(partial.stdout.contains("0 decoded, 1 unchanged, 1 failed"))
 
-        let strict = try runCLI(["bake", project.manifestPath, "--strict"])
-        #expect(strict.status == 1 && strict.err.contains("--strict"))
+        let strict = try run(Products.imagetable, ["bake", project.manifestPath, "--strict"])
+        #expect(strict.status == 1 && strict.stderr.contains("--strict"))
 
         try "version: 1\noutput: t\nfamilies: {}\nbogus: 1\n".write(toFile: project.manifestPath, atomically: true, encoding: .utf8)
-        let invalid = try runCLI(["bake", project.manifestPath])
-        #expect(invalid.status == 1 && invalid.out.contains("manifest.yaml:4:1: error:"))
+        let invalid = try run(Products.imagetable, ["bake", project.manifestPath])
+        #expect(invalid.status == 1 && invalid.stdout.contains("manifest.yaml:4:1: error:"))
 
-        #expect(try runCLI(["bake"]).status == 64)
-        #expect(try runCLI(["bake", project.manifestPath, "--jobs", "0"]).status == 64)
+        #expect(try run(Products.imagetable, ["bake"]).status == 64)
+        #expect(try run(Products.imagetable, ["bake", project.manifestPath, "--jobs", "0"]).status == 64)
     }
 
     @Test func jsonSummaryParses() throws {
         let project = try BakeProject(formats: BakeProject.fourStyles(size: 16, maximumCount: 10))
         try project.add("good.jpg", from: Corpus.photo("Portrait_1"))
         project.add("empty.jpg", bytes: [])
-        let run = try runCLI(["bake", project.manifestPath, "--format", "json"])
+        let run = try run(Products.imagetable, ["bake", project.manifestPath, "--format", "json"])
         #expect(run.status == 3)
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         let sources = try #require(json["sources"] as? [String: Int])
         #expect(sources == ["found": 2, "decoded": 1, "unchanged": 0, "failed": 1])
         let failures = try #require(json["failures"] as? [[String: Any]])
@@ -120,7 +121,7 @@ struct BakeCLITests {
     @Test func aMissingSourcesDirectoryIsFatal() throws {
         let project = try BakeProject()
         try FileManager.default.removeItem(atPath: project.sources)
-        let run = try runCLI(["bake", project.manifestPath])
-        #expect(run.status == 1 && run.err.contains("sources-unreadable"))
+        let run = try run(Products.imagetable, ["bake", project.manifestPath])
+        #expect(run.status == 1 && run.stderr.contains("sources-unreadable"))
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import ImageBake
 import ImageManifest
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -57,44 +58,4 @@ final class BakeProject: @unchecked Sendable {
         configure(&options)
         return try Baker.bake(try manifest(), options: options)
     }
-}
-
-enum Corpus {
-    static var root: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../shared/corpus").standardized.path
-    }
-
-    static func photo(_ name: String) -> String { root + "/photos/\(name).jpg" }
-    static var pngSuite: String { root + "/pngsuite/png" }
-}
-
-/// The package's build products, next to the running test binary.
-enum Products {
-    static var directory: String {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
-        while dir.path != "/" && !FileManager.default.fileExists(atPath: dir.appendingPathComponent("imagetable").path) {
-            dir = dir.deletingLastPathComponent()
-        }
-        return dir.path
-    }
-
-    static var imagetable: String { directory + "/imagetable" }
-    static var worker: String { directory + "/imagetable-worker" }
-}
-
-/// Runs the CLI and returns its exit status, standard output and standard error.
-func runCLI(_ arguments: [String], in directory: String? = nil) throws -> (status: Int32, out: String, err: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: Products.imagetable)
-    process.arguments = arguments
-    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
 }

@@ -3,6 +3,7 @@ import ImageBake
 import ImageCache
 import ImageManifest
 import ImageTableCore
+import TestSupport
 import Testing
 
 /// Tables written by `imagetable bake` (its worker processes and the pipeline) are the cache's

@@ -1,6 +1,7 @@
 import Foundation
 import ImageCache
 import ImagePipeline
+import TestSupport
 import Testing
 
 /// Deduplication, cancellation and failures of fetches, with a counting provider that holds

@@ -2,6 +2,7 @@ import Foundation
 import ImageCache
 import ImagePipeline
 import ImageTableCore
+import TestSupport
 import Testing
 
 /// Hits return the committed pixels; unknown keys and changed source IDs miss; a miss stores

@@ -1,5 +1,6 @@
 import Foundation
 import ImageCache
+import TestSupport
 import Testing
 
 /// `setImage`, `deleteImage`, `reset` and `prefetch`.

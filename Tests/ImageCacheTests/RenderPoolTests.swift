@@ -1,6 +1,7 @@
 import Foundation
 @testable import ImageCache
 import Synchronization
+import TestSupport
 import Testing
 
 /// Renders block their thread for tens of milliseconds, so they run on the pool's own threads

@@ -2,19 +2,8 @@ import Foundation
 import ImageCache
 import ImageTableCore
 import Synchronization
+import TestSupport
 import Testing
-
-/// The shared corpus: the repository root's parent + `shared/corpus`.
-enum Corpus {
-    static let root: String = {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<4 { url.deleteLastPathComponent() }  // Support.swift, ImageCacheTests, Tests, repo
-        return url.appendingPathComponent("shared/corpus").path
-    }()
-
-    static func photo(_ name: String) -> String { "\(root)/photos/\(name).jpg" }
-    static func png(_ name: String) -> String { "\(root)/pngsuite/png/\(name).png" }
-}
 
 /// A provider that counts its calls, can hold every call at a gate until the test opens it,
 /// records whether a held call saw its task cancelled, and fails the next calls on request.

@@ -2,6 +2,7 @@ import CVips
 import Foundation
 import ImagePipeline
 import ImageTableCore
+import TestSupport
 import Testing
 
 /// Rendered members against references made by libvips directly (`vips_thumbnail`, what

@@ -2,6 +2,7 @@ import CVips
 import Foundation
 import ImagePipeline
 import ImageTableCore
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -28,7 +29,7 @@ import Glibc
     /// Every PngSuite image renders, except the deliberately corrupt `x*` files, which fail with
     /// a typed error naming the file. Nothing crashes.
     @Test func pngSuiteRendersOrFailsCleanly() throws {
-        let files = Corpus.pngSuite
+        let files = Corpus.pngSuiteFiles
         #expect(files.count >= 170, "PngSuite not found under \(Corpus.root)")
         let renderer = ImageRenderer()
         let specs = [MemberSpec(width: 24, height: 24, style: .bgra32, cornerRadius: 4),

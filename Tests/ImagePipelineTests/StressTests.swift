@@ -1,5 +1,6 @@
 import Foundation
 import ImagePipeline
+import TestSupport
 import Testing
 
 /// The runtime cache's way of using the engine: several Swift tasks rendering at once through a
@@ -67,7 +68,7 @@ import Testing
 
     @Test func concurrentPhotoAndPngSuiteRendersMatchSequentialOnes() async throws {
         let photos = ["Landscape_1.jpg", "Portrait_3.jpg", "Landscape_8.jpg", "Portrait_6.jpg"].map(Corpus.photo)
-        let small = Corpus.pngSuite.filter { !URL(fileURLWithPath: $0).lastPathComponent.hasPrefix("x") }
+        let small = Corpus.pngSuiteFiles.filter { !URL(fileURLWithPath: $0).lastPathComponent.hasPrefix("x") }
         let sources = (photos + small.prefix(40)).map(ImageSource.file)
         let specs = [MemberSpec(width: 48, height: 48, style: .bgra32, cornerRadius: 6),
                      MemberSpec(width: 31, height: 17, style: .bgr16, fit: .fill),

@@ -1,6 +1,7 @@
 import Foundation
 import ImagePipeline
 import ImageTableCore
+import TestSupport
 import Testing
 
 /// Exact bytes: premultiplied alpha, 5-5-5 packing, the grey formula, flattening, letterboxing,

@@ -2,50 +2,11 @@ import CVips
 import Foundation
 import ImagePipeline
 import ImageTableCore
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// The shared test corpus: `/work/shared/corpus`, found as the repository root's parent
-/// directory + `shared/corpus` (worktrees and the main checkout are siblings of `shared`).
-enum Corpus {
-    static let root: String = {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<4 { url.deleteLastPathComponent() }  // Support.swift, ImagePipelineTests, Tests, repo
-        return url.appendingPathComponent("shared/corpus").path
-    }()
-
-    static func photo(_ name: String) -> String { "\(root)/photos/\(name)" }
-
-    static var pngSuite: [String] {
-        let dir = "\(root)/pngsuite/png"
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
-        return names.filter { $0.hasSuffix(".png") }.sorted().map { "\(dir)/\($0)" }
-    }
-}
-
-/// A fresh directory under the system temporary directory, removed when the value is dropped.
-final class TemporaryDirectory: @unchecked Sendable {
-    let path: String
-
-    init() throws {
-        var bytes = Array((NSTemporaryDirectory() + "imagepipeline-test-XXXXXX").utf8CString)
-        guard mkdtemp(&bytes) != nil else { throw PipelineError(.unreadable, "mkdtemp failed") }
-        path = String(decoding: bytes.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    func file(_ name: String) -> String { "\(path)/\(name)" }
-
-    @discardableResult
-    func write(_ name: String, _ bytes: [UInt8]) throws -> String {
-        let path = file(name)
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
-        return path
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
 
 /// A destination buffer laid out like a table slot (rows at multiples of 64 bytes), prefilled
 /// with 0xAB so that untouched bytes show.

@@ -2,6 +2,7 @@ import Foundation
 import ImagePipeline
 import ImageTableCore
 import Synchronization
+import TestSupport
 import Testing
 
 /// The way the bake uses the engine: reserve a slot in each member's table, render one source

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import ImageTableCore
 #if canImport(Glibc)
@@ -143,7 +144,8 @@ struct ProcessTests {
     @Test func aFullDiskIsATypedErrorNotACrash() throws {
         let dir = try TemporaryDirectory()
         let path = dir.file("full.imagetable")
-        let (status, output) = try run(Products.fixture, ["fill-until-full", path, "\(300 * 1024)"])
+        let result = try run(Products.fixture, ["fill-until-full", path, "\(300 * 1024)"])
+        let (status, output) = (result.status, result.stdout)
         #expect(status == 0, "the child must not crash")
         #expect(output.hasPrefix("no-space"), "\(output)")
         let report = TableVerifier.verify(path: path)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import ImageTableCore
 
@@ -39,7 +40,8 @@ struct SpecReaderTests {
         sources["a.png"] = nil
         table.close()
 
-        let (status, output) = try run("/usr/bin/env", ["python3", dir.file("driver.py"), dir.path, path])
+        let result = try run("/usr/bin/env", ["python3", dir.file("driver.py"), dir.path, path])
+        let (status, output) = (result.status, result.stdout)
         #expect(status == 0, "python reader failed")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
         let header = try #require(json["header"] as? [String: Any])
@@ -69,7 +71,7 @@ struct SpecReaderTests {
         let slot = table.file.slot(0)
         slot.storeBytes(of: slot.load(as: UInt8.self) ^ 1, as: UInt8.self)
         table.close()
-        let (status, _) = try run("/usr/bin/env", ["python3", dir.file("driver.py"), dir.path, path])
+        let status = try run("/usr/bin/env", ["python3", dir.file("driver.py"), dir.path, path]).status
         #expect(status != 0)
     }
 

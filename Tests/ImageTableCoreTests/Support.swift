@@ -1,53 +1,9 @@
+import TestSupport
 import Foundation
 @testable import ImageTableCore
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// A fresh directory under the system temporary directory, removed when the value is dropped.
-final class TemporaryDirectory: @unchecked Sendable {
-    let path: String
-
-    init() throws {
-        let template = NSTemporaryDirectory() + "imagetable-test-XXXXXX"
-        var bytes = Array(template.utf8CString)
-        guard mkdtemp(&bytes) != nil else { throw TableError(.io, "mkdtemp failed") }
-        path = String(decoding: bytes.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    func file(_ name: String) -> String { "\(path)/\(name)" }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
-
-/// Paths of the package's build products, next to the running test binary.
-enum Products {
-    static var directory: String {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
-        // On some layouts the test binary sits inside an .xctest bundle directory.
-        while dir.path != "/" && !FileManager.default.fileExists(atPath: dir.appendingPathComponent("ImageTableFixture").path) {
-            dir = dir.deletingLastPathComponent()
-        }
-        return dir.path
-    }
-
-    static var fixture: String { directory + "/ImageTableFixture" }
-}
-
-/// Runs a program to completion and returns its exit status and standard output.
-@discardableResult
-func run(_ program: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: program)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-}
 
 /// A descriptor for small test tables.
 func descriptor(_ name: String = "test", width: Int = 7, height: Int = 5, style: PixelStyle = .bgra32,

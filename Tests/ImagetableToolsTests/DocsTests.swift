@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// docs/CLI.md stays in step with the commands: every option `--help` lists and every JSON
@@ -19,7 +20,7 @@ struct DocsTests {
     func everyOptionIsDocumented(command: String) throws {
         let help = try imagetable(command, "--help")
         #expect(help.status == 0)
-        let usage = try #require(help.out.split(separator: "\n").first { $0.hasPrefix("USAGE:") })
+        let usage = try #require(help.stdout.split(separator: "\n").first { $0.hasPrefix("USAGE:") })
         let options = Set(usage.split(separator: " ").compactMap { word -> String? in
             let option = word.trimmingCharacters(in: CharacterSet(charactersIn: "[]<>"))
             return option.hasPrefix("--") ? option : nil
@@ -35,7 +36,7 @@ struct DocsTests {
     }
 
     @Test func everyJSONFieldIsDocumented() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .bgra32, keys: ["a", "b"])
         try flipByte(in: table.path, at: try table.descriptor.layout().slotOffset(1))
         for command in ["inspect", "verify"] {

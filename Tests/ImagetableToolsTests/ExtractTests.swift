@@ -1,5 +1,6 @@
 import Foundation
 import ImageTableCore
+import TestSupport
 import Testing
 
 /// `imagetable extract`: PNGs whose decoded pixels are the entries', for every style; file names
@@ -7,14 +8,14 @@ import Testing
 struct ExtractTests {
     @Test(arguments: PixelStyle.allCases)
     func roundTripsThePixelsOfEveryStyle(style: PixelStyle) throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let table = try TestTable(at: scratch.file("t.imagetable"), style: style, width: 13, height: 5, keys: ["one.jpg", "dir/two.png"])
         for entry in table.entries {
             let output = scratch.file("\(style.rawValue)-\(entry.key.replacingOccurrences(of: "/", with: "_")).png")
             let run = try imagetable("extract", table.path, entry.key, "-o", output)
-            #expect(run.status == 0 && run.error.isEmpty, "\(run.error)")
+            #expect(run.status == 0 && run.stderr.isEmpty, "\(run.stderr)")
             let kind = ["32BitBGRA": "RGBA", "32BitBGR": "RGB", "16BitBGR": "RGB", "8BitGrayscale": "grey"][style.rawValue]!
-            #expect(run.out == "\(output): key '\(entry.key)', 13x5 \(kind) PNG\n")
+            #expect(run.stdout == "\(output): key '\(entry.key)', 13x5 \(kind) PNG\n")
             let png = try DecodedPNG(path: output)
             #expect(png.width == 13 && png.height == 5 && png.bitDepth == 8)
             #expect(png.colourType == [PixelStyle.bgra32: 6, .bgr32: 2, .bgr16: 2, .grayscale8: 0][style])
@@ -43,18 +44,18 @@ struct ExtractTests {
     }
 
     @Test func contentWritesOnlyTheContentRectangle() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let rect = PixelRect(x: 2, y: 1, width: 6, height: 3)
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .bgr32, width: 10, height: 6, keys: ["k"], contentRects: ["k": rect])
         let run = try imagetable("extract", table.path, "k", "--content", "-o", scratch.file("k.png"))
-        #expect(run.status == 0 && run.out == "\(scratch.file("k.png")): key 'k', 6x3 RGB PNG\n")
+        #expect(run.status == 0 && run.stdout == "\(scratch.file("k.png")): key 'k', 6x3 RGB PNG\n")
         let png = try DecodedPNG(path: scratch.file("k.png"))
         #expect(png.width == 6 && png.height == 3)
         #expect(png.pixels == expectedPNGPixels(table.entries[0].pixels, style: .bgr32, width: 10, height: 6, region: rect))
     }
 
     @Test func dashWritesThePNGToStandardOutput() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, keys: ["k"])
         let run = try imagetable("extract", table.path, "k", "-o", "-")
         #expect(run.status == 0)
@@ -63,20 +64,20 @@ struct ExtractTests {
     }
 
     @Test func allWritesEveryEntryUnderItsKeyAndNothingOutsideTheDirectory() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let keys = ["photos/cat.jpg", "../up.jpg", "/abs/x.jpg", "a/b.jpg", "a//b.jpg", "100%.jpg", "tab\there.jpg", "", "./dot.jpg", "..", "a/../../b"]
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .bgra32, width: 4, height: 3, capacity: 16, keys: keys)
         let out = scratch.file("out/nested")
         let run = try imagetable("extract", table.path, "--all", out)
-        #expect(run.status == 0, "\(run.error)")
-        #expect(run.out == "\(table.path): wrote 11 entries as PNG files to \(out)\n")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "\(table.path): wrote 11 entries as PNG files to \(out)\n")
         #expect(filesBelow(out) == [
             "photos/cat.jpg.png", "%2E%2E/up.jpg.png", "abs/x.jpg.png", "a/b.jpg.png", "a/b.jpg~slot4.png", "100%25.jpg.png",
             "tab%09here.jpg.png", "%EMPTY.png", "dot.jpg.png", "%2E%2E.png", "a/%2E%2E/%2E%2E/b.png",
         ])
         #expect(Set(try FileManager.default.contentsOfDirectory(atPath: scratch.path)) == ["t.imagetable", "t.imagetable.lock", "out"])
-        #expect(run.error.contains("\(out)/%2E%2E/up.jpg.png: note: written for the key '../up.jpg', renamed to stay inside \(out)"))
-        #expect(!run.error.contains("photos/cat.jpg.png"))
+        #expect(run.stderr.contains("\(out)/%2E%2E/up.jpg.png: note: written for the key '../up.jpg', renamed to stay inside \(out)"))
+        #expect(!run.stderr.contains("photos/cat.jpg.png"))
         for (key, path) in [("photos/cat.jpg", "photos/cat.jpg.png"), ("a//b.jpg", "a/b.jpg~slot4.png"), ("", "%EMPTY.png")] {
             let entry = try #require(table.entries.first { $0.key == key })
             #expect(try DecodedPNG(path: out + "/" + path).pixels == expectedPNGPixels(entry.pixels, style: .bgra32, width: 4, height: 3))
@@ -84,7 +85,7 @@ struct ExtractTests {
     }
 
     @Test func symbolicLinksInsideTheDirectoryAreNotFollowed() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, keys: ["abs/x.jpg", "y.jpg"])
         let out = scratch.file("out"), elsewhere = scratch.file("elsewhere")
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
@@ -92,14 +93,14 @@ struct ExtractTests {
         try FileManager.default.createSymbolicLink(atPath: out + "/abs", withDestinationPath: elsewhere)
         let run = try imagetable("extract", table.path, "--all", out)
         #expect(run.status == 1)
-        #expect(run.error.contains("\(out)/abs: error: a file or symbolic link is in the way of the directory [output-failed]"))
-        #expect(run.out == "\(table.path): wrote 1 entry as PNG files to \(out); 1 failed\n")
+        #expect(run.stderr.contains("\(out)/abs: error: a file or symbolic link is in the way of the directory [output-failed]"))
+        #expect(run.stdout == "\(table.path): wrote 1 entry as PNG files to \(out); 1 failed\n")
         #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)
         #expect(FileManager.default.fileExists(atPath: out + "/y.jpg.png"))
     }
 
     @Test func outputFilesGetTheTablesProtection() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let path = scratch.file("private.imagetable")
         let descriptor = FormatDescriptor(name: "p", width: 2, height: 2, style: .grayscale8, capacity: 2, protection: .complete)
         let table = try ImageTable(path: path, descriptor: descriptor, options: .init(durability: .processCrashOnly))
@@ -111,12 +112,12 @@ struct ExtractTests {
     }
 
     @Test func anEntryFailingItsChecksumIsWrittenWithAWarning() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, width: 4, height: 2, keys: ["k"])
         try flipByte(in: table.path, at: try table.descriptor.layout().slotOffset(0) + 1)
         let run = try imagetable("extract", table.path, "k", "-o", scratch.file("k.png"))
         #expect(run.status == 0)
-        #expect(run.error == "\(table.path): warning: slot 0 ('k'): the pixels do not match their checksum; extracted as they are "
+        #expect(run.stderr == "\(table.path): warning: slot 0 ('k'): the pixels do not match their checksum; extracted as they are "
                 + "(run imagetable verify) [pixel-checksum-mismatch]\n")
         var flipped = table.entries[0].pixels
         flipped[1] ^= 1
@@ -124,22 +125,22 @@ struct ExtractTests {
     }
 
     @Test func failuresExitOne() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .bgr16, keys: ["k"])
         let missingKey = try imagetable("extract", table.path, "nope", "-o", scratch.file("x.png"))
         #expect(missingKey.status == 1)
-        #expect(missingKey.error == "\(table.path): error: no entry has the key 'nope'; `imagetable inspect` lists the keys [no-such-key]\n")
+        #expect(missingKey.stderr == "\(table.path): error: no entry has the key 'nope'; `imagetable inspect` lists the keys [no-such-key]\n")
         #expect(!FileManager.default.fileExists(atPath: scratch.file("x.png")))
 
         let missingTable = try imagetable("extract", scratch.file("none.imagetable"), "k", "-o", scratch.file("x.png"))
-        #expect(missingTable.status == 1 && missingTable.error == "\(scratch.file("none.imagetable")): error: no such file [not-found]\n")
+        #expect(missingTable.status == 1 && missingTable.stderr == "\(scratch.file("none.imagetable")): error: no such file [not-found]\n")
 
         let noDirectory = try imagetable("extract", table.path, "k", "-o", scratch.file("no/such/dir/x.png"))
-        #expect(noDirectory.status == 1 && noDirectory.error.contains("cannot open its directory") && noDirectory.error.contains("[output-failed]"))
+        #expect(noDirectory.status == 1 && noDirectory.stderr.contains("cannot open its directory") && noDirectory.stderr.contains("[output-failed]"))
 
         try Data().write(to: URL(fileURLWithPath: scratch.file("file")))
         let allIntoAFile = try imagetable("extract", table.path, "--all", scratch.file("file"))
-        #expect(allIntoAFile.status == 1 && allIntoAFile.error.hasPrefix("\(scratch.file("file")): error: cannot create the output directory"))
+        #expect(allIntoAFile.status == 1 && allIntoAFile.stderr.hasPrefix("\(scratch.file("file")): error: cannot create the output directory"))
     }
 
     @Test func badUsageExits64() throws {

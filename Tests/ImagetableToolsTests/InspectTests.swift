@@ -1,16 +1,17 @@
 import Foundation
 import ImageTableCore
+import TestSupport
 import Testing
 
 /// `imagetable inspect`: JSON that matches what the core wrote, text for people, exit codes.
 struct InspectTests {
     @Test func jsonParsesAndMatchesTheTable() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let rect = PixelRect(x: 1, y: 2, width: 5, height: 3)
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .bgr16, width: 11, height: 6, capacity: 5,
                                   keys: ["photos/a.jpg", "b.png", "ünï/cödé.jpg"], contentRects: ["b.png": rect])
         let run = try imagetable("inspect", table.path, "--format", "json")
-        #expect(run.status == 0, "\(run.error)")
+        #expect(run.status == 0, "\(run.stderr)")
         let document = try #require(try JSONSerialization.jsonObject(with: run.output) as? [String: Any])
         #expect(document["version"] as? Int == 1 && document["ok"] as? Bool == true)
         let tables = try #require(document["tables"] as? [[String: Any]])
@@ -55,12 +56,12 @@ struct InspectTests {
     }
 
     @Test func textShowsTheHeaderTotalsAndOneLinePerEntry() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .bgra32, width: 150, height: 150, capacity: 100,
                                   keys: ["photos/cat.jpg", "dog.png"])
         let run = try imagetable("inspect", table.path)
-        #expect(run.status == 0 && run.error.isEmpty, "\(run.error)")
-        let lines = run.out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(run.status == 0 && run.stderr.isEmpty, "\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(lines[0] == table.path)
         #expect(lines.contains("  format      t-32BitBGRA, family tests, scale 2, protection none"))
         #expect(lines.contains("  pixels      150x150 32BitBGRA, 640 bytes a row, slots of 98304 bytes (page 4096)"))
@@ -72,11 +73,11 @@ struct InspectTests {
                 && cat.contains(EntityKey.uuid(for: "photos/cat.jpg").uuidString.lowercased()))
 
         let bare = try imagetable("inspect", table.path, "--no-entries")
-        #expect(bare.status == 0 && !bare.out.contains("photos/cat.jpg") && bare.out.contains("2 of 100"))
+        #expect(bare.status == 0 && !bare.stdout.contains("photos/cat.jpg") && bare.stdout.contains("2 of 100"))
     }
 
     @Test func sortAndLimitChooseTheEntriesListed() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, keys: ["c", "a", "d", "b"])
         func keys(_ extra: String...) throws -> [String] {
             let run = try imagetable(["inspect", table.path, "--format", "json"] + extra)
@@ -89,27 +90,27 @@ struct InspectTests {
         #expect(try keys("--sort", "key") == ["a", "b", "c", "d"])
         #expect(try keys("--sort", "recency", "--limit", "2") == ["b", "d"])
         let text = try imagetable("inspect", table.path, "--limit", "1")
-        #expect(text.out.contains("  … 3 more (--limit)"))
+        #expect(text.stdout.contains("  … 3 more (--limit)"))
         let run = try imagetable("inspect", table.path, "--format", "json", "--no-entries")
         let doc = try #require(try JSONSerialization.jsonObject(with: run.output) as? [String: Any])
         #expect((doc["tables"] as? [[String: Any]])?.first?["entries"] == nil)
     }
 
     @Test func hostileKeysAreEscapedInText() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, keys: ["evil\n\u{1B}[31mred\u{202E}.jpg"])
         let run = try imagetable("inspect", table.path)
-        #expect(run.out.contains("evil\\n\\u{1B}[31mred\\u{202E}.jpg"))
-        #expect(!run.out.contains("\u{1B}") && !run.out.contains("\u{202E}"))
+        #expect(run.stdout.contains("evil\\n\\u{1B}[31mred\\u{202E}.jpg"))
+        #expect(!run.stdout.contains("\u{1B}") && !run.stdout.contains("\u{202E}"))
     }
 
     @Test func damagedRecordsAreSkippedWithAWarning() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, keys: ["a", "b"])
         try flipByte(in: table.path, at: try table.descriptor.layout().recordOffset(0) + 30)
         let text = try imagetable("inspect", table.path)
-        #expect(text.status == 0 && text.out.contains("  entries     1 of 8 (12%)") && !text.out.contains("     0  a"))
-        #expect(text.error == "\(table.path): warning: slot 0: record checksum mismatch; skipped it [damaged-record]\n")
+        #expect(text.status == 0 && text.stdout.contains("  entries     1 of 8 (12%)") && !text.stdout.contains("     0  a"))
+        #expect(text.stderr == "\(table.path): warning: slot 0: record checksum mismatch; skipped it [damaged-record]\n")
         let json = try imagetable("inspect", table.path, "--format", "json")
         let doc = try #require(try JSONSerialization.jsonObject(with: json.output) as? [String: Any])
         let notices = try #require((doc["tables"] as? [[String: Any]])?.first?["notices"] as? [[String: Any]])
@@ -117,7 +118,7 @@ struct InspectTests {
     }
 
     @Test func unreadableTablesAreErrorsWithExitOneAndTheOthersAreStillShown() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let good = try TestTable(at: scratch.file("good.imagetable"), style: .bgr32, keys: ["k"])
         try Data("hello, not a table".utf8).write(to: URL(fileURLWithPath: scratch.file("text.imagetable")))
         try Data(repeating: 0, count: 600).write(to: URL(fileURLWithPath: scratch.file("zeros.imagetable")))
@@ -126,7 +127,7 @@ struct InspectTests {
         let run = try imagetable("inspect", scratch.file("missing.imagetable"), scratch.path, scratch.file("text.imagetable"),
                                  scratch.file("zeros.imagetable"), loose.path, good.path)
         #expect(run.status == 1)
-        let errors = run.error.split(separator: "\n").map(String.init)
+        let errors = run.stderr.split(separator: "\n").map(String.init)
         #expect(errors == [
             "\(scratch.file("missing.imagetable")): error: no such file [not-found]",
             "\(scratch.path): error: is a directory, not an image table [is-a-directory]",
@@ -134,7 +135,7 @@ struct InspectTests {
             "\(scratch.file("zeros.imagetable")): error: not an image table (bad magic bytes) [not-a-table]",
             "\(loose.path): error: permissions 0666 are group- or other-writable; run chmod go-w on it [insecure-file]",
         ])
-        #expect(run.out.hasPrefix(good.path + "\n"))
+        #expect(run.stdout.hasPrefix(good.path + "\n"))
 
         let json = try imagetable("inspect", scratch.file("missing.imagetable"), good.path, "--format", "json")
         #expect(json.status == 1)
@@ -149,11 +150,11 @@ struct InspectTests {
 
     @Test(.enabled(if: geteuid() != 0, "root reads every file"))
     func anUnreadableFileIsPermissionDenied() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .bgr32, keys: ["k"])
         chmod(table.path, 0o200)
         let run = try imagetable("inspect", table.path)
-        #expect(run.status == 1 && run.error == "\(table.path): error: permission denied: this user cannot read the file [permission-denied]\n")
+        #expect(run.status == 1 && run.stderr == "\(table.path): error: permission denied: this user cannot read the file [permission-denied]\n")
     }
 
     @Test func badUsageExits64() throws {

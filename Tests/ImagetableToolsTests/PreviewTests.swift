@@ -1,13 +1,14 @@
 import Foundation
 import ImagePipeline
 import ImageTableCore
+import TestSupport
 import Testing
 
 /// `imagetable preview`: a PNG of the documented size, tiles in key order showing the entries,
 /// captions when libvips renders text, exit codes.
 struct PreviewTests {
     /// Five opaque entries, each one flat colour, so a tile's pixels are known after resampling.
-    private func flatTable(_ scratch: Scratch, width: Int = 40, height: Int = 30) throws -> (TestTable, [String: [UInt8]]) {
+    private func flatTable(_ scratch: TemporaryDirectory, width: Int = 40, height: Int = 30) throws -> (TestTable, [String: [UInt8]]) {
         let colours: [String: [UInt8]] = ["a": [200, 30, 30], "b": [30, 200, 30], "c": [30, 30, 200], "d": [250, 250, 0], "e": [0, 0, 0]]
         let table = try TestTable(at: scratch.file("flat.imagetable"), style: .bgr32, width: width, height: height, capacity: 10,
                                   keys: ["e", "c", "a", "d", "b"]) { key, w, h in
@@ -18,13 +19,13 @@ struct PreviewTests {
     }
 
     @Test func withoutCaptionsTheSheetIsTheGridOfTiles() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let (table, colours) = try flatTable(scratch)
         let output = scratch.file("sheet.png")
         let run = try imagetable("preview", table.path, "-o", output, "--no-captions", "--columns", "2", "--tile-size", "20")
-        #expect(run.status == 0 && run.error.isEmpty, "\(run.error)")
+        #expect(run.status == 0 && run.stderr.isEmpty, "\(run.stderr)")
         // Tiles 20x15 (40x30 halved); 2 columns, 3 rows, 8-pixel gaps.
-        #expect(run.out == "\(output): 5 entries of \(table.path) in 2 columns and 3 rows, 64x77 pixels\n")
+        #expect(run.stdout == "\(output): 5 entries of \(table.path) in 2 columns and 3 rows, 64x77 pixels\n")
         let png = try DecodedPNG(path: output)
         #expect(png.width == 2 * 20 + 3 * 8 && png.height == 3 * 15 + 4 * 8 && png.colourType == 2 && png.bands == 3)
         #expect(png.pixel(0, 0) == [0xF2, 0xF2, 0xF2] && png.pixel(63, 76) == [0xF2, 0xF2, 0xF2])
@@ -41,33 +42,33 @@ struct PreviewTests {
     }
 
     @Test func withCaptionsCellsMakeRoomForTheKeysAndTheTitle() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let (table, _) = try flatTable(scratch)
         let output = scratch.file("sheet.png")
         let run = try imagetable("preview", table.path, "-o", output)
-        #expect(run.status == 0, "\(run.error)")
+        #expect(run.status == 0, "\(run.stderr)")
         // Tiles stay 40x30 (under --tile-size 160); cells 96 wide and 30 + 20 high; about
         // square: 3 columns, 2 rows; a 28-pixel title.
         let png = try DecodedPNG(path: output)
         #expect(png.width == 3 * 96 + 4 * 8 && png.height == 28 + 2 * 50 + 3 * 8)
-        #expect(run.out == "\(output): 5 entries of \(table.path) in 3 columns and 2 rows, 320x152 pixels\n")
+        #expect(run.stdout == "\(output): 5 entries of \(table.path) in 3 columns and 2 rows, 320x152 pixels\n")
         // Tile "a" centred in the first cell.
         #expect(png.pixel(8 + 28 + 20, 28 + 8 + 15) == [200, 30, 30])
         func darkPixels(x: Range<Int>, y: Range<Int>) -> Int {
             y.reduce(0) { n, py in n + x.filter { png.pixel($0, py)[0] < 0x90 }.count }
         }
         if TextRenderer.isAvailable {
-            #expect(run.error.isEmpty)
+            #expect(run.stderr.isEmpty)
             #expect(darkPixels(x: 0..<320, y: 0..<28) > 50, "the title")
             #expect(darkPixels(x: 8..<104, y: 66..<86) > 5, "the caption of 'a'")
             #expect(darkPixels(x: 8..<104, y: 86..<94) == 0, "nothing below the caption")
         } else {
-            #expect(run.error.contains("note: the sheet has no captions"))
+            #expect(run.stderr.contains("note: the sheet has no captions"))
         }
     }
 
     @Test func transparentPixelsShowACheckerboard() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .bgra32, width: 32, height: 32, keys: ["clear"]) { _, w, h in
             [UInt8](repeating: 0, count: w * h * 4)
         }
@@ -79,17 +80,17 @@ struct PreviewTests {
     }
 
     @Test func limitAndLargeTablesKeepTheSheetBounded() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let (table, _) = try flatTable(scratch)
         let run = try imagetable("preview", table.path, "-o", scratch.file("s.png"), "--limit", "2", "--no-captions")
         #expect(run.status == 0)
-        #expect(run.out.contains("2 entries of \(table.path) (the first 2 of 5; see --limit) in 2 columns and 1 row, 104x46 pixels"))
+        #expect(run.stdout.contains("2 entries of \(table.path) (the first 2 of 5; see --limit) in 2 columns and 1 row, 104x46 pixels"))
         let big = try imagetable("preview", table.path, "-o", scratch.file("big.png"), "--columns", "100000", "--tile-size", "1024")
         #expect(big.status == 0, "columns are capped at the number of entries")
     }
 
     @Test func anEmptyTableMakesATitleOnlySheet() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let table = try TestTable(at: scratch.file("empty.imagetable"), style: .grayscale8, keys: [])
         let run = try imagetable("preview", table.path, "-o", scratch.file("s.png"))
         #expect(run.status == 0)
@@ -98,12 +99,12 @@ struct PreviewTests {
     }
 
     @Test func failuresExitOneAndBadUsage64() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let (table, _) = try flatTable(scratch)
         let missing = try imagetable("preview", scratch.file("none.imagetable"), "-o", scratch.file("s.png"))
-        #expect(missing.status == 1 && missing.error == "\(scratch.file("none.imagetable")): error: no such file [not-found]\n")
+        #expect(missing.status == 1 && missing.stderr == "\(scratch.file("none.imagetable")): error: no such file [not-found]\n")
         let unwritable = try imagetable("preview", table.path, "-o", scratch.file("no/dir/s.png"))
-        #expect(unwritable.status == 1 && unwritable.error.contains("[output-failed]"))
+        #expect(unwritable.status == 1 && unwritable.stderr.contains("[output-failed]"))
         #expect(try imagetable("preview", table.path).status == 64)
         #expect(try imagetable("preview", table.path, "-o", "s.png", "--columns", "0").status == 64)
         #expect(try imagetable("preview", table.path, "-o", "s.png", "--tile-size", "8").status == 64)

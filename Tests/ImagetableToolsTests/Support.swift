@@ -2,77 +2,17 @@ import CVips
 import Foundation
 import ImagePipeline
 import ImageTableCore
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A fresh directory under the system temporary directory, removed when the value is dropped.
-final class Scratch: @unchecked Sendable {
-    let path: String
-
-    init() throws {
-        var template = Array((NSTemporaryDirectory() + "imagetable-tools-XXXXXX").utf8CString)
-        guard mkdtemp(&template) != nil else { throw TableError(.io, "mkdtemp failed") }
-        path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    func file(_ name: String) -> String { "\(path)/\(name)" }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
-
-/// The package's build products, next to the running test binary.
-enum Products {
-    static var directory: String {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
-        while dir.path != "/" && !FileManager.default.fileExists(atPath: dir.appendingPathComponent("imagetable").path) {
-            dir = dir.deletingLastPathComponent()
-        }
-        return dir.path
-    }
-
-    static var imagetable: String { directory + "/imagetable" }
-    static var worker: String { directory + "/imagetable-worker" }
-}
-
-/// What a command did: its exit status, standard output (bytes: PNGs may go there) and
-/// standard error.
-struct Run {
-    let status: Int32
-    let output: Data
-    let error: String
-
-    var out: String { String(decoding: output, as: UTF8.self) }
-}
-
-/// Runs `program` to completion. Standard error goes through a file, so that a chatty child can
-/// never block on one pipe while the test reads the other.
-func run(_ program: String, _ arguments: [String]) throws -> Run {
-    let scratch = try Scratch()
-    let errorFile = scratch.file("stderr")
-    _ = FileManager.default.createFile(atPath: errorFile, contents: nil)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: program)
-    process.arguments = arguments
-    let out = Pipe()
-    let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errorFile))
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let output = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    try err.close()
-    let error = (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? ""
-    return Run(status: process.terminationStatus, output: output, error: error)
-}
-
 /// Runs `imagetable ARGUMENTS`.
-func imagetable(_ arguments: String...) throws -> Run { try run(Products.imagetable, arguments) }
+func imagetable(_ arguments: String...) throws -> ProcessResult { try run(Products.imagetable, arguments) }
 
 /// Runs `imagetable ARGUMENTS` from an array.
-func imagetable(_ arguments: [String]) throws -> Run { try run(Products.imagetable, arguments) }
+func imagetable(_ arguments: [String]) throws -> ProcessResult { try run(Products.imagetable, arguments) }
 
 /// One entry as the tests write it.
 struct TestEntry {
@@ -162,7 +102,7 @@ struct DecodedPNG {
 
     /// Decodes PNG bytes (from standard output) by way of a file.
     init(data: Data) throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         try data.write(to: URL(fileURLWithPath: scratch.file("stdout.png")))
         try self.init(path: scratch.file("stdout.png"))
     }

@@ -1,36 +1,37 @@
 import Foundation
 import ImageTableCore
+import TestSupport
 import Testing
 
 /// `imagetable verify`: sound tables pass; a flipped byte in a slot or in the index is found,
 /// named by slot and key, and fails the command.
 struct VerifyTests {
-    private func table(_ scratch: Scratch) throws -> (TestTable, TableLayout) {
+    private func table(_ scratch: TemporaryDirectory) throws -> (TestTable, TableLayout) {
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .bgra32, width: 20, height: 10, capacity: 6,
                                   keys: ["a.jpg", "b.jpg", "c.jpg", "d.jpg"])
         return (table, try table.descriptor.layout())
     }
 
     @Test func aSoundTablePasses() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let (table, _) = try table(scratch)
         let run = try imagetable("verify", table.path)
-        #expect(run.status == 0 && run.error.isEmpty)
-        #expect(run.out == "\(table.path): ok, 4 entries verified\n")
+        #expect(run.status == 0 && run.stderr.isEmpty)
+        #expect(run.stdout == "\(table.path): ok, 4 entries verified\n")
     }
 
     @Test func aFlippedByteInASlotIsFound() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let (table, layout) = try table(scratch)
         try flipByte(in: table.path, at: layout.slotOffset(1) + layout.bytesPerRow * 3 + 17)
         let run = try imagetable("verify", table.path)
         #expect(run.status == 1)
-        #expect(run.error == "\(table.path): error: slot 1 ('b.jpg'): pixel checksum mismatch [pixel-checksum-mismatch]\n")
-        #expect(run.out == "\(table.path): 1 problem, 3 entries verified\n")
+        #expect(run.stderr == "\(table.path): error: slot 1 ('b.jpg'): pixel checksum mismatch [pixel-checksum-mismatch]\n")
+        #expect(run.stdout == "\(table.path): 1 problem, 3 entries verified\n")
     }
 
     @Test func aFlippedByteInTheIndexIsFound() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let (table, layout) = try table(scratch)
         // The source UUID of record 2: covered by the record checksum only.
         try flipByte(in: table.path, at: layout.recordOffset(2) + 45)
@@ -50,21 +51,21 @@ struct VerifyTests {
         #expect(problems[1]["code"] as? String == "pixel-checksum-mismatch")
 
         let text = try imagetable("verify", table.path)
-        #expect(text.error.contains("\(table.path): error: slot 2 ('c.jpg'): record checksum mismatch [damaged-record]\n"))
+        #expect(text.stderr.contains("\(table.path): error: slot 2 ('c.jpg'): record checksum mismatch [damaged-record]\n"))
     }
 
     @Test func aDamagedHeaderFailsTheTable() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let (table, _) = try table(scratch)
         try flipByte(in: table.path, at: 24)  // width
         let run = try imagetable("verify", table.path)
         #expect(run.status == 1)
-        #expect(run.error == "\(table.path): error: header checksum mismatch [corrupt]\n")
-        #expect(run.out == "\(table.path): not verified\n")
+        #expect(run.stderr == "\(table.path): error: header checksum mismatch [corrupt]\n")
+        #expect(run.stdout == "\(table.path): not verified\n")
     }
 
     @Test func everyTableIsReportedAndAnyFailureFailsTheRun() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let (table, layout) = try table(scratch)
         let other = try TestTable(at: scratch.file("other.imagetable"), style: .grayscale8, keys: ["x"])
         let run = try imagetable("verify", other.path, scratch.file("missing.imagetable"), table.path, "--format", "json")
@@ -76,7 +77,7 @@ struct VerifyTests {
 
         try flipByte(in: table.path, at: layout.slotOffset(0))
         let text = try imagetable("verify", other.path, table.path)
-        #expect(text.status == 1 && text.out == "\(other.path): ok, 1 entry verified\n\(table.path): 1 problem, 3 entries verified\n")
+        #expect(text.status == 1 && text.stdout == "\(other.path): ok, 1 entry verified\n\(table.path): 1 problem, 3 entries verified\n")
         #expect(try imagetable("verify", other.path).status == 0)
     }
 

@@ -1,0 +1,61 @@
+import Foundation
+
+/// What a program did: its exit status and both output streams.
+public struct ProcessResult: Sendable {
+    /// The exit status, or the signal number when it was killed.
+    public let status: Int32
+    /// Whether it exited rather than being killed by a signal.
+    public let exited: Bool
+    /// Standard output as bytes (PNGs may go there).
+    public let output: Data
+    /// Standard error.
+    public let stderr: String
+
+    /// Standard output as text.
+    public var stdout: String { String(decoding: output, as: UTF8.self) }
+}
+
+/// Runs `program` to completion and captures both streams.
+///
+/// Standard error is drained on another thread while standard output is read, so a child that
+/// writes a lot to either can never block on a full pipe while the test waits on the other.
+///
+/// - Parameters:
+///   - program: the executable.
+///   - arguments: its arguments.
+///   - directory: its working directory; the test's when `nil`.
+/// - Returns: the status and output.
+/// - Throws: what `Process.run` throws when the program cannot start.
+public func run(_ program: String, _ arguments: [String], in directory: String? = nil) throws -> ProcessResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: program)
+    process.arguments = arguments
+    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let errorText = ErrorDrain(err.fileHandleForReading)
+    let output = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return ProcessResult(status: process.terminationStatus, exited: process.terminationReason == .exit,
+                         output: output, stderr: errorText.finish())
+}
+
+/// Reads a pipe to its end on a thread of its own.
+private final class ErrorDrain: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var data = Data()
+
+    init(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            data = handle.readDataToEndOfFile()
+            done.signal()
+        }
+    }
+
+    func finish() -> String {
+        done.wait()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
