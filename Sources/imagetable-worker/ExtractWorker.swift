@@ -48,7 +48,7 @@ enum ExtractWorker {
         let mode = mode_t(reader.header.protection.permissions)
         if let key = request.key, let output = request.output {
             guard let info = reader.entry(forKey: key) else {
-                printError("\(request.table): error: no entry has the key \(Printable.quoted(key)); "
+                printError("\(request.table): error: no entry has the key \(PrintableText.quoted(key)); "
                            + "`imagetable inspect` lists the keys [no-such-key]")
                 return 1
             }
@@ -82,7 +82,7 @@ enum ExtractWorker {
             let ok = extract(info, from: reader, request: request) { png in
                 let path = try OutputFiles.write(png, below: directory, components: components, mode: mode, directoryMode: directoryMode)
                 if components.joined(separator: "/") != plain {
-                    printError("\(path): note: written for the key \(Printable.quoted(info.key)), renamed to stay inside \(directory)")
+                    printError("\(path): note: written for the key \(PrintableText.quoted(info.key)), renamed to stay inside \(directory)")
                 }
                 return path
             }
@@ -110,12 +110,12 @@ enum ExtractWorker {
             return false
         }
         guard let (bitmap, checksumHolds) = converted else {
-            printError("\(request.table): error: the entry \(Printable.quoted(info.key)) (slot \(info.slot)) changed or was "
+            printError("\(request.table): error: the entry \(PrintableText.quoted(info.key)) (slot \(info.slot)) changed or was "
                        + "removed while it was read, or has an empty content rectangle [entry-unavailable]")
             return false
         }
         if !checksumHolds {
-            printError("\(request.table): warning: slot \(info.slot) (\(Printable.quoted(info.key))): the pixels do not match "
+            printError("\(request.table): warning: slot \(info.slot) (\(PrintableText.quoted(info.key))): the pixels do not match "
                        + "their checksum; extracted as they are (run imagetable verify) [pixel-checksum-mismatch]")
         }
         do {
@@ -136,6 +136,6 @@ enum ExtractWorker {
         let layout = reader.layout
         let size = request.contentOnly ? "\(info.contentRect.width)x\(info.contentRect.height)" : "\(layout.width)x\(layout.height)"
         let kind = ["", "grey", "", "RGB", "RGBA"][EntryBitmaps.bands(for: layout.style)]
-        return "key \(Printable.quoted(info.key)), \(size) \(kind) PNG"
+        return "key \(PrintableText.quoted(info.key)), \(size) \(kind) PNG"
     }
 }

@@ -56,7 +56,7 @@ struct SheetDrawing {
     }
 
     private mutating func fail(_ info: EntryInfo, _ why: String) {
-        printError("\(reader.path): error: slot \(info.slot) (\(Printable.quoted(info.key))): \(why) [entry-unavailable]")
+        printError("\(reader.path): error: slot \(info.slot) (\(PrintableText.quoted(info.key))): \(why) [entry-unavailable]")
         unreadable += 1
     }
 }

@@ -1,3 +1,4 @@
+import ImageTableCore
 /// The state of one validation run: the file, the options, and the diagnostics so far.
 ///
 /// A class so that the walk's many small readers can report without threading `inout` through
@@ -35,26 +36,10 @@ final class ValidationContext {
                                       keyPath: Self.printable(keyPath)))
     }
 
-    /// Messages quote what the manifest says, and a manifest can say anything: line breaks would
-    /// split a compiler-style line in two, and control or bidirectional-override characters could
-    /// make a line read differently from what it is. Those are escaped, and hostile lengths cut.
+    /// Messages quote what the manifest says, and a manifest can say anything: control and
+    /// bidirectional characters are escaped, and hostile lengths cut.
     static func printable(_ text: String, limit: Int = 1000) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                let category = scalar.properties.generalCategory
-                if category == .control || category == .format || category == .lineSeparator || category == .paragraphSeparator {
-                    out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out.count <= limit ? out : String(out.prefix(limit)) + "…"
+        PrintableText.escaped(text, limit: limit)
     }
 
     /// Whether the diagnostic limit is reached, so that callers can skip work whose only

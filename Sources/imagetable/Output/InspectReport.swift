@@ -1,3 +1,4 @@
+import ImageTableCore
 import Foundation
 import ImageManifest
 
@@ -44,7 +45,7 @@ enum InspectReport {
         let percent = s.capacity > 0 ? s.entryCount * 100 / s.capacity : 0
         var out = "\(s.path)\n"
         var facts: [(String, String)] = [
-            ("format", "\(Printable.escaped(h.name))" + (h.family.isEmpty ? "" : ", family \(Printable.escaped(h.family))")
+            ("format", "\(PrintableText.escaped(h.name))" + (h.family.isEmpty ? "" : ", family \(PrintableText.escaped(h.family))")
                 + ", scale \(h.scale), protection \(h.protection)"),
             ("pixels", "\(h.width)x\(h.height) \(h.style), \(h.bytesPerRow) bytes a row, slots of \(h.slotStride) bytes "
                 + "(page \(h.pageSize))"),
@@ -62,7 +63,7 @@ enum InspectReport {
         var rows = [header]
         for e in entries {
             let r = e.contentRect
-            rows.append(["\(e.slot)", Printable.escaped(e.key), "\(e.recency)", Self.date(e.writtenAt),
+            rows.append(["\(e.slot)", PrintableText.escaped(e.key), "\(e.recency)", Self.date(e.writtenAt),
                          "\(r.x),\(r.y) \(r.width)x\(r.height)", e.entityUUID, e.sourceUUID])
         }
         out += "\n" + aligned(rows, rightAligned: [0, 2])

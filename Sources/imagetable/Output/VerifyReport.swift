@@ -58,8 +58,8 @@ enum VerifyReport {
     static func text(_ r: TableResult) -> (problems: [String], status: String) {
         if let error = r.error { return ([error.line], "\(r.path): not verified") }
         let lines = r.problems.map { p in
-            let place = "slot \(p.slot)" + (p.key.map { " (\(Printable.quoted($0)))" } ?? "")
-            return "\(r.path): error: \(place): \(Printable.escaped(p.reason)) [\(p.code)]"
+            let place = "slot \(p.slot)" + (p.key.map { " (\(PrintableText.quoted($0)))" } ?? "")
+            return "\(r.path): error: \(place): \(PrintableText.escaped(p.reason)) [\(p.code)]"
         }
         let entries = "\(r.validEntries) entr\(r.validEntries == 1 ? "y" : "ies")"
         let status = r.ok ? "\(r.path): ok, \(entries) verified"

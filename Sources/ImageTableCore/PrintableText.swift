@@ -1,0 +1,38 @@
+/// Text from a file made safe for one line of a terminal.
+///
+/// Keys, names and manifest values are whatever a producer wrote: a line break would split a
+/// compiler-style line in two, and control or bidirectional-override characters could make a
+/// line read differently from what it is (or drive the terminal). Every tool that prints such
+/// text escapes it with this; JSON output needs no help.
+public enum PrintableText {
+    /// `text` with line breaks, tabs, control, format and separator characters written as `\n`,
+    /// `\r`, `\t` or `\u{…}`, and cut to `limit` characters (with `…`) when it is longer.
+    ///
+    /// - Parameters:
+    ///   - text: the text.
+    ///   - limit: the longest result, or `nil` for no limit.
+    public static func escaped(_ text: String, limit: Int? = nil) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                let category = scalar.properties.generalCategory
+                if category == .control || category == .format || category == .lineSeparator || category == .paragraphSeparator {
+                    out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        guard let limit, out.count > limit else { return out }
+        return String(out.prefix(limit)) + "…"
+    }
+
+    /// A key quoted for messages: `'photos/a.jpg'`.
+    ///
+    /// - Parameter key: the key.
+    public static func quoted(_ key: String) -> String { "'" + escaped(key) + "'" }
+}
