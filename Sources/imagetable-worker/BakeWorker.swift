@@ -1,6 +1,6 @@
+import CTableSupport
 import Foundation
 import ImageBake
-import CTableSupport
 import ImagePipeline
 
 /// `imagetable-worker bake [--max-pixels N]`: reads bake requests as JSON lines on standard input

@@ -1,6 +1,6 @@
-import ImageTableCore
 import Foundation
 import ImageManifest
+import ImageTableCore
 
 /// What `imagetable inspect` prints: aligned text for people, or one JSON document
 /// (docs/CLI.md, "inspect").

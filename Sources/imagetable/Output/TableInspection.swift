@@ -1,5 +1,5 @@
-import Foundation
 import ArgumentParser
+import Foundation
 import ImageTableCore
 
 /// What `imagetable inspect` reports about one table, gathered once and rendered as text or
