@@ -39,11 +39,16 @@ enum Harness {
         return formatter.string(from: NSNumber(value: value)) ?? "\(Int(value))"
     }
 
-    /// A scratch directory under the package's `bench-out/`, emptied first.
+    /// A scratch directory under the package's `bench-out/bench/`, emptied first.
     static func scratch(_ name: String) -> String {
-        let path = FileManager.default.currentDirectoryPath + "/bench-out/\(name)"
+        let path = scratchRoot + "/\(name)"
         try? FileManager.default.removeItem(atPath: path)
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }
+
+    /// Removes every scratch directory this process made.
+    static func removeScratch() { try? FileManager.default.removeItem(atPath: scratchRoot) }
+
+    private static var scratchRoot: String { FileManager.default.currentDirectoryPath + "/bench-out/bench" }
 }

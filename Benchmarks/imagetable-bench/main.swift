@@ -4,4 +4,5 @@ import Foundation
 let only = CommandLine.arguments.dropFirst().first
 if only == nil || only == "core" { try CoreBench.run() }
 if only == nil || only == "cache" { try await CacheBench.run() }
-try? FileManager.default.removeItem(atPath: FileManager.default.currentDirectoryPath + "/bench-out")
+// The tables are large; the bake benchmark's generated sources in bench-out/ are kept for reuse.
+Harness.removeScratch()
