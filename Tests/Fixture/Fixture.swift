@@ -10,6 +10,7 @@ import Glibc
 ///     ImageTableFixture rewriter TABLE SECONDS                rewrite entries with uniform fills
 ///     ImageTableFixture hold-lock TABLE SECONDS               hold the writer lock, then exit
 ///     ImageTableFixture fill-until-full TABLE LIMIT_BYTES     write under RLIMIT_FSIZE until it fails
+///     ImageTableFixture create-with-umask TABLE MASK MODE     create a table under an umask (octal)
 ///
 /// Every entry it writes has all image bytes equal to ``fillByte(for:)`` of its source UUID, so a
 /// test can tell a complete entry from a torn or mixed one without sharing code with this file.
@@ -31,6 +32,7 @@ struct Fixture {
         case "rewriter": try rewriter(table: args[2], seconds: Double(args[3])!)
         case "hold-lock": try holdLock(table: args[2], seconds: Double(args[3])!)
         case "fill-until-full": fillUntilFull(table: args[2], limit: Int(args[3])!)
+        case "create-with-umask": try createWithUmask(table: args[2], mask: args[3], protection: args[4])
         default: fail("unknown command \(args[1])")
         }
     }
@@ -90,6 +92,16 @@ struct Fixture {
         FileHandle.standardOutput.write(Data("locked\n".utf8))
         usleep(UInt32(seconds * 1_000_000))
         table.close()
+    }
+
+    /// Creates a table with protection `protection` while the umask is `mask`: the umask is
+    /// process-wide, so tests change it here rather than under their parallel neighbours.
+    static func createWithUmask(table path: String, mask: String, protection: String) throws {
+        umask(mode_t(mask, radix: 8)!)
+        guard let mode = ProtectionMode(rawValue: protection) else { fail("unknown protection \(protection)") }
+        var d = descriptor(capacity: 2)
+        d.protection = mode
+        try ImageTable(path: path, descriptor: d).close()
     }
 
     /// Prints `no-space N` (N entries written first) when the typed error arrives; any crash or

@@ -6,8 +6,6 @@ import Testing
 import Glibc
 #endif
 
-/// Serialised: the umask is process-wide.
-@Suite(.serialized)
 struct PermissionTests {
     static func mode(_ path: String) -> UInt16 {
         var st = stat()
@@ -15,16 +13,15 @@ struct PermissionTests {
         return UInt16(st.st_mode & 0o7777)
     }
 
+    /// The umask is process-wide, so each table is made in a child process with its own.
     @Test(arguments: ProtectionMode.allCases)
     func tablesGetExactlyTheirProtectionsModeWhateverTheUmask(protection: ProtectionMode) throws {
-        for mask: mode_t in [0o000, 0o022, 0o077, 0o277] {
+        for mask in ["000", "022", "077", "277"] {
             let dir = try TemporaryDirectory()
             let path = dir.file("t.imagetable")
-            let old = umask(mask)
-            defer { umask(old) }
-            let table = try openTable(path, descriptor(protection: protection))
-            #expect(Self.mode(path) == protection.permissions, "umask \(String(mask, radix: 8))")
-            table.close()
+            let result = try run(Products.fixture, ["create-with-umask", path, mask, protection.rawValue])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(Self.mode(path) == protection.permissions, "umask \(mask)")
         }
     }
 
