@@ -19,23 +19,28 @@ struct LockTests {
         #expect(try openTable(path, descriptor()).count == 0)
     }
 
-    @Test func aWriterInAnotherProcessHoldsTheLockUntilItExits() throws {
-        let dir = try TemporaryDirectory()
-        let path = dir.file("t.imagetable")
+    /// Starts a fixture that takes the writer lock of `path` and holds it for `seconds`; returns
+    /// once it holds it.
+    static func startHolder(_ path: String, seconds: Double) throws -> Process {
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: Products.fixture)
-        holder.arguments = ["hold-lock", path, "1.5"]
+        holder.arguments = ["hold-lock", path, "\(seconds)"]
         let pipe = Pipe()
         holder.standardOutput = pipe
         try holder.run()
         _ = pipe.fileHandleForReading.availableData  // "locked"
-        let fixtureDescriptor = FormatDescriptor(name: "fixture", family: "tests", width: 24, height: 16, style: .bgra32, capacity: 8)
-        let error = #expect(throws: TableError.self) {
-            try ImageTable(path: path, descriptor: fixtureDescriptor, options: .init(lockTimeout: 0.1))
-        }
+        return holder
+    }
+
+    @Test func aWriterInAnotherProcessHoldsTheLockUntilItExits() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable")
+        let holder = try Self.startHolder(path, seconds: 1.5)
+        let d = ProcessTests.fixtureDescriptor(capacity: 8)
+        let error = #expect(throws: TableError.self) { try ImageTable(path: path, descriptor: d, options: .init(lockTimeout: 0.1)) }
         #expect(error?.message.contains("process \(holder.processIdentifier)") == true)
         // Waiting long enough succeeds once the holder exits.
-        let table = try ImageTable(path: path, descriptor: fixtureDescriptor, options: .init(lockTimeout: 10))
+        let table = try ImageTable(path: path, descriptor: d, options: .init(lockTimeout: 10))
         #expect(table.count == 0)
         holder.waitUntilExit()
     }
@@ -43,16 +48,10 @@ struct LockTests {
     @Test func killingTheHolderReleasesTheLock() throws {
         let dir = try TemporaryDirectory()
         let path = dir.file("t.imagetable")
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: Products.fixture)
-        holder.arguments = ["hold-lock", path, "60"]
-        let pipe = Pipe()
-        holder.standardOutput = pipe
-        try holder.run()
-        _ = pipe.fileHandleForReading.availableData
+        let holder = try Self.startHolder(path, seconds: 60)
         kill(holder.processIdentifier, SIGKILL)
         holder.waitUntilExit()
-        let d = FormatDescriptor(name: "fixture", family: "tests", width: 24, height: 16, style: .bgra32, capacity: 8)
+        let d = ProcessTests.fixtureDescriptor(capacity: 8)
         #expect(try ImageTable(path: path, descriptor: d, options: .init(lockTimeout: 1)).count == 0)
     }
 }
