@@ -70,9 +70,7 @@ enum BakeReport {
     static func printInvalid(_ report: ValidationReport, format: BakeOutputFormat) {
         switch format {
         case .json:
-            emit(Document(manifest: report.file, ok: false, dryRun: false, seconds: 0, sources: Sources(found: 0, decoded: 0, unchanged: 0, failed: 0),
-                          tables: [], failures: [], diagnostics: entries(report),
-                          fatal: Fatal(code: "invalid-manifest", message: "the manifest has errors", path: report.file)))
+            emit(failure(report, Fatal(code: "invalid-manifest", message: "the manifest has errors", path: report.file)))
         case .text:
             Swift.print(TextReport.render([report]), terminator: "")
         }
@@ -81,9 +79,7 @@ enum BakeReport {
     static func printFatal(_ error: BakeError, report: ValidationReport, format: BakeOutputFormat) {
         switch format {
         case .json:
-            emit(Document(manifest: report.file, ok: false, dryRun: false, seconds: 0, sources: Sources(found: 0, decoded: 0, unchanged: 0, failed: 0),
-                          tables: [], failures: [], diagnostics: entries(report),
-                          fatal: Fatal(code: error.code.rawValue, message: error.message, path: error.path)))
+            emit(failure(report, Fatal(code: error.code.rawValue, message: error.message, path: error.path)))
         case .text:
             FileHandle.standardError.write(Data("\(error.description)\n".utf8))
         }
@@ -93,10 +89,13 @@ enum BakeReport {
         report.diagnostics.map(JSONReport.DiagnosticEntry.init)
     }
 
-    private static func emit<T: Encodable>(_ value: T) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
-        Swift.print(String(decoding: data, as: UTF8.self))
+    /// The document for a bake that stopped before it had a summary.
+    private static func failure(_ report: ValidationReport, _ fatal: Fatal) -> Document {
+        Document(manifest: report.file, ok: false, dryRun: false, seconds: 0, sources: Sources(found: 0, decoded: 0, unchanged: 0, failed: 0),
+                 tables: [], failures: [], diagnostics: entries(report), fatal: fatal)
+    }
+
+    private static func emit(_ document: Document) {
+        Swift.print(JSONOutput.encode(document), terminator: "")
     }
 }

@@ -94,14 +94,3 @@ enum InspectReport {
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
     }
 }
-
-/// Pretty, key-sorted JSON with unescaped slashes, as every `--format json` prints it.
-enum JSONOutput {
-    static func encode<T: Encodable>(_ value: T) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        // Plain structs of strings and integers always encode.
-        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self) + "\n"
-    }
-}

@@ -73,10 +73,6 @@ enum JSONReport {
         let document = Document(valid: entries.allSatisfy(\.valid), errorCount: entries.reduce(0) { $0 + $1.errorCount },
                                 warningCount: entries.reduce(0) { $0 + $1.warningCount },
                                 totalMaxBytes: entries.reduce(0) { $0 + $1.totalMaxBytes }, manifests: entries)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        // Encoding these plain structs cannot fail.
-        let data = (try? encoder.encode(document)) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self) + "\n"
+        return JSONOutput.encode(document)
     }
 }

@@ -26,10 +26,6 @@ struct TableInspection: Encodable {
         let createdAt: UInt64
     }
 
-    struct Rect: Encodable {
-        let x: Int, y: Int, width: Int, height: Int
-    }
-
     struct Entry: Encodable {
         let slot: Int
         let key: String
@@ -37,7 +33,7 @@ struct TableInspection: Encodable {
         let sourceUUID: String
         let recency: UInt64
         let writtenAt: UInt64
-        let contentRect: Rect
+        let contentRect: PixelRect
         let pixelChecksum: String
     }
 
@@ -85,7 +81,7 @@ struct TableInspection: Encodable {
             order(all).map { e in
                 Entry(slot: e.slot, key: e.key, entityUUID: e.entityUUID.uuidString.lowercased(),
                       sourceUUID: e.sourceUUID.uuidString.lowercased(), recency: e.recency, writtenAt: e.writtenAt,
-                      contentRect: Rect(x: e.contentRect.x, y: e.contentRect.y, width: e.contentRect.width, height: e.contentRect.height),
+                      contentRect: e.contentRect,
                       pixelChecksum: Self.hex32(e.pixelChecksum))
             }
         }
