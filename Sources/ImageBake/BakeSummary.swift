@@ -53,11 +53,6 @@ public struct BakeSummary: Sendable, Codable, Equatable {
     public var dryRun = false
     /// Whether `--strict` stopped the bake at the first failure.
     public var stoppedEarly = false
-
-    /// Entries written across tables.
-    public var written: Int { tables.reduce(0) { $0 + $1.written } }
-    /// Entries evicted across tables.
-    public var evicted: Int { tables.reduce(0) { $0 + $1.evicted } }
 }
 
 /// Progress of a running bake, for a progress bar.

@@ -190,6 +190,8 @@ public final class LineReader {
     private let fd: Int32
     private var buffer: [UInt8] = []
     private var start = 0
+    /// Reused for every read: one per reply would allocate and zero 64 KiB each time.
+    private var chunk = [UInt8](repeating: 0, count: 1 << 16)
 
     /// Reads from `fd`, which the caller keeps open for as long as the reader is used.
     ///
@@ -227,7 +229,6 @@ public final class LineReader {
                 if ready < 0 && errno == EINTR { continue }
                 if ready == 0 { return .timedOut }
             }
-            var chunk = [UInt8](repeating: 0, count: 1 << 16)
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { return .end }
