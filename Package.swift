@@ -15,19 +15,16 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
     ],
     targets: [
         // Cross-process atomics on mapped memory; Swift's own atomics cannot address an mmap.
         .target(name: "CTableSupport", path: "Sources/CTableSupport"),
         .target(name: "ImageTableCore", dependencies: ["CTableSupport"]),
-        // What to render, without libvips: shared by the manifest, the bake and the pipeline.
-        .target(name: "RenderModel", dependencies: ["ImageTableCore"]),
-        .target(name: "ImageManifest", dependencies: ["ImageTableCore", "RenderModel", .product(name: "Yams", package: "Yams")]),
+        .target(name: "ImageManifest", dependencies: ["ImageTableCore", .product(name: "Yams", package: "Yams")]),
         .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
-        .target(name: "ImagePipeline", dependencies: ["CVips", "ImageTableCore", "RenderModel"]),
+        .target(name: "ImagePipeline", dependencies: ["CVips", "ImageTableCore"]),
         // Bake planning, source discovery and worker processes: manifest + pipeline + core.
-        .target(name: "ImageBake", dependencies: ["ImageTableCore", "ImageManifest", "RenderModel"]),
+        .target(name: "ImageBake", dependencies: ["ImageTableCore", "ImageManifest"]),
         .target(name: "ImageCache", dependencies: ["ImageTableCore", "ImagePipeline", "ImageManifest"]),
         // The CLI does not link libvips: commands that touch no pixels start in milliseconds.
         .executableTarget(
@@ -35,14 +32,13 @@ let package = Package(
             dependencies: [
                 "ImageTableCore", "ImageManifest", "ImageBake",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The pixel work: bake jobs from `imagetable bake`, one process per job slot.
         .executableTarget(name: "imagetable-worker", dependencies: ["ImagePipeline", "ImageBake", "CTableSupport"]),
         // Helpers every test target shares: temporary directories, the corpus, the built
         // products, running them.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["ImageTableCore"], path: "Tests/TestSupport"),
         // Child processes for the kill, two-process and full-disk tests; not a product.
         .executableTarget(name: "ImageTableFixture", dependencies: ["ImageTableCore"], path: "Tests/Fixture"),
         .testTarget(name: "ImageTableCoreTests", dependencies: ["TestSupport", "ImageTableCore", "ImageTableFixture"]),

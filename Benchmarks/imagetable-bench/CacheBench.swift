@@ -3,6 +3,7 @@ import CVips
 import Foundation
 import ImageCache
 import ImagePipeline
+import ImageTableCore
 
 /// The runtime cache: hits from a 10,000-entry table (random keys) through `ImageCache`, sync
 /// and async, and through the core's writer and read-only reader; next to what a hit saves,
@@ -10,13 +11,12 @@ import ImagePipeline
 /// pipeline, and a whole miss (fetch from memory, decode, store), all in this process.
 enum CacheBench {
     static let count = 10_000
-    static let format = CacheFormat(name: "bench", family: "bench", spec: MemberSpec(width: 150, height: 150, style: .bgra32),
-                                    maximumCount: count)
+    static let format = TableFormat(name: "bench", family: "bench", width: 150, height: 150, style: .bgra32, capacity: count)
 
     /// Hands over the same bytes for every key (the miss figure).
     struct Bytes: SourceProvider {
         let data: Data
-        func source(for entity: CacheEntity, format: CacheFormat) async throws -> SourceImage { .data(data) }
+        func source(for entity: CacheEntity, format: TableFormat) async throws -> SourceImage { .data(data) }
     }
 
     /// One result row: seconds for `count` hits, and allocations for `count` hits when measured.
@@ -34,7 +34,7 @@ enum CacheBench {
 
         // The table, filled by the core (rendering 10,000 thumbnails would take minutes), and the
         // writer's own checked read, which the cache's hit wraps.
-        let writer = try ImageTable(path: path, descriptor: format.descriptor, options: .init(durability: .processCrashOnly))
+        let writer = try ImageTableWriter(path: path, format: format, options: .init(durability: .processCrashOnly))
         let pixels = (0..<writer.layout.imageBytes).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         try pixels.withUnsafeBytes { src in
             for e in entities { try writer.write(key: e.key, sourceUUID: e.sourceID) { $0.pixels.copyMemory(from: src) } }
@@ -109,10 +109,10 @@ enum CacheBench {
             guard cvips_pngsave(image, png) == 0 else { throw PipelineError(.renderFailed, "cannot write \(png)") }
         }
         let renderer = ImageRenderer()
-        let spec = MemberSpec(width: 150, height: 150, style: .bgra32)
+        let spec = TableFormat(name: "bench", width: 150, height: 150, style: .bgra32, capacity: 1)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 640 * 150, alignment: 64)
         defer { buffer.deallocate() }
-        let target = RenderTarget(spec: spec, pixels: buffer, bytesPerRow: 640)
+        let target = RenderTarget(format: spec, pixels: buffer, bytesPerRow: 640)
         _ = try renderer.render(.file(jpegPath), into: [target])
         for (name, file, runs) in [("decode 150×150 from JPEG (1800×1200)", jpegPath, 15), ("decode 150×150 from PNG (same photo)", png, 7)] {
             var times = try (0..<runs).map { _ in try Harness.time { _ = try renderer.render(.file(file), into: [target]) } }

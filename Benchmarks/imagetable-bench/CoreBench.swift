@@ -12,8 +12,8 @@ enum CoreBench {
     static func run() throws {
         print("Table core: \(Harness.grouped(Double(count))) entries of 150×150 32BitBGRA")
         let dir = Harness.scratch("core")
-        let d = FormatDescriptor(name: "bench", width: 150, height: 150, style: .bgra32, capacity: count)
-        let table = try ImageTable(path: dir + "/bench.imagetable", descriptor: d, options: .init(durability: .processCrashOnly))
+        let d = TableFormat(name: "bench", width: 150, height: 150, style: .bgra32, capacity: count)
+        let table = try ImageTableWriter(path: dir + "/bench.imagetable", format: d, options: .init(durability: .processCrashOnly))
         let l = table.layout
         var rng = SystemRandomNumberGenerator()
         let pixels = (0..<l.imageBytes).map { _ in UInt8.random(in: 0...255, using: &rng) }
@@ -71,14 +71,14 @@ enum CoreBench {
     static func flushedWrites(pixels: [UInt8]) throws {
         let dir = Harness.scratch("core-flushed")
         let n = 400
-        let d = FormatDescriptor(name: "flushed", width: 150, height: 150, style: .bgra32, capacity: n)
-        let single = try ImageTable(path: dir + "/single.imagetable", descriptor: d)
+        let d = TableFormat(name: "flushed", width: 150, height: 150, style: .bgra32, capacity: n)
+        let single = try ImageTableWriter(path: dir + "/single.imagetable", format: d)
         let one = try Harness.time {
             try pixels.withUnsafeBytes { src in
                 for i in 0..<n { try single.write(key: "k\(i)", sourceUUID: UUID()) { $0.pixels.copyMemory(from: src) } }
             }
         }
-        let batched = try ImageTable(path: dir + "/batched.imagetable", descriptor: d)
+        let batched = try ImageTableWriter(path: dir + "/batched.imagetable", format: d)
         let batch = try Harness.time {
             try pixels.withUnsafeBytes { src in
                 for start in stride(from: 0, to: n, by: 100) {
@@ -98,8 +98,8 @@ enum CoreBench {
         var results: [(Int, Double, Double)] = []
         for capacity in [1_000, 100_000] {
             let dir = Harness.scratch("core-scale-\(capacity)")
-            let d = FormatDescriptor(name: "scale", width: 1, height: 1, style: .grayscale8, capacity: capacity)
-            let table = try ImageTable(path: dir + "/scale.imagetable", descriptor: d, options: .init(durability: .processCrashOnly))
+            let d = TableFormat(name: "scale", width: 1, height: 1, style: .grayscale8, capacity: capacity)
+            let table = try ImageTableWriter(path: dir + "/scale.imagetable", format: d, options: .init(durability: .processCrashOnly))
             let byte: [UInt8] = [7]
             try byte.withUnsafeBytes { b in
                 for i in 0..<capacity { _ = try table.write(key: "k\(i)", sourceUUID: UUID(), pixels: b, bytesPerRow: 64) }

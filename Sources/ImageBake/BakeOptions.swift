@@ -1,5 +1,4 @@
 import Foundation
-import RenderModel
 import ImageTableCore
 
 /// How to run a bake.
@@ -22,7 +21,7 @@ public struct BakeOptions: Sendable {
     /// Seconds to wait for another process writing a table.
     public var lockTimeout: Double
     /// Flush pixels before publishing (`flushed`), or rely on surviving process crashes only.
-    public var durability: ImageTable.Durability
+    public var durability: ImageTableWriter.Durability
     /// Entries published per flush, per table (bounded by a quarter of the table's capacity).
     public var publishBatch: Int
     /// Called with progress, at most every tenth of a second and once at the end.
@@ -34,7 +33,7 @@ public struct BakeOptions: Sendable {
     public init(workerCommand: [String]) {
         self.workerCommand = workerCommand
         jobs = ProcessInfo.processInfo.activeProcessorCount
-        maxPixels = RenderOptions.defaultMaxPixels
+        maxPixels = DecodeOptions.defaultMaxPixels
         timeout = 120
         strict = false
         dryRun = false

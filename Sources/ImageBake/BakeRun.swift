@@ -43,7 +43,7 @@ final class BakeRun: @unchecked Sendable {
         self.items = items
         self.options = options
         self.started = started
-        familyTables = manifest.families.map { family in tables.indices.filter { tables[$0].planned.family == family.name } }
+        familyTables = manifest.families.map { family in tables.indices.filter { tables[$0].format.family == family.name } }
     }
 
     /// Runs every item; returns the summary counts and any fatal error.
@@ -115,7 +115,7 @@ final class BakeRun: @unchecked Sendable {
             return .fatal(error as? BakeError ?? BakeError(.tableUnavailable, "\(error)"))
         }
         let job = WorkerProtocol.Job(source: item.source.path, members: stale.map { t in
-            WorkerProtocol.Member(spec: tables[t].spec, target: reserved[t].map { tables[t].target($0) })
+            WorkerProtocol.Member(format: tables[t].format, target: reserved[t].map { tables[t].target($0) })
         })
         switch send(WorkerProtocol.Request(id: nextRequestID(), render: job), to: &worker) {
         case .failure(let failure):

@@ -1,6 +1,5 @@
 import Foundation
 import ImageManifest
-import RenderModel
 import ImageTableCore
 import Synchronization
 
@@ -14,11 +13,14 @@ final class BakeTable: @unchecked Sendable {
         var plannedNew = 0
     }
 
-    let planned: PlannedTable
-    let spec: MemberSpec
+    let format: TableFormat
+    /// The table file.
+    let path: String
+    /// The table file as a person would type it.
+    let displayPath: String
     let hashHex: String
     let notices: [TableNotice]
-    private let table: ImageTable?
+    private let table: ImageTableWriter?
     private let reader: ImageTableReader?
     private let batchLimit: Int
     private let pending = Mutex<[SlotReservation]>([])
@@ -27,22 +29,23 @@ final class BakeTable: @unchecked Sendable {
     /// Opens the table for writing (creating or rebuilding it), or read-only for a dry run.
     ///
     /// - Throws: ``BakeError`` `tableUnavailable` naming the table.
-    init(_ planned: PlannedTable, options: BakeOptions) throws {
-        self.planned = planned
-        spec = planned.format.memberSpec(scale: planned.scale)
-        hashHex = WorkerProtocol.hex(planned.descriptor.parametersHash)
-        batchLimit = max(1, min(options.publishBatch, planned.maximumCount / 4))
+    init(_ format: TableFormat, of manifest: Manifest, options: BakeOptions) throws {
+        self.format = format
+        path = manifest.tablePath(of: format)
+        displayPath = manifest.displayPath(of: format)
+        hashHex = WorkerProtocol.hex(format.parametersHash)
+        batchLimit = max(1, min(options.publishBatch, format.capacity / 4))
         if options.dryRun {
-            let existing = try? ImageTableReader(path: planned.path)
-            reader = existing?.header.parametersHash == planned.descriptor.parametersHash ? existing : nil
+            let existing = try? ImageTableReader(path: path)
+            reader = existing?.header.parametersHash == format.parametersHash ? existing : nil
             table = nil
             notices = existing != nil && reader == nil ? [TableNotice(kind: .reset, message: "would rebuild: parameters changed", slot: nil)] : []
         } else {
             do {
-                table = try ImageTable(path: planned.path, descriptor: planned.descriptor,
+                table = try ImageTableWriter(path: path, format: format,
                                        options: .init(lockTimeout: options.lockTimeout, durability: options.durability))
             } catch let error as TableError {
-                throw BakeError(.tableUnavailable, error.message, path: planned.displayPath)
+                throw BakeError(.tableUnavailable, error.message, path: displayPath)
             }
             reader = nil
             notices = table!.notices
@@ -81,15 +84,15 @@ final class BakeTable: @unchecked Sendable {
                 try publishPending()
                 usleep(2000)
             } catch let error as TableError {
-                throw BakeError(.tableUnavailable, "cannot reserve a slot for '\(key)': \(error.message)", path: planned.displayPath)
+                throw BakeError(.tableUnavailable, "cannot reserve a slot for '\(key)': \(error.message)", path: displayPath)
             }
         }
-        throw BakeError(.tableUnavailable, "no slot became free for '\(key)'", path: planned.displayPath)
+        throw BakeError(.tableUnavailable, "no slot became free for '\(key)'", path: displayPath)
     }
 
     /// The worker's address for a reservation.
     func target(_ reservation: SlotReservation) -> WorkerProtocol.SlotTarget {
-        WorkerProtocol.SlotTarget(table: planned.path, parametersHash: hashHex, slot: reservation.slot, generation: reservation.generation)
+        WorkerProtocol.SlotTarget(table: path, parametersHash: hashHex, slot: reservation.slot, generation: reservation.generation)
     }
 
     /// Queues a filled reservation; publishes the batch once it is full.
@@ -124,7 +127,7 @@ final class BakeTable: @unchecked Sendable {
             try table!.publish(batch)
             table!.releaseMappedPages(slots: batch.map(\.slot))
         } catch let error as TableError {
-            throw BakeError(.tableUnavailable, "could not commit \(batch.count) entries: \(error.message)", path: planned.displayPath)
+            throw BakeError(.tableUnavailable, "could not commit \(batch.count) entries: \(error.message)", path: displayPath)
         }
         counts.withLock { $0.written += batch.count }
     }

@@ -41,7 +41,7 @@ public enum Baker {
                               code: $0.reason.hasPrefix("symbolic link") ? "outside-sources" : "key-too-long", message: $0.reason)
             }
         }
-        let tables = try manifest.tables.map { try BakeTable($0, options: options) }
+        let tables = try manifest.formats.map { try BakeTable($0, of: manifest, options: options) }
         defer { tables.forEach { $0.close() } }
         let run = BakeRun(manifest: manifest, tables: tables, items: items, options: options, started: started)
         let outcome = run.execute()
@@ -51,11 +51,10 @@ public enum Baker {
         summary.dryRun = options.dryRun
         summary.tables = tables.map { t in
             let c = t.counts.withLock { $0 }
-            var s = TableSummary(path: t.planned.displayPath, format: t.planned.format.name, scale: t.planned.scale,
-                                 capacity: t.planned.maximumCount)
+            var s = TableSummary(path: t.displayPath, format: t.format.name, scale: t.format.scale, capacity: t.format.capacity)
             s.written = c.written
-            s.evicted = options.dryRun ? max(0, t.entryCount + c.plannedNew - t.planned.maximumCount) : c.evicted
-            s.entries = options.dryRun ? min(t.planned.maximumCount, t.entryCount + c.plannedNew) : t.entryCount
+            s.evicted = options.dryRun ? max(0, t.entryCount + c.plannedNew - t.format.capacity) : c.evicted
+            s.entries = options.dryRun ? min(t.format.capacity, t.entryCount + c.plannedNew) : t.entryCount
             s.reset = t.notices.contains { $0.kind == .reset }
             s.notices = t.notices.map(\.message)
             return s

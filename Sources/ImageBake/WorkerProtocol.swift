@@ -1,5 +1,4 @@
 import Foundation
-import RenderModel
 import ImageTableCore
 
 /// The messages between the bake and its worker processes (`imagetable-worker bake`): one JSON
@@ -42,8 +41,8 @@ public enum WorkerProtocol {
 
     /// One format to render a source in.
     public struct Member: Codable, Sendable {
-        /// How to render it.
-        public var spec: MemberSpec
+        /// How to render it: the format's canonical parameter string (``TableFormat/canonicalParameters``).
+        public var format: String
         /// Where: a reserved slot, or `nil` to render into a buffer the worker holds until a
         /// ``Request/place`` request.
         public var target: SlotTarget?
@@ -51,10 +50,10 @@ public enum WorkerProtocol {
         /// Creates a member.
         ///
         /// - Parameters:
-        ///   - spec: how to render it.
+        ///   - format: how to render it.
         ///   - target: its slot, or `nil` for a held buffer.
-        public init(spec: MemberSpec, target: SlotTarget?) {
-            self.spec = spec
+        public init(format: TableFormat, target: SlotTarget?) {
+            self.format = format.canonicalParameters
             self.target = target
         }
     }

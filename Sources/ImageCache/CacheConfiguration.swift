@@ -8,11 +8,11 @@ extension ImageCache {
     public struct Configuration: Sendable {
         /// The directory holding the table files (`<format id>.imagetable`); created if missing.
         public var directory: String
-        /// The formats served; identifiers (``CacheFormat/id``) must be unique.
-        public var formats: [CacheFormat]
+        /// The formats served; identifiers (`TableFormat.id`) must be unique.
+        public var formats: [TableFormat]
         /// How hard a store works to survive power loss. `processCrashOnly` by default: a cache's
         /// content can be fetched again, and flushing costs milliseconds per entry.
-        public var durability: ImageTable.Durability
+        public var durability: ImageTableWriter.Durability
         /// Seconds to wait for another process writing a table (a bake) when opening it.
         public var lockTimeout: Double
         /// Threads that run the pipeline. Rendering blocks its thread for tens of milliseconds
@@ -20,7 +20,7 @@ extension ImageCache {
         /// core count).
         public var renderThreads: Int
         /// The pipeline's limits and strictness for fetched sources.
-        public var renderOptions: RenderOptions
+        public var renderOptions: DecodeOptions
         /// Whether a miss renders every format of the entity's family that lacks a fresh entry
         /// (`true`, the default: one decode fills them all), or only the formats requested while
         /// the fetch was under way. FastImageCache's `shouldProcessAllFormatsInFamily`. Called on
@@ -32,13 +32,13 @@ extension ImageCache {
         /// - Parameters:
         ///   - directory: where the tables live.
         ///   - formats: the formats to serve.
-        public init(directory: String, formats: [CacheFormat]) {
+        public init(directory: String, formats: [TableFormat]) {
             self.directory = directory
             self.formats = formats
             durability = .processCrashOnly
             lockTimeout = 10
             renderThreads = max(1, min(2, ProcessInfo.processInfo.activeProcessorCount))
-            renderOptions = RenderOptions()
+            renderOptions = DecodeOptions()
             shouldProcessAllFormatsInFamily = { _, _ in true }
         }
 
@@ -51,8 +51,8 @@ extension ImageCache {
         ///   - scales: the scales to serve (an app on a 2× screen wants only `@2x` tables); all
         ///     of each format's scales by default.
         public init(manifest: Manifest, directory: String? = nil, scales: Set<Int>? = nil) {
-            let tables = manifest.tables.filter { scales?.contains($0.scale) ?? true }
-            self.init(directory: directory ?? manifest.outputPath, formats: tables.map(CacheFormat.init))
+            self.init(directory: directory ?? manifest.outputPath,
+                      formats: manifest.formats.filter { scales?.contains($0.scale) ?? true })
         }
     }
 

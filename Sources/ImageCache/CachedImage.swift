@@ -33,16 +33,16 @@ public struct CachedImage: Sendable {
     public let style: PixelStyle
     /// The part of the slot the image covers: the whole slot except for `inside` fits.
     public let contentRect: PixelRect
-    let table: ImageTable
+    let table: ImageTableWriter
 
-    init(view: ImageView, key: String, format: String, table: ImageTable) {
+    init(view: ImageView, key: String, format: String, table: ImageTableWriter) {
         self.init(key: key, format: format, entityUUID: view.entityUUID, sourceID: view.sourceUUID,
                   width: view.width, height: view.height, bytesPerRow: view.bytesPerRow, style: view.style,
                   contentRect: view.contentRect, table: table)
     }
 
     init(key: String, format: String, entityUUID: UUID, sourceID: UUID, width: Int, height: Int, bytesPerRow: Int,
-         style: PixelStyle, contentRect: PixelRect, table: ImageTable) {
+         style: PixelStyle, contentRect: PixelRect, table: ImageTableWriter) {
         self.key = key
         self.format = format
         self.entityUUID = entityUUID

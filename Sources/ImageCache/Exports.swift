@@ -3,4 +3,3 @@
 // `ProtectionMode` (ImageTableCore) to read images. Re-exported so that `import ImageCache`
 // is enough, as ImagePipeline does for RenderModel.
 @_exported import ImageTableCore
-@_exported import RenderModel

@@ -4,19 +4,28 @@ import ImageTableCore
 
 /// One configured format and its open table: hits, freshness checks and stores.
 final class FormatTable: Sendable {
-    let format: CacheFormat
+    let format: TableFormat
     /// `format.id`, stored so that handles share one string instead of building it per hit.
     let id: String
-    let table: ImageTable
+    let table: ImageTableWriter
 
     /// Opens (creating or rebuilding) the format's table in `directory`.
     ///
-    /// - Throws: ``CacheError`` `table-unavailable` with the core's error.
-    init(_ format: CacheFormat, directory: String, options: ImageTable.Options) throws(CacheError) {
+    /// - Throws: ``CacheError`` `invalid-request` for a format out of range, `table-unavailable`
+    ///   with the core's error.
+    init(_ format: TableFormat, directory: String, options: ImageTableWriter.Options) throws(CacheError) {
         self.format = format
         id = format.id
         do {
-            table = try ImageTable(path: directory + "/" + format.fileName, descriptor: format.descriptor, options: options)
+            try format.validate()
+            _ = try format.layout()
+        } catch let error as TableError {
+            throw CacheError(.invalidRequest, error.message, format: format.id, tableError: error)
+        } catch {
+            throw CacheError(.invalidRequest, String(describing: error), format: format.id)
+        }
+        do {
+            table = try ImageTableWriter(path: directory + "/" + format.fileName, format: format, options: options)
         } catch let error as TableError {
             throw .table(error, key: nil, format: format.id)
         } catch {
@@ -65,7 +74,7 @@ enum FamilyWriter {
                 return .failure(error)
             }
         }
-        let targets = zip(formats, reservations).map { RenderTarget(spec: $0.format.spec, reservation: $1) }
+        let targets = zip(formats, reservations).map { RenderTarget(format: $0.format, reservation: $1) }
         let report: RenderReport
         do {
             report = try renderer.render(source, into: targets)

@@ -30,7 +30,7 @@ extension ImageCache {
             }
         }
         throw CacheError(.notStored, "other writes replaced the entry three times before it could be returned; "
-                         + "maximumCount \(table.format.maximumCount) is too small", key: entity.key, format: table.id)
+                         + "maximumCount \(table.format.capacity) is too small", key: entity.key, format: table.id)
     }
 
     /// The fetch task: detached, so it belongs to no waiter and is cancelled only through the

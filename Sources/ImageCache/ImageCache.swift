@@ -63,11 +63,10 @@ public final class ImageCache: Sendable {
         } catch {
             throw CacheError(.tableUnavailable, "cannot create the table directory \(configuration.directory): \(error.localizedDescription)")
         }
-        let options = ImageTable.Options(lockTimeout: configuration.lockTimeout, durability: configuration.durability)
+        let options = ImageTableWriter.Options(lockTimeout: configuration.lockTimeout, durability: configuration.durability)
         var tables: [String: FormatTable] = [:]
         var families: [String: [FormatTable]] = [:]
         for format in configuration.formats {
-            try format.validate()
             guard tables[format.id] == nil else {
                 throw CacheError(.invalidRequest, "two formats are named '\(format.id)'", format: format.id)
             }
@@ -91,7 +90,7 @@ public final class ImageCache: Sendable {
     }
 
     /// The configured formats, in configuration order.
-    public var formats: [CacheFormat] { configuration.formats }
+    public var formats: [TableFormat] { configuration.formats }
 
     /// Counts of hits, misses, fetches, decodes and stores so far.
     public var statistics: Statistics {
@@ -110,7 +109,7 @@ public final class ImageCache: Sendable {
     ///
     /// - Parameters:
     ///   - entity: the entity; an entry from another source ID is a miss.
-    ///   - format: a format identifier (``CacheFormat/id``).
+    ///   - format: a format identifier (`TableFormat.id`).
     /// - Returns: the handle, or `nil` on a miss.
     /// - Throws: ``CacheError`` `unknown-format`.
     public func cachedImage(for entity: CacheEntity, format: String) throws(CacheError) -> CachedImage? {
@@ -152,7 +151,7 @@ public final class ImageCache: Sendable {
     ///
     /// - Parameters:
     ///   - entity: the entity; a stored entry from another source ID is stale and refetched.
-    ///   - format: a format identifier (``CacheFormat/id``).
+    ///   - format: a format identifier (`TableFormat.id`).
     /// - Returns: the handle.
     /// - Throws: ``CacheError``: `unknown-format`; `invalid-request` for a key over 160 UTF-8
     ///   bytes; `source-unavailable` when the provider threw; `decode-failed` with the pipeline's

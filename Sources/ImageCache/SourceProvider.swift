@@ -1,5 +1,6 @@
 import Foundation
 import ImagePipeline
+import ImageTableCore
 
 /// A source image as a provider hands it over: bytes in memory or a local file.
 public enum SourceImage: Sendable {
@@ -27,7 +28,7 @@ public enum SourceImage: Sendable {
 ///
 /// ```swift
 /// struct Downloads: SourceProvider {
-///     func source(for entity: CacheEntity, format: CacheFormat) async throws -> SourceImage {
+///     func source(for entity: CacheEntity, format: TableFormat) async throws -> SourceImage {
 ///         let (data, _) = try await URLSession.shared.data(from: URL(string: "https://example.com/\(entity.key)")!)
 ///         return .data(data)
 ///     }
@@ -45,5 +46,5 @@ public protocol SourceProvider: Sendable {
     /// - Returns: the encoded image.
     /// - Throws: anything; it reaches every waiting request as ``CacheError`` `source-unavailable`
     ///   (or `cancelled`, when the fetch was cancelled).
-    func source(for entity: CacheEntity, format: CacheFormat) async throws -> SourceImage
+    func source(for entity: CacheEntity, format: TableFormat) async throws -> SourceImage
 }

@@ -20,14 +20,14 @@ struct MemberGeometry: Hashable {
     /// Whether the resized image is larger than what is drawn (cover cropping).
     var crops: Bool { contentWidth < resizedWidth || contentHeight < resizedHeight }
 
-    init(sourceWidth sw: Int, sourceHeight sh: Int, spec: MemberSpec) {
-        let w = spec.width, h = spec.height
+    init(sourceWidth sw: Int, sourceHeight sh: Int, format: TableFormat) {
+        let w = format.width, h = format.height, options = format.rendering
         let sx = Double(w) / Double(sw), sy = Double(h) / Double(sh)
         func scaled(_ size: Int, _ scale: Double) -> Int { max(1, Int((Double(size) * scale).rounded())) }
-        switch spec.fit {
+        switch options.fit {
         case .cover:
             var s = max(sx, sy)
-            let clamped = !spec.upscale && s > 1
+            let clamped = !options.upscale && s > 1
             if clamped { s = 1 }
             var rw = scaled(sw, s), rh = scaled(sh, s)
             if !clamped {
@@ -43,7 +43,7 @@ struct MemberGeometry: Hashable {
             contentHeight = min(h, rh)
         case .contain, .inside:
             var s = min(sx, sy)
-            if !spec.upscale { s = min(s, 1) }
+            if !options.upscale { s = min(s, 1) }
             scaleX = s
             scaleY = s
             resizedWidth = min(w, scaled(sw, s))
@@ -51,7 +51,7 @@ struct MemberGeometry: Hashable {
             contentWidth = resizedWidth
             contentHeight = resizedHeight
         case .fill:
-            let fx = spec.upscale ? sx : min(sx, 1), fy = spec.upscale ? sy : min(sy, 1)
+            let fx = options.upscale ? sx : min(sx, 1), fy = options.upscale ? sy : min(sy, 1)
             scaleX = fx
             scaleY = fy
             resizedWidth = min(w, scaled(sw, fx))
@@ -61,7 +61,7 @@ struct MemberGeometry: Hashable {
         }
         placement = PixelRect(x: (w - contentWidth) / 2, y: (h - contentHeight) / 2,
                               width: contentWidth, height: contentHeight)
-        contentRect = spec.fit == .inside ? placement : PixelRect(x: 0, y: 0, width: w, height: h)
+        contentRect = options.fit == .inside ? placement : PixelRect(x: 0, y: 0, width: w, height: h)
     }
 }
 
@@ -100,12 +100,12 @@ struct RenderPlan {
     /// member, never above 1.
     var decodeScale: Double
 
-    init(sourceWidth sw: Int, sourceHeight sh: Int, geometries: [MemberGeometry], specs: [MemberSpec]) {
+    init(sourceWidth sw: Int, sourceHeight sh: Int, geometries: [MemberGeometry], formats: [TableFormat]) {
         var groups: [RenderGroup] = []
         var index: [RenderGroup: Int] = [:]
         var scale = 0.0
-        for (g, spec) in zip(geometries, specs) {
-            let group = RenderGroup(g, crop: spec.crop)
+        for (g, format) in zip(geometries, formats) {
+            let group = RenderGroup(g, crop: format.rendering.crop)
             if index[group] == nil {
                 index[group] = groups.count
                 groups.append(group)
@@ -118,7 +118,7 @@ struct RenderPlan {
         var renumber = [Int](repeating: 0, count: groups.count)
         for (new, old) in order.enumerated() { renumber[old] = new }
         self.groups = order.map { groups[$0] }
-        groupOfTarget = zip(geometries, specs).map { renumber[index[RenderGroup($0, crop: $1.crop)]!] }
+        groupOfTarget = zip(geometries, formats).map { renumber[index[RenderGroup($0, crop: $1.rendering.crop)]!] }
         decodeScale = min(1, scale)
     }
 

@@ -8,13 +8,13 @@ import Synchronization
 /// ```swift
 /// let renderer = ImageRenderer()
 /// let report = try renderer.render(.file("photos/cat.jpg"), into: [
-///     RenderTarget(spec: MemberSpec(width: 150, height: 150, style: .bgra32), reservation: slotA),
-///     RenderTarget(spec: MemberSpec(width: 75, height: 75, style: .bgr16, cornerRadius: 8), reservation: slotB),
+///     RenderTarget(format: large, reservation: slotA),   // TableFormat: 150×150 32BitBGRA
+///     RenderTarget(format: small, reservation: slotB),   // 75×75 16BitBGR, cornerRadius 8
 /// ])
 /// // report.members[i].contentRect goes into each entry's record.
 /// ```
 ///
-/// One call reads the header (refusing images over ``RenderOptions/maxPixels`` before any
+/// One call reads the header (refusing images over ``DecodeOptions/maxPixels`` before any
 /// decoding), decodes once with shrink-on-load to the smallest size that covers every member,
 /// auto-rotated by EXIF orientation and converted to 8-bit sRGB (ICC profiles and CMYK
 /// included), then derives each member from the smallest uncropped intermediate at least twice
@@ -27,13 +27,13 @@ import Synchronization
 /// render (tens of milliseconds for a photo).
 public final class ImageRenderer: Sendable {
     /// Limits and strictness.
-    public let options: RenderOptions
+    public let options: DecodeOptions
     private let decodes = Atomic<Int>(0)
 
     /// Creates a renderer. Cheap: libvips starts on the first render.
     ///
     /// - Parameter options: limits and strictness.
-    public init(options: RenderOptions = RenderOptions()) {
+    public init(options: DecodeOptions = DecodeOptions()) {
         self.options = options
     }
 
@@ -77,20 +77,7 @@ public final class ImageRenderer: Sendable {
 
     private func validate(_ targets: [RenderTarget], name: String) throws(PipelineError) {
         for (i, t) in targets.enumerated() {
-            let s = t.spec
-            func invalid(_ why: String) -> PipelineError { PipelineError(.invalidRequest, "target \(i): \(why)", path: name) }
-            guard (1...TableLimits.maxDimension).contains(s.width), (1...TableLimits.maxDimension).contains(s.height) else {
-                throw invalid("size \(s.width)×\(s.height) is outside 1…\(TableLimits.maxDimension)")
-            }
-            guard s.cornerRadius.isFinite, s.cornerRadius >= 0 else { throw invalid("corner radius \(s.cornerRadius) is not ≥ 0") }
-            if let r = t.reservedSize, r.width != s.width || r.height != s.height || r.style != s.style {
-                throw invalid("the slot is \(r.width)×\(r.height) \(r.style.rawValue) but the spec asks for \(s.width)×\(s.height) \(s.style.rawValue)")
-            }
-            let rowBytes = s.width * s.style.bytesPerPixel
-            guard t.bytesPerRow >= rowBytes else { throw invalid("bytesPerRow \(t.bytesPerRow) is less than \(rowBytes)") }
-            guard t.pixels.baseAddress != nil, t.pixels.count >= t.bytesPerRow * s.height else {
-                throw invalid("destination of \(t.pixels.count) bytes is smaller than \(t.bytesPerRow) × \(s.height)")
-            }
+            if let problem = t.problem { throw PipelineError(.invalidRequest, "target \(i): \(problem)", path: name) }
         }
     }
 
@@ -129,8 +116,8 @@ public final class ImageRenderer: Sendable {
         let isCMYK = header.interpretation == VIPS_INTERPRETATION_CMYK
         let hasICC = scope.has(header, "icc-profile-data")
 
-        let geometries = targets.map { MemberGeometry(sourceWidth: sw, sourceHeight: sh, spec: $0.spec) }
-        let plan = RenderPlan(sourceWidth: sw, sourceHeight: sh, geometries: geometries, specs: targets.map(\.spec))
+        let geometries = targets.map { MemberGeometry(sourceWidth: sw, sourceHeight: sh, format: $0.format) }
+        let plan = RenderPlan(sourceWidth: sw, sourceHeight: sh, geometries: geometries, formats: targets.map(\.format))
 
         // 2. The one decode.
         decodes.add(1, ordering: .relaxed)
@@ -189,7 +176,7 @@ public final class ImageRenderer: Sendable {
                 let content = ContentPixels(base: buffer.baseAddress!, width: cropped.width, height: cropped.height, hasAlpha: hasAlpha)
                 precondition(buffer.count >= content.width * content.height * content.bytesPerPixel)
                 for (ti, target) in targets.enumerated() where plan.groupOfTarget[ti] == gi {
-                    PixelWriter.write(content, placement: geometries[ti].placement, spec: target.spec,
+                    PixelWriter.write(content, placement: geometries[ti].placement, format: target.format,
                                       into: target.pixels.baseAddress!, bytesPerRow: target.bytesPerRow)
                 }
             }

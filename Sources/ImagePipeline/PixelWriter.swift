@@ -63,13 +63,13 @@ struct ContentPixels {
 /// transparent (`32BitBGRA`) or background, rounded corners, flattening, style packing and zero
 /// row padding, in one pass over the destination.
 enum PixelWriter {
-    static func write(_ content: ContentPixels, placement: PixelRect, spec: MemberSpec,
+    static func write(_ content: ContentPixels, placement: PixelRect, format: TableFormat,
                       into destination: UnsafeMutableRawPointer, bytesPerRow: Int) {
-        switch spec.style {
-        case .bgra32: write(PackBGRA.self, content, placement, spec, destination, bytesPerRow)
-        case .bgr32: write(PackBGRX.self, content, placement, spec, destination, bytesPerRow)
-        case .bgr16: write(Pack555.self, content, placement, spec, destination, bytesPerRow)
-        case .grayscale8: write(PackGrey.self, content, placement, spec, destination, bytesPerRow)
+        switch format.style {
+        case .bgra32: write(PackBGRA.self, content, placement, format, destination, bytesPerRow)
+        case .bgr32: write(PackBGRX.self, content, placement, format, destination, bytesPerRow)
+        case .bgr16: write(Pack555.self, content, placement, format, destination, bytesPerRow)
+        case .grayscale8: write(PackGrey.self, content, placement, format, destination, bytesPerRow)
         }
     }
 
@@ -78,14 +78,14 @@ enum PixelWriter {
     }
 
     private static func write<P: StylePacker>(_: P.Type, _ content: ContentPixels, _ placement: PixelRect,
-                                              _ spec: MemberSpec, _ dst: UnsafeMutableRawPointer, _ bytesPerRow: Int) {
+                                              _ format: TableFormat, _ dst: UnsafeMutableRawPointer, _ bytesPerRow: Int) {
         let bpp = P.bytesPerPixel
-        let keepsAlpha = spec.style.hasAlpha
-        let bg = spec.background
+        let keepsAlpha = format.style.hasAlpha
+        let bg = format.rendering.background
         let (bgR, bgG, bgB) = (Float(bg.red), Float(bg.green), Float(bg.blue))
-        let rowBytes = spec.width * bpp
+        let rowBytes = format.width * bpp
         let cw = placement.width, ch = placement.height, px = placement.x, py = placement.y
-        let radius = Float(max(0, min(spec.cornerRadius, Double(min(cw, ch)) / 2)))
+        let radius = Float(max(0, min(format.rendering.cornerRadius, Double(min(cw, ch)) / 2)))
         let cornerBand = radius > 0 ? Int(radius.rounded(.up)) : 0
         let srcStride = content.width * content.bytesPerPixel
 
@@ -113,10 +113,10 @@ enum PixelWriter {
             return min(max(radius - d + 0.5, 0), 1)
         }
 
-        for y in 0..<spec.height {
+        for y in 0..<format.height {
             let row = dst + y * bytesPerRow
             if y < py || y >= py + ch {
-                for x in 0..<spec.width { bar(row + x * bpp) }
+                for x in 0..<format.width { bar(row + x * bpp) }
             } else {
                 for x in 0..<px { bar(row + x * bpp) }
                 let cy = y - py
@@ -140,7 +140,7 @@ enum PixelWriter {
                         }
                     }
                 }
-                for x in (px + cw)..<spec.width { bar(row + x * bpp) }
+                for x in (px + cw)..<format.width { bar(row + x * bpp) }
             }
             if bytesPerRow > rowBytes { (row + rowBytes).initializeMemory(as: UInt8.self, repeating: 0, count: bytesPerRow - rowBytes) }
         }

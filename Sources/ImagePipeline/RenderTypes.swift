@@ -1,6 +1,5 @@
 import Foundation
 import ImageTableCore
-@_exported import RenderModel
 
 /// Where a source image's bytes come from.
 public enum ImageSource: Sendable {
@@ -19,50 +18,6 @@ public enum ImageSource: Sendable {
     }
 }
 
-
-/// One member to render: its spec and the memory its pixels go to, typically a reserved table
-/// slot.
-///
-/// The destination holds `spec.height` rows, `bytesPerRow` apart, each starting with
-/// `spec.width × bytesPerPixel` bytes of pixels in `spec.style`; the rest of each row is padding,
-/// which the renderer sets to zero. Table slots have rows starting at multiples of 64 bytes.
-public struct RenderTarget {
-    /// What to draw.
-    public var spec: MemberSpec
-    /// Where to draw it: at least `bytesPerRow × spec.height` bytes.
-    public var pixels: UnsafeMutableRawBufferPointer
-    /// The distance between row starts, at least `spec.width × bytesPerPixel`.
-    public var bytesPerRow: Int
-
-    /// Creates a target from raw memory.
-    ///
-    /// - Parameters:
-    ///   - spec: what to draw.
-    ///   - pixels: the destination, at least `bytesPerRow × spec.height` bytes.
-    ///   - bytesPerRow: the distance between row starts.
-    public init(spec: MemberSpec, pixels: UnsafeMutableRawBufferPointer, bytesPerRow: Int) {
-        self.spec = spec
-        self.pixels = pixels
-        self.bytesPerRow = bytesPerRow
-    }
-
-    /// Creates a target that draws into a reserved table slot. The reservation's size and style
-    /// must equal the spec's, or rendering fails with ``PipelineError/Code/invalidRequest``.
-    ///
-    /// After rendering, store the member's ``MemberResult/contentRect`` into the reservation's
-    /// `contentRect` before publishing it.
-    ///
-    /// - Parameters:
-    ///   - spec: what to draw.
-    ///   - reservation: the slot, from `ImageTable.reserve(key:sourceUUID:)`.
-    public init(spec: MemberSpec, reservation: SlotReservation) {
-        self.init(spec: spec, pixels: reservation.pixels, bytesPerRow: reservation.bytesPerRow)
-        reservedSize = (reservation.width, reservation.height, reservation.style)
-    }
-
-    /// The reservation's own size and style, checked against the spec.
-    var reservedSize: (width: Int, height: Int, style: PixelStyle)?
-}
 
 /// What rendering one member produced.
 public struct MemberResult: Sendable, Equatable {

@@ -33,7 +33,7 @@ public struct PixelRect: Sendable, Equatable, Hashable, Codable, CustomStringCon
 ///
 /// The memory belongs to the table's mapping: a view is valid while the table stays open and,
 /// when a writer may be changing the table, only inside the closure of a checked read
-/// (``ImageTable/withImage(forKey:sourceUUID:_:)``), which detects a concurrent replacement.
+/// (``ImageTableWriter/withImage(forKey:sourceUUID:_:)``), which detects a concurrent replacement.
 public struct ImageView {
     /// The first byte of row 0.
     public let baseAddress: UnsafeRawPointer

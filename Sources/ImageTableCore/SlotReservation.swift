@@ -1,7 +1,7 @@
 import Foundation
 
 /// A slot set aside for one entry that is being written: the caller fills ``pixels`` and hands
-/// the reservation back to ``ImageTable/publish(_:)`` (or ``ImageTable/abandon(_:)``).
+/// the reservation back to ``ImageTableWriter/publish(_:)`` (or ``ImageTableWriter/abandon(_:)``).
 ///
 /// Until then the slot's record has an odd generation, so readers miss it and a crash leaves an
 /// empty record. The memory is the mapped slot itself: rendering into it is the only copy.

@@ -19,10 +19,10 @@ enum TableCreation {
     ///
     /// - Parameters:
     ///   - path: the final path.
-    ///   - descriptor: the format.
+    ///   - format: the format.
     ///   - layout: its layout.
     /// - Throws: ``TableError`` (`io`, `noSpace`).
-    static func create(at path: String, descriptor: FormatDescriptor, layout: TableLayout) throws {
+    static func create(at path: String, format: TableFormat, layout: TableLayout) throws {
         let dir = Posix.directory(of: path)
         let temp = "\(dir)/\(temporaryPrefix(for: path))\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = Posix.retrying { open(temp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
@@ -32,8 +32,8 @@ enum TableCreation {
             close(fd)
             if !keep { unlink(temp) }
         }
-        guard fchmod(fd, mode_t(descriptor.protection.permissions)) == 0 else { throw Posix.error("fchmod", path: temp) }
-        let header = TableHeader(descriptor: descriptor, layout: layout, createdAt: UInt64(Date().timeIntervalSince1970))
+        guard fchmod(fd, mode_t(format.protection.permissions)) == 0 else { throw Posix.error("fchmod", path: temp) }
+        let header = TableHeader(format: format, layout: layout, createdAt: UInt64(Date().timeIntervalSince1970))
         var bytes = [UInt8](repeating: 0, count: TableLimits.headerBytes)
         bytes.withUnsafeMutableBytes { header.encode(into: $0.baseAddress!) }
         // The index must be fully backed before anyone maps it: records are read without checks.

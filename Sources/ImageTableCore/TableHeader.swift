@@ -34,12 +34,17 @@ public struct TableHeader: Sendable, Equatable {
     /// A header for a new table.
     ///
     /// - Parameters:
-    ///   - descriptor: the format.
+    ///   - format: the format.
     ///   - layout: its layout on this machine.
     ///   - createdAt: creation time in seconds since 1970.
-    init(descriptor: FormatDescriptor, layout: TableLayout, createdAt: UInt64) {
-        self.init(layout: layout, name: descriptor.name, family: descriptor.family, protection: descriptor.protection,
-                  scale: descriptor.scale, parametersHash: descriptor.parametersHash, createdAt: createdAt)
+    init(format: TableFormat, layout: TableLayout, createdAt: UInt64) {
+        self.init(layout: layout, name: format.name, family: format.family, protection: format.protection,
+                  scale: format.scale, parametersHash: format.parametersHash, createdAt: createdAt)
+    }
+
+    /// `150x150 32BitBGRA max 400 none`, as ``TableFormat/summary`` says it, for messages.
+    public var summary: String {
+        "\(layout.width)x\(layout.height) \(layout.style.rawValue) max \(layout.capacity) \(protection.rawValue)"
     }
 
     /// Writes the immutable 256 bytes, checksum included, and zeroes the live area.

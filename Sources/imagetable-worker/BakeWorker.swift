@@ -2,6 +2,7 @@ import CTableSupport
 import Foundation
 import ImageBake
 import ImagePipeline
+import ImageTableCore
 
 /// `imagetable-worker bake [--max-pixels N]`: reads bake requests as JSON lines on standard input
 /// and answers each with a JSON line (ImageBake's `WorkerProtocol`) until standard input ends.
@@ -10,7 +11,7 @@ import ImagePipeline
 /// 2 when a line cannot be read or answered (the bake then reports the worker as crashed).
 enum BakeWorker {
     static func run(_ arguments: inout WorkerArguments) -> Never {
-        var options = RenderOptions()
+        var options = DecodeOptions()
         while let flag = arguments.next() {
             switch flag {
             case "--max-pixels": options.maxPixels = arguments.integer(of: flag)

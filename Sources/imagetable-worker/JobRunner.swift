@@ -21,7 +21,7 @@ final class JobRunner {
     private var tables: [String: DelegatedSlots] = [:]
     private var held: [Held] = []
 
-    init(options: RenderOptions) {
+    init(options: DecodeOptions) {
         renderer = ImageRenderer(options: options)
     }
 
@@ -35,17 +35,17 @@ final class JobRunner {
         do {
             var targets: [RenderTarget] = []
             for member in job.members {
-                let spec = member.spec
+                let format = try TableFormat(canonicalParameters: member.format)
                 if let target = member.target {
                     let slots = try table(target.table, hash: target.parametersHash)
                     let memory = try slots.pixels(slot: target.slot, generation: target.generation)
-                    targets.append(RenderTarget(spec: spec, pixels: memory, bytesPerRow: slots.layout.bytesPerRow))
+                    targets.append(RenderTarget(format: format, pixels: memory, bytesPerRow: slots.layout.bytesPerRow))
                 } else {
                     // The table's own row size, so that placing is one copy of the image bytes.
-                    let rowBytes = (spec.width * spec.style.bytesPerPixel + 63) / 64 * 64
-                    let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: rowBytes * spec.height, alignment: 64)
-                    held.append(Held(memory: memory, bytesPerRow: rowBytes, height: spec.height))
-                    targets.append(RenderTarget(spec: spec, pixels: memory, bytesPerRow: rowBytes))
+                    let rowBytes = (format.width * format.style.bytesPerPixel + 63) / 64 * 64
+                    let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: rowBytes * format.height, alignment: 64)
+                    held.append(Held(memory: memory, bytesPerRow: rowBytes, height: format.height))
+                    targets.append(RenderTarget(format: format, pixels: memory, bytesPerRow: rowBytes))
                 }
             }
             let report = try renderer.render(.file(job.source), into: targets)

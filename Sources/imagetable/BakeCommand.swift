@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import ImageBake
 import ImageManifest
-import RenderModel
+import ImageTableCore
 
 /// `imagetable bake MANIFEST`: validates the manifest, then bakes every family's sources into
 /// its tables, decoding each changed source once for its whole family.
@@ -45,7 +45,7 @@ struct BakeCommand: ParsableCommand {
     var jobs: Int?
 
     @Option(help: ArgumentHelp("Refuse images with more pixels than this, from their header, before decoding.", valueName: "n"))
-    var maxPixels: Int = RenderOptions.defaultMaxPixels
+    var maxPixels: Int = DecodeOptions.defaultMaxPixels
 
     @Option(help: ArgumentHelp("Seconds one source may take before it is given up.", valueName: "seconds"))
     var timeout: Double = 120

@@ -17,8 +17,8 @@ import Glibc
 @main
 struct Fixture {
     /// The descriptor every fixture table uses: 24×16 `32BitBGRA`, 1,536 image bytes a slot.
-    static func descriptor(capacity: Int) -> FormatDescriptor {
-        FormatDescriptor(name: "fixture", family: "tests", width: 24, height: 16, style: .bgra32, capacity: capacity)
+    static func descriptor(capacity: Int) -> TableFormat {
+        TableFormat(name: "fixture", family: "tests", width: 24, height: 16, style: .bgra32, capacity: capacity)
     }
 
     /// The byte a source UUID's entry is filled with; never zero, so an unwritten slot differs.
@@ -48,7 +48,7 @@ struct Fixture {
         _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
     }
 
-    static func write(_ table: ImageTable, key: String, source: UUID) throws {
+    static func write(_ table: ImageTableWriter, key: String, source: UUID) throws {
         let fill = fillByte(for: source)
         try table.write(key: key, sourceUUID: source) { r in
             r.pixels.initializeMemory(as: UInt8.self, repeating: fill)
@@ -59,7 +59,7 @@ struct Fixture {
     /// write, `D key` before and `d key` after each delete.
     static func killWriter(table path: String, capacity: Int, keys: Int, log logPath: String) throws {
         let logFD = open(logPath, O_WRONLY | O_APPEND | O_CREAT, 0o644)
-        let table = try ImageTable(path: path, descriptor: descriptor(capacity: capacity))
+        let table = try ImageTableWriter(path: path, format: descriptor(capacity: capacity))
         log(logFD, "O \(table.count)")
         while true {
             let key = "key-\(Int.random(in: 0..<keys))"
@@ -77,7 +77,7 @@ struct Fixture {
     }
 
     static func rewriter(table path: String, seconds: Double) throws {
-        let table = try ImageTable(path: path, descriptor: descriptor(capacity: 8), options: .init(durability: .processCrashOnly))
+        let table = try ImageTableWriter(path: path, format: descriptor(capacity: 8), options: .init(durability: .processCrashOnly))
         let end = Date().addingTimeInterval(seconds)
         var n = 0
         while Date() < end {
@@ -88,7 +88,7 @@ struct Fixture {
     }
 
     static func holdLock(table path: String, seconds: Double) throws {
-        let table = try ImageTable(path: path, descriptor: descriptor(capacity: 8))
+        let table = try ImageTableWriter(path: path, format: descriptor(capacity: 8))
         FileHandle.standardOutput.write(Data("locked\n".utf8))
         usleep(UInt32(seconds * 1_000_000))
         table.close()
@@ -101,7 +101,7 @@ struct Fixture {
         guard let mode = ProtectionMode(rawValue: protection) else { fail("unknown protection \(protection)") }
         var d = descriptor(capacity: 2)
         d.protection = mode
-        try ImageTable(path: path, descriptor: d).close()
+        try ImageTableWriter(path: path, format: d).close()
     }
 
     /// Prints `no-space N` (N entries written first) when the typed error arrives; any crash or
@@ -111,7 +111,7 @@ struct Fixture {
         var rl = rlimit(rlim_cur: rlim_t(limit), rlim_max: rlim_t(limit))
         setrlimit(Int32(RLIMIT_FSIZE.rawValue), &rl)
         do {
-            let table = try ImageTable(path: path, descriptor: FormatDescriptor(
+            let table = try ImageTableWriter(path: path, format: TableFormat(
                 name: "full", width: 64, height: 64, style: .bgra32, capacity: 1000))
             var n = 0
             while true {

@@ -10,7 +10,7 @@ import Testing
 @Suite struct HitTests {
     /// One format per style, each table pre-filled by the core with a known byte pattern.
     static let styleFormats = PixelStyle.allCases.map { style in
-        CacheFormat(name: "s\(style.code)", family: "styles", spec: MemberSpec(width: 7, height: 5, style: style), maximumCount: 8)
+        TableFormat(name: "s\(style.code)", family: "styles", width: 7, height: 5, style: style, capacity: 8)
     }
 
     /// Distinct bytes in every pixel, zero row padding (what a write stores).
@@ -27,7 +27,7 @@ import Testing
         let source = UUID()
         var written: [String: [UInt8]] = [:]
         for (i, format) in Self.styleFormats.enumerated() {
-            let table = try ImageTable(path: directory + "/" + format.fileName, descriptor: format.descriptor)
+            let table = try ImageTableWriter(path: directory + "/" + format.fileName, format: format)
             let bytes = Self.pattern(table.layout, seed: i)
             try bytes.withUnsafeBytes { raw in
                 _ = try table.write(key: "photo-1", sourceUUID: source, pixels: raw, contentRect: PixelRect(x: 1, y: 0, width: 5, height: 5))
@@ -39,7 +39,7 @@ import Testing
         let entity = CacheEntity(key: "photo-1", sourceID: source)
         for format in Self.styleFormats {
             let image = try await fixture.cache.image(for: entity, format: format.id)
-            #expect(image.style == format.spec.style && image.width == 7 && image.height == 5)
+            #expect(image.style == format.style && image.width == 7 && image.height == 5)
             #expect(image.contentRect == PixelRect(x: 1, y: 0, width: 5, height: 5))
             #expect(image.copyPixels() == written[format.id], "\(format.id)")
             let sync = try #require(try fixture.cache.cachedImage(for: entity, format: format.id))
@@ -89,8 +89,8 @@ import Testing
         let report = try small.withUnsafeMutableBytes { a in
             try luma.withUnsafeMutableBytes { b in
                 try ImageRenderer().render(.file(Corpus.photo("Portrait_6")), into: [
-                    RenderTarget(spec: Fixture.formats[0].spec, pixels: a, bytesPerRow: image.bytesPerRow),
-                    RenderTarget(spec: Fixture.formats[1].spec, pixels: b, bytesPerRow: grey.bytesPerRow),
+                    RenderTarget(format: Fixture.formats[0], pixels: a, bytesPerRow: image.bytesPerRow),
+                    RenderTarget(format: Fixture.formats[1], pixels: b, bytesPerRow: grey.bytesPerRow),
                 ])
             }
         }
@@ -117,7 +117,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let format = Fixture.formats[2]
-        let writer = try ImageTable(path: directory + "/" + format.fileName, descriptor: format.descriptor)
+        let writer = try ImageTableWriter(path: directory + "/" + format.fileName, format: format)
         defer { writer.close() }
         let error = #expect(throws: CacheError.self) {
             var configuration = ImageCache.Configuration(directory: directory, formats: [format])

@@ -48,7 +48,7 @@ final class TestProvider: SourceProvider {
         for continuation in held { continuation.resume() }
     }
 
-    func source(for entity: CacheEntity, format: CacheFormat) async throws -> SourceImage {
+    func source(for entity: CacheEntity, format: TableFormat) async throws -> SourceImage {
         let id = state.withLock { s in
             s.calls += 1
             s.nextID += 1
@@ -95,13 +95,12 @@ final class Fixture: Sendable {
     /// Two formats of family `photos` (32×32 BGRA cover, 24×16 grey inside) and one of family
     /// `icons` (16×16 BGR).
     static let formats = [
-        CacheFormat(name: "small", family: "photos", spec: MemberSpec(width: 32, height: 32, style: .bgra32), maximumCount: 40),
-        CacheFormat(name: "grey", family: "photos", spec: MemberSpec(width: 24, height: 16, style: .grayscale8, fit: .inside),
-                    maximumCount: 40),
-        CacheFormat(name: "icon", family: "icons", spec: MemberSpec(width: 16, height: 16, style: .bgr32), maximumCount: 10),
+        TableFormat(name: "small", family: "photos", width: 32, height: 32, style: .bgra32, capacity: 40),
+        TableFormat(name: "grey", family: "photos", width: 24, height: 16, style: .grayscale8, capacity: 40, rendering: RenderingOptions(fit: .inside)),
+        TableFormat(name: "icon", family: "icons", width: 16, height: 16, style: .bgr32, capacity: 10),
     ]
 
-    init(provider: TestProvider = TestProvider(), formats: [CacheFormat] = Fixture.formats, directory: String? = nil,
+    init(provider: TestProvider = TestProvider(), formats: [TableFormat] = Fixture.formats, directory: String? = nil,
          configure: (inout ImageCache.Configuration) -> Void = { _ in }) throws {
         self.directory = directory ?? NSTemporaryDirectory() + "imagecache-\(UUID().uuidString)"
         var configuration = ImageCache.Configuration(directory: self.directory, formats: formats)

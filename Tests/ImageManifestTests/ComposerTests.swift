@@ -79,9 +79,9 @@ import Testing
         #expect(report.diagnostics.isEmpty)
         let format = try #require(report.manifest?.formats.first)
         #expect(format.style == .bgra32)  // the first merged mapping wins over the second
-        #expect(format.fit == .cover)     // the explicit key wins over every merged one
-        #expect(format.cornerRadius == 2)
-        #expect(format.maximumCount == 10)
+        #expect(format.rendering.fit == .cover)     // the explicit key wins over every merged one
+        #expect(format.rendering.cornerRadius == 2)
+        #expect(format.capacity == 10)
     }
 
     @Test func mergeOfAScalarIsAnError() throws {

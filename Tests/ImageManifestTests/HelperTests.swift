@@ -1,6 +1,7 @@
 import TestSupport
 import Testing
 @testable import ImageManifest
+import ImageTableCore
 
 @Suite struct HelperTests {
     @Test(arguments: [

@@ -23,7 +23,8 @@ import Testing
         #expect(report.manifest?.outputPath == real + "/tables")
         #expect(report.manifest?.families.first?.sourcesPath == real + "/photos")
         #expect(report.manifest?.families.first?.sourcesLocation == SourceLocation(line: 5, column: 14))
-        #expect(report.manifest?.tables.first?.path == real + "/tables/small.imagetable")
+        let manifest = try #require(report.manifest)
+        #expect(manifest.tablePath(of: manifest.formats[0]) == real + "/tables/small.imagetable")
     }
 
     @Test func missingSourcesAreAWarningAndMissingOutputIsFine() throws {

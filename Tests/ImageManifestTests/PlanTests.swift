@@ -3,7 +3,7 @@ import Testing
 import ImageTableCore
 @testable import ImageManifest
 
-/// Table names, sizes, descriptors and budgets.
+/// Table names, sizes, formats and budgets.
 @Suite struct PlanTests {
     private func plan(_ format: String, options: ValidationOptions = ValidationOptions()) throws -> ValidationReport {
         try check(manifest(format: format), options: options)
@@ -12,41 +12,44 @@ import ImageTableCore
     @Test func fastImageCacheDemo() throws {
         let report = ManifestValidator(options: ValidationOptions(root: Repository.root))
             .validate(fileAt: Repository.manifests + "/demo.yaml")
-        let tables = try #require(report.manifest?.tables)
+        let tables = try #require(report.manifest?.formats)
         #expect(tables.map(\.fileName) == ["FICDPhotoSquareImage32BitBGRA@2x.imagetable", "FICDPhotoSquareImage32BitBGR@2x.imagetable",
                                            "FICDPhotoSquareImage16BitBGR@2x.imagetable", "FICDPhotoSquareImage8BitGrayscale@2x.imagetable"])
         #expect(Set(tables.map(\.family)) == ["FICDPhotoImageFormatFamily"])
-        #expect(tables.allSatisfy { $0.pixelWidth == 150 && $0.pixelHeight == 150 && $0.maximumCount == 400 && $0.scale == 2 })
+        #expect(tables.allSatisfy { $0.width == 150 && $0.height == 150 && $0.capacity == 400 && $0.scale == 2 })
         #expect(tables.map(\.style) == [.bgra32, .bgr32, .bgr16, .grayscale8])
         // 150 px × 4 B = 600, padded to 640; 640 × 150 = 96,000, padded to 98,304; the index of
         // 400 records ends at 512 + 102,400, padded to 106,496; plus 400 slots.
-        #expect(tables.map(\.bytesPerRow) == [640, 640, 320, 192])
-        #expect(tables.map(\.slotBytes) == [98_304, 98_304, 49_152, 32_768])
-        #expect(tables[0].maxBytes == 106_496 + 400 * 98_304)
-        #expect(report.manifest?.totalMaxBytes == tables.reduce(0) { $0 + $1.maxBytes })
-        #expect(tables.allSatisfy { $0.format.cornerRadius == 12 && $0.format.protection == ProtectionMode.none })
+        let layouts = try tables.map { try #require(Manifest.planLayout(of: $0)) }
+        #expect(layouts.map(\.bytesPerRow) == [640, 640, 320, 192])
+        #expect(layouts.map(\.slotStride) == [98_304, 98_304, 49_152, 32_768])
+        #expect(layouts[0].maxFileBytes == 106_496 + 400 * 98_304)
+        #expect(report.manifest?.totalMaxBytes == layouts.reduce(0) { $0 + $1.maxFileBytes })
+        // Points × scale: the demo's 12-point corners are 24 pixels.
+        #expect(tables.allSatisfy { $0.rendering.cornerRadius == 24 && $0.protection == ProtectionMode.none })
     }
 
     @Test func fileNamesFollowTheScale() throws {
         let report = try plan("size: 10x20\nscales: [3, 1, 2]\nstyle: 32BitBGR\nmaximumCount: 5")
-        let tables = try #require(report.manifest?.tables)
+        let manifest = try #require(report.manifest)
+        let tables = manifest.formats
         #expect(tables.map(\.fileName) == ["small.imagetable", "small@2x.imagetable", "small@3x.imagetable"])
-        #expect(tables.map(\.pixelWidth) == [10, 20, 30])
-        #expect(tables.map(\.pixelHeight) == [20, 40, 60])
+        #expect(tables.map(\.width) == [10, 20, 30])
+        #expect(tables.map(\.height) == [20, 40, 60])
         let directory = String(report.file.dropLast("manifest.yaml".count))
-        #expect(tables.map(\.displayPath) == tables.map { directory + "tables/" + $0.fileName })
+        #expect(tables.map(manifest.displayPath(of:)) == tables.map { directory + "tables/" + $0.fileName })
     }
 
     @Test func renderingSignatureIsCanonical() throws {
         let report = try plan("size: 50x50\nscales: [2]\nstyle: 32BitBGRA\nmaximumCount: 5\ncornerRadius: 12")
-        let table = try #require(report.manifest?.tables.first)
-        #expect(table.descriptor.renderingSignature
+        let table = try #require(report.manifest?.formats.first)
+        #expect(table.renderingSignature
                 == "pipeline=1;fit=cover;crop=centre;background=#ffffffff;radius=24;upscale=0")
-        #expect(table.descriptor == FormatDescriptor(name: "small", family: "users", width: 100, height: 100, style: .bgra32, capacity: 5,
-                                                     protection: .none, scale: 2, renderingSignature: table.descriptor.renderingSignature))
+        #expect(table == TableFormat(name: "small", family: "users", width: 100, height: 100, style: .bgra32, capacity: 5,
+                                     protection: .none, scale: 2, rendering: RenderingOptions(cornerRadius: 24)))
         let fractional = try #require(try plan("size: 50x50\nstyle: 8BitGrayscale\nmaximumCount: 5\ncornerRadius: 2.5\nfit: contain\n"
-                                               + "crop: center\nbackground: \"#ABC\"\nupscale: true").manifest?.tables.first)
-        #expect(fractional.descriptor.renderingSignature
+                                               + "crop: center\nbackground: \"#ABC\"\nupscale: true").manifest?.formats.first)
+        #expect(fractional.renderingSignature
                 == "pipeline=1;fit=contain;crop=centre;background=#aabbccff;radius=2.5;upscale=1")
     }
 
@@ -56,15 +59,17 @@ import ImageTableCore
         let base = "size: 50x50\nstyle: 32BitBGRA\nmaximumCount: 5"
         let key = String(change.prefix { $0 != ":" })
         let changed = base.split(separator: "\n").filter { !$0.hasPrefix(key + ":") }.joined(separator: "\n") + "\n" + change
-        let a = try #require(try plan(base).manifest?.tables.first?.descriptor)
-        let b = try #require(try plan(changed).manifest?.tables.first?.descriptor)
+        let a = try #require(try plan(base).manifest?.formats.first)
+        let b = try #require(try plan(changed).manifest?.formats.first)
         #expect(a.parametersHash != b.parametersHash)
     }
 
     @Test func pipelineVersionIsPartOfTheSignature() throws {
         let format = try #require(try plan("size: 5x5\nstyle: 32BitBGRA\nmaximumCount: 5").manifest?.formats.first)
-        #expect(format.descriptor(scale: 1, pipelineVersion: 2).renderingSignature.hasPrefix("pipeline=2;"))
-        #expect(format.descriptor(scale: 1).parametersHash != format.descriptor(scale: 1, pipelineVersion: 2).parametersHash)
+        var next = format
+        next.renderingVersion = 2
+        #expect(next.renderingSignature.hasPrefix("pipeline=2;"))
+        #expect(format.parametersHash != next.parametersHash)
     }
 
     @Test func diskBudget() throws {

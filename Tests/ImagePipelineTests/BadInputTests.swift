@@ -4,11 +4,12 @@ import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
+import ImageTableCore
 #endif
 
 /// Bad sources fail with a typed error that names them, and never crash or hang.
 @Suite struct BadInputTests {
-    static let spec = [MemberSpec(width: 64, height: 64, style: .bgra32), MemberSpec(width: 32, height: 32, style: .bgr16)]
+    static let spec = [TableFormat(width: 64, height: 64, style: .bgra32), TableFormat(width: 32, height: 32, style: .bgr16)]
 
     static func failure(_ source: ImageSource, renderer: ImageRenderer = ImageRenderer()) -> PipelineError? {
         do {
@@ -41,7 +42,7 @@ import Glibc
         // Cut inside the header: still a clear error, not a crash.
         Self.expectFailure(try dir.write("stub.png", Array(pngBytes.prefix(20))), .truncated, "PNG cut in its header")
         // The strictest level still renders a good file.
-        let strict = ImageRenderer(options: RenderOptions(failOn: .warning))
+        let strict = ImageRenderer(options: DecodeOptions(failOn: .warning))
         #expect(Self.failure(.file(Corpus.photo("Landscape_1.jpg")), renderer: strict) == nil)
     }
 
@@ -75,11 +76,11 @@ import Glibc
         #expect(error?.code == .tooManyPixels && error?.path == bomb, "\(String(describing: error))")
         #expect(renderer.decodeCount == 0, "the bomb must be refused from its header, before decoding")
         // The limit is an option: a 1800 × 1200 photo is over a 1-megapixel limit.
-        let small = ImageRenderer(options: RenderOptions(maxPixels: 1_000_000))
+        let small = ImageRenderer(options: DecodeOptions(maxPixels: 1_000_000))
         #expect(Self.failure(.file(Corpus.photo("Landscape_1.jpg")), renderer: small)?.code == .tooManyPixels)
         #expect(small.decodeCount == 0)
         // And the byte limit.
-        let tiny = ImageRenderer(options: RenderOptions(maxSourceBytes: 1000))
+        let tiny = ImageRenderer(options: DecodeOptions(maxSourceBytes: 1000))
         #expect(Self.failure(.file(Corpus.photo("Landscape_1.jpg")), renderer: tiny)?.code == .sourceTooLarge)
     }
 

@@ -48,11 +48,11 @@ import Testing
                 let expected: [UInt8]
                 switch slot.spec.style {
                 case .bgra32: expected = [0, 0, 0, 0]
-                case .bgr32: expected = [slot.spec.background.blue, slot.spec.background.green, slot.spec.background.red, 255]
+                case .bgr32: expected = [slot.spec.rendering.background.blue, slot.spec.rendering.background.green, slot.spec.rendering.background.red, 255]
                 case .bgr16, .grayscale8: expected = [] // checked via rgba below
                 }
                 if expected.isEmpty {
-                    let bg = slot.spec.background
+                    let bg = slot.spec.rendering.background
                     if quantised([Int(bg.red), Int(bg.green), Int(bg.blue)], slot.spec.style) != slot.rgba(x, y) { wrong += 1 }
                 } else if slot.bytes(x, y) != expected { wrong += 1 }
             }
@@ -62,7 +62,7 @@ import Testing
 
     @Test(arguments: PixelStyle.allCases)
     func coverCentreMatchesVipsThumbnail(style: PixelStyle) throws {
-        let spec = MemberSpec(width: 120, height: 96, style: style, fit: .cover, crop: .centre)
+        let spec = TableFormat(width: 120, height: 96, style: style, fit: .cover, crop: .centre)
         let (report, slots) = try render(.file(Self.photo), [spec])
         let reference = try Reference.thumbnail(Self.photo, width: 120, height: 96, .cover(VIPS_INTERESTING_CENTRE))
         #expect((reference.width, reference.height) == (120, 96))
@@ -73,7 +73,7 @@ import Testing
 
     @Test(arguments: PixelStyle.allCases, [Fit.contain, Fit.inside])
     func containAndInsideLetterbox(style: PixelStyle, fit: Fit) throws {
-        let spec = MemberSpec(width: 100, height: 100, style: style, fit: fit, background: RGBAColor(red: 10, green: 200, blue: 30))
+        let spec = TableFormat(width: 100, height: 100, style: style, fit: fit, background: RGBAColor(red: 10, green: 200, blue: 30))
         let (report, slots) = try render(.file(Self.photo), [spec])
         let reference = try Reference.thumbnail(Self.photo, width: 100, height: 100, .inside)
         #expect((reference.width, reference.height) == (100, 67))
@@ -86,7 +86,7 @@ import Testing
 
     @Test(arguments: PixelStyle.allCases)
     func fillStretches(style: PixelStyle) throws {
-        let spec = MemberSpec(width: 90, height: 110, style: style, fit: .fill)
+        let spec = TableFormat(width: 90, height: 110, style: style, fit: .fill)
         let (_, slots) = try render(.file(Self.photo), [spec])
         let reference = try Reference.thumbnail(Self.photo, width: 90, height: 110, .force)
         #expect((reference.width, reference.height) == (90, 110))
@@ -96,7 +96,7 @@ import Testing
 
     @Test(arguments: [CropStrategy.attention, .entropy])
     func smartCropsMatchVipsThumbnail(crop: CropStrategy) throws {
-        let spec = MemberSpec(width: 64, height: 128, style: .bgr32, fit: .cover, crop: crop)
+        let spec = TableFormat(width: 64, height: 128, style: .bgr32, fit: .cover, crop: crop)
         let (_, slots) = try render(.file(Self.photo), [spec])
         let reference = try Reference.thumbnail(Self.photo, width: 64, height: 128,
                                                 .cover(crop == .attention ? VIPS_INTERESTING_ATTENTION : VIPS_INTERESTING_ENTROPY))
@@ -109,12 +109,12 @@ extension PixelTests {
     /// image (or a larger member's uncropped intermediate), each against its own vips_thumbnail.
     @Test func severalMembersFromOneDecodeMatchTheirReferences() throws {
         let specs = [
-            MemberSpec(width: 300, height: 300, style: .bgra32, fit: .cover),
-            MemberSpec(width: 120, height: 96, style: .bgr32, fit: .cover),
-            MemberSpec(width: 100, height: 100, style: .bgr16, fit: .contain),
-            MemberSpec(width: 90, height: 110, style: .grayscale8, fit: .fill),
-            MemberSpec(width: 64, height: 128, style: .bgr32, fit: .cover, crop: .attention),
-            MemberSpec(width: 40, height: 40, style: .bgra32, fit: .cover),
+            TableFormat(width: 300, height: 300, style: .bgra32, fit: .cover),
+            TableFormat(width: 120, height: 96, style: .bgr32, fit: .cover),
+            TableFormat(width: 100, height: 100, style: .bgr16, fit: .contain),
+            TableFormat(width: 90, height: 110, style: .grayscale8, fit: .fill),
+            TableFormat(width: 64, height: 128, style: .bgr32, fit: .cover, crop: .attention),
+            TableFormat(width: 40, height: 40, style: .bgra32, fit: .cover),
         ]
         let renderer = ImageRenderer()
         let (report, slots) = try render(.file(Self.photo), specs, renderer: renderer)
@@ -129,8 +129,8 @@ extension PixelTests {
             Reference.thumbnail(Self.photo, width: 40, height: 40, .cover(VIPS_INTERESTING_CENTRE)),
         ]
         for (i, (slot, reference)) in zip(slots, references).enumerated() {
-            let origin = specs[i].fit == .contain ? (0, 16) : (0, 0)
-            Self.expectMatches(slot, reference, at: origin, "member \(i) \(specs[i].fit) \(specs[i].width)×\(specs[i].height)")
+            let origin = specs[i].rendering.fit == .contain ? (0, 16) : (0, 0)
+            Self.expectMatches(slot, reference, at: origin, "member \(i) \(specs[i].rendering.fit) \(specs[i].width)×\(specs[i].height)")
             #expect(slot.paddingIsZero)
         }
     }

@@ -15,7 +15,7 @@ import Glibc
     /// JPEG encodings of one photo). A wrong rotation or mirror gives a mean above 20.
     @Test(arguments: ["Landscape", "Portrait"])
     func everyExifOrientationComesOutUpright(kind: String) throws {
-        let spec = MemberSpec(width: 96, height: 96, style: .bgr32, fit: .contain)
+        let spec = TableFormat(width: 96, height: 96, style: .bgr32, fit: .contain)
         let (_, upright) = try render(.file(Corpus.photo("\(kind)_1.jpg")), [spec])
         for n in [0, 2, 3, 4, 5, 6, 7, 8] {
             let (report, slots) = try render(.file(Corpus.photo("\(kind)_\(n).jpg")), [spec])
@@ -32,8 +32,8 @@ import Glibc
         let files = Corpus.pngSuiteFiles
         #expect(files.count >= 170, "PngSuite not found under \(Corpus.root)")
         let renderer = ImageRenderer()
-        let specs = [MemberSpec(width: 24, height: 24, style: .bgra32, cornerRadius: 4),
-                     MemberSpec(width: 16, height: 12, style: .grayscale8, fit: .inside)]
+        let specs = [TableFormat(width: 24, height: 24, style: .bgra32, cornerRadius: 4),
+                     TableFormat(width: 16, height: 12, style: .grayscale8, fit: .inside)]
         var failures: [String: PipelineError.Code] = [:]
         for file in files {
             let name = URL(fileURLWithPath: file).lastPathComponent
@@ -65,8 +65,8 @@ import Glibc
     @Test func oneDecodePerSourceWhateverTheNumberOfMembers() throws {
         let renderer = ImageRenderer()
         let specs = [600, 300, 150, 75].flatMap { size in
-            PixelStyle.allCases.map { MemberSpec(width: size, height: size, style: $0) }
-        } + [MemberSpec(width: 200, height: 50, style: .bgr32, fit: .fill), MemberSpec(width: 99, height: 99, style: .bgra32, fit: .inside)]
+            PixelStyle.allCases.map { TableFormat(width: size, height: size, style: $0) }
+        } + [TableFormat(width: 200, height: 50, style: .bgr32, fit: .fill), TableFormat(width: 99, height: 99, style: .bgra32, fit: .inside)]
         let before = PipelineRuntime.totalDecodes
         for (i, name) in ["Landscape_1.jpg", "Portrait_6.jpg", "Landscape_3.jpg"].enumerated() {
             let (report, _) = try render(.file(Corpus.photo(name)), specs, renderer: renderer)
@@ -78,7 +78,7 @@ import Glibc
 
     @Test func inMemoryBytesRenderLikeTheFile() throws {
         let path = Corpus.photo("Portrait_5.jpg")
-        let specs = [MemberSpec(width: 80, height: 60, style: .bgra32), MemberSpec(width: 33, height: 33, style: .bgr16, fit: .contain)]
+        let specs = [TableFormat(width: 80, height: 60, style: .bgra32), TableFormat(width: 33, height: 33, style: .bgr16, fit: .contain)]
         let (fileReport, fromFile) = try render(.file(path), specs)
         let (dataReport, fromData) = try render(.data(try Data(contentsOf: URL(fileURLWithPath: path)), name: "cache-entry"), specs)
         #expect(fileReport == dataReport)
@@ -90,7 +90,7 @@ import Glibc
         let original = Corpus.photo("Landscape_1.jpg")
         let p3 = dir.file("p3.jpg")
         try Reference.jpegWithProfile(original, profile: "p3", to: p3)
-        let spec = MemberSpec(width: 120, height: 80, style: .bgr32)
+        let spec = TableFormat(width: 120, height: 80, style: .bgr32)
         let (_, reference) = try render(.file(original), [spec])
         let (report, slots) = try render(.file(p3), [spec])
         #expect(report.source.hasICCProfile && !report.source.isCMYK)
@@ -103,7 +103,7 @@ import Glibc
         let original = Corpus.photo("Landscape_6.jpg")
         let cmyk = dir.file("cmyk.jpg")
         try Reference.jpegWithProfile(original, profile: "cmyk", to: cmyk)
-        let specs = [MemberSpec(width: 120, height: 80, style: .bgr32), MemberSpec(width: 40, height: 40, style: .bgra32)]
+        let specs = [TableFormat(width: 120, height: 80, style: .bgr32), TableFormat(width: 40, height: 40, style: .bgra32)]
         let (_, reference) = try render(.file(original), specs)
         let (report, slots) = try render(.file(cmyk), specs)
         #expect(report.source.isCMYK && report.decodes == 1)
@@ -120,7 +120,7 @@ import Glibc
         let dir = "\(Corpus.root)/pngsuite/png"
         for name in ["basn0g16.png", "basn2c16.png", "basn4a16.png", "basn6a16.png", "basn3p08.png", "basn0g01.png", "basn4a08.png"] {
             let reference = try Reference.thumbnail("\(dir)/\(name)", width: 32, height: 32, .inside)
-            let (_, slots) = try render(.file("\(dir)/\(name)"), [MemberSpec(width: 32, height: 32, style: .bgr32, background: .black)])
+            let (_, slots) = try render(.file("\(dir)/\(name)"), [TableFormat(width: 32, height: 32, style: .bgr32, background: .black)])
             // vips_thumbnail keeps grey as one band and alpha unflattened: compare opaque files
             // only, channel by channel; alpha files must merely render.
             if reference.bands == 3 || reference.bands == 1 {
@@ -140,7 +140,7 @@ import Glibc
         // A 360×240 lossless copy keeps the encoders (AV1 above all) fast.
         let original = dir.file("small.png")
         try Reference.convert(Corpus.photo("Landscape_1.jpg"), to: original, maxSize: 360)
-        let spec = MemberSpec(width: 120, height: 80, style: .bgr32)
+        let spec = TableFormat(width: 120, height: 80, style: .bgr32)
         let (_, reference) = try render(.file(original), [spec])
         for (suffix, loader, tolerance) in [("webp", "webpload", 6.0), ("gif", "gifload", 4.0), ("tif", "tiffload", 1.0), ("avif", "heifload", 6.0), ("png", "pngload", 1.0)] {
             let path = dir.file("photo.\(suffix)")

@@ -2,6 +2,7 @@ import Foundation
 import ImagePipeline
 import TestSupport
 import Testing
+import ImageTableCore
 
 /// The runtime cache's way of using the engine: several Swift tasks rendering at once through a
 /// shared renderer.
@@ -25,7 +26,7 @@ import Testing
         return ("tiny-\(w)x\(h).png", Data(PNGWriter.encode(width: w, height: h, channels: 3, pixels: pixels)))
     }
 
-    static func renderAll(_ sources: [ImageSource], _ specs: [MemberSpec], renderer: ImageRenderer,
+    static func renderAll(_ sources: [ImageSource], _ specs: [TableFormat], renderer: ImageRenderer,
                           tasks: Int, rounds: Int, expected: [String: [[UInt8]]]) async throws -> Int {
         try await withThrowingTaskGroup(of: Int.self) { group in
             for t in 0..<tasks {
@@ -43,7 +44,7 @@ import Testing
         }
     }
 
-    static func sequential(_ sources: [ImageSource], _ specs: [MemberSpec], renderer: ImageRenderer) throws -> [String: [[UInt8]]] {
+    static func sequential(_ sources: [ImageSource], _ specs: [TableFormat], renderer: ImageRenderer) throws -> [String: [[UInt8]]] {
         var expected: [String: [[UInt8]]] = [:]
         for source in sources {
             let (_, slots) = try render(source, specs, renderer: renderer)
@@ -54,10 +55,10 @@ import Testing
 
     @Test func concurrentTinyRendersMatchSequentialOnes() async throws {
         let sources = Self.tinySources.map { ImageSource.data($0.1, name: $0.0) }
-        let specs = [MemberSpec(width: 37, height: 29, style: .bgr32),
-                     MemberSpec(width: 23, height: 23, style: .bgr16, fit: .fill),
-                     MemberSpec(width: 13, height: 9, style: .grayscale8, fit: .contain),
-                     MemberSpec(width: 7, height: 7, style: .bgra32, cornerRadius: 2)]
+        let specs = [TableFormat(width: 37, height: 29, style: .bgr32),
+                     TableFormat(width: 23, height: 23, style: .bgr16, fit: .fill),
+                     TableFormat(width: 13, height: 9, style: .grayscale8, fit: .contain),
+                     TableFormat(width: 7, height: 7, style: .bgra32, cornerRadius: 2)]
         let renderer = ImageRenderer()
         let expected = try Self.sequential(sources, specs, renderer: renderer)
         let tasks = 4, rounds = Self.soak ? 2000 : 200
@@ -70,10 +71,10 @@ import Testing
         let photos = ["Landscape_1.jpg", "Portrait_3.jpg", "Landscape_8.jpg", "Portrait_6.jpg"].map(Corpus.photo)
         let small = Corpus.pngSuiteFiles.filter { !URL(fileURLWithPath: $0).lastPathComponent.hasPrefix("x") }
         let sources = (photos + small.prefix(40)).map(ImageSource.file)
-        let specs = [MemberSpec(width: 48, height: 48, style: .bgra32, cornerRadius: 6),
-                     MemberSpec(width: 31, height: 17, style: .bgr16, fit: .fill),
-                     MemberSpec(width: 20, height: 20, style: .grayscale8, fit: .cover, crop: .attention),
-                     MemberSpec(width: 12, height: 12, style: .bgr32, fit: .inside)]
+        let specs = [TableFormat(width: 48, height: 48, style: .bgra32, cornerRadius: 6),
+                     TableFormat(width: 31, height: 17, style: .bgr16, fit: .fill),
+                     TableFormat(width: 20, height: 20, style: .grayscale8, fit: .cover, crop: .attention),
+                     TableFormat(width: 12, height: 12, style: .bgr32, fit: .inside)]
         let renderer = ImageRenderer()
         let expected = try Self.sequential(sources, specs, renderer: renderer)
         let tasks = 4, rounds = Self.soak ? 500 : 50

@@ -19,9 +19,9 @@ import Testing
     @Test func semiTransparentPixelIsPremultipliedExactly() throws {
         let source = Self.data(Self.png(64, 64) { _, _ in [255, 0, 0, 128] }, "half-red.png")
         let (report, slots) = try render(source, [
-            MemberSpec(width: 32, height: 32, style: .bgra32),
-            MemberSpec(width: 32, height: 32, style: .bgr32, background: .white),
-            MemberSpec(width: 32, height: 32, style: .grayscale8, background: .black),
+            TableFormat(width: 32, height: 32, style: .bgra32),
+            TableFormat(width: 32, height: 32, style: .bgr32, background: .white),
+            TableFormat(width: 32, height: 32, style: .grayscale8, background: .black),
         ])
         #expect(report.source.hasAlpha)
         for y in 0..<32 {
@@ -42,8 +42,8 @@ import Testing
     @Test func noHaloAndChannelsNeverExceedAlpha() throws {
         let source = Self.data(Self.png(64, 64) { x, _ in x < 32 ? [255, 0, 0, 255] : [0, 255, 0, 0] }, "red-clear-green.png")
         let (_, slots) = try render(source, [
-            MemberSpec(width: 23, height: 23, style: .bgra32, fit: .fill),
-            MemberSpec(width: 23, height: 23, style: .bgr32, fit: .fill, background: .black),
+            TableFormat(width: 23, height: 23, style: .bgra32, fit: .fill),
+            TableFormat(width: 23, height: 23, style: .bgr32, fit: .fill, background: .black),
         ])
         var edge = 0
         for y in 0..<23 {
@@ -63,9 +63,9 @@ import Testing
         let colours: [[UInt8]] = [[255, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255], [128, 128, 128, 255]]
         let opaque = Self.png(64, 16) { x, _ in colours[x / 16] }
         let (_, slots) = try render(Self.data(opaque, "blocks.png"), [
-            MemberSpec(width: 64, height: 16, style: .bgr16, fit: .fill),
-            MemberSpec(width: 64, height: 16, style: .grayscale8, fit: .fill),
-            MemberSpec(width: 64, height: 16, style: .bgr32, fit: .fill),
+            TableFormat(width: 64, height: 16, style: .bgr16, fit: .fill),
+            TableFormat(width: 64, height: 16, style: .grayscale8, fit: .fill),
+            TableFormat(width: 64, height: 16, style: .bgr32, fit: .fill),
         ])
         // Little-endian 0RRRRRGGGGGBBBBB: red 0x7C00, green 0x03E0, blue 0x001F, grey 16/16/16 0x4210.
         let expected555: [[UInt8]] = [[0x00, 0x7C], [0xE0, 0x03], [0x1F, 0x00], [0x10, 0x42]]
@@ -80,8 +80,8 @@ import Testing
         // White and black extremes.
         let bw = Self.png(2, 1) { x, _ in x == 0 ? [255, 255, 255, 255] : [0, 0, 0, 255] }
         let (_, extremes) = try render(Self.data(bw, "bw.png"), [
-            MemberSpec(width: 2, height: 1, style: .bgr16, fit: .fill),
-            MemberSpec(width: 2, height: 1, style: .grayscale8, fit: .fill),
+            TableFormat(width: 2, height: 1, style: .bgr16, fit: .fill),
+            TableFormat(width: 2, height: 1, style: .grayscale8, fit: .fill),
         ])
         #expect(extremes[0].bytes(0, 0) == [0xFF, 0x7F] && extremes[0].bytes(1, 0) == [0x00, 0x00])
         #expect(extremes[1].bytes(0, 0) == [255] && extremes[1].bytes(1, 0) == [0])
@@ -91,7 +91,7 @@ import Testing
     @Test func rowPaddingIsZeroedForEveryStyle() throws {
         // Widths whose rows need padding in every style: 150 × 4 = 600 → 640, 150 × 2 → 320, 150 → 192.
         for style in PixelStyle.allCases {
-            let (_, slots) = try render(.file(PixelTests.photo), [MemberSpec(width: 150, height: 7, style: style)])
+            let (_, slots) = try render(.file(PixelTests.photo), [TableFormat(width: 150, height: 7, style: style)])
             #expect(slots[0].bytesPerRow > 150 * style.bytesPerPixel)
             #expect(slots[0].paddingIsZero, "\(style)")
         }
@@ -101,9 +101,9 @@ import Testing
         let photo = Corpus.photo("Landscape_1.jpg")
         let bg = RGBAColor(red: 0, green: 0, blue: 255)
         let (_, slots) = try render(.file(photo), [
-            MemberSpec(width: 100, height: 80, style: .bgra32, cornerRadius: 20),
-            MemberSpec(width: 100, height: 80, style: .bgr32, background: bg, cornerRadius: 20),
-            MemberSpec(width: 100, height: 80, style: .bgra32),
+            TableFormat(width: 100, height: 80, style: .bgra32, cornerRadius: 20),
+            TableFormat(width: 100, height: 80, style: .bgr32, background: bg, cornerRadius: 20),
+            TableFormat(width: 100, height: 80, style: .bgra32),
         ])
         let (round, flat, square) = (slots[0], slots[1], slots[2])
         for (x, y) in [(0, 0), (99, 0), (0, 79), (99, 79), (2, 2), (97, 77)] {
@@ -131,9 +131,9 @@ import Testing
         let bg = RGBAColor(red: 1, green: 2, blue: 3)
         for fit in Fit.allCases {
             let (report, slots) = try render(small, [
-                MemberSpec(width: 100, height: 60, style: .bgra32, fit: fit),
-                MemberSpec(width: 100, height: 60, style: .bgr32, fit: fit, background: bg),
-                MemberSpec(width: 100, height: 60, style: .bgr32, fit: fit, upscale: true),
+                TableFormat(width: 100, height: 60, style: .bgra32, fit: fit),
+                TableFormat(width: 100, height: 60, style: .bgr32, fit: fit, background: bg),
+                TableFormat(width: 100, height: 60, style: .bgr32, fit: fit, upscale: true),
             ])
             // Without upscale: 40×20 centred at (30, 20); the rest transparent / background.
             let placed = PixelRect(x: 30, y: 20, width: 40, height: 20)
@@ -151,7 +151,7 @@ import Testing
     @Test func aSourceSmallerOnOneAxisIsCroppedOnTheOther() throws {
         // 100×400 into 150×150 cover without upscale: a 100×150 centre crop, centred.
         let tall = Self.data(Self.png(100, 400) { _, y in y < 125 || y >= 275 ? [255, 0, 0, 255] : [0, 0, 255, 255] }, "tall.png")
-        let (report, slots) = try render(tall, [MemberSpec(width: 150, height: 150, style: .bgra32)])
+        let (report, slots) = try render(tall, [TableFormat(width: 150, height: 150, style: .bgra32)])
         #expect(report.members[0].contentRect == PixelRect(x: 0, y: 0, width: 150, height: 150))
         #expect(slots[0].bytes(24, 75) == [0, 0, 0, 0])
         // The centre crop keeps source rows 125..<275: all blue (B, G, R, A = 255, 0, 0, 255).
@@ -165,10 +165,10 @@ import Testing
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 64)
         defer { buffer.deallocate() }
         let cases: [RenderTarget] = [
-            RenderTarget(spec: MemberSpec(width: 0, height: 1, style: .bgra32), pixels: buffer, bytesPerRow: 64),
-            RenderTarget(spec: MemberSpec(width: 4, height: 4, style: .bgra32), pixels: buffer, bytesPerRow: 15),
-            RenderTarget(spec: MemberSpec(width: 20, height: 1, style: .bgra32), pixels: buffer, bytesPerRow: 64),
-            RenderTarget(spec: MemberSpec(width: 1, height: 1, style: .bgra32, cornerRadius: -1), pixels: buffer, bytesPerRow: 64),
+            RenderTarget(format: TableFormat(width: 0, height: 1, style: .bgra32), pixels: buffer, bytesPerRow: 64),
+            RenderTarget(format: TableFormat(width: 4, height: 4, style: .bgra32), pixels: buffer, bytesPerRow: 15),
+            RenderTarget(format: TableFormat(width: 20, height: 1, style: .bgra32), pixels: buffer, bytesPerRow: 64),
+            RenderTarget(format: TableFormat(width: 1, height: 1, style: .bgra32, cornerRadius: -1), pixels: buffer, bytesPerRow: 64),
         ]
         for target in cases {
             #expect(throws: PipelineError.self) { try renderer.render(.file(PixelTests.photo), into: [target]) }
@@ -186,7 +186,7 @@ import Testing
         #expect(RGBAColor(hex: "#10203040") == RGBAColor(red: 0x10, green: 0x20, blue: 0x30, alpha: 0x40))
         #expect(RGBAColor(hex: "#12345") == nil && RGBAColor(hex: "#ggg") == nil)
         #expect(RGBAColor(red: 1, green: 2, blue: 255).description == "#0102ffff")
-        #expect(MemberSpec(width: 1, height: 1, style: .bgra32).renderingSignature
+        #expect(TableFormat(width: 1, height: 1, style: .bgra32).renderingSignature
             == "pipeline=1;fit=cover;crop=centre;background=#ffffffff;radius=0;upscale=0")
     }
 }

@@ -11,11 +11,11 @@ import Glibc
 /// A destination buffer laid out like a table slot (rows at multiples of 64 bytes), prefilled
 /// with 0xAB so that untouched bytes show.
 final class Slot: @unchecked Sendable {
-    let spec: MemberSpec
+    let spec: TableFormat
     let bytesPerRow: Int
     let buffer: UnsafeMutableRawBufferPointer
 
-    init(_ spec: MemberSpec) {
+    init(_ spec: TableFormat) {
         self.spec = spec
         bytesPerRow = (spec.width * spec.style.bytesPerPixel + 63) / 64 * 64
         buffer = .allocate(byteCount: bytesPerRow * spec.height, alignment: 64)
@@ -24,7 +24,7 @@ final class Slot: @unchecked Sendable {
 
     deinit { buffer.deallocate() }
 
-    var target: RenderTarget { RenderTarget(spec: spec, pixels: buffer, bytesPerRow: bytesPerRow) }
+    var target: RenderTarget { RenderTarget(format: spec, pixels: buffer, bytesPerRow: bytesPerRow) }
 
     /// The raw bytes of pixel (x, y).
     func bytes(_ x: Int, _ y: Int) -> [UInt8] {
@@ -240,7 +240,7 @@ enum PNGWriter {
 }
 
 /// Renders one source into fresh slots for `specs`.
-func render(_ source: ImageSource, _ specs: [MemberSpec],
+func render(_ source: ImageSource, _ specs: [TableFormat],
             renderer: ImageRenderer = ImageRenderer()) throws(PipelineError) -> (RenderReport, [Slot]) {
     let slots = specs.map(Slot.init)
     let report = try renderer.render(source, into: slots.map(\.target))

@@ -10,17 +10,19 @@ import Testing
 @Suite struct TableIntegrationTests {
     @Test func renderIntoReservedSlotsAndReadBack() throws {
         let dir = try TemporaryDirectory()
-        let specs = [MemberSpec(width: 150, height: 150, style: .bgra32, cornerRadius: 12),
-                     MemberSpec(width: 150, height: 100, style: .bgr16, fit: .inside, background: .black)]
+        let specs = [TableFormat(width: 150, height: 150, style: .bgra32, cornerRadius: 12),
+                     TableFormat(width: 150, height: 100, style: .bgr16, fit: .inside, background: .black)]
         let tables = try specs.enumerated().map { i, spec in
-            try ImageTable(path: dir.file("m\(i).imagetable"), descriptor: FormatDescriptor(
-                name: "m\(i)", family: "demo", width: spec.width, height: spec.height, style: spec.style,
-                capacity: 4, renderingSignature: spec.renderingSignature))
+            var format = spec
+            format.name = "m\(i)"
+            format.family = "demo"
+            format.capacity = 4
+            return try ImageTableWriter(path: dir.file("m\(i).imagetable"), format: format)
         }
         defer { tables.forEach { $0.close() } }
         let key = "photos/Portrait_6.jpg", source = UUID()
         var reservations = try tables.map { try $0.reserve(key: key, sourceUUID: source) }
-        let targets = zip(specs, reservations).map { RenderTarget(spec: $0, reservation: $1) }
+        let targets = zip(specs, reservations).map { RenderTarget(format: $0, reservation: $1) }
         let report = try ImageRenderer().render(.file(Corpus.photo("Portrait_6.jpg")), into: targets)
         for i in reservations.indices { reservations[i].contentRect = report.members[i].contentRect }
         for (table, reservation) in zip(tables, reservations) { _ = try table.publish([reservation]) }
@@ -41,11 +43,11 @@ import Testing
 
     @Test func aReservationOfAnotherSizeIsRefused() throws {
         let dir = try TemporaryDirectory()
-        let table = try ImageTable(path: dir.file("t.imagetable"), descriptor: FormatDescriptor(
+        let table = try ImageTableWriter(path: dir.file("t.imagetable"), format: TableFormat(
             name: "t", width: 64, height: 64, style: .bgr32, capacity: 1))
         defer { table.close() }
         let reservation = try table.reserve(key: "k", sourceUUID: UUID())
-        let target = RenderTarget(spec: MemberSpec(width: 64, height: 64, style: .bgra32), reservation: reservation)
+        let target = RenderTarget(format: TableFormat(width: 64, height: 64, style: .bgra32), reservation: reservation)
         #expect(throws: PipelineError.self) { try ImageRenderer().render(.file(PixelTests.photo), into: [target]) }
         table.abandon(reservation)
     }
@@ -61,7 +63,7 @@ import Testing
         var causes = ""
         for cut in [3, 2] {
             do {
-                _ = try render(.data(jpeg.prefix(jpeg.count / cut), name: "cut.jpg"), [MemberSpec(width: 300, height: 300, style: .bgr32)])
+                _ = try render(.data(jpeg.prefix(jpeg.count / cut), name: "cut.jpg"), [TableFormat(width: 300, height: 300, style: .bgr32)])
             } catch {
                 causes += error.cause ?? ""
             }

@@ -9,7 +9,7 @@ struct LockTests {
         let path = dir.file("t.imagetable")
         let first = try openTable(path, descriptor())
         let error = #expect(throws: TableError.self) {
-            try ImageTable(path: path, descriptor: descriptor(), options: .init(lockTimeout: 0.2))
+            try ImageTableWriter(path: path, format: descriptor(), options: .init(lockTimeout: 0.2))
         }
         #expect(error?.code == .locked)
         #expect(error?.message.contains("\(path).lock") == true)
@@ -37,10 +37,10 @@ struct LockTests {
         let path = dir.file("t.imagetable")
         let holder = try Self.startHolder(path, seconds: 1.5)
         let d = ProcessTests.fixtureDescriptor(capacity: 8)
-        let error = #expect(throws: TableError.self) { try ImageTable(path: path, descriptor: d, options: .init(lockTimeout: 0.1)) }
+        let error = #expect(throws: TableError.self) { try ImageTableWriter(path: path, format: d, options: .init(lockTimeout: 0.1)) }
         #expect(error?.message.contains("process \(holder.processIdentifier)") == true)
         // Waiting long enough succeeds once the holder exits.
-        let table = try ImageTable(path: path, descriptor: d, options: .init(lockTimeout: 10))
+        let table = try ImageTableWriter(path: path, format: d, options: .init(lockTimeout: 10))
         #expect(table.count == 0)
         holder.waitUntilExit()
     }
@@ -52,6 +52,6 @@ struct LockTests {
         kill(holder.processIdentifier, SIGKILL)
         holder.waitUntilExit()
         let d = ProcessTests.fixtureDescriptor(capacity: 8)
-        #expect(try ImageTable(path: path, descriptor: d, options: .init(lockTimeout: 1)).count == 0)
+        #expect(try ImageTableWriter(path: path, format: d, options: .init(lockTimeout: 1)).count == 0)
     }
 }

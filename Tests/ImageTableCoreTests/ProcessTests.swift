@@ -11,8 +11,8 @@ import Glibc
 /// shows as bytes that differ.
 @Suite(.serialized)
 struct ProcessTests {
-    static func fixtureDescriptor(capacity: Int) -> FormatDescriptor {
-        FormatDescriptor(name: "fixture", family: "tests", width: 24, height: 16, style: .bgra32, capacity: capacity)
+    static func fixtureDescriptor(capacity: Int) -> TableFormat {
+        TableFormat(name: "fixture", family: "tests", width: 24, height: 16, style: .bgra32, capacity: capacity)
     }
 
     static func fillByte(_ source: UUID) -> UInt8 { source.uuid.0 | 1 }
@@ -72,7 +72,7 @@ struct ProcessTests {
                 #expect(whole != false, "round \(round): \(info.key) torn before repair")
             }
             // A writer opens it cleanly; then every entry verifies and matches the log.
-            let table = try ImageTable(path: path, descriptor: d, options: .init(lockTimeout: 5))
+            let table = try ImageTableWriter(path: path, format: d, options: .init(lockTimeout: 5))
             let report = TableVerifier.verify(path: path)
             #expect(report.isValid, "round \(round): \(report.problems)")
             #expect(table.count <= capacity)

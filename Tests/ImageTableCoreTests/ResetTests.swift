@@ -10,9 +10,9 @@ struct ResetTests {
     @Test func changedParametersRebuildTheTableWithANotice() throws {
         let dir = try TemporaryDirectory()
         let path = dir.file("t.imagetable")
-        let changes: [FormatDescriptor] = [
+        let changes: [TableFormat] = [
             descriptor(width: 8), descriptor(style: .bgr16), descriptor(capacity: 5),
-            descriptor(rendering: "fit=contain"), descriptor(protection: .complete), descriptor("other"),
+            descriptor(rendering: RenderingOptions(fit: .contain)), descriptor(protection: .complete), descriptor("other"),
         ]
         for changed in changes {
             do {

@@ -7,9 +7,9 @@ import Glibc
 
 /// A descriptor for small test tables.
 func descriptor(_ name: String = "test", width: Int = 7, height: Int = 5, style: PixelStyle = .bgra32,
-                capacity: Int = 4, protection: ProtectionMode = .none, rendering: String = "") -> FormatDescriptor {
-    FormatDescriptor(name: name, family: "family", width: width, height: height, style: style, capacity: capacity,
-                     protection: protection, renderingSignature: rendering)
+                capacity: Int = 4, protection: ProtectionMode = .none, rendering: RenderingOptions = RenderingOptions()) -> TableFormat {
+    TableFormat(name: name, family: "family", width: width, height: height, style: style, capacity: capacity,
+                protection: protection, rendering: rendering)
 }
 
 /// Deterministic, position-dependent pixels for `key`: every byte differs from its neighbours,
@@ -31,13 +31,13 @@ func pattern(for key: String, layout: TableLayout, bytesPerRow: Int? = nil) -> [
 }
 
 /// Opens a writer that skips flushes: the tests that need flushing say so.
-func openTable(_ path: String, _ d: FormatDescriptor, durability: ImageTable.Durability = .processCrashOnly) throws -> ImageTable {
-    try ImageTable(path: path, descriptor: d, options: .init(lockTimeout: 2, durability: durability))
+func openTable(_ path: String, _ d: TableFormat, durability: ImageTableWriter.Durability = .processCrashOnly) throws -> ImageTableWriter {
+    try ImageTableWriter(path: path, format: d, options: .init(lockTimeout: 2, durability: durability))
 }
 
 /// Writes `pattern(for: key)` as `key`'s entry.
 @discardableResult
-func put(_ table: ImageTable, _ key: String, source: UUID = UUID()) throws -> WriteOutcome {
+func put(_ table: ImageTableWriter, _ key: String, source: UUID = UUID()) throws -> WriteOutcome {
     let pixels = pattern(for: key, layout: table.layout)
     return try pixels.withUnsafeBytes { try table.write(key: key, sourceUUID: source, pixels: $0, bytesPerRow: table.layout.width * table.layout.style.bytesPerPixel) }
 }

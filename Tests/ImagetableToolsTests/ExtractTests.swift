@@ -102,8 +102,8 @@ struct ExtractTests {
     @Test func outputFilesGetTheTablesProtection() throws {
         let scratch = try TemporaryDirectory()
         let path = scratch.file("private.imagetable")
-        let descriptor = FormatDescriptor(name: "p", width: 2, height: 2, style: .grayscale8, capacity: 2, protection: .complete)
-        let table = try ImageTable(path: path, descriptor: descriptor, options: .init(durability: .processCrashOnly))
+        let descriptor = TableFormat(name: "p", width: 2, height: 2, style: .grayscale8, capacity: 2, protection: .complete)
+        let table = try ImageTableWriter(path: path, format: descriptor, options: .init(durability: .processCrashOnly))
         try [UInt8](repeating: 9, count: 4).withUnsafeBytes { _ = try table.write(key: "k", sourceUUID: UUID(), pixels: $0, bytesPerRow: 2) }
         table.close()
         #expect(try imagetable("extract", path, "k", "-o", scratch.file("k.png")).status == 0)

@@ -28,15 +28,15 @@ struct TestEntry {
 /// X = 0xFF, bit 15 clear).
 struct TestTable {
     let path: String
-    let descriptor: FormatDescriptor
+    let descriptor: TableFormat
     let entries: [TestEntry]
 
     init(at path: String, style: PixelStyle, width: Int = 9, height: Int = 7, capacity: Int = 8,
          keys: [String], contentRects: [String: PixelRect] = [:], fill: ((String, Int, Int) -> [UInt8])? = nil) throws {
         self.path = path
-        descriptor = FormatDescriptor(name: "t-\(style.rawValue)", family: "tests", width: width, height: height, style: style,
+        descriptor = TableFormat(name: "t-\(style.rawValue)", family: "tests", width: width, height: height, style: style,
                                       capacity: capacity, scale: 2)
-        let table = try ImageTable(path: path, descriptor: descriptor, options: .init(lockTimeout: 2, durability: .processCrashOnly))
+        let table = try ImageTableWriter(path: path, format: descriptor, options: .init(lockTimeout: 2, durability: .processCrashOnly))
         defer { table.close() }
         var entries: [TestEntry] = []
         for key in keys {

@@ -17,14 +17,37 @@ public struct Manifest: Sendable {
     public let outputPath: String
     /// The families, in manifest order.
     public let families: [Family]
-    /// Every table, family by family, format by format, scale by scale.
-    public let tables: [PlannedTable]
 
-    /// Every format of every family, in manifest order.
-    public var formats: [Format] { families.flatMap(\.formats) }
+    /// Every table the manifest makes, one format at one scale each: family by family, format by
+    /// format, scale by scale.
+    public var formats: [TableFormat] { families.flatMap(\.formats) }
 
     /// The sum of every table's maximum size, at the plan's page size.
-    public var totalMaxBytes: Int { tables.reduce(0) { $0 + $1.maxBytes } }
+    public var totalMaxBytes: Int { formats.reduce(0) { $0 + (Self.planLayout(of: $1)?.maxFileBytes ?? 0) } }
+
+    /// A table's layout as the plan sizes it: at a page size of ``ManifestLimits/planPageSize``
+    /// (4096), so the plan is the same on every machine; on machines with larger pages slots are
+    /// padded more. `nil` for a format out of range, which a validated manifest never has.
+    ///
+    /// - Parameter format: a format.
+    public static func planLayout(of format: TableFormat) -> TableLayout? {
+        try? format.layout(pageSize: ManifestLimits.planPageSize)
+    }
+
+    /// The absolute path of a format's table file.
+    ///
+    /// - Parameter format: one of ``formats``.
+    public func tablePath(of format: TableFormat) -> String { outputPath + "/" + format.fileName }
+
+    /// A format's table file as a person would type it: the manifest's path as the caller named
+    /// it, joined with `output` as written and the file name, `.` and `..` removed.
+    ///
+    /// - Parameter format: one of ``formats``.
+    public func displayPath(of format: TableFormat) -> String {
+        if output.hasPrefix("/") { return PathResolver.normalize(output + "/" + format.fileName) }
+        let base = file.contains("/") ? String(file[..<file.lastIndex(of: "/")!]) : "."
+        return PathResolver.normalize((base.isEmpty ? "/" : base) + "/" + output + "/" + format.fileName)
+    }
 
     /// A family: where its source images are, which files to take, and the formats each image
     /// is rendered in.
@@ -41,8 +64,8 @@ public struct Manifest: Sendable {
         public let include: [GlobPattern]
         /// The patterns of files to leave out, even when included.
         public let exclude: [GlobPattern]
-        /// The family's formats, in manifest order.
-        public let formats: [Format]
+        /// The family's formats at each of their scales, in manifest order.
+        public let formats: [TableFormat]
         /// Where the family's name is written.
         public let location: SourceLocation
 
@@ -55,43 +78,4 @@ public struct Manifest: Sendable {
             include.contains { $0.matches(relativePath) } && !exclude.contains { $0.matches(relativePath) }
         }
     }
-}
-
-/// One table the manifest makes: a format at one scale, with its layout.
-///
-/// Sizes come from ``TableLayout`` with a page size of ``ManifestLimits/planPageSize`` (4096), so
-/// the plan is the same on every machine; on machines with larger pages slots are padded more.
-public struct PlannedTable: Sendable {
-    /// The format the table renders.
-    public let format: Manifest.Format
-    /// The scale of this table.
-    public let scale: Int
-    /// The table file's name, such as `small@2x.imagetable`.
-    public let fileName: String
-    /// The table file's absolute path.
-    public let path: String
-    /// The table file's path as a person would type it: the manifest's path as the caller
-    /// named it, joined with `output` as written and the file name, `.` and `..` removed.
-    public let displayPath: String
-    /// What the baker opens the table with.
-    public let descriptor: FormatDescriptor
-    /// The table's layout at the plan's page size.
-    public let layout: TableLayout
-
-    /// The family's name.
-    public var family: String { format.family }
-    /// Slot width in pixels.
-    public var pixelWidth: Int { layout.width }
-    /// Slot height in pixels.
-    public var pixelHeight: Int { layout.height }
-    /// The pixel style.
-    public var style: PixelStyle { layout.style }
-    /// Bytes of one pixel row, padded to 64.
-    public var bytesPerRow: Int { layout.bytesPerRow }
-    /// Bytes one slot occupies in the file, padded to the page size.
-    public var slotBytes: Int { layout.slotStride }
-    /// The table's capacity.
-    public var maximumCount: Int { layout.capacity }
-    /// The file's size when every slot is used; it never grows beyond.
-    public var maxBytes: Int { layout.maxFileBytes }
 }

@@ -1,3 +1,5 @@
+import ImageTableCore
+
 extension FormatReader {
     /// `[1, 2, 3]` or a single scale; ascending, no repeats.
     func readScales(_ pair: YAMLPair, path: String) -> [Int]? {

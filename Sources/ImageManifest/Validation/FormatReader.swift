@@ -1,5 +1,15 @@
 import ImageTableCore
 
+/// A format as the manifest writes it: its name and where, and the table format it makes at each
+/// of its scales.
+struct ReadFormat {
+    let name: String
+    let family: String
+    let location: SourceLocation
+    /// One per scale, ascending.
+    let tables: [TableFormat]
+}
+
 /// Reads one format: each value on its own, then the rules that relate several of them.
 struct FormatReader {
     let context: ValidationContext
@@ -8,7 +18,7 @@ struct FormatReader {
                        "cornerRadius", "upscale"]
 
     /// The format, or `nil` when it has errors (all of them reported).
-    func read(_ pair: YAMLPair, family: String, path: String) -> Manifest.Format? {
+    func read(_ pair: YAMLPair, family: String, path: String) -> ReadFormat? {
         let what = "format '\(pair.name)'"
         guard let f = Fields(pair.value, path: path, what: what, known: Self.keys,
                              required: ["size", "style", "maximumCount"], owner: pair.key.location, context: context) else { return nil }
@@ -55,9 +65,14 @@ struct FormatReader {
         }
         guard context.errorCount == errorsBefore, let size, let scales, let style, let maximumCount, let protection, let fit,
               let crop, let background, let cornerRadius, let upscale else { return nil }
-        return Manifest.Format(name: pair.name, family: family, size: size, scales: scales, style: style,
-                               maximumCount: maximumCount, protection: protection, fit: fit, crop: crop, background: background,
-                               cornerRadius: cornerRadius, upscale: upscale, location: pair.key.location)
+        // Pixels are points × scale, the corner radius included.
+        let tables = scales.map { scale in
+            TableFormat(name: pair.name, family: family, width: size.width * scale, height: size.height * scale,
+                        style: style, capacity: maximumCount, protection: protection, scale: scale,
+                        rendering: RenderingOptions(fit: fit, crop: crop, background: background,
+                                                    cornerRadius: cornerRadius * Double(scale), upscale: upscale))
+        }
+        return ReadFormat(name: pair.name, family: family, location: pair.key.location, tables: tables)
     }
 
     /// `50x50`, or `[50, 50]`.

@@ -28,15 +28,15 @@ struct ManifestReader {
         let output = fields["output"].flatMap { readPath($0, path: "output", isSources: false) }
         var families: [Manifest.Family] = []
         var formats = FormatRegistry()
-        var tables: [PlannedTable]?
+        var sized = false
         if let pair = fields["families"] {
             families = readFamilies(pair, names: &formats)
             // Sized even when other parts have errors, so that one run reports everything.
-            tables = TablePlanner(context: context).plan(formats.valid, output: output ?? CheckedPath(written: ".", resolved: context.directory), at: pair)
+            sized = TablePlanner(context: context).check(formats.valid, at: pair)
         }
-        guard let version, let output, let tables, !context.hasErrors else { return nil }
+        guard let version, let output, sized, !context.hasErrors else { return nil }
         return Manifest(file: context.file, directory: context.directory, version: version, output: output.written,
-                        outputPath: output.resolved, families: families, tables: tables)
+                        outputPath: output.resolved, families: families)
     }
 
     private func readVersion(_ pair: YAMLPair) -> Int? {
@@ -71,17 +71,17 @@ struct ManifestReader {
         let include = fields["include"].map { readGlobs($0, path: path.appendingKey("include"), mayBeEmpty: false) }
             ?? [GlobPattern.allFiles]
         let exclude = fields["exclude"].map { readGlobs($0, path: path.appendingKey("exclude"), mayBeEmpty: true) } ?? []
-        var formats: [Manifest.Format] = []
+        var formats: [ReadFormat] = []
         if let formatsPair = fields["formats"] {
             formats = readFormats(formatsPair, family: name, path: path.appendingKey("formats"), names: &names)
         }
         guard nameIsValid, let sources, let include, let exclude else { return nil }
         return Manifest.Family(name: name, sources: sources.written, sourcesPath: sources.resolved,
                                sourcesLocation: fields["sources"]!.value.location, include: include,
-                               exclude: exclude, formats: formats, location: pair.key.location)
+                               exclude: exclude, formats: formats.flatMap(\.tables), location: pair.key.location)
     }
 
-    private func readFormats(_ pair: YAMLPair, family: String, path: String, names: inout FormatRegistry) -> [Manifest.Format] {
+    private func readFormats(_ pair: YAMLPair, family: String, path: String, names: inout FormatRegistry) -> [ReadFormat] {
         guard case .mapping(let pairs) = pair.value.kind else {
             context.reportWrongType(pair, expected: "a mapping of format names to formats", path: path)
             return []
@@ -148,7 +148,7 @@ struct ManifestReader {
 /// in the manifest, ignoring case (macOS file systems usually do).
 struct FormatRegistry {
     /// Every valid format, in manifest order, whether or not its family is valid.
-    var valid: [Manifest.Format] = []
+    var valid: [ReadFormat] = []
     private var seen: [String: (family: String, location: SourceLocation)] = [:]
 
     mutating func claim(_ name: String, family: String, at location: SourceLocation, path: String, context: ValidationContext) -> Bool {

@@ -18,7 +18,7 @@ import Darwin
 /// ```swift
 /// let report = ManifestValidator(options: ValidationOptions(root: ".")).validate(fileAt: "manifests/demo.yaml")
 /// guard let manifest = report.manifest else { /* print report.diagnostics */ return }
-/// for table in manifest.tables { /* open table.path with table.descriptor */ }
+/// for format in manifest.formats { /* open manifest.tablePath(of: format) with format */ }
 /// ```
 public struct ManifestValidator: Sendable {
     /// What to check beyond the manifest itself.

@@ -4,46 +4,33 @@ import ImageTableCore
 struct TablePlanner {
     let context: ValidationContext
 
-    /// The tables, or `nil` when one is too large or the total exceeds the disk budget.
+    /// Whether every table fits the per-table limit and the total fits the disk budget; reports
+    /// each one that does not.
     ///
     /// - Parameters:
     ///   - formats: the valid formats.
-    ///   - output: the output directory as written, and resolved.
     ///   - familiesPair: where the disk-budget error is reported.
-    func plan(_ formats: [Manifest.Format], output: ManifestReader.CheckedPath, at familiesPair: YAMLPair) -> [PlannedTable]? {
-        var tables: [PlannedTable] = []
+    func check(_ formats: [ReadFormat], at familiesPair: YAMLPair) -> Bool {
         var ok = true
+        var total = 0
         for format in formats {
             let path = "families".appendingKey(format.family).appendingKey("formats").appendingKey(format.name)
-            for scale in format.scales {
-                let descriptor = format.descriptor(scale: scale)
-                let fileName = format.tableFileName(scale: scale)
-                guard let layout = try? descriptor.layout(pageSize: ManifestLimits.planPageSize),
-                      layout.maxFileBytes <= ManifestLimits.maxTableBytes else {
-                    context.report(.tableTooLarge, "table \(fileName) (\(descriptor.width)x\(descriptor.height) \(descriptor.style.rawValue) × \(descriptor.capacity)) could grow past the \(ByteSize.describe(ManifestLimits.maxTableBytes)) limit; lower maximumCount or size",
+            for table in format.tables {
+                guard let layout = Manifest.planLayout(of: table), layout.maxFileBytes <= ManifestLimits.maxTableBytes else {
+                    context.report(.tableTooLarge, "table \(table.fileName) (\(table.width)x\(table.height) \(table.style.rawValue) × \(table.capacity)) could grow past the \(ByteSize.describe(ManifestLimits.maxTableBytes)) limit; lower maximumCount or size",
                                    at: format.location, keyPath: path)
                     ok = false
                     continue
                 }
-                tables.append(PlannedTable(format: format, scale: scale, fileName: fileName,
-                                           path: output.resolved + "/" + fileName,
-                                           displayPath: displayPath(output.written, fileName), descriptor: descriptor, layout: layout))
+                total += layout.maxFileBytes
             }
         }
-        guard ok else { return nil }
-        let total = tables.reduce(0) { $0 + $1.maxBytes }
+        guard ok else { return false }
         if let budget = context.options.maxDiskBytes, total > budget {
             context.report(.diskBudgetExceeded, "the tables may grow to \(ByteSize.describe(total)) (\(total) bytes), over the --max-disk budget of \(ByteSize.describe(budget)) (\(budget) bytes)",
                            at: familiesPair.key.location, keyPath: "families")
-            return nil
+            return false
         }
-        return tables
-    }
-
-    private func displayPath(_ output: String, _ fileName: String) -> String {
-        if output.hasPrefix("/") { return PathResolver.normalize(output + "/" + fileName) }
-        let file = context.file
-        let directory = file.contains("/") ? String(file[..<file.lastIndex(of: "/")!]) : "."
-        return PathResolver.normalize((directory.isEmpty ? "/" : directory) + "/" + output + "/" + fileName)
+        return true
     }
 }

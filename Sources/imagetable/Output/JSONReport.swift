@@ -1,5 +1,6 @@
 import Foundation
 import ImageManifest
+import ImageTableCore
 
 /// `--format json`: one document for every manifest given; the fields are documented in
 /// `docs/MANIFEST.md`, "JSON output". Keys are sorted so that the output is stable.
@@ -55,6 +56,21 @@ enum JSONReport {
         let slotBytes: Int
         let maximumCount: Int
         let maxBytes: Int
+
+        init(_ f: TableFormat, of manifest: Manifest) {
+            let layout = Manifest.planLayout(of: f)
+            format = f.name
+            family = f.family
+            scale = f.scale
+            file = manifest.displayPath(of: f)
+            pixelWidth = f.width
+            pixelHeight = f.height
+            style = f.style.rawValue
+            bytesPerRow = layout?.bytesPerRow ?? 0
+            slotBytes = layout?.slotStride ?? 0
+            maximumCount = f.capacity
+            maxBytes = layout?.maxFileBytes ?? 0
+        }
     }
 
     static func render(_ reports: [ValidationReport]) -> String {
@@ -62,12 +78,7 @@ enum JSONReport {
             ManifestEntry(
                 file: r.file, valid: r.isValid, errorCount: r.errorCount, warningCount: r.warningCount,
                 diagnostics: r.diagnostics.map(DiagnosticEntry.init),
-                tables: (r.manifest?.tables ?? []).map {
-                    TableEntry(format: $0.format.name, family: $0.family, scale: $0.scale, file: $0.displayPath,
-                               pixelWidth: $0.pixelWidth, pixelHeight: $0.pixelHeight, style: $0.style.rawValue,
-                               bytesPerRow: $0.bytesPerRow, slotBytes: $0.slotBytes, maximumCount: $0.maximumCount,
-                               maxBytes: $0.maxBytes)
-                },
+                tables: r.manifest.map { m in m.formats.map { TableEntry($0, of: m) } } ?? [],
                 totalMaxBytes: r.manifest?.totalMaxBytes ?? 0)
         }
         let document = Document(valid: entries.allSatisfy(\.valid), errorCount: entries.reduce(0) { $0 + $1.errorCount },

@@ -1,4 +1,5 @@
 import ImageManifest
+import ImageTableCore
 
 /// The aligned table of a valid manifest's tables, shared by the text and GitHub outputs.
 ///
@@ -12,9 +13,10 @@ enum PlanTable {
     static func render(_ manifest: Manifest) -> String {
         let header = ["table", "family", "pixels", "style", "bytes/row", "slot bytes", "count", "max size"]
         let rightAligned: Set<Int> = [4, 5, 6, 7]
-        var rows = manifest.tables.map { t in
-            [t.fileName, t.family, "\(t.pixelWidth)x\(t.pixelHeight)", t.style.rawValue, String(t.bytesPerRow),
-             String(t.slotBytes), String(t.maximumCount), ByteSize.describe(t.maxBytes)]
+        var rows = manifest.formats.map { f in
+            let l = Manifest.planLayout(of: f)
+            return [f.fileName, f.family, "\(f.width)x\(f.height)", f.style.rawValue, String(l?.bytesPerRow ?? 0),
+                    String(l?.slotStride ?? 0), String(f.capacity), ByteSize.describe(l?.maxFileBytes ?? 0)]
         }
         rows.insert(header, at: 0)
         let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
@@ -24,7 +26,7 @@ enum PlanTable {
                 return rightAligned.contains(column) ? pad + cell : cell + pad
             }.joined(separator: "  ")
         }
-        let count = manifest.tables.count
+        let count = manifest.formats.count
         let total = manifest.totalMaxBytes
         lines.append("total: \(count) table\(count == 1 ? "" : "s"), at most \(ByteSize.describe(total)) (\(total) bytes) on disk")
         return lines.map { "  " + $0.trimmedTrailingSpaces() + "\n" }.joined()

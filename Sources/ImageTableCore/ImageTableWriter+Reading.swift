@@ -1,6 +1,6 @@
 import Foundation
 
-extension ImageTable {
+extension ImageTableWriter {
     /// Runs `body` on the pixels of `key`'s entry, zero-copy, and counts the read as a use.
     ///
     /// The read is checked: if a writer (another thread of this process) replaces the entry while

@@ -1,13 +1,11 @@
-import ImageTableCore
-
 /// How an image is fitted into a member's slot when the aspect ratios differ.
 ///
-/// All fits centre the image in the slot. With ``MemberSpec/upscale`` off (the default) no fit
+/// All fits centre the image in the slot. With ``RenderingOptions/upscale`` off (the default) no fit
 /// ever enlarges the image: a source smaller than the slot keeps its size and is centred, and the
-/// uncovered part of the slot is transparent in `32BitBGRA` and ``MemberSpec/background`` in the
+/// uncovered part of the slot is transparent in `32BitBGRA` and ``RenderingOptions/background`` in the
 /// other styles. See `docs/PIPELINE.md`, "Fits".
 public enum Fit: String, Sendable, CaseIterable, Codable {
-    /// Scale to cover the whole slot, then crop the overflow (by ``MemberSpec/crop``). The default.
+    /// Scale to cover the whole slot, then crop the overflow (by ``RenderingOptions/crop``). The default.
     case cover
     /// Scale to fit inside the slot and letterbox the rest (transparent in `32BitBGRA`, the
     /// background colour otherwise). The content rectangle is the whole slot.
@@ -89,15 +87,10 @@ public struct RGBAColor: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 }
 
-/// One member format of a family: the pixel size and style of its table's slots and how a source
-/// is drawn into them.
-public struct MemberSpec: Sendable, Hashable, Codable {
-    /// Slot width in pixels, 1 … 16384.
-    public var width: Int
-    /// Slot height in pixels, 1 … 16384.
-    public var height: Int
-    /// The table's pixel style.
-    public var style: PixelStyle
+/// How a source is drawn into a table's slots, besides their size and style: everything else
+/// that decides the pixels. Part of ``TableFormat`` and of its parameter hash, so that changing
+/// any of these rebuilds the table instead of mixing pixels drawn two ways.
+public struct RenderingOptions: Sendable, Hashable {
     /// How the image is fitted into the slot.
     public var fit: Fit
     /// Which part ``Fit/cover`` keeps; ignored by the other fits.
@@ -113,22 +106,16 @@ public struct MemberSpec: Sendable, Hashable, Codable {
     /// Eleventy Image.
     public var upscale: Bool
 
-    /// Creates a member spec.
+    /// Creates rendering options.
     ///
     /// - Parameters:
-    ///   - width: slot width in pixels.
-    ///   - height: slot height in pixels.
-    ///   - style: the table's pixel style.
     ///   - fit: how the image is fitted; ``Fit/cover`` by default.
     ///   - crop: what ``Fit/cover`` keeps; ``CropStrategy/centre`` by default.
     ///   - background: flatten and letterbox colour for opaque styles; white by default.
     ///   - cornerRadius: rounded-corner radius in pixels; 0 by default.
     ///   - upscale: whether small sources may be enlarged; `false` by default.
-    public init(width: Int, height: Int, style: PixelStyle, fit: Fit = .cover, crop: CropStrategy = .centre,
-                background: RGBAColor = .white, cornerRadius: Double = 0, upscale: Bool = false) {
-        self.width = width
-        self.height = height
-        self.style = style
+    public init(fit: Fit = .cover, crop: CropStrategy = .centre, background: RGBAColor = .white,
+                cornerRadius: Double = 0, upscale: Bool = false) {
         self.fit = fit
         self.crop = crop
         self.background = background
@@ -136,27 +123,11 @@ public struct MemberSpec: Sendable, Hashable, Codable {
         self.upscale = upscale
     }
 
-    /// A text that names everything besides size and style that decides this member's pixels,
-    /// including ``ImagePipelineInfo/renderingVersion``: the *rendering signature* that
-    /// `docs/FORMAT.md` puts into a table's parameter hash, so a change of any of these (or of
-    /// the pipeline's rendering) rebuilds the table.
-    ///
-    /// Example: `pipeline=1;fit=cover;crop=centre;background=#ffffffff;radius=0;upscale=0`.
-    public var renderingSignature: String { renderingSignature(pipelineVersion: ImagePipelineInfo.renderingVersion) }
-
-    /// The rendering signature as a given pipeline version would write it.
-    ///
-    /// - Parameter pipelineVersion: the version of the pixel pipeline.
-    public func renderingSignature(pipelineVersion: Int) -> String {
-        let radius = cornerRadius.rounded() == cornerRadius ? String(Int(cornerRadius)) : String(cornerRadius)
-        return "pipeline=\(pipelineVersion);fit=\(fit.rawValue);crop=\(crop.rawValue);"
-            + "background=\(background);radius=\(radius);upscale=\(upscale ? 1 : 0)"
+    /// The options as the rendering signature of `docs/FORMAT.md` writes them, after the pipeline
+    /// version: `fit=cover;crop=centre;background=#ffffffff;radius=0;upscale=0`.
+    var signatureFields: String {
+        let radius = cornerRadius.rounded() == cornerRadius && abs(cornerRadius) < 1e15
+            ? String(Int(cornerRadius)) : String(cornerRadius)
+        return "fit=\(fit.rawValue);crop=\(crop.rawValue);background=\(background);radius=\(radius);upscale=\(upscale ? 1 : 0)"
     }
-}
-
-/// Facts about the pixel pipeline that the model needs without linking it.
-public enum ImagePipelineInfo {
-    /// Bumped whenever a change makes the pipeline draw different pixels for the same source and
-    /// spec; part of ``MemberSpec/renderingSignature``.
-    public static let renderingVersion = 1
 }

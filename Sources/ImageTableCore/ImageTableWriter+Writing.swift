@@ -1,6 +1,6 @@
 import Foundation
 
-extension ImageTable {
+extension ImageTableWriter {
     /// Sets a slot aside for `key`: the key's own slot if it has an entry, else a free slot, else
     /// the least recently used entry's slot (the cap is hard: the table never grows past it).
     ///

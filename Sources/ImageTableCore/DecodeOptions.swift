@@ -11,14 +11,15 @@ public enum FailLevel: String, Sendable, CaseIterable, Codable {
     case warning
 }
 
-/// Limits and strictness of a renderer.
-public struct RenderOptions: Sendable, Hashable {
+/// The limits and strictness a renderer applies to untrusted sources, before and while it
+/// decodes them. Not part of a table's format: they decide which sources are accepted, never the
+/// pixels of one that is.
+public struct DecodeOptions: Sendable, Hashable, Codable {
     /// The most pixels (width × height, read from the header before decoding) a source may have;
-    /// more is refused with the pipeline error `too-many-pixels`. Default 268,402,689
-    /// (0x3FFF², sharp's default).
+    /// more is refused with `too-many-pixels`. Default 268,402,689 (0x3FFF², sharp's default).
     public var maxPixels: Int
-    /// The largest source in bytes; larger is refused with `source-too-large`
-    /// before reading it. Default 1 GiB.
+    /// The largest source in bytes; larger is refused with `source-too-large` before reading it.
+    /// Default 1 GiB.
     public var maxSourceBytes: Int
     /// How strictly decoders treat damaged data; ``FailLevel/error`` by default.
     public var failOn: FailLevel
@@ -32,7 +33,7 @@ public struct RenderOptions: Sendable, Hashable {
     ///   - maxPixels: the pixel limit; ``defaultMaxPixels`` by default.
     ///   - maxSourceBytes: the byte limit; 1 GiB by default.
     ///   - failOn: the decoder strictness; ``FailLevel/error`` by default.
-    public init(maxPixels: Int = RenderOptions.defaultMaxPixels, maxSourceBytes: Int = 1 << 30, failOn: FailLevel = .error) {
+    public init(maxPixels: Int = DecodeOptions.defaultMaxPixels, maxSourceBytes: Int = 1 << 30, failOn: FailLevel = .error) {
         self.maxPixels = maxPixels
         self.maxSourceBytes = maxSourceBytes
         self.failOn = failOn

@@ -12,7 +12,7 @@ import Darwin
 /// At most one writer per table exists across processes (an exclusive `flock` of
 /// `<table>.lock`). The handle is thread-safe: slot bookkeeping is under an internal mutex, pixel
 /// work is not, so several threads can fill reserved slots at once.
-public final class ImageTable: @unchecked Sendable {
+public final class ImageTableWriter: @unchecked Sendable {
     /// How hard a commit works to survive power loss.
     public enum Durability: Sendable {
         /// Pixels are flushed to disk before their entry is published, and the index after
@@ -59,21 +59,21 @@ public final class ImageTable: @unchecked Sendable {
     private let lock: WriterLock
 
     /// Opens the table at `path` for writing, creating it, or rebuilding it empty when its
-    /// recorded parameters differ from `descriptor` or it is damaged beyond its index.
+    /// recorded parameters differ from `format` or it is damaged beyond its index.
     ///
     /// - Parameters:
     ///   - path: the table file; its directory must exist.
-    ///   - descriptor: the format the table must have.
+    ///   - format: the format the table must have.
     ///   - options: lock timeout and durability.
     /// - Throws: ``TableError``: `locked` when another writer holds it past the timeout,
     ///   `notATable` when `path` is some other file (it is never overwritten), `insecureFile`
     ///   for unsafe permissions or file types, `invalidLayout`/`invalidArgument`, `io`, `noSpace`.
-    public init(path: String, descriptor: FormatDescriptor, options: Options = Options()) throws {
-        try descriptor.validate()
-        let layout = try descriptor.layout()
+    public init(path: String, format: TableFormat, options: Options = Options()) throws {
+        try format.validate()
+        let layout = try format.layout()
         self.path = path
         self.options = options
-        lock = try WriterLock(tablePath: path, permissions: descriptor.protection.permissions, timeout: options.lockTimeout)
+        lock = try WriterLock(tablePath: path, permissions: format.protection.permissions, timeout: options.lockTimeout)
         var notices = TableCreation.removeStaleTemporaries(for: path).map {
             TableNotice(kind: .removedTemporaryFile, message: "removed \($0), left by a writer that was killed", slot: nil)
         }
@@ -82,11 +82,11 @@ public final class ImageTable: @unchecked Sendable {
         if lstat(path, &st) == 0 {
             do {
                 let existing = try TableFile(path: path, writable: true)
-                if existing.header.parametersHash == descriptor.parametersHash {
+                if existing.header.parametersHash == format.parametersHash {
                     opened = existing
                 } else {
-                    notices.append(TableNotice(kind: .reset, message: "format parameters changed (\(Self.summary(existing.header))"
-                        + " → \(Self.summary(descriptor))); rebuilt the table empty", slot: nil))
+                    notices.append(TableNotice(kind: .reset, message: "format parameters changed (\(existing.header.summary)"
+                        + " → \(format.summary)); rebuilt the table empty", slot: nil))
                 }
             } catch let error as TableError where error.code == .corrupt || error.code == .unsupportedVersion {
                 notices.append(TableNotice(kind: .reset, message: "\(error.message); rebuilt the table empty", slot: nil))
@@ -95,7 +95,7 @@ public final class ImageTable: @unchecked Sendable {
             throw Posix.error("lstat", path: path)
         }
         if opened == nil {
-            try TableCreation.create(at: path, descriptor: descriptor, layout: layout)
+            try TableCreation.create(at: path, format: format, layout: layout)
             opened = try TableFile(path: path, writable: true)
         }
         file = opened!
@@ -155,13 +155,5 @@ public final class ImageTable: @unchecked Sendable {
     public func entries() -> [EntryInfo] {
         let slots = state.withLock { s in s.directory.slotByEntity.values.map(Int.init) }
         return slots.sorted().compactMap { file.entryInfo(slot: $0) }
-    }
-
-    static func summary(_ h: TableHeader) -> String {
-        "\(h.layout.width)x\(h.layout.height) \(h.layout.style.rawValue) max \(h.layout.capacity) \(h.protection.rawValue)"
-    }
-
-    static func summary(_ d: FormatDescriptor) -> String {
-        "\(d.width)x\(d.height) \(d.style.rawValue) max \(d.capacity) \(d.protection.rawValue)"
     }
 }
