@@ -104,9 +104,9 @@ enum CacheBench {
     static func decodes(hit: Double, cache: ImageCache, jpeg: Data) async throws {
         let png = Harness.scratch("cache-decode") + "/photo.png"
         try PipelineRuntime.withLibvips {
-            guard let image = cvips_load_file(jpegPath) else { throw PipelineError(.unreadable, "cannot load \(jpegPath)") }
+            guard let image = cvips_load_file(jpegPath) else { throw ImageTableError(.unreadable, "cannot load \(jpegPath)") }
             defer { g_object_unref(image) }
-            guard cvips_pngsave(image, png) == 0 else { throw PipelineError(.renderFailed, "cannot write \(png)") }
+            guard cvips_pngsave(image, png) == 0 else { throw ImageTableError(.renderFailed, "cannot write \(png)") }
         }
         let renderer = ImageRenderer()
         let spec = TableFormat(name: "bench", width: 150, height: 150, style: .bgra32, capacity: 1)

@@ -14,7 +14,7 @@ final class BakeRun: @unchecked Sendable {
         case unchanged
         case decoded(Int)
         case failed(SourceFailure)
-        case fatal(BakeError)
+        case fatal(ImageTableError)
     }
 
     struct State {
@@ -22,7 +22,7 @@ final class BakeRun: @unchecked Sendable {
         var jobID = 0
         var done = 0
         var summary = BakeSummary()
-        var fatal: BakeError?
+        var fatal: ImageTableError?
         var stop = false
         var lastProgress = Date.distantPast
         var consecutiveLosses = 0
@@ -47,11 +47,11 @@ final class BakeRun: @unchecked Sendable {
     }
 
     /// Runs every item; returns the summary counts and any fatal error.
-    func execute() -> (summary: BakeSummary, fatal: BakeError?) {
+    func execute() -> (summary: BakeSummary, fatal: ImageTableError?) {
         DispatchQueue.concurrentPerform(iterations: max(1, min(options.jobs, items.count))) { _ in dispatch() }
         var fatal = state.withLock { $0.fatal }
         for table in tables {
-            do { try table.publishPending() } catch let error as BakeError { fatal = fatal ?? error } catch {}
+            do { try table.publishPending() } catch let error as ImageTableError { fatal = fatal ?? error } catch {}
         }
         report(force: true)
         return state.withLock { ($0.summary, fatal) }
@@ -89,16 +89,18 @@ final class BakeRun: @unchecked Sendable {
 
     private func process(_ item: Item, worker: inout WorkerProcess?) -> Result {
         let family = manifest.families[item.family]
-        func failed(_ code: String, _ message: String) -> Result {
-            .failed(SourceFailure(family: family.name, key: item.source.key, path: item.source.path, code: code, message: message))
+        func failed(_ code: ImageTableError.Code, _ message: String, cause: String? = nil) -> Result {
+            .failed(SourceFailure(family: family.name, error: ImageTableError(code, message, path: item.source.path,
+                                                                                 key: item.source.key, cause: cause)))
+        }
+        func failed(_ failure: WorkerProtocol.Failure) -> Result {
+            failed(ImageTableError.Code(rawValue: failure.code) ?? .protocolError, failure.message, cause: failure.cause)
         }
         let fingerprint: UUID
         do {
             fingerprint = try SourceFingerprint.uuid(contentsOf: item.source.path).uuid
-        } catch let error as TableError {
-            return failed("unreadable", error.message)
         } catch {
-            return failed("unreadable", "\(error)")
+            return failed(.unreadable, error.message)
         }
         let stale = familyTables[item.family].filter { !tables[$0].isFresh(key: item.source.key, source: fingerprint) }
         if stale.isEmpty { return .unchanged }
@@ -112,7 +114,7 @@ final class BakeRun: @unchecked Sendable {
             if worker == nil { worker = try WorkerProcess(command: options.workerInvocation) }
         } catch {
             abandonAll()
-            return .fatal(error as? BakeError ?? BakeError(.tableUnavailable, "\(error)"))
+            return .fatal(error as? ImageTableError ?? ImageTableError(.io, "\(error)"))
         }
         let job = WorkerProtocol.Job(source: item.source.path, members: stale.map { t in
             WorkerProtocol.Member(format: tables[t].format, target: reserved[t].map { tables[t].target($0) })
@@ -120,7 +122,7 @@ final class BakeRun: @unchecked Sendable {
         switch send(WorkerProtocol.Request(id: nextRequestID(), render: job), to: &worker) {
         case .failure(let failure):
             abandonAll()
-            return failed(failure.code, failure.cause.map { "\(failure.message) (\($0))" } ?? failure.message)
+            return failed(failure)
         case .fatal(let error):
             abandonAll()
             return .fatal(error)
@@ -138,13 +140,13 @@ final class BakeRun: @unchecked Sendable {
                     }
                 } catch {
                     abandonAll()
-                    return .fatal(error as? BakeError ?? BakeError(.tableUnavailable, "\(error)"))
+                    return .fatal(error as? ImageTableError ?? ImageTableError(.io, "\(error)"))
                 }
                 switch send(WorkerProtocol.Request(id: nextRequestID(), place: targets), to: &worker) {
                 case .success: break
                 case .failure(let failure):
                     abandonAll()
-                    return failed(failure.code, failure.message)
+                    return failed(failure)
                 case .fatal(let error):
                     abandonAll()
                     return .fatal(error)
@@ -157,7 +159,7 @@ final class BakeRun: @unchecked Sendable {
                     try tables[t].enqueue(reservation)
                 }
             } catch {
-                return .fatal(error as? BakeError ?? BakeError(.tableUnavailable, "\(error)"))
+                return .fatal(error as? ImageTableError ?? ImageTableError(.io, "\(error)"))
             }
             return .decoded(reply.decodes)
         }
@@ -168,7 +170,7 @@ final class BakeRun: @unchecked Sendable {
         case success(WorkerProtocol.Reply)
         /// The source failed (or the worker died on it; it has been replaced).
         case failure(WorkerProtocol.Failure)
-        case fatal(BakeError)
+        case fatal(ImageTableError)
     }
 
     private func nextRequestID() -> Int { state.withLock { s in s.jobID += 1; return s.jobID } }
@@ -181,8 +183,8 @@ final class BakeRun: @unchecked Sendable {
             worker = nil
             let losses = state.withLock { s in s.consecutiveLosses += 1; return s.consecutiveLosses }
             if losses >= 3 && state.withLock({ $0.summary.decoded == 0 }) {
-                return .fatal(BakeError(.workerFailed, "worker processes keep failing before baking anything: \(failure.message)",
-                                        path: options.workerCommand.first))
+                return .fatal(ImageTableError(.workerUnavailable, "worker processes keep failing before baking anything: \(failure.message)",
+                                              path: options.workerCommand.first))
             }
             return .failure(failure)
         case .reply(let reply):

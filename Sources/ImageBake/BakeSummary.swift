@@ -1,18 +1,43 @@
 import Foundation
+import ImageTableCore
 
 /// One source that was not baked, and why.
-public struct SourceFailure: Sendable, Codable, Equatable {
+///
+/// JSON (`bake --format json`): `family`, `key`, `path`, `code`, `message` and, when the decoder
+/// said something, `cause`.
+public struct SourceFailure: Sendable, Equatable, Encodable {
     /// The family it belongs to.
     public let family: String
-    /// Its key (path relative to the family's sources directory).
-    public let key: String
-    /// Its full path.
-    public let path: String
-    /// A stable code: a pipeline code (`truncated`, `too-many-pixels`, `unsupported-format`…),
-    /// `worker-crashed`, `timed-out`, `unreadable`, `key-too-long` or `outside-sources`.
-    public let code: String
-    /// A sentence for people.
-    public let message: String
+    /// Why: its code (`truncated`, `too-many-pixels`, `worker-crashed`, `key-too-long`…), a
+    /// sentence, the source's path and key, and the decoder's own words.
+    public let error: ImageTableError
+
+    /// Creates a failure.
+    ///
+    /// - Parameters:
+    ///   - family: the family the source belongs to.
+    ///   - error: why it failed; it names the source's path and key.
+    public init(family: String, error: ImageTableError) {
+        self.family = family
+        self.error = error
+    }
+
+    /// The source's key (its path relative to the family's sources directory).
+    public var key: String { error.key ?? "" }
+    /// The source's path.
+    public var path: String { error.path ?? "" }
+
+    private enum CodingKeys: String, CodingKey { case family, key, path, code, message, cause }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(family, forKey: .family)
+        try c.encode(key, forKey: .key)
+        try c.encode(path, forKey: .path)
+        try c.encode(error.code.rawValue, forKey: .code)
+        try c.encode(error.message, forKey: .message)
+        try c.encodeIfPresent(error.cause, forKey: .cause)
+    }
 }
 
 /// What happened to one table.
@@ -36,7 +61,7 @@ public struct TableSummary: Sendable, Codable, Equatable {
 }
 
 /// Everything a bake did: what `imagetable bake` prints and `--format json` emits.
-public struct BakeSummary: Sendable, Codable, Equatable {
+public struct BakeSummary: Sendable, Encodable, Equatable {
     /// Source files found across all families.
     public var sourcesFound = 0
     /// Sources decoded (once per family each).

@@ -28,7 +28,7 @@ final class BakeTable: @unchecked Sendable {
 
     /// Opens the table for writing (creating or rebuilding it), or read-only for a dry run.
     ///
-    /// - Throws: ``BakeError`` `tableUnavailable` naming the table.
+    /// - Throws: the core's ``ImageTableError``, naming the table as a person would type it.
     init(_ format: TableFormat, of manifest: Manifest, options: BakeOptions) throws {
         self.format = format
         path = manifest.tablePath(of: format)
@@ -44,8 +44,8 @@ final class BakeTable: @unchecked Sendable {
             do {
                 table = try ImageTableWriter(path: path, format: format,
                                        options: .init(lockTimeout: options.lockTimeout, durability: options.durability))
-            } catch let error as TableError {
-                throw BakeError(.tableUnavailable, error.message, path: displayPath)
+            } catch {
+                throw error.at(displayPath)
             }
             reader = nil
             notices = table!.notices
@@ -71,23 +71,23 @@ final class BakeTable: @unchecked Sendable {
     ///   - source: its fingerprint.
     ///   - evicting: whether a full table may replace its least recently used entry now.
     /// - Returns: the reservation, or `nil` when the table is full and `evicting` is false.
-    /// - Throws: ``BakeError`` `tableUnavailable` when the table cannot give a slot at all.
+    /// - Throws: the core's ``ImageTableError`` when the table cannot give a slot at all.
     func reserve(key: String, source: UUID, evicting: Bool) throws -> SlotReservation? {
         for _ in 0..<2000 {
             do {
                 let reservation = try table!.reserve(key: key, sourceUUID: source, evicting: evicting)
                 if reservation.evictedKey != nil { counts.withLock { $0.evicted += 1 } }
                 return reservation
-            } catch let error as TableError where error.code == .full {
+            } catch let error where error.code == .full {
                 return nil
-            } catch let error as TableError where error.code == .busy {
+            } catch let error where error.code == .busy {
                 try publishPending()
                 usleep(2000)
-            } catch let error as TableError {
-                throw BakeError(.tableUnavailable, "cannot reserve a slot for '\(key)': \(error.message)", path: displayPath)
+            } catch {
+                throw error.explained("cannot reserve a slot for \(PrintableText.quoted(key))").at(displayPath)
             }
         }
-        throw BakeError(.tableUnavailable, "no slot became free for '\(key)'", path: displayPath)
+        throw ImageTableError(.busy, "no slot became free for \(PrintableText.quoted(key))", path: displayPath)
     }
 
     /// The worker's address for a reservation.
@@ -126,8 +126,8 @@ final class BakeTable: @unchecked Sendable {
         do {
             try table!.publish(batch)
             table!.releaseMappedPages(slots: batch.map(\.slot))
-        } catch let error as TableError {
-            throw BakeError(.tableUnavailable, "could not commit \(batch.count) entries: \(error.message)", path: displayPath)
+        } catch {
+            throw error.explained("could not commit \(batch.count) entries").at(displayPath)
         }
         counts.withLock { $0.written += batch.count }
     }

@@ -18,16 +18,17 @@ public enum Baker {
     ///   - manifest: a validated manifest.
     ///   - options: jobs, limits, strictness, dry run, worker command.
     /// - Returns: the summary; sources that failed are listed in it, not thrown.
-    /// - Throws: ``BakeError`` when the bake cannot go on: a table that cannot be opened or
-    ///   written (disk full), a sources directory that is missing, workers that cannot start, or
-    ///   under `--strict` the first failed source.
+    /// - Throws: ``ImageTableError`` when the bake cannot go on, with the code of what stopped it:
+    ///   a table that cannot be opened or written (`locked`, `no-space`, `insecure-file`…), a
+    ///   sources directory that is missing (`sources-unreadable`), workers that cannot start
+    ///   (`worker-unavailable`), or under `--strict` the first failed source (`source-failed`).
     public static func bake(_ manifest: Manifest, options: BakeOptions) throws -> BakeSummary {
         let started = Date()
         if !options.dryRun {
             do {
                 try FileManager.default.createDirectory(atPath: manifest.outputPath, withIntermediateDirectories: true)
             } catch {
-                throw BakeError(.tableUnavailable, "cannot create the output directory: \(error.localizedDescription)", path: manifest.outputPath)
+                throw ImageTableError(.io, "cannot create the output directory: \(error.localizedDescription)", path: manifest.outputPath)
             }
         }
         var failures: [SourceFailure] = []
@@ -36,10 +37,7 @@ public enum Baker {
             let scanner = SourceScanner(root: family.sourcesPath, allowOutside: options.allowOutsidePaths) { family.selects($0) }
             let (sources, skipped) = try scanner.scan()
             items += sources.map { BakeRun.Item(family: index, source: $0) }
-            failures += skipped.map {
-                SourceFailure(family: family.name, key: $0.key, path: "\(family.sourcesPath)/\($0.key)",
-                              code: $0.reason.hasPrefix("symbolic link") ? "outside-sources" : "key-too-long", message: $0.reason)
-            }
+            failures += skipped.map { SourceFailure(family: family.name, error: $0) }
         }
         let tables = try manifest.formats.map { try BakeTable($0, of: manifest, options: options) }
         defer { tables.forEach { $0.close() } }
@@ -62,8 +60,8 @@ public enum Baker {
         summary.seconds = Date().timeIntervalSince(started)
         if let fatal = outcome.fatal { throw fatal }
         if options.strict, let first = summary.failed.first {
-            throw BakeError(.sourceFailed, "\(first.key): \(first.message) [\(first.code)]; --strict stops the bake",
-                            path: first.path)
+            throw ImageTableError(.sourceFailed, "\(first.key): \(first.error.message) [\(first.error.code.rawValue)]; --strict stops the bake",
+                                  path: first.path, key: first.key)
         }
         return summary
     }

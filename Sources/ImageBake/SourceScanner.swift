@@ -16,21 +16,14 @@ public struct SourceFile: Sendable, Equatable {
     public let size: Int
 }
 
-/// Something the scan did not take, and why.
-public struct SkippedSource: Sendable, Equatable {
-    /// The key the file would have had.
-    public let key: String
-    /// Why it was left out.
-    public let reason: String
-}
-
 /// Finds a family's sources: regular files under its `sources` directory that the family
 /// selects (its `include` and `exclude` patterns), sorted by key.
 ///
 /// Symbolic links to files are followed only when they resolve inside the sources directory (a
 /// manifest from a pull request must not make CI read elsewhere), unless `allowOutside` is set;
-/// directory links are never followed, so cycles cannot happen. Keys longer than a table allows
-/// are reported, not taken.
+/// directory links are never followed, so cycles cannot happen. Keys longer than a table allows,
+/// links leading outside and unreadable directories are reported (`key-too-long`,
+/// `outside-sources`, `unreadable`), not taken.
 public struct SourceScanner: Sendable {
     /// The directory to scan.
     public let root: String
@@ -53,21 +46,22 @@ public struct SourceScanner: Sendable {
 
     /// Scans the directory.
     ///
-    /// - Returns: the sources, sorted by key, and what was skipped with reasons.
-    /// - Throws: ``BakeError`` `sources-unreadable` when `root` is missing or not a directory.
-    public func scan() throws -> (sources: [SourceFile], skipped: [SkippedSource]) {
+    /// - Returns: the sources, sorted by key, and why each file that was not taken was skipped
+    ///   (each error names its key and path).
+    /// - Throws: ``ImageTableError`` `sources-unreadable` when `root` is missing or not a directory.
+    public func scan() throws(ImageTableError) -> (sources: [SourceFile], skipped: [ImageTableError]) {
         let resolvedRoot = URL(fileURLWithPath: root).resolvingSymlinksInPath().path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: resolvedRoot, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw BakeError(.sourcesUnreadable, "sources directory does not exist or is not a directory", path: root)
+            throw ImageTableError(.sourcesUnreadable, "sources directory does not exist or is not a directory", path: root)
         }
         var sources: [SourceFile] = []
-        var skipped: [SkippedSource] = []
+        var skipped: [ImageTableError] = []
         var pending = [""]
         while let relative = pending.popLast() {
             let dir = relative.isEmpty ? resolvedRoot : "\(resolvedRoot)/\(relative)"
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else {
-                skipped.append(SkippedSource(key: relative, reason: "directory is not readable"))
+                skipped.append(ImageTableError(.unreadable, "directory is not readable", path: dir, key: relative))
                 continue
             }
             for name in names {
@@ -82,7 +76,10 @@ public struct SourceScanner: Sendable {
                     let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
                     guard stat(target, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
                     guard allowOutside || target.hasPrefix(resolvedRoot + "/") else {
-                        if selects(key) { skipped.append(SkippedSource(key: key, reason: "symbolic link leads outside the sources directory")) }
+                        if selects(key) {
+                            skipped.append(ImageTableError(.outsideSources, "symbolic link leads outside the sources directory",
+                                                           path: path, key: key))
+                        }
                         continue
                     }
                     consider(key: key, path: path, size: Int(st.st_size), into: &sources, &skipped)
@@ -90,13 +87,14 @@ public struct SourceScanner: Sendable {
                 }
             }
         }
-        return (sources.sorted { $0.key < $1.key }, skipped.sorted { $0.key < $1.key })
+        return (sources.sorted { $0.key < $1.key }, skipped.sorted { ($0.key ?? "") < ($1.key ?? "") })
     }
 
-    private func consider(key: String, path: String, size: Int, into sources: inout [SourceFile], _ skipped: inout [SkippedSource]) {
+    private func consider(key: String, path: String, size: Int, into sources: inout [SourceFile], _ skipped: inout [ImageTableError]) {
         guard selects(key) else { return }
         guard key.utf8.count <= TableLimits.maxKeyBytes else {
-            skipped.append(SkippedSource(key: key, reason: "path is \(key.utf8.count) bytes; keys are limited to \(TableLimits.maxKeyBytes)"))
+            skipped.append(ImageTableError(.keyTooLong, "path is \(key.utf8.count) bytes; keys are limited to \(TableLimits.maxKeyBytes)",
+                                           path: path, key: key))
             return
         }
         sources.append(SourceFile(key: key, path: path, size: size))

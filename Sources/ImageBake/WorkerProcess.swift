@@ -1,4 +1,5 @@
 import Foundation
+import ImageTableCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -27,7 +28,7 @@ final class WorkerProcess {
     /// Starts a worker.
     ///
     /// - Parameter command: the executable and its arguments.
-    /// - Throws: ``BakeError`` `workerFailed` when it cannot be started.
+    /// - Throws: ``ImageTableError`` `worker-unavailable` when it cannot be started.
     init(command: [String]) throws {
         // A worker that dies mid-write must give us EPIPE, not kill the bake.
         signal(SIGPIPE, SIG_IGN)
@@ -38,7 +39,7 @@ final class WorkerProcess {
         do {
             try process.run()
         } catch {
-            throw BakeError(.workerFailed, "cannot start the worker process: \(error)", path: command[0])
+            throw ImageTableError(.workerUnavailable, "cannot start the worker process: \(error)", path: command[0])
         }
         lines = LineReader(fd: output.fileHandleForReading.fileDescriptor)
     }

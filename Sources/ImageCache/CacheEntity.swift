@@ -52,12 +52,12 @@ public struct CacheEntity: Sendable, Hashable {
     /// The source ID the bake records for a file: ``SourceFingerprint`` of its content.
     ///
     /// - Parameter path: the source file.
-    /// - Throws: ``CacheError`` `source-unavailable` when the file cannot be read.
-    public static func sourceID(contentsOf path: String) throws(CacheError) -> UUID {
+    /// - Throws: ``ImageTableError`` `source-unavailable` when the file cannot be read.
+    public static func sourceID(contentsOf path: String) throws(ImageTableError) -> UUID {
         do {
             return try SourceFingerprint.uuid(contentsOf: path).uuid
         } catch {
-            throw CacheError(.sourceUnavailable, "cannot fingerprint \(path)", underlying: String(describing: error))
+            throw ImageTableError(.sourceUnavailable, "cannot fingerprint \(path)", cause: String(describing: error))
         }
     }
 

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// What a fetch delivers to its waiters: a handle per format it stored, or why it failed.
-typealias FlightOutcome = Result<[String: CachedImage], CacheError>
+typealias FlightOutcome = Result<[String: CachedImage], ImageTableError>
 
 /// What in-flight fetches are keyed by: one source of one family. Requests for any formats of
 /// the family share the fetch; another source ID (a newer version) is another fetch.
@@ -92,7 +92,7 @@ final class FlightRegistry: Sendable {
                     // A flight ends only after parking an outcome for each unattached waiter, so
                     // it is still there; the guard keeps a broken invariant from hanging the caller.
                     guard s.flights[ticket.key]?.id == ticket.flight else {
-                        return .failure(CacheError(.notStored, "the fetch ended without an outcome for this request"))
+                        return .failure(ImageTableError(.notStored, "the fetch ended without an outcome for this request"))
                     }
                     s.flights[ticket.key]!.waiters[ticket.waiter] = continuation
                     return nil

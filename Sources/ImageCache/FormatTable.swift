@@ -11,25 +11,21 @@ final class FormatTable: Sendable {
 
     /// Opens (creating or rebuilding) the format's table in `directory`.
     ///
-    /// - Throws: ``CacheError`` `invalid-request` for a format out of range, `table-unavailable`
-    ///   with the core's error.
-    init(_ format: TableFormat, directory: String, options: ImageTableWriter.Options) throws(CacheError) {
+    /// - Throws: ``ImageTableError`` `invalid-request` for a format out of range, else the core's
+    ///   error opening the table (`locked`, `insecure-file`…).
+    init(_ format: TableFormat, directory: String, options: ImageTableWriter.Options) throws(ImageTableError) {
         self.format = format
         id = format.id
         do {
             try format.validate()
             _ = try format.layout()
-        } catch let error as TableError {
-            throw CacheError(.invalidRequest, error.message, format: format.id, tableError: error)
         } catch {
-            throw CacheError(.invalidRequest, String(describing: error), format: format.id)
+            throw ImageTableError(.invalidRequest, "format '\(format.id)': \(error.message)")
         }
         do {
             table = try ImageTableWriter(path: directory + "/" + format.fileName, format: format, options: options)
-        } catch let error as TableError {
-            throw .table(error, key: nil, format: format.id)
         } catch {
-            throw CacheError(.tableUnavailable, String(describing: error), format: format.id)
+            throw .table(error, key: nil, format: format.id)
         }
     }
 
@@ -90,8 +86,7 @@ enum FamilyWriter {
                 try formats[i].table.publish([reservation])
             } catch {
                 for (f, r) in zip(formats[(i + 1)...], reservations[(i + 1)...]) { f.table.abandon(r) }
-                return .failure(.table(error as? TableError ?? TableError(.io, String(describing: error)),
-                                       key: entity.key, format: formats[i].id))
+                return .failure(.table(error, key: entity.key, format: formats[i].id))
             }
             let l = formats[i].table.layout
             images[formats[i].id] = CachedImage(
@@ -104,22 +99,20 @@ enum FamilyWriter {
 
     /// Reserves the entity's slot, waiting while another write holds the same key (a store of
     /// another source ID for it) or every slot is reserved: both end within one render.
-    private static func reserve(_ format: FormatTable, _ entity: CacheEntity) throws(CacheError) -> SlotReservation {
-        var last: TableError?
+    private static func reserve(_ format: FormatTable, _ entity: CacheEntity) throws(ImageTableError) -> SlotReservation {
+        var last: ImageTableError?
         for _ in 0..<2500 {
             do {
                 return try format.table.reserve(key: entity.key, sourceUUID: entity.sourceID)
-            } catch let error as TableError where error.code == .busy {
+            } catch let error where error.code == .busy {
                 last = error
                 usleep(2000)
-            } catch let error as TableError {
-                throw error.code == .invalidArgument
-                    ? CacheError(.invalidRequest, error.message, key: entity.key, format: format.id, tableError: error)
-                    : .table(error, key: entity.key, format: format.id)
             } catch {
-                throw CacheError(.tableUnavailable, String(describing: error), key: entity.key, format: format.id)
+                throw error.code == .invalidArgument
+                    ? ImageTableError(.invalidRequest, error.message, key: entity.key)
+                    : .table(error, key: entity.key, format: format.id)
             }
         }
-        throw .table(last ?? TableError(.busy, "no slot became free"), key: entity.key, format: format.id)
+        throw .table(last ?? ImageTableError(.busy, "no slot became free"), key: entity.key, format: format.id)
     }
 }

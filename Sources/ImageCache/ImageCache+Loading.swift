@@ -9,13 +9,13 @@ extension ImageCache {
     /// A waiter that joined after the fetch had chosen its formats (only possible when the policy
     /// renders just the requested ones), or whose entry other writes evicted at once, finds no
     /// handle; it then tries again with a new fetch, three times at most.
-    func load(_ entity: CacheEntity, _ table: FormatTable) async throws(CacheError) -> CachedImage {
+    func load(_ entity: CacheEntity, _ table: FormatTable) async throws(ImageTableError) -> CachedImage {
         guard entity.key.utf8.count <= TableLimits.maxKeyBytes else {
-            throw CacheError(.invalidRequest, "the key is \(entity.key.utf8.count) UTF-8 bytes; tables allow \(TableLimits.maxKeyBytes)",
-                             key: entity.key, format: table.id)
+            throw ImageTableError(.invalidRequest, "the key is \(entity.key.utf8.count) UTF-8 bytes; tables allow \(TableLimits.maxKeyBytes)",
+                                  key: entity.key)
         }
         guard !closed.load(ordering: .acquiring) else {
-            throw CacheError(.tableUnavailable, "the cache is closed", key: entity.key, format: table.id)
+            throw ImageTableError(.notWritable, "the cache is closed", key: entity.key)
         }
         let key = FlightKey(family: table.format.family, entityUUID: entity.entityUUID, sourceID: entity.sourceID)
         for _ in 0..<3 {
@@ -29,8 +29,8 @@ extension ImageCache {
                 throw error.code == .cancelled ? .cancelled(key: entity.key, format: table.id) : error
             }
         }
-        throw CacheError(.notStored, "other writes replaced the entry three times before it could be returned; "
-                         + "maximumCount \(table.format.capacity) is too small", key: entity.key, format: table.id)
+        throw ImageTableError(.notStored, "other writes replaced the entry three times before it could be returned; "
+                              + "maximumCount \(table.format.capacity) of format '\(table.id)' is too small", key: entity.key)
     }
 
     /// The fetch task: detached, so it belongs to no waiter and is cancelled only through the
@@ -52,8 +52,8 @@ extension ImageCache {
             source = try await provider.source(for: entity, format: format.format)
         } catch {
             if Task.isCancelled { return .failure(.cancelled(key: entity.key, format: format.id)) }
-            return .failure(CacheError(.sourceUnavailable, "the source provider failed: \(error)", key: entity.key,
-                                       format: format.id, underlying: String(describing: error)))
+            return .failure(ImageTableError(.sourceUnavailable, "the source provider failed", key: entity.key,
+                                            cause: String(describing: error)))
         }
         guard !Task.isCancelled, let requested = flights.requestedFormats(key, flight: id) else {
             return .failure(.cancelled(key: entity.key, format: format.id))

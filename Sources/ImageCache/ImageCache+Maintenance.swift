@@ -14,24 +14,24 @@ extension ImageCache {
     ///   - entity: the entity; its source ID is recorded with the entries.
     ///   - format: a format identifier; its family decides the other formats drawn.
     /// - Returns: the handle for `format`.
-    /// - Throws: ``CacheError``: `unknown-format`, `invalid-request` (key too long),
+    /// - Throws: ``ImageTableError``: `unknown-format`, `invalid-request` (key too long),
     ///   `decode-failed`, `table-unavailable`, `cancelled` (only before rendering started).
-    public func setImage(_ source: SourceImage, for entity: CacheEntity, format: String) async throws(CacheError) -> CachedImage {
+    public func setImage(_ source: SourceImage, for entity: CacheEntity, format: String) async throws(ImageTableError) -> CachedImage {
         let table = try formatTable(format)
         guard entity.key.utf8.count <= TableLimits.maxKeyBytes else {
-            throw CacheError(.invalidRequest, "the key is \(entity.key.utf8.count) UTF-8 bytes; tables allow \(TableLimits.maxKeyBytes)",
-                             key: entity.key, format: format)
+            throw ImageTableError(.invalidRequest, "the key is \(entity.key.utf8.count) UTF-8 bytes; tables allow \(TableLimits.maxKeyBytes)",
+                                  key: entity.key)
         }
         guard !Task.isCancelled else { throw .cancelled(key: entity.key, format: format) }
         guard !closed.load(ordering: .acquiring) else {
-            throw CacheError(.tableUnavailable, "the cache is closed", key: entity.key, format: format)
+            throw ImageTableError(.notWritable, "the cache is closed", key: entity.key)
         }
         let family = table.format.family
         let targets = configuration.shouldProcessAllFormatsInFamily(family, entity) ? families[family] ?? [table] : [table]
         switch await store(source, entity: entity, into: targets) {
         case .success(let images):
             if let image = images[table.id] { return image }
-            throw CacheError(.notStored, "the entry was not stored", key: entity.key, format: format)
+            throw ImageTableError(.notStored, "the entry was not stored", key: entity.key)
         case .failure(let error):
             throw error
         }
@@ -47,7 +47,7 @@ extension ImageCache {
     /// - Parameters:
     ///   - entity: the entity.
     ///   - format: a format identifier.
-    /// - Returns: the prefetch's task; its value throws ``CacheError`` (for example
+    /// - Returns: the prefetch's task; its value throws ``ImageTableError`` (for example
     ///   `unknown-format`, `source-unavailable`, `cancelled`). Ignoring it is fine.
     @discardableResult
     public func prefetch(_ entity: CacheEntity, format: String) -> Task<Void, any Error> {
@@ -66,17 +66,17 @@ extension ImageCache {
     ///   - key: the entity's key.
     ///   - format: a format identifier, or `nil` for every format.
     /// - Returns: the number of entries removed.
-    /// - Throws: ``CacheError``: `unknown-format`; `table-unavailable` when flushing the index
+    /// - Throws: ``ImageTableError``: `unknown-format`; `table-unavailable` when flushing the index
     ///   failed (the entry is gone from the cache regardless).
     @discardableResult
-    public func deleteImage(forKey key: String, format: String? = nil) throws(CacheError) -> Int {
-        let targets = try format.map { id throws(CacheError) in [try formatTable(id)] } ?? Array(tables.values)
+    public func deleteImage(forKey key: String, format: String? = nil) throws(ImageTableError) -> Int {
+        let targets = try format.map { id throws(ImageTableError) in [try formatTable(id)] } ?? Array(tables.values)
         var removed = 0
         for table in targets {
             do {
                 if try table.table.delete(key: key) { removed += 1 }
             } catch {
-                throw .table(error as? TableError ?? TableError(.io, String(describing: error)), key: key, format: table.id)
+                throw .table(error, key: key, format: table.id)
             }
         }
         return removed
@@ -86,16 +86,16 @@ extension ImageCache {
     /// size (the slots are reused); fetches under way still store their results when they end.
     ///
     /// - Returns: the number of entries removed.
-    /// - Throws: ``CacheError`` `table-unavailable` when flushing an index failed.
+    /// - Throws: ``ImageTableError`` `table-unavailable` when flushing an index failed.
     @discardableResult
-    public func reset() throws(CacheError) -> Int {
+    public func reset() throws(ImageTableError) -> Int {
         var removed = 0
         for table in tables.values {
             for entry in table.table.entries() {
                 do {
                     if try table.table.delete(key: entry.key) { removed += 1 }
                 } catch {
-                    throw .table(error as? TableError ?? TableError(.io, String(describing: error)), key: entry.key, format: table.id)
+                    throw .table(error, key: entry.key, format: table.id)
                 }
             }
         }

@@ -53,22 +53,22 @@ public final class ImageCache: Sendable {
     /// - Parameters:
     ///   - configuration: formats, directory and policies.
     ///   - provider: supplies sources on a miss.
-    /// - Throws: ``CacheError``: `invalid-request` for no formats, duplicate identifiers or
+    /// - Throws: ``ImageTableError``: `invalid-request` for no formats, duplicate identifiers or
     ///   invalid names; `table-unavailable` when the directory cannot be created or a table cannot
     ///   be opened (`locked` by a bake past ``Configuration/lockTimeout``, `insecure-file`, …).
-    public init(configuration: Configuration, provider: any SourceProvider) throws(CacheError) {
-        guard !configuration.formats.isEmpty else { throw CacheError(.invalidRequest, "no formats are configured") }
+    public init(configuration: Configuration, provider: any SourceProvider) throws(ImageTableError) {
+        guard !configuration.formats.isEmpty else { throw ImageTableError(.invalidRequest, "no formats are configured") }
         do {
             try FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true)
         } catch {
-            throw CacheError(.tableUnavailable, "cannot create the table directory \(configuration.directory): \(error.localizedDescription)")
+            throw ImageTableError(.io, "cannot create the table directory \(configuration.directory): \(error.localizedDescription)")
         }
         let options = ImageTableWriter.Options(lockTimeout: configuration.lockTimeout, durability: configuration.durability)
         var tables: [String: FormatTable] = [:]
         var families: [String: [FormatTable]] = [:]
         for format in configuration.formats {
             guard tables[format.id] == nil else {
-                throw CacheError(.invalidRequest, "two formats are named '\(format.id)'", format: format.id)
+                throw ImageTableError(.invalidRequest, "two formats are named '\(format.id)'")
             }
             let table = try FormatTable(format, directory: configuration.directory, options: options)
             tables[format.id] = table
@@ -111,8 +111,8 @@ public final class ImageCache: Sendable {
     ///   - entity: the entity; an entry from another source ID is a miss.
     ///   - format: a format identifier (`TableFormat.id`).
     /// - Returns: the handle, or `nil` on a miss.
-    /// - Throws: ``CacheError`` `unknown-format`.
-    public func cachedImage(for entity: CacheEntity, format: String) throws(CacheError) -> CachedImage? {
+    /// - Throws: ``ImageTableError`` `unknown-format`.
+    public func cachedImage(for entity: CacheEntity, format: String) throws(ImageTableError) -> CachedImage? {
         let table = try formatTable(format)
         guard let image = table.hit(entity) else { return nil }
         counters.hits.add(1, ordering: .relaxed)
@@ -132,8 +132,8 @@ public final class ImageCache: Sendable {
     ///   - format: a format identifier.
     ///   - body: reads the view.
     /// - Returns: `body`'s result, or `nil` on a miss.
-    /// - Throws: ``CacheError`` `unknown-format`.
-    public func withCachedPixels<R>(for entity: CacheEntity, format: String, _ body: (ImageView) -> R) throws(CacheError) -> R? {
+    /// - Throws: ``ImageTableError`` `unknown-format`.
+    public func withCachedPixels<R>(for entity: CacheEntity, format: String, _ body: (ImageView) -> R) throws(ImageTableError) -> R? {
         let table = try formatTable(format)
         guard let result = try? table.table.withImage(entityUUID: entity.entityUUID, sourceUUID: entity.sourceID, body) else {
             return nil
@@ -153,11 +153,11 @@ public final class ImageCache: Sendable {
     ///   - entity: the entity; a stored entry from another source ID is stale and refetched.
     ///   - format: a format identifier (`TableFormat.id`).
     /// - Returns: the handle.
-    /// - Throws: ``CacheError``: `unknown-format`; `invalid-request` for a key over 160 UTF-8
+    /// - Throws: ``ImageTableError``: `unknown-format`; `invalid-request` for a key over 160 UTF-8
     ///   bytes; `source-unavailable` when the provider threw; `decode-failed` with the pipeline's
     ///   error; `table-unavailable`; `cancelled`; `not-stored` when the table is so small that
     ///   other writes evicted the entry three times before it could be returned.
-    public nonisolated(nonsending) func image(for entity: CacheEntity, format: String) async throws(CacheError) -> CachedImage {
+    public nonisolated(nonsending) func image(for entity: CacheEntity, format: String) async throws(ImageTableError) -> CachedImage {
         let table = try formatTable(format)
         if let image = table.hit(entity) {
             counters.hits.add(1, ordering: .relaxed)
@@ -172,15 +172,15 @@ public final class ImageCache: Sendable {
     /// - Parameters:
     ///   - entity: the entity.
     ///   - format: a format identifier.
-    /// - Throws: ``CacheError`` `unknown-format`.
-    public func containsImage(for entity: CacheEntity, format: String) throws(CacheError) -> Bool {
+    /// - Throws: ``ImageTableError`` `unknown-format`.
+    public func containsImage(for entity: CacheEntity, format: String) throws(ImageTableError) -> Bool {
         try formatTable(format).isFresh(entity)
     }
 
     @inline(__always)
-    func formatTable(_ id: String) throws(CacheError) -> FormatTable {
+    func formatTable(_ id: String) throws(ImageTableError) -> FormatTable {
         guard let table = tables[id] else {
-            throw CacheError(.unknownFormat, "no format '\(id)' is configured; the formats are \(tables.keys.sorted())", format: id)
+            throw ImageTableError(.unknownFormat, "no format '\(id)' is configured; the formats are \(tables.keys.sorted())")
         }
         return table
     }

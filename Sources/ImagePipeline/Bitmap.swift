@@ -1,3 +1,4 @@
+import ImageTableCore
 import CVips
 
 /// Eight-bit pixels in memory, rows packed without padding, channels interleaved: what
@@ -46,7 +47,7 @@ public struct Bitmap: Sendable, Equatable {
 
 extension VipsScope {
     /// A libvips image holding a copy of `bitmap`, interpreted as grey (1 band) or sRGB.
-    func image(copying bitmap: Bitmap) throws(PipelineError) -> VImage {
+    func image(copying bitmap: Bitmap) throws(ImageTableError) -> VImage {
         try image("wrap the pixels in an image", .invalidRequest, returning: {
             bitmap.pixels.withUnsafeBytes { raw in
                 vips_image_new_from_memory_copy(raw.baseAddress, raw.count, Int32(bitmap.width), Int32(bitmap.height),
@@ -56,15 +57,15 @@ extension VipsScope {
     }
 
     /// The pixels of an 8-bit image as a bitmap, evaluated outside the global lock.
-    func bitmap(_ step: String, of image: VImage) throws(PipelineError) -> Bitmap {
+    func bitmap(_ step: String, of image: VImage) throws(ImageTableError) -> Bitmap {
         let width = image.width, height = image.height, bands = image.bands
         guard image.format == VIPS_FORMAT_UCHAR, [1, 3, 4].contains(bands) else {
-            throw PipelineError(.renderFailed, "could not \(step): libvips made \(bands) bands of format \(image.format.rawValue)",
+            throw ImageTableError(.renderFailed, "could not \(step): libvips made \(bands) bands of format \(image.format.rawValue)",
                                 path: sourceName)
         }
         let pixels = try withPixels(step, .renderFailed, of: image) { Array($0) }
         guard pixels.count == width * height * bands else {
-            throw PipelineError(.renderFailed, "could not \(step): libvips returned \(pixels.count) bytes", path: sourceName)
+            throw ImageTableError(.renderFailed, "could not \(step): libvips returned \(pixels.count) bytes", path: sourceName)
         }
         return Bitmap(width: width, height: height, bands: bands, pixels: pixels)
     }

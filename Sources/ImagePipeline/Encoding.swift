@@ -1,3 +1,4 @@
+import ImageTableCore
 import CVips
 
 /// PNG encoding of bitmaps, through libvips: what `imagetable extract` and `preview` write.
@@ -15,8 +16,8 @@ public enum PNGEncoder {
     ///   - name: what errors name, such as the output path.
     ///   - compression: zlib level 0 (fastest) … 9 (smallest).
     /// - Returns: the PNG file's bytes.
-    /// - Throws: ``PipelineError`` `libraryUnavailable` or `renderFailed`.
-    public static func encode(_ bitmap: Bitmap, name: String, compression: Int = 6) throws(PipelineError) -> [UInt8] {
+    /// - Throws: ``ImageTableError`` `libraryUnavailable` or `renderFailed`.
+    public static func encode(_ bitmap: Bitmap, name: String, compression: Int = 6) throws(ImageTableError) -> [UInt8] {
         try PipelineRuntime.start()
         let scope = VipsScope(sourceName: name)
         defer { scope.release() }
@@ -26,7 +27,7 @@ public enum PNGEncoder {
         try scope.build("encode the PNG", .renderFailed) {
             cvips_pngsave_buffer(image.pointer, &buffer, &length, Int32(min(max(compression, 0), 9)))
         }
-        guard let buffer else { throw PipelineError(.renderFailed, "could not encode the PNG: libvips returned no bytes", path: name) }
+        guard let buffer else { throw ImageTableError(.renderFailed, "could not encode the PNG: libvips returned no bytes", path: name) }
         defer { g_free(buffer) }
         return Array(UnsafeRawBufferPointer(start: buffer, count: length))
     }

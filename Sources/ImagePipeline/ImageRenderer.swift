@@ -52,9 +52,9 @@ public final class ImageRenderer: Sendable {
     ///   - targets: the members to draw and where; may be empty (the source is then only checked
     ///     and decoded).
     /// - Returns: per-target content rectangles, the number of decodes and facts about the source.
-    /// - Throws: ``PipelineError`` naming the source, for unreadable, empty, oversized, corrupt,
+    /// - Throws: ``ImageTableError`` naming the source, for unreadable, empty, oversized, corrupt,
     ///   truncated or unsupported sources and for invalid targets.
-    public func render(_ source: ImageSource, into targets: [RenderTarget]) throws(PipelineError) -> RenderReport {
+    public func render(_ source: ImageSource, into targets: [RenderTarget]) throws(ImageTableError) -> RenderReport {
         let name = source.name
         try validate(targets, name: name)
         try PipelineRuntime.start()
@@ -62,26 +62,26 @@ public final class ImageRenderer: Sendable {
         case .file(let path):
             let bytes = try SourceFile.read(path, maxBytes: options.maxSourceBytes)
             return try bytes.withUnsafeBytes { raw in
-                Result { () throws(PipelineError) in try render(raw, name: name, targets) }
+                Result { () throws(ImageTableError) in try render(raw, name: name, targets) }
             }.get()
         case .data(let data, _):
-            guard !data.isEmpty else { throw PipelineError(.empty, "the source has no bytes", path: name) }
+            guard !data.isEmpty else { throw ImageTableError(.empty, "the source has no bytes", path: name) }
             guard data.count <= options.maxSourceBytes else {
-                throw PipelineError(.sourceTooLarge, "\(data.count) bytes is over the limit of \(options.maxSourceBytes)", path: name)
+                throw ImageTableError(.sourceTooLarge, "\(data.count) bytes is over the limit of \(options.maxSourceBytes)", path: name)
             }
             return try data.withUnsafeBytes { raw in
-                Result { () throws(PipelineError) in try render(raw, name: name, targets) }
+                Result { () throws(ImageTableError) in try render(raw, name: name, targets) }
             }.get()
         }
     }
 
-    private func validate(_ targets: [RenderTarget], name: String) throws(PipelineError) {
+    private func validate(_ targets: [RenderTarget], name: String) throws(ImageTableError) {
         for (i, t) in targets.enumerated() {
-            if let problem = t.problem { throw PipelineError(.invalidRequest, "target \(i): \(problem)", path: name) }
+            if let problem = t.problem { throw ImageTableError(.invalidRequest, "target \(i): \(problem)", path: name) }
         }
     }
 
-    private func render(_ bytes: UnsafeRawBufferPointer, name: String, _ targets: [RenderTarget]) throws(PipelineError) -> RenderReport {
+    private func render(_ bytes: UnsafeRawBufferPointer, name: String, _ targets: [RenderTarget]) throws(ImageTableError) -> RenderReport {
         let scope = VipsScope(sourceName: name)
         defer { scope.release() }
         do {
@@ -91,7 +91,7 @@ public final class ImageRenderer: Sendable {
         }
     }
 
-    private func render(_ bytes: UnsafeRawBufferPointer, scope: VipsScope, _ targets: [RenderTarget]) throws(PipelineError) -> RenderReport {
+    private func render(_ bytes: UnsafeRawBufferPointer, scope: VipsScope, _ targets: [RenderTarget]) throws(ImageTableError) -> RenderReport {
         let name = scope.sourceName
         // A memory source: libvips reads our copy of the bytes, never the file itself.
         var sourceObject: UnsafeMutablePointer<VipsSource>?
@@ -108,7 +108,7 @@ public final class ImageRenderer: Sendable {
         let loader = scope.string(header, "vips-loader") ?? "unknown"
         let (pixels, overflow) = header.width.multipliedReportingOverflow(by: header.height)
         guard !overflow, pixels <= options.maxPixels else {
-            throw PipelineError(.tooManyPixels, "\(header.width)×\(header.height) is over the limit of \(options.maxPixels) pixels", path: name)
+            throw ImageTableError(.tooManyPixels, "\(header.width)×\(header.height) is over the limit of \(options.maxPixels) pixels", path: name)
         }
         let orientation = min(max(scope.int(header, "orientation") ?? 1, 1), 8)
         let swaps = orientation >= 5
@@ -170,7 +170,7 @@ public final class ImageRenderer: Sendable {
                 cropped = try scope.image("convert", .renderFailed) { cvips_cast(input.pointer, $0, format) }
             }
             guard cropped.bands == (hasAlpha ? 4 : 3) else {
-                throw PipelineError(.renderFailed, "libvips produced \(cropped.bands) bands", path: name)
+                throw ImageTableError(.renderFailed, "libvips produced \(cropped.bands) bands", path: name)
             }
             try scope.withPixels("render", .renderFailed, of: cropped) { buffer in
                 let content = ContentPixels(base: buffer.baseAddress!, width: cropped.width, height: cropped.height, hasAlpha: hasAlpha)
@@ -188,7 +188,7 @@ public final class ImageRenderer: Sendable {
     /// shrink-on-load), transform with the embedded profile (or libvips' CMYK profile) to sRGB,
     /// then auto-rotate ourselves.
     private func decodeCMYK(_ scope: VipsScope, source: UnsafeMutablePointer<VipsSource>, header: VImage, loader: String,
-                            failOn: VipsFailOn, orientation: Int, scale: Double) throws(PipelineError) -> VImage {
+                            failOn: VipsFailOn, orientation: Int, scale: Double) throws(ImageTableError) -> VImage {
         var loaded = header
         if loader.hasPrefix("jpegload") {
             let shrink = Self.jpegShrink(forScale: scale)
@@ -210,7 +210,7 @@ public final class ImageRenderer: Sendable {
     }
 
     /// 8-bit sRGB, 3 bands or 4 with alpha: grey, 16-bit and other spaces converted.
-    private func toSRGB8(_ scope: VipsScope, _ image: VImage) throws(PipelineError) -> VImage {
+    private func toSRGB8(_ scope: VipsScope, _ image: VImage) throws(ImageTableError) -> VImage {
         var image = image
         if image.interpretation != VIPS_INTERPRETATION_sRGB || image.bands < 3 {
             image = try scope.image("convert to sRGB", .decodeFailed) { cvips_colourspace(image.pointer, $0, VIPS_INTERPRETATION_sRGB) }
@@ -219,14 +219,14 @@ public final class ImageRenderer: Sendable {
             image = try scope.image("convert to 8 bits", .decodeFailed) { cvips_cast(image.pointer, $0, VIPS_FORMAT_UCHAR) }
         }
         guard image.bands == 3 || image.bands == 4 else {
-            throw PipelineError(.unsupportedFormat, "images with \(image.bands) bands after conversion to sRGB are not supported", path: scope.sourceName)
+            throw ImageTableError(.unsupportedFormat, "images with \(image.bands) bands after conversion to sRGB are not supported", path: scope.sourceName)
         }
         return image
     }
 
     /// Resizes `from` (at scale `x`, `y` of the upright source) to the group's scale, then to
     /// exactly its size (libvips rounds a fractional edge pixel either way).
-    private func resize(_ scope: VipsScope, _ from: (image: VImage, x: Double, y: Double), to group: RenderGroup) throws(PipelineError) -> VImage {
+    private func resize(_ scope: VipsScope, _ from: (image: VImage, x: Double, y: Double), to group: RenderGroup) throws(ImageTableError) -> VImage {
         let image = from.image
         guard image.width != group.resizedWidth || image.height != group.resizedHeight else { return image }
         let h = group.scaleX / from.x, v = group.scaleY / from.y
@@ -234,7 +234,7 @@ public final class ImageRenderer: Sendable {
         return try exactSize(scope, resized, group.resizedWidth, group.resizedHeight)
     }
 
-    private func exactSize(_ scope: VipsScope, _ image: VImage, _ width: Int, _ height: Int) throws(PipelineError) -> VImage {
+    private func exactSize(_ scope: VipsScope, _ image: VImage, _ width: Int, _ height: Int) throws(ImageTableError) -> VImage {
         var image = image
         if image.width < width || image.height < height {
             let w = max(width, image.width), h = max(height, image.height)
@@ -249,7 +249,7 @@ public final class ImageRenderer: Sendable {
         return image
     }
 
-    private func crop(_ scope: VipsScope, _ image: VImage, _ group: RenderGroup) throws(PipelineError) -> VImage {
+    private func crop(_ scope: VipsScope, _ image: VImage, _ group: RenderGroup) throws(ImageTableError) -> VImage {
         guard let strategy = group.crop else { return image }
         let w = group.contentWidth, h = group.contentHeight
         switch strategy {

@@ -1,3 +1,4 @@
+import ImageTableCore
 import CVips
 import Synchronization
 #if canImport(Glibc)
@@ -77,12 +78,12 @@ public enum PipelineRuntime {
     /// Starts libvips if it has not started, applying the current settings. Thread-safe and
     /// idempotent; renderers call it themselves.
     ///
-    /// - Throws: ``PipelineError/Code/libraryUnavailable`` when `vips_init` fails.
-    public static func start() throws(PipelineError) {
+    /// - Throws: ``ImageTableError/Code/libraryUnavailable`` when `vips_init` fails.
+    public static func start() throws(ImageTableError) {
         try startOnce.get()
     }
 
-    private static let startOnce: Result<Void, PipelineError> = {
+    private static let startOnce: Result<Void, ImageTableError> = {
         installLogHandler()
         let failed: String? = libvipsLock.withLock { _ in
             guard cvips_init("imagetables") == 0 else {
@@ -92,7 +93,7 @@ public enum PipelineRuntime {
             defaultConcurrency = vips_concurrency_get()
             return nil
         }
-        if let failed { return .failure(PipelineError(.libraryUnavailable, "libvips could not start", cause: failed)) }
+        if let failed { return .failure(ImageTableError(.libraryUnavailable, "libvips could not start", cause: failed)) }
         let settings = state.withLock { s in
             s.started = true
             return s.settings
@@ -121,8 +122,8 @@ public enum PipelineRuntime {
 
     /// The libvips version this process runs, for example `8.14.1`. Starts libvips.
     ///
-    /// - Throws: ``PipelineError/Code/libraryUnavailable`` when libvips cannot start.
-    public static func libvipsVersion() throws(PipelineError) -> String {
+    /// - Throws: ``ImageTableError/Code/libraryUnavailable`` when libvips cannot start.
+    public static func libvipsVersion() throws(ImageTableError) -> String {
         try start()
         return String(cString: vips_version_string())
     }
@@ -130,7 +131,7 @@ public enum PipelineRuntime {
     /// Sends libvips' warnings (GLib log domain `VIPS`: corrupt-data notices, "error in tile",
     /// module problems) to `handler` instead of stderr. With no handler (the default) they are
     /// dropped. Warnings logged on a rendering thread while it builds an image are also attached
-    /// to that render's ``PipelineError/cause`` when it fails.
+    /// to that render's ``ImageTableError/cause`` when it fails.
     ///
     /// - Parameter handler: receives each warning's text; `nil` drops them.
     public static func setWarningHandler(_ handler: (@Sendable (String) -> Void)?) {
@@ -145,7 +146,7 @@ public enum PipelineRuntime {
     ///
     /// - Parameter body: code that calls libvips.
     /// - Returns: what `body` returns.
-    /// - Throws: what `body` throws, or ``PipelineError/Code/libraryUnavailable``.
+    /// - Throws: what `body` throws, or ``ImageTableError/Code/libraryUnavailable``.
     public static func withLibvips<T>(_ body: () throws -> T) throws -> T {
         try start()
         return try libvipsLock.withLock { _ in try body() }

@@ -1,3 +1,4 @@
+import ImageTableCore
 import CVips
 
 /// Resizing bitmaps with libvips' default kernel (Lanczos 3), for the contact sheet's tiles.
@@ -15,9 +16,9 @@ public enum Resampler {
     ///   - height: the new height, at least 1.
     ///   - name: what errors name.
     /// - Returns: the resized bitmap, with as many bands as `bitmap`.
-    /// - Throws: ``PipelineError`` `libraryUnavailable`, `invalidRequest` or `renderFailed`.
-    public static func resize(_ bitmap: Bitmap, width: Int, height: Int, name: String) throws(PipelineError) -> Bitmap {
-        guard width > 0, height > 0 else { throw PipelineError(.invalidRequest, "cannot resize to \(width)×\(height)", path: name) }
+    /// - Throws: ``ImageTableError`` `libraryUnavailable`, `invalidRequest` or `renderFailed`.
+    public static func resize(_ bitmap: Bitmap, width: Int, height: Int, name: String) throws(ImageTableError) -> Bitmap {
+        guard width > 0, height > 0 else { throw ImageTableError(.invalidRequest, "cannot resize to \(width)×\(height)", path: name) }
         if width == bitmap.width && height == bitmap.height { return bitmap }
         try PipelineRuntime.start()
         let scope = VipsScope(sourceName: name)

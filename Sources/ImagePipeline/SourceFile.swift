@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import ImageTableCore
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
@@ -11,8 +12,8 @@ import Darwin
 /// gives every failure to open or read a precise reason, and makes files and in-memory bytes
 /// take one path. The copy costs well under a millisecond for a photo.
 enum SourceFile {
-    static func read(_ path: String, maxBytes: Int) throws(PipelineError) -> [UInt8] {
-        func unreadable(_ why: String) -> PipelineError { PipelineError(.unreadable, why, path: path) }
+    static func read(_ path: String, maxBytes: Int) throws(ImageTableError) -> [UInt8] {
+        func unreadable(_ why: String) -> ImageTableError { ImageTableError(.unreadable, why, path: path) }
         func errnoText() -> String { String(cString: strerror(errno)) }
         // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below anyway.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
@@ -26,11 +27,11 @@ enum SourceFile {
         default: throw unreadable("is not a regular file")
         }
         let size = Int(st.st_size)
-        guard size > 0 else { throw PipelineError(.empty, "the file is empty (0 bytes)", path: path) }
+        guard size > 0 else { throw ImageTableError(.empty, "the file is empty (0 bytes)", path: path) }
         guard size <= maxBytes else {
-            throw PipelineError(.sourceTooLarge, "\(size) bytes is over the limit of \(maxBytes)", path: path)
+            throw ImageTableError(.sourceTooLarge, "\(size) bytes is over the limit of \(maxBytes)", path: path)
         }
-        var failure: PipelineError?
+        var failure: ImageTableError?
         let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
             count = 0
             while count < size {
@@ -43,7 +44,7 @@ enum SourceFile {
             }
         }
         if let failure { throw failure }
-        guard !bytes.isEmpty else { throw PipelineError(.empty, "the file is empty (0 bytes)", path: path) }
+        guard !bytes.isEmpty else { throw ImageTableError(.empty, "the file is empty (0 bytes)", path: path) }
         return bytes
     }
 }
@@ -51,9 +52,9 @@ enum SourceFile {
 /// Tells truncation from other corruption by the file's structure, for decoders whose message
 /// does not say ("libpng read error"). Only consulted after a decode has failed.
 enum Truncation {
-    static func refine(_ error: PipelineError, bytes: UnsafeRawBufferPointer) -> PipelineError {
+    static func refine(_ error: ImageTableError, bytes: UnsafeRawBufferPointer) -> ImageTableError {
         guard error.code == .decodeFailed, looksTruncated(bytes) else { return error }
-        return PipelineError(.truncated, "the image data ends early", path: error.path, cause: error.cause)
+        return ImageTableError(.truncated, "the image data ends early", path: error.path, cause: error.cause)
     }
 
     static func looksTruncated(_ b: UnsafeRawBufferPointer) -> Bool {

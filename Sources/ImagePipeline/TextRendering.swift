@@ -1,3 +1,4 @@
+import ImageTableCore
 import CVips
 
 /// Plain text rendered by libvips (`vips_text`, Pango and fontconfig), for captions.
@@ -22,8 +23,8 @@ public enum TextRenderer {
     ///   - font: a Pango font description, such as `sans 9`.
     ///   - dpi: resolution; with 72 a point is a pixel.
     /// - Returns: the mask.
-    /// - Throws: ``PipelineError`` `libraryUnavailable` or `renderFailed` (no Pango, no fonts).
-    public static func render(_ text: String, font: String, dpi: Int) throws(PipelineError) -> Bitmap {
+    /// - Throws: ``ImageTableError`` `libraryUnavailable` or `renderFailed` (no Pango, no fonts).
+    public static func render(_ text: String, font: String, dpi: Int) throws(ImageTableError) -> Bitmap {
         try PipelineRuntime.start()
         let scope = VipsScope(sourceName: "caption")
         defer { scope.release() }

@@ -1,3 +1,4 @@
+import ImageTableCore
 import Foundation
 import CVips
 
@@ -31,7 +32,7 @@ enum Vips {
 ///   so no last reference to a libvips object is ever dropped outside the lock (liborc 0.4.33
 ///   frees compiled code on that path without its own lock);
 /// - checks every return code, copies and clears libvips' error buffer, adds the warnings libvips
-///   logged on this thread during the call, and throws a ``PipelineError`` naming the source.
+///   logged on this thread during the call, and throws a ``ImageTableError`` naming the source.
 final class VipsScope {
     /// The source's path or name, for errors.
     let sourceName: String
@@ -68,7 +69,7 @@ final class VipsScope {
     ///   - step: what the call does, for the message ("read the header").
     ///   - code: the error code when libvips' text does not say something more precise.
     ///   - body: the libvips call; returns libvips' status.
-    func build(_ step: String, _ code: PipelineError.Code, _ body: () -> Int32) throws(PipelineError) {
+    func build(_ step: String, _ code: ImageTableError.Code, _ body: () -> Int32) throws(ImageTableError) {
         let sink = WarningSink()
         let (status, text) = PipelineRuntime.libvipsLock.withLock { _ in
             sink.capture { () -> (Int32, String?) in
@@ -81,21 +82,21 @@ final class VipsScope {
 
     /// Builds an image: runs `body` (which stores its result through the pointer) under the
     /// global lock and takes ownership of the result.
-    func image(_ step: String, _ code: PipelineError.Code,
-               _ body: (UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> Int32) throws(PipelineError) -> VImage {
+    func image(_ step: String, _ code: ImageTableError.Code,
+               _ body: (UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> Int32) throws(ImageTableError) -> VImage {
         var out: UnsafeMutablePointer<VipsImage>?
         try build(step, code) {
             let status = body(&out)
             if status == 0, let out { _ = own(out) }
             return status
         }
-        guard let out else { throw PipelineError(code, "could not \(step): libvips returned no image", path: sourceName) }
+        guard let out else { throw ImageTableError(code, "could not \(step): libvips returned no image", path: sourceName) }
         return VImage(pointer: out)
     }
 
     /// Builds an image from a pointer-returning call (NULL on failure) under the global lock.
-    func image(_ step: String, _ code: PipelineError.Code,
-               returning body: () -> UnsafeMutablePointer<VipsImage>?) throws(PipelineError) -> VImage {
+    func image(_ step: String, _ code: ImageTableError.Code,
+               returning body: () -> UnsafeMutablePointer<VipsImage>?) throws(ImageTableError) -> VImage {
         try image(step, code) { out in
             out.pointee = body()
             return out.pointee == nil ? -1 : 0
@@ -104,7 +105,7 @@ final class VipsScope {
 
     /// Evaluates `image` into a new memory image, outside the global lock: the pixel work, on
     /// libvips' own threads. Decoding happens here for lazily loaded images.
-    func copyToMemory(_ step: String, _ code: PipelineError.Code, _ image: VImage) throws(PipelineError) -> VImage {
+    func copyToMemory(_ step: String, _ code: ImageTableError.Code, _ image: VImage) throws(ImageTableError) -> VImage {
         let sink = WarningSink()
         let (result, text) = sink.capture { () -> (UnsafeMutablePointer<VipsImage>?, String?) in
             let result = vips_image_copy_memory(image.pointer)
@@ -117,8 +118,8 @@ final class VipsScope {
 
     /// Evaluates `image` into a malloc'd buffer outside the global lock and passes it to `body`;
     /// the buffer is freed afterwards.
-    func withPixels<T>(_ step: String, _ code: PipelineError.Code, of image: VImage,
-                       _ body: (UnsafeRawBufferPointer) -> T) throws(PipelineError) -> T {
+    func withPixels<T>(_ step: String, _ code: ImageTableError.Code, of image: VImage,
+                       _ body: (UnsafeRawBufferPointer) -> T) throws(ImageTableError) -> T {
         let sink = WarningSink()
         var size = 0
         let (data, text) = sink.capture { () -> (UnsafeMutableRawPointer?, String?) in
@@ -158,7 +159,7 @@ final class VipsScope {
         PipelineRuntime.libvipsLock.withLock { _ in vips_image_get_typeof(image.pointer, name) != 0 }
     }
 
-    private func failure(_ step: String, _ code: PipelineError.Code, _ text: String?, _ warnings: [String]) -> PipelineError {
+    private func failure(_ step: String, _ code: ImageTableError.Code, _ text: String?, _ warnings: [String]) -> ImageTableError {
         var parts: [String] = []
         if let text { parts.append(text.replacingOccurrences(of: "\n", with: "; ")) }
         parts.append(contentsOf: warnings.filter { w in !(text ?? "").contains(w) })
@@ -169,13 +170,13 @@ final class VipsScope {
         case .unsupportedFormat: "not an image in a format this pipeline decodes"
         default: "could not \(step)"
         }
-        return PipelineError(refined, message, path: sourceName, cause: cause)
+        return ImageTableError(refined, message, path: sourceName, cause: cause)
     }
 }
 
 /// Turns libvips' text into a more precise code where it is unambiguous.
 enum ErrorClassifier {
-    static func refine(_ code: PipelineError.Code, cause: String) -> PipelineError.Code {
+    static func refine(_ code: ImageTableError.Code, cause: String) -> ImageTableError.Code {
         let text = cause.lowercased()
         if text.contains("is not in a known format") || text.contains("not a known file format")
             || text.contains("operation is blocked") || text.contains("is not a known") {

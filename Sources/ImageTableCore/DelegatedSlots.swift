@@ -16,12 +16,12 @@ public final class DelegatedSlots: @unchecked Sendable {
     /// - Parameters:
     ///   - path: the table file.
     ///   - parametersHash: the hash the writer opened the table with.
-    /// - Throws: ``TableError`` `invalidArgument` when the table has other parameters, or any
+    /// - Throws: ``ImageTableError`` `invalidArgument` when the table has other parameters, or any
     ///   error opening it.
-    public init(path: String, parametersHash: [UInt8]) throws {
+    public init(path: String, parametersHash: [UInt8]) throws(ImageTableError) {
         file = try TableFile(path: path, writable: true)
         guard file.header.parametersHash == parametersHash else {
-            throw TableError(.invalidArgument, "table was rebuilt with other parameters since the slot was reserved", path: path)
+            throw ImageTableError(.invalidArgument, "table was rebuilt with other parameters since the slot was reserved", path: path)
         }
     }
 
@@ -37,15 +37,15 @@ public final class DelegatedSlots: @unchecked Sendable {
     ///   - slot: the reserved slot.
     ///   - generation: the reservation's ``SlotReservation/generation``.
     /// - Returns: the slot's memory.
-    /// - Throws: ``TableError`` `invalidArgument` when the slot is out of range, not backed by the
+    /// - Throws: ``ImageTableError`` `invalidArgument` when the slot is out of range, not backed by the
     ///   file, or no longer reserved with that generation.
-    public func pixels(slot: Int, generation: UInt64) throws -> UnsafeMutableRawBufferPointer {
+    public func pixels(slot: Int, generation: UInt64) throws(ImageTableError) -> UnsafeMutableRawBufferPointer {
         guard slot >= 0, slot < file.layout.capacity, generation & 1 == 1 else {
-            throw TableError(.invalidArgument, "slot \(slot) with generation \(generation) is not a reservation", path: file.path)
+            throw ImageTableError(.invalidArgument, "slot \(slot) with generation \(generation) is not a reservation", path: file.path)
         }
         let record = file.record(slot)
         guard record.generation == generation, record.state == IndexRecord.stateEmpty, file.slotIsBacked(slot) else {
-            throw TableError(.invalidArgument, "slot \(slot) is no longer reserved with generation \(generation)", path: file.path)
+            throw ImageTableError(.invalidArgument, "slot \(slot) is no longer reserved with generation \(generation)", path: file.path)
         }
         return UnsafeMutableRawBufferPointer(start: file.slot(slot), count: file.layout.imageBytes)
     }

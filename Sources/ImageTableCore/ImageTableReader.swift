@@ -27,8 +27,8 @@ public final class ImageTableReader: @unchecked Sendable {
     /// Opens `path` read-only.
     ///
     /// - Parameter path: the table file.
-    /// - Throws: ``TableError`` `notATable`, `corrupt`, `unsupportedVersion`, `insecureFile`, `io`.
-    public init(path: String) throws {
+    /// - Throws: ``ImageTableError`` `notATable`, `corrupt`, `unsupportedVersion`, `insecureFile`, `io`.
+    public init(path: String) throws(ImageTableError) {
         self.path = path
         file = try TableFile(path: path, writable: false)
         let scan = RecordScan(file)
@@ -57,7 +57,7 @@ public final class ImageTableReader: @unchecked Sendable {
     ///   - sourceUUID: the source the caller expects; a different stored source is a miss.
     ///   - body: reads the view; it must not keep it.
     /// - Returns: `body`'s result, or `nil` on a miss.
-    /// - Throws: what `body` throws, or ``TableError`` `busy` after eight torn reads in a row.
+    /// - Throws: what `body` throws, or ``ImageTableError`` `busy` after eight torn reads in a row.
     public func withImage<R>(forKey key: String, sourceUUID: UUID? = nil, _ body: (ImageView) throws -> R) throws -> R? {
         try withImage(entityUUID: EntityKey.uuid(for: key), sourceUUID: sourceUUID, body)
     }
@@ -69,7 +69,7 @@ public final class ImageTableReader: @unchecked Sendable {
     ///   - sourceUUID: the source the caller expects.
     ///   - body: reads the view.
     /// - Returns: `body`'s result, or `nil` on a miss.
-    /// - Throws: what `body` throws, or ``TableError`` `busy`.
+    /// - Throws: what `body` throws, or ``ImageTableError`` `busy`.
     public func withImage<R>(entityUUID: UUID, sourceUUID: UUID? = nil, _ body: (ImageView) throws -> R) throws -> R? {
         var rescanned = false
         for _ in 0..<8 {
@@ -84,7 +84,7 @@ public final class ImageTableReader: @unchecked Sendable {
             guard !rescanned, refreshIfChanged() else { return nil }
             rescanned = true
         }
-        throw TableError(.busy, "entry changed during eight consecutive reads", path: path)
+        throw ImageTableError(.busy, "entry changed during eight consecutive reads", path: path)
     }
 
     /// The view of `key`'s entry without the seqlock check: safe only while no writer is active

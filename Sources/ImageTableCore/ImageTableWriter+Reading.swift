@@ -12,7 +12,7 @@ extension ImageTableWriter {
     ///   - sourceUUID: the source the caller expects; a different stored source is a miss.
     ///   - body: reads the view; it must not keep it.
     /// - Returns: `body`'s result, or `nil` on a miss.
-    /// - Throws: what `body` throws, or ``TableError`` `busy` after eight consecutive torn reads.
+    /// - Throws: what `body` throws, or ``ImageTableError`` `busy` after eight consecutive torn reads.
     public func withImage<R>(forKey key: String, sourceUUID: UUID? = nil, _ body: (ImageView) throws -> R) throws -> R? {
         try withImage(entityUUID: EntityKey.uuid(for: key), sourceUUID: sourceUUID, body)
     }
@@ -24,7 +24,7 @@ extension ImageTableWriter {
     ///   - sourceUUID: the source the caller expects.
     ///   - body: reads the view.
     /// - Returns: `body`'s result, or `nil` on a miss.
-    /// - Throws: what `body` throws, or ``TableError`` `busy`.
+    /// - Throws: what `body` throws, or ``ImageTableError`` `busy`.
     public func withImage<R>(entityUUID: UUID, sourceUUID: UUID? = nil, _ body: (ImageView) throws -> R) throws -> R? {
         for _ in 0..<8 {
             guard let slot = state.withLock({ $0.closed ? nil : $0.directory.slot(of: entityUUID) }) else { return nil }
@@ -36,7 +36,7 @@ extension ImageTableWriter {
                 return result
             }
         }
-        throw TableError(.busy, "entry changed during eight consecutive reads", path: path)
+        throw ImageTableError(.busy, "entry changed during eight consecutive reads", path: path)
     }
 
     /// The zero-copy view of `key`'s entry without the seqlock check, counting the read as a use.

@@ -17,18 +17,18 @@ extension ImageTableWriter {
     ///   - evicting: whether a full table may replace its least recently used entry; when
     ///     `false` and the key has no slot of its own, a full table throws `full`.
     /// - Returns: the reservation to fill and publish.
-    /// - Throws: ``TableError``: `invalidArgument` for a long key, `busy` when the key is already
+    /// - Throws: ``ImageTableError``: `invalidArgument` for a long key, `busy` when the key is already
     ///   being written or every slot is reserved, `full`, `noSpace`, `io`, `notWritable` after close.
-    public func reserve(key: String, sourceUUID: UUID, evicting: Bool = true) throws -> SlotReservation {
+    public func reserve(key: String, sourceUUID: UUID, evicting: Bool = true) throws(ImageTableError) -> SlotReservation {
         guard key.utf8.count <= TableLimits.maxKeyBytes else {
-            throw TableError(.invalidArgument, "key is \(key.utf8.count) UTF-8 bytes; the limit is \(TableLimits.maxKeyBytes)", path: path)
+            throw ImageTableError(.invalidArgument, "key is \(key.utf8.count) UTF-8 bytes; the limit is \(TableLimits.maxKeyBytes)", path: path)
         }
         let entity = EntityKey.uuid(for: key)
         let file = file
-        return try state.withLock { s in
-            guard !s.closed else { throw TableError(.notWritable, "table is closed", path: path) }
+        return try state.withLock { s throws(ImageTableError) in
+            guard !s.closed else { throw ImageTableError(.notWritable, "table is closed", path: path) }
             guard !s.pending.contains(entity) else {
-                throw TableError(.busy, "a write for key '\(key)' is already in progress", path: path)
+                throw ImageTableError(.busy, "a write for key '\(key)' is already in progress", path: path)
             }
             var evictedKey: String?
             let slot: Int
@@ -38,10 +38,10 @@ extension ImageTableWriter {
                 (slot, replaces) = (own, true)
             } else {
                 if !evicting && !s.directory.hasFreeSlot {
-                    throw TableError(.full, "the table is full and this write may not evict", path: path)
+                    throw ImageTableError(.full, "the table is full and this write may not evict", path: path)
                 }
                 guard let taken = s.directory.takeSlot(fileRecency: { file.record($0).recency }) else {
-                    throw TableError(.busy, "every slot is reserved by writes in progress", path: path)
+                    throw ImageTableError(.busy, "every slot is reserved by writes in progress", path: path)
                 }
                 if taken.evicted != nil { evictedKey = file.record(taken.slot).key }
                 (slot, replaces) = (taken.slot, false)
@@ -54,7 +54,7 @@ extension ImageTableWriter {
                 record.clear()
                 file.bumpChangeCount()
             }
-            do {
+            do throws(ImageTableError) {
                 try file.ensureBacked(slot: slot)
                 if wasPublished && options.durability == .flushed {
                     try file.flush(offset: file.layout.recordOffset(slot), count: TableLimits.recordBytes)
@@ -82,17 +82,17 @@ extension ImageTableWriter {
     ///
     /// - Parameter reservations: reservations from ``reserve(key:sourceUUID:)`` on this table.
     /// - Returns: one outcome per reservation.
-    /// - Throws: ``TableError`` `invalidArgument` for a foreign reservation or a content
+    /// - Throws: ``ImageTableError`` `invalidArgument` for a foreign reservation or a content
     ///   rectangle outside the slot, `io`/`noSpace` when a flush fails (never retried).
     @discardableResult
-    public func publish(_ reservations: [SlotReservation]) throws -> [WriteOutcome] {
+    public func publish(_ reservations: [SlotReservation]) throws(ImageTableError) -> [WriteOutcome] {
         let l = file.layout
         for r in reservations {
             let c = r.contentRect
             guard r.owner == ObjectIdentifier(self), c.x >= 0, c.y >= 0, c.width >= 0, c.height >= 0,
                   c.x + c.width <= l.width, c.y + c.height <= l.height else {
                 reservations.forEach(abandon)
-                throw TableError(.invalidArgument, "reservation for '\(r.key)' is foreign or its content rectangle \(c) lies outside the slot", path: path)
+                throw ImageTableError(.invalidArgument, "reservation for '\(r.key)' is foreign or its content rectangle \(c) lies outside the slot", path: path)
             }
         }
         let checksums = reservations.map { CRC32.checksum(UnsafeRawBufferPointer($0.pixels)) }
@@ -187,21 +187,21 @@ extension ImageTableWriter {
     /// - Throws: `invalidArgument` when `pixels` is too short, and what ``write(key:sourceUUID:fill:)`` throws.
     @discardableResult
     public func write(key: String, sourceUUID: UUID, pixels: UnsafeRawBufferPointer, bytesPerRow: Int? = nil,
-                      contentRect: PixelRect? = nil) throws -> WriteOutcome {
+                      contentRect: PixelRect? = nil) throws(ImageTableError) -> WriteOutcome {
         let l = file.layout
         let rowBytes = l.width * l.style.bytesPerPixel
         let stride = bytesPerRow ?? l.bytesPerRow
         guard stride >= rowBytes, pixels.count >= stride * (l.height - 1) + rowBytes else {
-            throw TableError(.invalidArgument, "pixel buffer of \(pixels.count) bytes is too small for \(l.width)×\(l.height) \(l.style.rawValue)", path: path)
+            throw ImageTableError(.invalidArgument, "pixel buffer of \(pixels.count) bytes is too small for \(l.width)×\(l.height) \(l.style.rawValue)", path: path)
         }
-        return try write(key: key, sourceUUID: sourceUUID) { r in
-            for y in 0..<l.height {
-                let row = r.pixels.baseAddress! + y * l.bytesPerRow
-                row.copyMemory(from: pixels.baseAddress! + y * stride, byteCount: rowBytes)
-                (row + rowBytes).initializeMemory(as: UInt8.self, repeating: 0, count: l.bytesPerRow - rowBytes)
-            }
-            if let contentRect { r.contentRect = contentRect }
+        var r = try reserve(key: key, sourceUUID: sourceUUID)
+        for y in 0..<l.height {
+            let row = r.pixels.baseAddress! + y * l.bytesPerRow
+            row.copyMemory(from: pixels.baseAddress! + y * stride, byteCount: rowBytes)
+            (row + rowBytes).initializeMemory(as: UInt8.self, repeating: 0, count: l.bytesPerRow - rowBytes)
         }
+        if let contentRect { r.contentRect = contentRect }
+        return try publish([r])[0]
     }
 
     /// Removes `key`'s entry.
@@ -210,11 +210,11 @@ extension ImageTableWriter {
     /// - Returns: whether there was an entry.
     /// - Throws: `io` when flushing the index fails (the entry is gone from this handle regardless).
     @discardableResult
-    public func delete(key: String) throws -> Bool {
+    public func delete(key: String) throws(ImageTableError) -> Bool {
         try delete(entity: EntityKey.uuid(for: key), flush: options.durability == .flushed)
     }
 
-    func delete(entity: UUID, flush: Bool) throws -> Bool {
+    func delete(entity: UUID, flush: Bool) throws(ImageTableError) -> Bool {
         let slot: Int? = state.withLock { s in
             guard let slot = s.directory.slot(of: entity) else { return nil }
             let record = file.record(slot)
@@ -232,7 +232,7 @@ extension ImageTableWriter {
         return true
     }
 
-    private func flushSlots(_ reservations: [SlotReservation]) throws {
+    private func flushSlots(_ reservations: [SlotReservation]) throws(ImageTableError) {
         if reservations.count == 1, let r = reservations.first {
             try file.flush(offset: file.layout.slotOffset(r.slot), count: file.layout.imageBytes)
         } else if !reservations.isEmpty {
@@ -240,7 +240,7 @@ extension ImageTableWriter {
         }
     }
 
-    private func flushRecords(_ slots: [Int]) throws {
+    private func flushRecords(_ slots: [Int]) throws(ImageTableError) {
         guard let low = slots.min(), let high = slots.max() else { return }
         let l = file.layout
         try file.flush(offset: l.recordOffset(low), count: l.recordOffset(high) - l.recordOffset(low) + TableLimits.recordBytes)

@@ -65,10 +65,10 @@ public final class ImageTableWriter: @unchecked Sendable {
     ///   - path: the table file; its directory must exist.
     ///   - format: the format the table must have.
     ///   - options: lock timeout and durability.
-    /// - Throws: ``TableError``: `locked` when another writer holds it past the timeout,
+    /// - Throws: ``ImageTableError``: `locked` when another writer holds it past the timeout,
     ///   `notATable` when `path` is some other file (it is never overwritten), `insecureFile`
     ///   for unsafe permissions or file types, `invalidLayout`/`invalidArgument`, `io`, `noSpace`.
-    public init(path: String, format: TableFormat, options: Options = Options()) throws {
+    public init(path: String, format: TableFormat, options: Options = Options()) throws(ImageTableError) {
         try format.validate()
         let layout = try format.layout()
         self.path = path
@@ -88,7 +88,7 @@ public final class ImageTableWriter: @unchecked Sendable {
                     notices.append(TableNotice(kind: .reset, message: "format parameters changed (\(existing.header.summary)"
                         + " → \(format.summary)); rebuilt the table empty", slot: nil))
                 }
-            } catch let error as TableError where error.code == .corrupt || error.code == .unsupportedVersion {
+            } catch let error where error.code == .corrupt || error.code == .unsupportedVersion {
                 notices.append(TableNotice(kind: .reset, message: "\(error.message); rebuilt the table empty", slot: nil))
             }
         } else if errno != ENOENT {

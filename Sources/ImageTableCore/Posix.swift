@@ -4,17 +4,11 @@ import Glibc
 import Darwin
 #endif
 
-/// Thin wrappers that turn failed system calls into ``TableError``s naming the call and file.
+/// Thin wrappers that turn failed system calls into ``ImageTableError``s naming the call and file.
 enum Posix {
-    /// The current `errno` as a ``TableError``; ENOSPC, EDQUOT and EFBIG become `noSpace`.
-    static func error(_ call: String, path: String, errno e: Int32 = errno) -> TableError {
-        let reason = String(cString: strerror(e))
-        switch e {
-        case ENOSPC, EDQUOT, EFBIG:
-            return TableError(.noSpace, "\(call) failed: \(reason); free some disk space and try again", path: path, errno: e)
-        default:
-            return TableError(.io, "\(call) failed: \(reason)", path: path, errno: e)
-        }
+    /// The current `errno` as an ``ImageTableError`` (``ImageTableError/system(_:path:errno:)``).
+    static func error(_ call: String, path: String, errno e: Int32 = errno) -> ImageTableError {
+        ImageTableError.system(call, path: path, errno: e)
     }
 
     /// Retries a call interrupted by a signal.
@@ -27,7 +21,7 @@ enum Posix {
     }
 
     /// Writes all of `bytes` at `offset`.
-    static func pwriteAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int, path: String) throws {
+    static func pwriteAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int, path: String) throws(ImageTableError) {
         var done = 0
         while done < bytes.count {
             let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
@@ -40,21 +34,24 @@ enum Posix {
     }
 
     /// Reads up to `count` bytes at `offset`; fewer only at end of file.
-    static func preadFully(_ fd: Int32, count: Int, at offset: Int, path: String) throws -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: count)
+    static func preadFully(_ fd: Int32, count: Int, at offset: Int, path: String) throws(ImageTableError) -> [UInt8] {
+        var failure: ImageTableError?
         var done = 0
-        try buffer.withUnsafeMutableBytes { raw in
+        let buffer = [UInt8](unsafeUninitializedCapacity: count) { raw, initialized in
             while done < count {
                 let n = pread(fd, raw.baseAddress! + done, count - done, off_t(offset + done))
                 if n < 0 {
                     if errno == EINTR { continue }
-                    throw error("read", path: path)
+                    failure = error("read", path: path)
+                    break
                 }
                 if n == 0 { break }
                 done += n
             }
+            initialized = done
         }
-        return Array(buffer.prefix(done))
+        if let failure { throw failure }
+        return buffer
     }
 
     /// `fsync` of the directory holding `path`, so that a rename survives power loss.

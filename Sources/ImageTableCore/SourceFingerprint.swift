@@ -28,8 +28,8 @@ public enum SourceFingerprint {
     ///
     /// - Parameter path: the source file.
     /// - Returns: the fingerprint and the number of bytes read.
-    /// - Throws: ``TableError`` `io` naming the file when it cannot be opened or read.
-    public static func uuid(contentsOf path: String) throws -> (uuid: UUID, bytes: Int) {
+    /// - Throws: ``ImageTableError`` `io` naming the file when it cannot be opened or read.
+    public static func uuid(contentsOf path: String) throws(ImageTableError) -> (uuid: UUID, bytes: Int) {
         let fd = Posix.retrying { open(path, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else { throw Posix.error("open", path: path) }
         defer { close(fd) }

@@ -21,8 +21,8 @@ enum TableCreation {
     ///   - path: the final path.
     ///   - format: the format.
     ///   - layout: its layout.
-    /// - Throws: ``TableError`` (`io`, `noSpace`).
-    static func create(at path: String, format: TableFormat, layout: TableLayout) throws {
+    /// - Throws: ``ImageTableError`` (`io`, `noSpace`).
+    static func create(at path: String, format: TableFormat, layout: TableLayout) throws(ImageTableError) {
         let dir = Posix.directory(of: path)
         let temp = "\(dir)/\(temporaryPrefix(for: path))\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = Posix.retrying { open(temp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
@@ -39,7 +39,8 @@ enum TableCreation {
         // The index must be fully backed before anyone maps it: records are read without checks.
         let reserved = itc_reserve(fd, 0, Int64(layout.slotsOffset))
         guard reserved == 0 else { throw Posix.error("posix_fallocate", path: temp, errno: reserved) }
-        try bytes.withUnsafeBytes { try Posix.pwriteAll(fd, $0, at: 0, path: temp) }
+        let written = bytes.withUnsafeBytes { raw in Result { () throws(ImageTableError) in try Posix.pwriteAll(fd, raw, at: 0, path: temp) } }
+        try written.get()
         guard Posix.retrying({ fsync(fd) }) == 0 else { throw Posix.error("fsync", path: temp) }
         guard rename(temp, path) == 0 else { throw Posix.error("rename", path: path) }
         keep = true

@@ -31,28 +31,28 @@ final class TableFile: @unchecked Sendable {
     /// - Parameters:
     ///   - path: the table file.
     ///   - writable: whether to open for writing.
-    /// - Throws: ``TableError`` (`notATable`, `corrupt`, `insecureFile`, `io`, …).
-    init(path: String, writable: Bool) throws {
+    /// - Throws: ``ImageTableError`` (`notATable`, `corrupt`, `insecureFile`, `io`, …).
+    init(path: String, writable: Bool) throws(ImageTableError) {
         self.path = path
         self.writable = writable
         let fd = Posix.retrying { open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC) }
         guard fd >= 0 else {
-            if errno == ELOOP { throw TableError(.insecureFile, "table is a symbolic link; refusing to follow it", path: path) }
+            if errno == ELOOP { throw ImageTableError(.insecureFile, "table is a symbolic link; refusing to follow it", path: path) }
             throw Posix.error("open", path: path)
         }
-        do {
+        do throws(ImageTableError) {
             var st = stat()
             guard fstat(fd, &st) == 0 else { throw Posix.error("fstat", path: path) }
             try Self.checkFileType(st, path: path)
             let headerBytes = try Posix.preadFully(fd, count: TableLimits.headerBytes, at: 0, path: path)
-            let header = try headerBytes.withUnsafeBytes { try TableHeader.decode($0) }
+            let header = try headerBytes.withUnsafeBytes { raw in Result { () throws(ImageTableError) in try TableHeader.decode(raw) } }.get()
             try Self.checkPermissions(st, protection: header.protection, path: path)
             let size = Int(st.st_size)
             guard size >= header.layout.slotsOffset else {
-                throw TableError(.corrupt, "file is \(size) bytes, shorter than its header and index (\(header.layout.slotsOffset))", path: path)
+                throw ImageTableError(.corrupt, "file is \(size) bytes, shorter than its header and index (\(header.layout.slotsOffset))", path: path)
             }
             guard size <= header.layout.maxFileBytes else {
-                throw TableError(.corrupt, "file is \(size) bytes, longer than its layout allows (\(header.layout.maxFileBytes))", path: path)
+                throw ImageTableError(.corrupt, "file is \(size) bytes, longer than its layout allows (\(header.layout.maxFileBytes))", path: path)
             }
             let protections = writable ? PROT_READ | PROT_WRITE : PROT_READ
             let mapping = mmap(nil, header.layout.maxFileBytes, protections, MAP_SHARED, fd, 0)
@@ -75,25 +75,25 @@ final class TableFile: @unchecked Sendable {
 
     /// Refuses anything but a regular file with one link (a hard link would let another name
     /// outlive our permission checks, as OpenSSH refuses for keys).
-    static func checkFileType(_ st: stat, path: String) throws {
+    static func checkFileType(_ st: stat, path: String) throws(ImageTableError) {
         guard st.st_mode & S_IFMT == S_IFREG else {
-            throw TableError(.insecureFile, "not a regular file", path: path)
+            throw ImageTableError(.insecureFile, "not a regular file", path: path)
         }
         guard st.st_nlink == 1 else {
-            throw TableError(.insecureFile, "file has \(st.st_nlink) hard links; a table must have exactly one", path: path)
+            throw ImageTableError(.insecureFile, "file has \(st.st_nlink) hard links; a table must have exactly one", path: path)
         }
     }
 
     /// Refuses group- or other-writable files and files readable by more than their protection allows.
-    static func checkPermissions(_ st: stat, protection: ProtectionMode, path: String) throws {
+    static func checkPermissions(_ st: stat, protection: ProtectionMode, path: String) throws(ImageTableError) {
         let mode = UInt16(st.st_mode & 0o7777)
         let octal = String(mode, radix: 8)
         guard mode & 0o022 == 0 else {
-            throw TableError(.insecureFile, "permissions 0\(octal) are group- or other-writable; run chmod go-w on it", path: path)
+            throw ImageTableError(.insecureFile, "permissions 0\(octal) are group- or other-writable; run chmod go-w on it", path: path)
         }
         let allowed = protection.permissions
         guard mode & ~allowed == 0 else {
-            throw TableError(.insecureFile, "permissions 0\(octal) are looser than its protection '\(protection.rawValue)' "
+            throw ImageTableError(.insecureFile, "permissions 0\(octal) are looser than its protection '\(protection.rawValue)' "
                 + "(0\(String(allowed, radix: 8))); run chmod \(String(allowed, radix: 8)) on it", path: path)
         }
     }
@@ -118,7 +118,7 @@ final class TableFile: @unchecked Sendable {
     ///
     /// Grows by at least 16 slots (capped at the table's maximum) to keep system calls rare.
     /// - Throws: `noSpace` when the disk is full, so no store can ever SIGBUS.
-    func ensureBacked(slot index: Int) throws {
+    func ensureBacked(slot index: Int) throws(ImageTableError) {
         let fileSize = self.fileSize
         let needed = layout.slotOffset(index) + layout.slotStride
         guard needed > fileSize else { return }
@@ -135,7 +135,7 @@ final class TableFile: @unchecked Sendable {
 
     /// Flushes `count` bytes at `offset` of the mapping to disk. Never retried: a failed flush
     /// means the data's fate is unknown, and the caller must not publish it.
-    func flush(offset: Int, count: Int) throws {
+    func flush(offset: Int, count: Int) throws(ImageTableError) {
         let page = Int(TableLayout.systemPageSize)
         let start = offset / page * page
         let length = offset + count - start
@@ -143,7 +143,7 @@ final class TableFile: @unchecked Sendable {
     }
 
     /// Flushes every dirty page of the file.
-    func flushAll() throws {
+    func flushAll() throws(ImageTableError) {
         #if canImport(Darwin)
         let result = Posix.retrying { fsync(fd) }
         #else

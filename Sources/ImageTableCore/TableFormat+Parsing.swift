@@ -9,10 +9,10 @@ extension TableFormat {
     /// - Parameters:
     ///   - text: the canonical parameter string.
     ///   - scale: the scale, which the string does not hold (it decides no pixel).
-    /// - Throws: ``TableError`` `invalidArgument` naming the line that does not parse.
-    public init(canonicalParameters text: String, scale: Int = 1) throws {
-        func invalid(_ why: String) -> TableError {
-            TableError(.invalidArgument, "not a canonical parameter string: \(why)")
+    /// - Throws: ``ImageTableError`` `invalidArgument` naming the line that does not parse.
+    public init(canonicalParameters text: String, scale: Int = 1) throws(ImageTableError) {
+        func invalid(_ why: String) -> ImageTableError {
+            ImageTableError(.invalidArgument, "not a canonical parameter string: \(why)")
         }
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         guard lines.last == "" else { throw invalid("it does not end with a line break") }
@@ -40,7 +40,7 @@ extension TableFormat {
     }
 
     /// `pipeline=1;fit=cover;crop=centre;background=#ffffffff;radius=0;upscale=0`.
-    private static func parseSignature(_ signature: String) throws -> (Int, RenderingOptions) {
+    private static func parseSignature(_ signature: String) throws(ImageTableError) -> (Int, RenderingOptions) {
         var fields: [String: String] = [:]
         for part in signature.split(separator: ";") {
             guard let eq = part.firstIndex(of: "=") else { continue }
@@ -52,7 +52,7 @@ extension TableFormat {
               let background = fields["background"].flatMap(RGBAColor.init(hex:)),
               let radius = fields["radius"].flatMap(Double.init), radius.isFinite, radius >= 0,
               let upscale = fields["upscale"], upscale == "0" || upscale == "1" else {
-            throw TableError(.invalidArgument, "not a rendering signature of this package: '\(PrintableText.escaped(signature))'")
+            throw ImageTableError(.invalidArgument, "not a rendering signature of this package: '\(PrintableText.escaped(signature))'")
         }
         return (version, RenderingOptions(fit: fit, crop: crop, background: background, cornerRadius: radius, upscale: upscale == "1"))
     }

@@ -89,8 +89,8 @@ public struct TableFormat: Sendable, Hashable {
     /// The layout this format implies at a page size.
     ///
     /// - Parameter pageSize: slot alignment; this machine's page size by default.
-    /// - Throws: ``TableError`` (`invalidLayout`) when the size or capacity is out of range.
-    public func layout(pageSize: Int = TableLayout.systemPageSize) throws -> TableLayout {
+    /// - Throws: ``ImageTableError`` (`invalidLayout`) when the size or capacity is out of range.
+    public func layout(pageSize: Int = TableLayout.systemPageSize) throws(ImageTableError) -> TableLayout {
         try TableLayout(width: width, height: height, style: style, capacity: capacity, pageSize: pageSize)
     }
 
@@ -99,26 +99,26 @@ public struct TableFormat: Sendable, Hashable {
 
     /// Checks the names and scale; ``layout(pageSize:)`` checks the rest.
     ///
-    /// - Throws: ``TableError`` (`invalidArgument`).
-    public func validate() throws {
+    /// - Throws: ``ImageTableError`` (`invalidArgument`).
+    public func validate() throws(ImageTableError) {
         guard (1...TableLimits.maxNameBytes).contains(name.utf8.count) else {
-            throw TableError(.invalidArgument, "format name must be 1…\(TableLimits.maxNameBytes) UTF-8 bytes")
+            throw ImageTableError(.invalidArgument, "format name must be 1…\(TableLimits.maxNameBytes) UTF-8 bytes")
         }
         guard family.utf8.count <= TableLimits.maxNameBytes else {
-            throw TableError(.invalidArgument, "family name must be at most \(TableLimits.maxNameBytes) UTF-8 bytes")
+            throw ImageTableError(.invalidArgument, "family name must be at most \(TableLimits.maxNameBytes) UTF-8 bytes")
         }
         // A line break would let two formats share one canonical parameter string.
         guard !name.utf8.contains(where: { $0 == 0 || $0 == 0x0A }), !family.utf8.contains(where: { $0 == 0 || $0 == 0x0A }) else {
-            throw TableError(.invalidArgument, "names must not contain NUL or line breaks")
+            throw ImageTableError(.invalidArgument, "names must not contain NUL or line breaks")
         }
         guard !name.contains("@"), !name.contains("/") else {
-            throw TableError(.invalidArgument, "format name '\(PrintableText.escaped(name))' must not contain '@' or '/'")
+            throw ImageTableError(.invalidArgument, "format name '\(PrintableText.escaped(name))' must not contain '@' or '/'")
         }
         guard (1...64).contains(scale) else {
-            throw TableError(.invalidArgument, "scale \(scale) is outside 1…64")
+            throw ImageTableError(.invalidArgument, "scale \(scale) is outside 1…64")
         }
         guard rendering.cornerRadius.isFinite, rendering.cornerRadius >= 0 else {
-            throw TableError(.invalidArgument, "corner radius \(rendering.cornerRadius) is not a finite number ≥ 0")
+            throw ImageTableError(.invalidArgument, "corner radius \(rendering.cornerRadius) is not a finite number ≥ 0")
         }
     }
 }

@@ -75,48 +75,48 @@ public struct TableHeader: Sendable, Equatable {
     /// Decodes and validates a header.
     ///
     /// - Parameter bytes: at least the first 512 bytes of the file.
-    /// - Throws: ``TableError`` with code `notATable`, `unsupportedVersion` or `corrupt`.
-    public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> TableHeader {
+    /// - Throws: ``ImageTableError`` with code `notATable`, `unsupportedVersion` or `corrupt`.
+    public static func decode(_ bytes: UnsafeRawBufferPointer) throws(ImageTableError) -> TableHeader {
         guard bytes.count >= TableLimits.headerBytes else {
-            throw TableError(.notATable, "file is \(bytes.count) bytes, shorter than a table header (512)")
+            throw ImageTableError(.notATable, "file is \(bytes.count) bytes, shorter than a table header (512)")
         }
         guard bytes.prefix(8).elementsEqual(magic) else {
-            throw TableError(.notATable, "not an image table (bad magic bytes)")
+            throw ImageTableError(.notATable, "not an image table (bad magic bytes)")
         }
         let base = bytes.baseAddress!
         func u32(_ o: Int) -> Int { Int(base.loadLE(UInt32.self, at: o)) }
         func u64(_ o: Int) -> UInt64 { base.loadLE(UInt64.self, at: o) }
         guard u32(8) == Int(version) else {
-            throw TableError(.unsupportedVersion, "table format version \(u32(8)) is not supported (this build reads version \(version))")
+            throw ImageTableError(.unsupportedVersion, "table format version \(u32(8)) is not supported (this build reads version \(version))")
         }
         let storedCRC = base.loadLE(UInt32.self, at: checksumOffset)
         guard CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<checksumOffset])) == storedCRC else {
-            throw TableError(.corrupt, "header checksum mismatch")
+            throw ImageTableError(.corrupt, "header checksum mismatch")
         }
         guard u32(12) == TableLimits.headerBytes, u32(56) == TableLimits.recordBytes,
               u32(60) == TableLimits.maxKeyBytes, u64(64) == UInt64(TableLimits.indexOffset) else {
-            throw TableError(.corrupt, "header describes an unknown layout")
+            throw ImageTableError(.corrupt, "header describes an unknown layout")
         }
-        guard let style = PixelStyle(code: UInt32(u32(20))) else { throw TableError(.corrupt, "unknown pixel style code \(u32(20))") }
+        guard let style = PixelStyle(code: UInt32(u32(20))) else { throw ImageTableError(.corrupt, "unknown pixel style code \(u32(20))") }
         guard let protection = ProtectionMode(code: UInt32(u32(52))) else {
-            throw TableError(.corrupt, "unknown protection code \(u32(52))")
+            throw ImageTableError(.corrupt, "unknown protection code \(u32(52))")
         }
         let layout: TableLayout
         do {
             layout = try TableLayout(width: u32(24), height: u32(28), style: style, capacity: u32(48), pageSize: u32(16))
-        } catch let error as TableError {
-            throw TableError(.corrupt, "header layout is invalid: \(error.message)")
+        } catch {
+            throw ImageTableError(.corrupt, "header layout is invalid: \(error.message)")
         }
         guard u32(32) == style.bytesPerPixel, u32(36) == layout.bytesPerRow, u64(40) == UInt64(layout.slotStride),
               u64(72) == UInt64(layout.slotsOffset), u64(80) == UInt64(layout.maxFileBytes) else {
-            throw TableError(.corrupt, "header sizes disagree with the layout rules")
+            throw ImageTableError(.corrupt, "header sizes disagree with the layout rules")
         }
-        func text(_ offset: Int) throws -> String {
+        func text(_ offset: Int) throws(ImageTableError) -> String {
             let field = bytes[offset..<offset + 64]
             let used = field.prefix { $0 != 0 }
             guard used.count <= TableLimits.maxNameBytes, field.dropFirst(used.count).allSatisfy({ $0 == 0 }),
                   let s = String(validating: used, as: UTF8.self) else {
-                throw TableError(.corrupt, "header name field is not NUL-padded UTF-8")
+                throw ImageTableError(.corrupt, "header name field is not NUL-padded UTF-8")
             }
             return s
         }

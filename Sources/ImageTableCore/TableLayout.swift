@@ -38,9 +38,9 @@ public struct TableLayout: Sendable, Equatable {
     ///   - style: the pixel style.
     ///   - capacity: the number of slots, 1 … ``TableLimits/maxCapacity``.
     ///   - pageSize: slot alignment; defaults to this machine's page size.
-    /// - Throws: ``TableError`` with code `invalidLayout` for out-of-range values or overflow.
-    public init(width: Int, height: Int, style: PixelStyle, capacity: Int, pageSize: Int = TableLayout.systemPageSize) throws {
-        func invalid(_ why: String) -> TableError { TableError(.invalidLayout, why) }
+    /// - Throws: ``ImageTableError`` with code `invalidLayout` for out-of-range values or overflow.
+    public init(width: Int, height: Int, style: PixelStyle, capacity: Int, pageSize: Int = TableLayout.systemPageSize) throws(ImageTableError) {
+        func invalid(_ why: String) -> ImageTableError { ImageTableError(.invalidLayout, why) }
         guard (1...TableLimits.maxDimension).contains(width), (1...TableLimits.maxDimension).contains(height) else {
             throw invalid("pixel size \(width)×\(height) is outside 1…\(TableLimits.maxDimension)")
         }

@@ -11,16 +11,16 @@ public enum TableVerifier {
         public let slot: Int?
         /// The entry's key, when it could be read.
         public let key: String?
-        /// A stable code: `pixel-checksum-mismatch`, `damaged-record`, `interrupted-write`, or for
-        /// the header a ``TableError/Code`` raw value such as `corrupt` or `not-a-table`.
-        public let code: String
+        /// `pixelChecksumMismatch`, `damagedRecord` or `interruptedWrite`; for the header or the
+        /// file, why it could not be opened (`corrupt`, `notATable`, `notFound`…).
+        public let code: ImageTableError.Code
         /// What is wrong, for people.
         public let reason: String
 
         /// `slot N (key): reason [code]`.
         public var description: String {
             let place = slot.map { "slot \($0)" } ?? "header"
-            return (key.map { "\(place) (\($0))" } ?? place) + ": \(reason) [\(code)]"
+            return (key.map { "\(place) (\($0))" } ?? place) + ": \(reason) [\(code.rawValue)]"
         }
     }
 
@@ -44,15 +44,13 @@ public enum TableVerifier {
         let file: TableFile
         do {
             file = try TableFile(path: path, writable: false)
-        } catch let error as TableError {
-            return Report(header: nil, validEntries: 0, problems: [Problem(slot: nil, key: nil, code: error.code.rawValue, reason: error.message)])
         } catch {
-            return Report(header: nil, validEntries: 0, problems: [Problem(slot: nil, key: nil, code: "io", reason: "\(error)")])
+            return Report(header: nil, validEntries: 0, problems: [Problem(slot: nil, key: nil, code: error.code, reason: error.message)])
         }
         let scan = RecordScan(file, checkKeys: true)
         var problems = scan.problems.map {
             Problem(slot: $0.slot, key: file.record($0.slot).key,
-                    code: $0.kind == .discardedInterruptedWrite ? "interrupted-write" : "damaged-record", reason: $0.reason)
+                    code: $0.kind == .discardedInterruptedWrite ? .interruptedWrite : .damagedRecord, reason: $0.reason)
         }
         var valid = 0
         for entry in scan.committed {
@@ -67,7 +65,7 @@ public enum TableVerifier {
             } else if matches {
                 valid += 1
             } else {
-                problems.append(Problem(slot: entry.slot, key: record.key, code: "pixel-checksum-mismatch", reason: "pixel checksum mismatch"))
+                problems.append(Problem(slot: entry.slot, key: record.key, code: .pixelChecksumMismatch, reason: "pixel checksum mismatch"))
             }
         }
         return Report(header: file.header, validEntries: valid, problems: problems.sorted { ($0.slot ?? -1) < ($1.slot ?? -1) })

@@ -22,8 +22,8 @@ final class WriterLock: @unchecked Sendable {
     ///   - tablePath: the table the lock guards; the lock file is `tablePath + ".lock"`.
     ///   - permissions: the lock file's mode when it has to be created.
     ///   - timeout: how long to wait for another writer, in seconds.
-    /// - Throws: ``TableError`` `locked` naming the lock file and the holder's PID, or `io`.
-    init(tablePath: String, permissions: UInt16, timeout: Double) throws {
+    /// - Throws: ``ImageTableError`` `locked` naming the lock file and the holder's PID, or `io`.
+    init(tablePath: String, permissions: UInt16, timeout: Double) throws(ImageTableError) {
         let path = tablePath + ".lock"
         self.path = path
         let fd = Posix.retrying { open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode_t(permissions & 0o644)) }
@@ -43,7 +43,7 @@ final class WriterLock: @unchecked Sendable {
                     .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
                 release()
                 let who = holder.isEmpty ? "another process" : "process \(holder)"
-                throw TableError(.locked, "\(who) is writing this table (lock file \(path)); gave up after "
+                throw ImageTableError(.locked, "\(who) is writing this table (lock file \(path)); gave up after "
                     + "\(timeout) s. Wait for it to finish or allow a longer lock timeout", path: tablePath)
             }
             usleep(20_000)

@@ -67,7 +67,7 @@ enum ExtractWorker {
         do {
             try OutputFiles.makeDirectory(directory, mode: directoryMode)
         } catch {
-            printError(error.line)
+            printError(error.description)
             return 1
         }
         var taken = Set<[String]>()
@@ -123,8 +123,8 @@ enum ExtractWorker {
             let path = try destination(png)
             if request.verbose && request.all != nil { print("\(path): \(describe(info, reader, request))") }
             return true
-        } catch let error as OutputError {
-            printError(error.line)
+        } catch let error as ImageTableError {
+            printError(error.description)
         } catch {
             printError("\(error)")
         }

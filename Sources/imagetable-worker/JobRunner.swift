@@ -32,8 +32,8 @@ final class JobRunner {
 
     private func run(_ job: WorkerProtocol.Job, id: Int) -> WorkerProtocol.Reply {
         releaseHeld()
+        var targets: [RenderTarget] = []
         do {
-            var targets: [RenderTarget] = []
             for member in job.members {
                 let format = try TableFormat(canonicalParameters: member.format)
                 if let target = member.target {
@@ -48,21 +48,20 @@ final class JobRunner {
                     targets.append(RenderTarget(format: format, pixels: memory, bytesPerRow: rowBytes))
                 }
             }
+        } catch {
+            // The bake's own table changed under the job: not the source's fault, but not baked either.
+            releaseHeld()
+            if let path = (error as? ImageTableError)?.path { tables[path] = nil }
+            return failure(id, code: "table-changed", message: (error as? ImageTableError)?.message ?? "\(error)", cause: nil)
+        }
+        do {
             let report = try renderer.render(.file(job.source), into: targets)
             // The bake reads the pixels back from the page cache; this process is done with them.
             for target in job.members.compactMap(\.target) { tables[target.table]?.releaseMappedPages(slot: target.slot) }
             return WorkerProtocol.Reply(id: id, rects: report.members.map(\.contentRect), decodes: report.decodes, failure: nil)
-        } catch let error as PipelineError {
-            releaseHeld()
-            return failure(id, code: error.code.rawValue, message: error.message, cause: error.cause)
-        } catch let error as TableError {
-            // The bake's own table changed under the job: not the source's fault, but not baked either.
-            releaseHeld()
-            tables[error.path ?? ""] = nil
-            return failure(id, code: "table-changed", message: error.message, cause: nil)
         } catch {
             releaseHeld()
-            return failure(id, code: "render-failed", message: "\(error)", cause: nil)
+            return failure(id, code: error.code.rawValue, message: error.message, cause: error.cause)
         }
     }
 

@@ -1,20 +1,10 @@
 import Foundation
+import ImageTableCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-/// Why an output file could not be written.
-struct OutputError: Error {
-    /// The file or directory concerned.
-    let path: String
-    /// What went wrong, for people.
-    let message: String
-
-    /// `path: error: message [output-failed]`.
-    var line: String { "\(path): error: \(message) [output-failed]" }
-}
 
 /// Writes output files so that a half-written file never has the final name and nothing lands
 /// outside the directory it is meant for.
@@ -23,19 +13,24 @@ struct OutputError: Error {
 /// Below a directory given by the user, directories are walked with `openat` and `O_NOFOLLOW`: a
 /// symbolic link planted inside DIR cannot redirect a write elsewhere.
 enum OutputFiles {
+    /// Why an output file or directory could not be written: `output-failed`, naming it.
+    static func outputFailed(_ path: String, _ message: String) -> ImageTableError {
+        ImageTableError(.outputFailed, message, path: path)
+    }
+
     private nonisolated(unsafe) static var counter = 0
 
     /// Writes `bytes` to `path` (a file named by the user; its directory must exist), or to
     /// standard output when `path` is `-`.
-    static func write(_ bytes: [UInt8], to path: String, mode: mode_t) throws(OutputError) {
+    static func write(_ bytes: [UInt8], to path: String, mode: mode_t) throws(ImageTableError) {
         if path == "-" {
-            guard writeAll(1, bytes) else { throw OutputError(path: "<stdout>", message: "write failed: \(reason())") }
+            guard writeAll(1, bytes) else { throw outputFailed("<stdout>", "write failed: \(reason())") }
             return
         }
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard dir >= 0 else { throw OutputError(path: path, message: "cannot open its directory: \(reason())") }
+        guard dir >= 0 else { throw outputFailed(path, "cannot open its directory: \(reason())") }
         defer { close(dir) }
         try write(bytes, named: url.lastPathComponent, in: dir, displayPath: path, mode: mode)
     }
@@ -45,21 +40,21 @@ enum OutputFiles {
     ///
     /// - Returns: the path written, `root` joined with `components`.
     static func write(_ bytes: [UInt8], below root: String, components: [String], mode: mode_t,
-                      directoryMode: mode_t) throws(OutputError) -> String {
+                      directoryMode: mode_t) throws(ImageTableError) -> String {
         let display = ([root] + components).joined(separator: "/")
         var dir = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard dir >= 0 else { throw OutputError(path: root, message: "cannot open the output directory: \(reason())") }
+        guard dir >= 0 else { throw outputFailed(root, "cannot open the output directory: \(reason())") }
         defer { close(dir) }
         var walked = root
         for component in components.dropLast() {
             walked += "/" + component
             if mkdirat(dir, component, directoryMode) != 0 && errno != EEXIST {
-                throw OutputError(path: walked, message: "cannot create the directory: \(reason())")
+                throw outputFailed(walked, "cannot create the directory: \(reason())")
             }
             let next = openat(dir, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             guard next >= 0 else {
                 let why = errno == ELOOP || errno == ENOTDIR ? "a file or symbolic link is in the way of the directory" : reason()
-                throw OutputError(path: walked, message: why)
+                throw outputFailed(walked, why)
             }
             close(dir)
             dir = next
@@ -69,32 +64,32 @@ enum OutputFiles {
     }
 
     /// Creates `path` and its parents, like `mkdir -p`.
-    static func makeDirectory(_ path: String, mode: mode_t) throws(OutputError) {
+    static func makeDirectory(_ path: String, mode: mode_t) throws(ImageTableError) {
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: Int(mode)])
         } catch {
-            throw OutputError(path: path, message: "cannot create the output directory: \(error.localizedDescription)")
+            throw outputFailed(path, "cannot create the output directory: \(error.localizedDescription)")
         }
     }
 
     private static func write(_ bytes: [UInt8], named name: String, in dir: Int32, displayPath: String,
-                              mode: mode_t) throws(OutputError) {
+                              mode: mode_t) throws(ImageTableError) {
         counter += 1
         let temporary = ".imagetable-\(getpid())-\(counter).tmp"
         let fd = openat(dir, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
-        guard fd >= 0 else { throw OutputError(path: displayPath, message: "cannot create a file next to it: \(reason())") }
+        guard fd >= 0 else { throw outputFailed(displayPath, "cannot create a file next to it: \(reason())") }
         let written = writeAll(fd, bytes)
         let why = reason()
         close(fd)
         guard written else {
             unlinkat(dir, temporary, 0)
-            throw OutputError(path: displayPath, message: "write failed: \(why)")
+            throw outputFailed(displayPath, "write failed: \(why)")
         }
         guard renameat(dir, temporary, dir, name) == 0 else {
             let why = errno == EISDIR ? "a directory has that name" : reason()
             unlinkat(dir, temporary, 0)
-            throw OutputError(path: displayPath, message: "cannot put the file in place: \(why)")
+            throw outputFailed(displayPath, "cannot put the file in place: \(why)")
         }
     }
 

@@ -71,11 +71,8 @@ enum PreviewWorker {
         do {
             let png = try PNGEncoder.encode(canvas.bitmap, name: request.output)
             try OutputFiles.write(png, to: request.output, mode: mode_t(reader.header.protection.permissions))
-        } catch let error as OutputError {
-            printError(error.line)
-            return 1
         } catch {
-            printError("\(error)")
+            printError(error.description)
             return 1
         }
         if request.output != "-" {

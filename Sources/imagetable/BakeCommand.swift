@@ -107,7 +107,7 @@ struct BakeCommand: ParsableCommand {
         do {
             summary = try Baker.bake(plan, options: options)
             bar?.finish()
-        } catch let error as BakeError {
+        } catch let error as ImageTableError {
             bar?.finish()
             BakeReport.printFatal(error, report: report, format: format)
             throw ExitStatus.failure

@@ -78,7 +78,7 @@ struct InspectCommand: ParsableCommand {
                     }
                     first = false
                 } else {
-                    result.error?.report()
+                    if let error = result.error { StandardError.report(error) }
                 }
             }
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ImageTableCore
 
 /// Hands a command's pixel work to `imagetable-worker`, the executable that links libvips.
 ///
@@ -16,8 +17,8 @@ enum WorkerLauncher {
         argv.append(nil)
         execv(path, &argv)
         let reason = String(cString: strerror(errno))
-        ToolError(code: "worker-unavailable",
-                  message: "cannot run imagetable-worker: \(reason); it must be installed next to imagetable", path: path).report()
+        StandardError.report(ImageTableError(.workerUnavailable, "cannot run imagetable-worker: \(reason); it must be installed next to imagetable",
+                                             path: path))
         throw ExitStatus.failure
     }
 
@@ -27,7 +28,7 @@ enum WorkerLauncher {
         do {
             _ = try TableOpener.open(table)
         } catch {
-            error.report()
+            StandardError.report(error)
             throw ExitStatus.failure
         }
     }

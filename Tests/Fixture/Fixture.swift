@@ -118,7 +118,7 @@ struct Fixture {
                 try write(table, key: "key-\(n)", source: UUID())
                 n += 1
             }
-        } catch let error as TableError {
+        } catch let error as ImageTableError {
             print("\(error.code.rawValue) \(error.message)")
         } catch {
             print("other \(error)")

@@ -42,10 +42,10 @@ struct BakeTests {
         project.add("big.png", bytes: Self.pngHeader(width: 5000, height: 5000))
         let summary = try project.bake { $0.maxPixels = 3_000_000 }
         #expect(summary.decoded == 1)
-        let codes = Dictionary(uniqueKeysWithValues: summary.failed.map { ($0.key, $0.code) })
-        #expect(codes == ["truncated.jpg": "truncated", "empty.jpg": "empty", "notes.jpg": "unsupported-format",
-                          "big.png": "too-many-pixels"], "\(summary.failed)")
-        #expect(summary.failed.allSatisfy { $0.path.hasPrefix(project.sources) && !$0.message.isEmpty })
+        let codes = Dictionary(uniqueKeysWithValues: summary.failed.map { ($0.key, $0.error.code) })
+        #expect(codes == ["truncated.jpg": .truncated, "empty.jpg": .empty, "notes.jpg": .unsupportedFormat,
+                          "big.png": .tooManyPixels], "\(summary.failed)")
+        #expect(summary.failed.allSatisfy { $0.path.hasPrefix(project.sources) && !$0.error.message.isEmpty })
         #expect(summary.tables.allSatisfy { $0.entries == 1 })
     }
 
@@ -69,14 +69,14 @@ struct BakeTests {
         let failed = Set(summary.failed.map(\.key))
         #expect(failed == Set(names.filter { $0.hasPrefix("x") }), "only the deliberately corrupt x* files fail")
         #expect(summary.decoded == names.count - failed.count)
-        #expect(summary.failed.allSatisfy { !$0.code.isEmpty && $0.code != "worker-crashed" })
+        #expect(summary.failed.allSatisfy { $0.error.code != .workerCrashed && $0.error.code != .protocolError })
     }
 
     @Test func strictStopsAndCommitsNothingForTheFailedSource() throws {
         let project = try BakeProject()
         project.add("a-broken.jpg", bytes: [0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10])
         try project.add("b-good.jpg", from: Corpus.photo("Landscape_1"))
-        let error = #expect(throws: BakeError.self) { try project.bake(jobs: 1) { $0.strict = true } }
+        let error = #expect(throws: ImageTableError.self) { try project.bake(jobs: 1) { $0.strict = true } }
         #expect(error?.code == .sourceFailed && error?.message.contains("a-broken.jpg") == true)
         let table = try ImageTableReader(path: project.tables + "/bgra.imagetable")
         #expect(table.entry(forKey: "a-broken.jpg") == nil)

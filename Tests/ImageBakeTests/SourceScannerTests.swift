@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+import ImageTableCore
 @testable import ImageBake
 
 struct SourceScannerTests {
@@ -24,7 +25,8 @@ struct SourceScannerTests {
         let images: @Sendable (String) -> Bool = { !$0.hasPrefix(".") && !$0.contains("/.") && !$0.hasSuffix(".txt") }
         let (sources, skipped) = try SourceScanner(root: "\(root)/src", selects: images).scan()
         #expect(sources.map(\.key) == ["a/b/three.jpg", "a/two.PNG", "c/inside.jpg", "one.jpg"])
-        #expect(skipped == [SkippedSource(key: "c/outside.jpg", reason: "symbolic link leads outside the sources directory")])
+        #expect(skipped == [ImageTableError(.outsideSources, "symbolic link leads outside the sources directory",
+                                            path: "\(root)/src/c/outside.jpg", key: "c/outside.jpg")])
         let all = try SourceScanner(root: "\(root)/src", allowOutside: true, selects: images).scan()
         #expect(all.sources.map(\.key) == ["a/b/three.jpg", "a/two.PNG", "c/inside.jpg", "c/outside.jpg", "one.jpg"])
         // Directory links are never followed, whatever the patterns say.
@@ -33,7 +35,7 @@ struct SourceScannerTests {
     }
 
     @Test func aMissingDirectoryIsAnError() {
-        let error = #expect(throws: BakeError.self) { try SourceScanner(root: "/nonexistent/dir", selects: { _ in true }).scan() }
+        let error = #expect(throws: ImageTableError.self) { try SourceScanner(root: "/nonexistent/dir", selects: { _ in true }).scan() }
         #expect(error?.code == .sourcesUnreadable)
     }
 }

@@ -19,10 +19,10 @@ import Testing
         // and leaves the entries as they were.
         let png = try await cache.setImage(.file(URL(fileURLWithPath: Corpus.png("basn6a08"))), for: entity, format: "small")
         #expect(before != nil && png.copyPixels() != before)
-        let error = await #expect(throws: CacheError.self) {
+        let error = await #expect(throws: ImageTableError.self) {
             try await cache.setImage(.data(Data([1, 2, 3])), for: entity, format: "small")
         }
-        #expect(error?.code == .decodeFailed)
+        #expect(error?.code == .unsupportedFormat, "the pipeline's code, carried through")
         #expect(try cache.cachedImage(for: entity, format: "small")?.copyPixels() == png.copyPixels())
     }
 
@@ -41,7 +41,7 @@ import Testing
         #expect(try cache.containsImage(for: b, format: "small"))
         _ = try await cache.image(for: a, format: "small")
         #expect(provider.calls == 3)
-        #expect(throws: CacheError.self) { try cache.deleteImage(forKey: "a", format: "nope") }
+        #expect(throws: ImageTableError.self) { try cache.deleteImage(forKey: "a", format: "nope") }
     }
 
     @Test func resetEmptiesEveryTable() async throws {
@@ -89,10 +89,10 @@ import Testing
         cache.close()
         #expect(handle.withPixels { _ in 1 } == nil && handle.copyPixels() == nil)
         #expect(try cache.cachedImage(for: entity, format: "small") == nil)
-        let error = await #expect(throws: CacheError.self) { try await cache.image(for: entity, format: "small") }
-        #expect(error?.code == .tableUnavailable && provider.calls == 1)
-        let set = await #expect(throws: CacheError.self) { try await cache.setImage(.photo("Landscape_0"), for: entity, format: "small") }
-        #expect(set?.code == .tableUnavailable)
+        let error = await #expect(throws: ImageTableError.self) { try await cache.image(for: entity, format: "small") }
+        #expect(error?.code == .notWritable && provider.calls == 1)
+        let set = await #expect(throws: ImageTableError.self) { try await cache.setImage(.photo("Landscape_0"), for: entity, format: "small") }
+        #expect(set?.code == .notWritable)
         // The writer locks are released: another cache opens the same tables and finds the entry.
         let reopened = try ImageCache(configuration: .init(directory: fixture.directory, formats: Fixture.formats), provider: provider)
         defer { reopened.close() }

@@ -132,11 +132,11 @@ extension SourceImage {
 }
 
 /// The error a failed request threw, or `nil` when it succeeded.
-func cacheError<T>(_ task: Task<T, any Error>) async -> CacheError? {
+func cacheError<T>(_ task: Task<T, any Error>) async -> ImageTableError? {
     do {
         _ = try await task.value
         return nil
     } catch {
-        return error as? CacheError
+        return error as? ImageTableError
     }
 }

@@ -11,7 +11,7 @@ import ImageTableCore
 @Suite struct BadInputTests {
     static let spec = [TableFormat(width: 64, height: 64, style: .bgra32), TableFormat(width: 32, height: 32, style: .bgr16)]
 
-    static func failure(_ source: ImageSource, renderer: ImageRenderer = ImageRenderer()) -> PipelineError? {
+    static func failure(_ source: ImageSource, renderer: ImageRenderer = ImageRenderer()) -> ImageTableError? {
         do {
             _ = try render(source, spec, renderer: renderer)
             return nil
@@ -20,7 +20,7 @@ import ImageTableCore
         }
     }
 
-    static func expectFailure(_ path: String, _ code: PipelineError.Code, _ label: String) {
+    static func expectFailure(_ path: String, _ code: ImageTableError.Code, _ label: String) {
         let error = failure(.file(path))
         print("[bad input] \(label): \(error.map(String.init(describing:)) ?? "no error")")
         #expect(error?.code == code, "\(label): \(String(describing: error))")

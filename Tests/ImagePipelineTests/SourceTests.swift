@@ -34,7 +34,7 @@ import Glibc
         let renderer = ImageRenderer()
         let specs = [TableFormat(width: 24, height: 24, style: .bgra32, cornerRadius: 4),
                      TableFormat(width: 16, height: 12, style: .grayscale8, fit: .inside)]
-        var failures: [String: PipelineError.Code] = [:]
+        var failures: [String: ImageTableError.Code] = [:]
         for file in files {
             let name = URL(fileURLWithPath: file).lastPathComponent
             do {
@@ -159,7 +159,7 @@ import Glibc
         for suffix in ["ppm", "v", "csv"] {
             let path = dir.file("photo.\(suffix)")
             try Reference.convert(original, to: path)
-            #expect(throws: PipelineError.self) { try render(.file(path), [spec]) }
+            #expect(throws: ImageTableError.self) { try render(.file(path), [spec]) }
             do { _ = try render(.file(path), [spec]) } catch {
                 #expect(error.code == .unsupportedFormat, "\(suffix): \(error)")
             }

@@ -171,7 +171,7 @@ import Testing
             RenderTarget(format: TableFormat(width: 1, height: 1, style: .bgra32, cornerRadius: -1), pixels: buffer, bytesPerRow: 64),
         ]
         for target in cases {
-            #expect(throws: PipelineError.self) { try renderer.render(.file(PixelTests.photo), into: [target]) }
+            #expect(throws: ImageTableError.self) { try renderer.render(.file(PixelTests.photo), into: [target]) }
             do { _ = try renderer.render(.file(PixelTests.photo), into: [target]) } catch {
                 #expect(error.code == .invalidRequest && error.path == PixelTests.photo)
             }

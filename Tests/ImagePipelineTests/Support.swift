@@ -157,7 +157,7 @@ enum Reference {
 
     private static func referenceError() -> Error {
         let text = vips_error_buffer_copy().map { p in defer { g_free(p) }; return String(cString: p) } ?? ""
-        return PipelineError(.renderFailed, "reference failed", cause: text)
+        return ImageTableError(.renderFailed, "reference failed", cause: text)
     }
 }
 
@@ -241,7 +241,7 @@ enum PNGWriter {
 
 /// Renders one source into fresh slots for `specs`.
 func render(_ source: ImageSource, _ specs: [TableFormat],
-            renderer: ImageRenderer = ImageRenderer()) throws(PipelineError) -> (RenderReport, [Slot]) {
+            renderer: ImageRenderer = ImageRenderer()) throws(ImageTableError) -> (RenderReport, [Slot]) {
     let slots = specs.map(Slot.init)
     let report = try renderer.render(source, into: slots.map(\.target))
     return (report, slots)

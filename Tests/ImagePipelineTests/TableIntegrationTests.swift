@@ -48,7 +48,7 @@ import Testing
         defer { table.close() }
         let reservation = try table.reserve(key: "k", sourceUUID: UUID())
         let target = RenderTarget(format: TableFormat(width: 64, height: 64, style: .bgra32), reservation: reservation)
-        #expect(throws: PipelineError.self) { try ImageRenderer().render(.file(PixelTests.photo), into: [target]) }
+        #expect(throws: ImageTableError.self) { try ImageRenderer().render(.file(PixelTests.photo), into: [target]) }
         table.abandon(reservation)
     }
 }

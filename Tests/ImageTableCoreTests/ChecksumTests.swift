@@ -57,7 +57,7 @@ struct SourceFingerprintTests {
         let (uuid, bytes) = try SourceFingerprint.uuid(contentsOf: dir.file("big"))
         #expect(bytes == big.count && uuid.uuidString.lowercased() == "186abf94-eea6-5d98-a0f1-a91b374a4dbf")
         #expect(big.withUnsafeBytes { SourceFingerprint.uuid(of: $0) } == uuid)
-        let error = #expect(throws: TableError.self) { try SourceFingerprint.uuid(contentsOf: dir.file("missing")) }
+        let error = #expect(throws: ImageTableError.self) { try SourceFingerprint.uuid(contentsOf: dir.file("missing")) }
         #expect(error?.path == dir.file("missing"))
     }
 }

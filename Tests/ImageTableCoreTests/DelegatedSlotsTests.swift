@@ -16,7 +16,7 @@ struct DelegatedSlotsTests {
         #expect(try table.withImage(forKey: "k") { $0.bytes.allSatisfy { $0 == 0x5A } } == true)
         #expect(TableVerifier.verify(path: table.path).isValid)
         // Once published, the slot is no longer open to the worker.
-        #expect(throws: TableError.self) { try worker.pixels(slot: reservation.slot, generation: reservation.generation) }
+        #expect(throws: ImageTableError.self) { try worker.pixels(slot: reservation.slot, generation: reservation.generation) }
     }
 
     @Test func stalePartiesAreRefused() throws {
@@ -24,11 +24,11 @@ struct DelegatedSlotsTests {
         let d = descriptor(capacity: 3)
         let table = try openTable(dir.file("t.imagetable"), d)
         let reservation = try table.reserve(key: "k", sourceUUID: UUID())
-        #expect(throws: TableError.self) { try DelegatedSlots(path: table.path, parametersHash: descriptor(capacity: 4).parametersHash) }
+        #expect(throws: ImageTableError.self) { try DelegatedSlots(path: table.path, parametersHash: descriptor(capacity: 4).parametersHash) }
         let worker = try DelegatedSlots(path: table.path, parametersHash: d.parametersHash)
-        #expect(throws: TableError.self) { try worker.pixels(slot: reservation.slot, generation: reservation.generation + 2) }
-        #expect(throws: TableError.self) { try worker.pixels(slot: 7, generation: reservation.generation) }
+        #expect(throws: ImageTableError.self) { try worker.pixels(slot: reservation.slot, generation: reservation.generation + 2) }
+        #expect(throws: ImageTableError.self) { try worker.pixels(slot: 7, generation: reservation.generation) }
         table.abandon(reservation)
-        #expect(throws: TableError.self) { try worker.pixels(slot: reservation.slot, generation: reservation.generation) }
+        #expect(throws: ImageTableError.self) { try worker.pixels(slot: reservation.slot, generation: reservation.generation) }
     }
 }

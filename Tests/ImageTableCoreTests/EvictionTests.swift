@@ -36,7 +36,7 @@ struct EvictionTests {
         let dir = try TemporaryDirectory()
         let table = try openTable(dir.file("t.imagetable"), descriptor(capacity: 2))
         try put(table, "a")
-        let error = #expect(throws: TableError.self) {
+        let error = #expect(throws: ImageTableError.self) {
             _ = try table.reserve(key: "b", sourceUUID: UUID(), evicting: false)
             _ = try table.reserve(key: "c", sourceUUID: UUID(), evicting: false)
         }

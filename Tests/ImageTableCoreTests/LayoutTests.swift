@@ -60,7 +60,7 @@ struct LayoutTests {
         let cases: [(Int, Int, Int, Int)] = [(0, 1, 1, 4096), (1, 16385, 1, 4096), (1, 1, 0, 4096),
                                              (1, 1, 1_000_001, 4096), (1, 1, 1, 4095), (1, 1, 1, 6000), (1, 1, 1, 131072)]
         for (w, h, c, p) in cases {
-            #expect(throws: TableError.self) { try TableLayout(width: w, height: h, style: .bgra32, capacity: c, pageSize: p) }
+            #expect(throws: ImageTableError.self) { try TableLayout(width: w, height: h, style: .bgra32, capacity: c, pageSize: p) }
         }
         // The largest legal table still fits in 64 bits and is reported, not trapped.
         let big = try? TableLayout(width: 16384, height: 16384, style: .bgra32, capacity: 1_000_000, pageSize: 65536)

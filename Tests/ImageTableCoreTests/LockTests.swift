@@ -8,7 +8,7 @@ struct LockTests {
         let dir = try TemporaryDirectory()
         let path = dir.file("t.imagetable")
         let first = try openTable(path, descriptor())
-        let error = #expect(throws: TableError.self) {
+        let error = #expect(throws: ImageTableError.self) {
             try ImageTableWriter(path: path, format: descriptor(), options: .init(lockTimeout: 0.2))
         }
         #expect(error?.code == .locked)
@@ -37,7 +37,7 @@ struct LockTests {
         let path = dir.file("t.imagetable")
         let holder = try Self.startHolder(path, seconds: 1.5)
         let d = ProcessTests.fixtureDescriptor(capacity: 8)
-        let error = #expect(throws: TableError.self) { try ImageTableWriter(path: path, format: d, options: .init(lockTimeout: 0.1)) }
+        let error = #expect(throws: ImageTableError.self) { try ImageTableWriter(path: path, format: d, options: .init(lockTimeout: 0.1)) }
         #expect(error?.message.contains("process \(holder.processIdentifier)") == true)
         // Waiting long enough succeeds once the holder exits.
         let table = try ImageTableWriter(path: path, format: d, options: .init(lockTimeout: 10))

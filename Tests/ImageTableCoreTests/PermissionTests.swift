@@ -30,10 +30,10 @@ struct PermissionTests {
         let path = dir.file("t.imagetable")
         try openTable(path, descriptor(protection: .complete)).close()
         chmod(path, 0o644)
-        let error = #expect(throws: TableError.self) { try ImageTableReader(path: path) }
+        let error = #expect(throws: ImageTableError.self) { try ImageTableReader(path: path) }
         #expect(error?.code == .insecureFile)
         #expect(error?.message.contains("looser than its protection 'complete'") == true)
-        #expect(throws: TableError.self) { try openTable(path, descriptor(protection: .complete)) }
+        #expect(throws: ImageTableError.self) { try openTable(path, descriptor(protection: .complete)) }
         // Stricter than recorded is fine.
         chmod(path, 0o400)
         #expect(try ImageTableReader(path: path).count == 0)
@@ -45,7 +45,7 @@ struct PermissionTests {
         try openTable(path, descriptor()).close()
         for mode: mode_t in [0o664, 0o646] {
             chmod(path, mode)
-            let error = #expect(throws: TableError.self) { try ImageTableReader(path: path) }
+            let error = #expect(throws: ImageTableError.self) { try ImageTableReader(path: path) }
             #expect(error?.message.contains("group- or other-writable") == true)
         }
     }
@@ -55,10 +55,10 @@ struct PermissionTests {
         let path = dir.file("t.imagetable")
         try openTable(path, descriptor()).close()
         symlink(path, dir.file("link.imagetable"))
-        #expect((#expect(throws: TableError.self) { try ImageTableReader(path: dir.file("link.imagetable")) })?.code == .insecureFile)
+        #expect((#expect(throws: ImageTableError.self) { try ImageTableReader(path: dir.file("link.imagetable")) })?.code == .insecureFile)
         link(path, dir.file("hard.imagetable"))
-        #expect((#expect(throws: TableError.self) { try ImageTableReader(path: path) })?.message.contains("hard links") == true)
+        #expect((#expect(throws: ImageTableError.self) { try ImageTableReader(path: path) })?.message.contains("hard links") == true)
         mkdir(dir.file("d.imagetable"), 0o755)
-        #expect(throws: TableError.self) { try ImageTableReader(path: dir.file("d.imagetable")) }
+        #expect(throws: ImageTableError.self) { try ImageTableReader(path: dir.file("d.imagetable")) }
     }
 }

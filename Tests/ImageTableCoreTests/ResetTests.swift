@@ -41,7 +41,7 @@ struct ResetTests {
         let path = dir.file("precious.imagetable")
         let precious = Data("my thesis".utf8)
         _ = FileManager.default.createFile(atPath: path, contents: precious, attributes: [.posixPermissions: 0o644])
-        let error = #expect(throws: TableError.self) { try openTable(path, descriptor()) }
+        let error = #expect(throws: ImageTableError.self) { try openTable(path, descriptor()) }
         #expect(error?.code == .notATable)
         #expect(FileManager.default.contents(atPath: path) == precious)
     }
@@ -54,7 +54,7 @@ struct ResetTests {
         var byte: UInt8 = 0x7F
         _ = pwrite(fd, &byte, 1, 30)
         close(fd)
-        let error = #expect(throws: TableError.self) { try ImageTableReader(path: path) }
+        let error = #expect(throws: ImageTableError.self) { try ImageTableReader(path: path) }
         #expect(error?.code == .corrupt)
         let table = try openTable(path, descriptor())
         #expect(table.count == 0 && table.notices.first?.kind == .reset)

@@ -48,7 +48,7 @@ struct RoundTripTests {
         let table = try openTable(dir.file("t.imagetable"), descriptor(width: 10, height: 10))
         try table.write(key: "k", sourceUUID: UUID()) { $0.contentRect = PixelRect(x: 0, y: 2, width: 10, height: 6) }
         #expect(try table.withImage(forKey: "k") { $0.contentRect } == PixelRect(x: 0, y: 2, width: 10, height: 6))
-        #expect(throws: TableError.self) {
+        #expect(throws: ImageTableError.self) {
             try table.write(key: "bad", sourceUUID: UUID()) { $0.contentRect = PixelRect(x: 5, y: 0, width: 6, height: 1) }
         }
         #expect(!table.contains(key: "bad") && table.count == 1)
@@ -72,7 +72,7 @@ struct RoundTripTests {
     @Test func overlongKeyIsRejected() throws {
         let dir = try TemporaryDirectory()
         let table = try openTable(dir.file("t.imagetable"), descriptor())
-        let error = #expect(throws: TableError.self) { try put(table, String(repeating: "x", count: 161)) }
+        let error = #expect(throws: ImageTableError.self) { try put(table, String(repeating: "x", count: 161)) }
         #expect(error?.code == .invalidArgument)
         try put(table, String(repeating: "x", count: 160))
     }

@@ -57,17 +57,17 @@ import Testing
         "imagetable/1\nname=a\nfamily=\nwidth=1\nheight=1\nstyle=32BitBGRA\ncapacity=1\nprotection=none\nrendering=pipeline=1;fit=cover;crop=centre;background=#ffffffff;radius=0;upscale=0",
     ])
     func malformedTextIsRefused(_ text: String) {
-        #expect(throws: TableError.self) { try TableFormat(canonicalParameters: text) }
+        #expect(throws: ImageTableError.self) { try TableFormat(canonicalParameters: text) }
     }
 
     @Test func namesThatWouldMakeTheTextAmbiguousAreRefused() {
         for name in ["a\nfamily=b", "a@2x", "a/b", "", String(repeating: "n", count: 64)] {
             var f = Self.formats[0]
             f.name = name
-            #expect(throws: TableError.self, "\(name)") { try f.validate() }
+            #expect(throws: ImageTableError.self, "\(name)") { try f.validate() }
         }
         var f = Self.formats[0]
         f.rendering.cornerRadius = .infinity
-        #expect(throws: TableError.self) { try f.validate() }
+        #expect(throws: ImageTableError.self) { try f.validate() }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ImageTableCore
 import TestSupport
 import Testing
 
@@ -32,6 +33,15 @@ struct DocsTests {
             let base = option.replacingOccurrences(of: "--no-", with: "--")
             #expect(doc.contains("`\(option)") || doc.contains(option + " ") || doc.contains(base.replacingOccurrences(of: "--", with: "--[no-]")),
                     "\(option) of \(command) is not in docs/CLI.md")
+        }
+    }
+
+    /// Every code `ImageTableError` can carry has a row in "Error codes".
+    @Test func everyErrorCodeIsDocumented() throws {
+        let doc = try section("Conventions")
+        let table = try #require(doc.range(of: "### Error codes").map { String(doc[$0.upperBound...]) })
+        for code in ImageTableError.Code.allCases {
+            #expect(table.contains("`\(code.rawValue)`"), "\(code.rawValue) is not in docs/CLI.md, Error codes")
         }
     }
 

@@ -91,10 +91,10 @@ struct DecodedPNG {
         bitDepth = Int(bytes[24])
         colourType = Int(bytes[25])
         (bands, pixels) = try PipelineRuntime.withLibvips {
-            guard let image = cvips_load_file(path) else { throw PipelineError(.decodeFailed, "libvips could not open \(path)") }
+            guard let image = cvips_load_file(path) else { throw ImageTableError(.decodeFailed, "libvips could not open \(path)") }
             defer { g_object_unref(image) }
             var size = 0
-            guard let data = vips_image_write_to_memory(image, &size) else { throw PipelineError(.decodeFailed, "no pixels in \(path)") }
+            guard let data = vips_image_write_to_memory(image, &size) else { throw ImageTableError(.decodeFailed, "no pixels in \(path)") }
             defer { g_free(data) }
             return (Int(image.pointee.Bands), Array(UnsafeRawBufferPointer(start: data, count: size)))
         }

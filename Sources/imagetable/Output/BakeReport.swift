@@ -1,4 +1,5 @@
 import Foundation
+import ImageTableCore
 import ImageBake
 import ImageManifest
 
@@ -15,7 +16,7 @@ enum BakeReport {
         let tables: [TableSummary]
         let failures: [SourceFailure]
         let diagnostics: [JSONReport.DiagnosticEntry]
-        let fatal: Fatal?
+        let fatal: ImageTableError?
     }
 
     struct Sources: Encodable {
@@ -25,11 +26,6 @@ enum BakeReport {
         let failed: Int
     }
 
-    struct Fatal: Encodable {
-        let code: String
-        let message: String
-        let path: String?
-    }
 
     static func print(_ summary: BakeSummary, report: ValidationReport, manifestPath: String, format: BakeOutputFormat) {
         switch format {
@@ -39,9 +35,7 @@ enum BakeReport {
                                            failed: summary.failed.count),
                           tables: summary.tables, failures: summary.failed, diagnostics: entries(report), fatal: nil))
         case .text:
-            for failure in summary.failed {
-                FileHandle.standardError.write(Data("\(failure.path): error: \(failure.message) [\(failure.code)]\n".utf8))
-            }
+            for failure in summary.failed { StandardError.report(failure.error) }
             Swift.print(text(summary, manifestPath: manifestPath), terminator: "")
         }
     }
@@ -70,18 +64,18 @@ enum BakeReport {
     static func printInvalid(_ report: ValidationReport, format: BakeOutputFormat) {
         switch format {
         case .json:
-            emit(failure(report, Fatal(code: "invalid-manifest", message: "the manifest has errors", path: report.file)))
+            emit(failure(report, ImageTableError(.invalidManifest, "the manifest has errors", path: report.file)))
         case .text:
             Swift.print(TextReport.render([report]), terminator: "")
         }
     }
 
-    static func printFatal(_ error: BakeError, report: ValidationReport, format: BakeOutputFormat) {
+    static func printFatal(_ error: ImageTableError, report: ValidationReport, format: BakeOutputFormat) {
         switch format {
         case .json:
-            emit(failure(report, Fatal(code: error.code.rawValue, message: error.message, path: error.path)))
+            emit(failure(report, error))
         case .text:
-            FileHandle.standardError.write(Data("\(error.description)\n".utf8))
+            StandardError.report(error)
         }
     }
 
@@ -90,7 +84,7 @@ enum BakeReport {
     }
 
     /// The document for a bake that stopped before it had a summary.
-    private static func failure(_ report: ValidationReport, _ fatal: Fatal) -> Document {
+    private static func failure(_ report: ValidationReport, _ fatal: ImageTableError) -> Document {
         Document(manifest: report.file, ok: false, dryRun: false, seconds: 0, sources: Sources(found: 0, decoded: 0, unchanged: 0, failed: 0),
                  tables: [], failures: [], diagnostics: entries(report), fatal: fatal)
     }

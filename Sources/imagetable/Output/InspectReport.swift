@@ -16,7 +16,7 @@ enum InspectReport {
     struct TableResult: Encodable {
         let path: String
         let summary: TableInspection?
-        let error: ToolError?
+        let error: ImageTableError?
 
         func encode(to encoder: any Encoder) throws {
             if let summary {

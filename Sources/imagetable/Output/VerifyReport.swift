@@ -19,7 +19,7 @@ enum VerifyReport {
         /// Bad records and entries, by slot.
         let problems: [Problem]
         /// Why the table could not be checked at all (its header, or the file); `nil` otherwise.
-        let error: ToolError?
+        let error: ImageTableError?
     }
 
     /// One bad record or entry.
@@ -37,13 +37,13 @@ enum VerifyReport {
     /// `interrupted-write`.
     static func result(path: String, _ report: TableVerifier.Report) -> TableResult {
         var problems: [Problem] = []
-        var error: ToolError?
+        var error: ImageTableError?
         for p in report.problems {
             guard let slot = p.slot else {
-                error = ToolError(code: p.code, message: p.reason, path: path)
+                error = ImageTableError(p.code, p.reason, path: path)
                 continue
             }
-            problems.append(Problem(slot: slot, key: p.key, code: p.code, reason: p.reason))
+            problems.append(Problem(slot: slot, key: p.key, code: p.code.rawValue, reason: p.reason))
         }
         return TableResult(path: path, ok: problems.isEmpty && error == nil, validEntries: report.validEntries,
                            problems: problems, error: error)
@@ -56,7 +56,7 @@ enum VerifyReport {
     /// `path: error: slot 3 ('a.jpg'): pixel checksum mismatch [pixel-checksum-mismatch]` per
     /// problem (for standard error), and the status line (for standard output).
     static func text(_ r: TableResult) -> (problems: [String], status: String) {
-        if let error = r.error { return ([error.line], "\(r.path): not verified") }
+        if let error = r.error { return ([error.description], "\(r.path): not verified") }
         let lines = r.problems.map { p in
             let place = "slot \(p.slot)" + (p.key.map { " (\(PrintableText.quoted($0)))" } ?? "")
             return "\(r.path): error: \(place): \(PrintableText.escaped(p.reason)) [\(p.code)]"

@@ -1,0 +1,50 @@
+import Foundation
+import ImageTableCore
+
+/// Opening tables for the read-only commands.
+enum TableOpener {
+    /// Opens `path` read-only, refusing directories and special files up front (opening a FIFO
+    /// would block, and the core would call a directory an insecure file).
+    ///
+    /// - Throws: ``ImageTableError`` with the core's code, worded for the commonest cases
+    ///   (`not-found`: "no such file"; `permission-denied`), and always naming `path`.
+    static func open(_ path: String) throws(ImageTableError) -> ImageTableReader {
+        var st = stat()
+        if stat(path, &st) == 0 {
+            switch st.st_mode & S_IFMT {
+            case S_IFDIR:
+                throw ImageTableError(.isADirectory, "is a directory, not an image table", path: path)
+            case S_IFREG:
+                break
+            default:
+                throw ImageTableError(.notATable, "is not a regular file, so not an image table", path: path)
+            }
+        }
+        do {
+            return try ImageTableReader(path: path)
+        } catch {
+            switch error.code {
+            case .notFound:
+                let why = error.errno == ENOTDIR ? "no such file (a part of the path is not a directory)" : "no such file"
+                throw ImageTableError(.notFound, why, path: path, errno: error.errno)
+            case .permissionDenied:
+                throw ImageTableError(.permissionDenied, "permission denied: this user cannot read the file", path: path, errno: error.errno)
+            default:
+                throw error.at(error.path ?? path)
+            }
+        }
+    }
+}
+
+/// Diagnostics go to standard error, so that standard output holds only the report.
+enum StandardError {
+    /// Writes `line` and a line break to standard error.
+    static func print(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    /// Writes an error compiler-style: `path: error: message (cause) [code]`.
+    static func report(_ error: ImageTableError) {
+        print(error.description)
+    }
+}
