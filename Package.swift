@@ -20,22 +20,25 @@ let package = Package(
         // Cross-process atomics on mapped memory; Swift's own atomics cannot address an mmap.
         .target(name: "CTableSupport", path: "Sources/CTableSupport"),
         .target(name: "ImageTableCore", dependencies: ["CTableSupport"]),
+        // The messages and the channel between a command and its worker process: Foundation only,
+        // so the worker links neither the manifest parser nor the bake.
+        .target(name: "WorkerProtocol"),
         .target(name: "ImageManifest", dependencies: ["ImageTableCore", .product(name: "Yams", package: "Yams")]),
         .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
         .target(name: "ImagePipeline", dependencies: ["CVips", "ImageTableCore"]),
         // Bake planning, source discovery and worker processes: manifest + pipeline + core.
-        .target(name: "ImageBake", dependencies: ["ImageTableCore", "ImageManifest"]),
+        .target(name: "ImageBake", dependencies: ["ImageTableCore", "ImageManifest", "WorkerProtocol"]),
         .target(name: "ImageCache", dependencies: ["ImageTableCore", "ImagePipeline", "ImageManifest"]),
         // The CLI does not link libvips: commands that touch no pixels start in milliseconds.
         .executableTarget(
             name: "imagetable",
             dependencies: [
-                "ImageTableCore", "ImageManifest", "ImageBake",
+                "ImageTableCore", "ImageManifest", "ImageBake", "WorkerProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // The pixel work: bake jobs from `imagetable bake`, one process per job slot.
-        .executableTarget(name: "imagetable-worker", dependencies: ["ImagePipeline", "ImageBake", "CTableSupport"]),
+        .executableTarget(name: "imagetable-worker", dependencies: ["ImagePipeline", "ImageTableCore", "CTableSupport", "WorkerProtocol"]),
         // Helpers every test target shares: temporary directories, the corpus, the built
         // products, running them.
         .target(name: "TestSupport", dependencies: ["ImageTableCore"], path: "Tests/TestSupport"),
@@ -48,7 +51,8 @@ let package = Package(
         .testTarget(name: "ImagePipelineTests", dependencies: ["TestSupport", "ImagePipeline", "ImageTableCore", "CVips"]),
         // Depends on the bake and its worker so that a bake in the tests can make tables for the cache.
         .testTarget(name: "ImageCacheTests", dependencies: ["TestSupport", "ImageCache", "ImagePipeline", "ImageBake", "imagetable-worker"]),
-        .testTarget(name: "ImageBakeTests", dependencies: ["TestSupport", "ImageBake", "imagetable", "imagetable-worker"]),
+        .testTarget(name: "WorkerProtocolTests", dependencies: ["TestSupport", "WorkerProtocol", "imagetable-worker"]),
+        .testTarget(name: "ImageBakeTests", dependencies: ["TestSupport", "ImageBake", "WorkerProtocol", "imagetable", "imagetable-worker"]),
         // Runs the built `imagetable` and `imagetable-worker` on tables written with the core;
         // decodes the PNGs they write with libvips (CVips) to check the pixels.
         .testTarget(name: "ImagetableToolsTests",

@@ -1,15 +1,16 @@
 import Foundation
 import ImageTableCore
+import WorkerProtocol
 
 /// How to run a bake.
 public struct BakeOptions: Sendable {
     /// Worker processes decoding at once; defaults to the number of cores.
     public var jobs: Int
-    /// The worker command: the `imagetable-worker` executable and `bake`; the bake appends the
-    /// options the workers need (such as `--max-pixels`).
-    public var workerCommand: [String]
-    /// Images with more pixels than this are refused from their header, before decoding.
-    public var maxPixels: Int
+    /// The `imagetable-worker` executable, which bakes talk to over the worker protocol.
+    public var workerExecutable: String
+    /// The limits and strictness every source is decoded with; images with more pixels than
+    /// `maxPixels` are refused from their header, before decoding.
+    public var decoding: DecodeOptions
     /// Seconds one source may take before its worker is stopped and the source failed.
     public var timeout: Double
     /// Stop at the first failed source, committing nothing for it.
@@ -29,11 +30,11 @@ public struct BakeOptions: Sendable {
 
     /// Options with the documented defaults.
     ///
-    /// - Parameter workerCommand: the `imagetable-worker` executable followed by `bake`.
-    public init(workerCommand: [String]) {
-        self.workerCommand = workerCommand
+    /// - Parameter workerExecutable: the `imagetable-worker` executable.
+    public init(workerExecutable: String) {
+        self.workerExecutable = workerExecutable
         jobs = ProcessInfo.processInfo.activeProcessorCount
-        maxPixels = DecodeOptions.defaultMaxPixels
+        decoding = DecodeOptions()
         timeout = 120
         strict = false
         dryRun = false
@@ -44,6 +45,8 @@ public struct BakeOptions: Sendable {
         progress = nil
     }
 
-    /// The full command a worker is started with.
-    var workerInvocation: [String] { workerCommand + ["--max-pixels", "\(maxPixels)"] }
+    /// The decode limits as the worker protocol carries them.
+    var limits: SourceLimits {
+        SourceLimits(maxPixels: decoding.maxPixels, maxSourceBytes: decoding.maxSourceBytes, failOn: decoding.failOn.rawValue)
+    }
 }

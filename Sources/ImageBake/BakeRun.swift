@@ -2,6 +2,7 @@ import Foundation
 import ImageManifest
 import ImageTableCore
 import Synchronization
+import WorkerProtocol
 
 /// The parallel part of a bake: `jobs` dispatcher threads, each feeding one worker process.
 final class BakeRun: @unchecked Sendable {
@@ -19,7 +20,6 @@ final class BakeRun: @unchecked Sendable {
 
     struct State {
         var next = 0
-        var jobID = 0
         var done = 0
         var summary = BakeSummary()
         var fatal: ImageTableError?
@@ -35,6 +35,8 @@ final class BakeRun: @unchecked Sendable {
     let started: Date
     /// Table indices per family.
     let familyTables: [[Int]]
+    /// The scratch memory the largest family needs, per worker.
+    let scratchBytes: Int
     let state = Mutex(State())
 
     init(manifest: Manifest, tables: [BakeTable], items: [Item], options: BakeOptions, started: Date) {
@@ -44,21 +46,34 @@ final class BakeRun: @unchecked Sendable {
         self.options = options
         self.started = started
         familyTables = manifest.families.map { family in tables.indices.filter { tables[$0].format.family == family.name } }
+        scratchBytes = familyTables.map { FamilyWrite.scratchBytes(for: $0.map { tables[$0].format }) }.max() ?? 0
     }
 
     /// Runs every item; returns the summary counts and any fatal error.
     func execute() -> (summary: BakeSummary, fatal: ImageTableError?) {
-        DispatchQueue.concurrentPerform(iterations: max(1, min(options.jobs, items.count))) { _ in dispatch() }
+        // One thread per job, whatever the number of cores: `--jobs N` means N workers.
+        let threads = max(1, min(options.jobs, items.count))
+        let group = DispatchGroup()
+        for index in 0..<threads {
+            group.enter()
+            let thread = Thread { [self] in
+                dispatch()
+                group.leave()
+            }
+            thread.name = "bake dispatcher \(index)"
+            thread.start()
+        }
+        group.wait()
         var fatal = state.withLock { $0.fatal }
         for table in tables {
-            do { try table.publishPending() } catch let error as ImageTableError { fatal = fatal ?? error } catch {}
+            do throws(ImageTableError) { try table.publishPending() } catch { fatal = fatal ?? error }
         }
         report(force: true)
         return state.withLock { ($0.summary, fatal) }
     }
 
     private func dispatch() {
-        var worker: WorkerProcess?
+        var worker: BakeWorker?
         defer { worker?.finish() }
         while let item = nextItem() {
             let result = process(item, worker: &worker)
@@ -87,113 +102,74 @@ final class BakeRun: @unchecked Sendable {
         }
     }
 
-    private func process(_ item: Item, worker: inout WorkerProcess?) -> Result {
+    private func process(_ item: Item, worker: inout BakeWorker?) -> Result {
         let family = manifest.families[item.family]
-        func failed(_ code: ImageTableError.Code, _ message: String, cause: String? = nil) -> Result {
-            .failed(SourceFailure(family: family.name, error: ImageTableError(code, message, path: item.source.path,
-                                                                                 key: item.source.key, cause: cause)))
-        }
-        func failed(_ failure: WorkerProtocol.Failure) -> Result {
-            failed(ImageTableError.Code(rawValue: failure.code) ?? .protocolError, failure.message, cause: failure.cause)
-        }
+        let key = item.source.key, path = item.source.path
+        func failed(_ error: ImageTableError) -> Result { .failed(SourceFailure(family: family.name, error: error)) }
         let fingerprint: UUID
         do {
-            fingerprint = try SourceFingerprint.uuid(contentsOf: item.source.path).uuid
+            fingerprint = try SourceFingerprint.uuid(contentsOf: path).uuid
         } catch {
-            return failed(.unreadable, error.message)
+            return failed(ImageTableError(.unreadable, error.message, path: path, key: key))
         }
-        let stale = familyTables[item.family].filter { !tables[$0].isFresh(key: item.source.key, source: fingerprint) }
+        let stale = familyTables[item.family].filter { !tables[$0].isFresh(key: key, source: fingerprint) }
         if stale.isEmpty { return .unchanged }
         if options.dryRun { return .decoded(1) }
 
-        // Slots first without evicting: a source that fails to decode must not cost an entry.
-        var reserved: [Int: SlotReservation] = [:]
-        func abandonAll() { reserved.forEach { tables[$0.key].abandon($0.value) } }
-        do {
-            for t in stale { reserved[t] = try tables[t].reserve(key: item.source.key, source: fingerprint, evicting: false) }
-            if worker == nil { worker = try WorkerProcess(command: options.workerInvocation) }
+        do throws(ImageTableError) {
+            if worker == nil { worker = try BakeWorker(executable: options.workerExecutable, scratchBytes: scratchBytes) }
         } catch {
-            abandonAll()
-            return .fatal(error as? ImageTableError ?? ImageTableError(.io, "\(error)"))
+            return .fatal(error)  // every other source would fail the same way
         }
-        let job = WorkerProtocol.Job(source: item.source.path, members: stale.map { t in
-            WorkerProtocol.Member(format: tables[t].format, target: reserved[t].map { tables[t].target($0) })
-        })
-        switch send(WorkerProtocol.Request(id: nextRequestID(), render: job), to: &worker) {
-        case .failure(let failure):
-            abandonAll()
-            return failed(failure)
-        case .fatal(let error):
-            abandonAll()
+        // Slots first without evicting: a source that fails to decode must not cost an entry.
+        var write: FamilyWrite
+        do throws(ImageTableError) {
+            write = try FamilyWrite(key: key, sourceUUID: fingerprint, tables: stale.map { tables[$0] }, scratch: worker!.scratchMemory)
+        } catch {
             return .fatal(error)
-        case .success(let reply):
-            let rects = reply.rects ?? []
-            // Decoded: now full tables may evict, and the worker places what it held back.
-            let held = stale.filter { reserved[$0] == nil }
-            if !held.isEmpty {
-                var targets: [WorkerProtocol.SlotTarget] = []
-                do {
-                    for t in held {
-                        let r = try tables[t].reserve(key: item.source.key, source: fingerprint, evicting: true)!
-                        reserved[t] = r
-                        targets.append(tables[t].target(r))
-                    }
-                } catch {
-                    abandonAll()
-                    return .fatal(error as? ImageTableError ?? ImageTableError(.io, "\(error)"))
-                }
-                switch send(WorkerProtocol.Request(id: nextRequestID(), place: targets), to: &worker) {
-                case .success: break
-                case .failure(let failure):
-                    abandonAll()
-                    return failed(failure)
-                case .fatal(let error):
-                    abandonAll()
-                    return .fatal(error)
-                }
-            }
-            do {
-                for (t, rect) in zip(stale, rects) {
-                    var reservation = reserved[t]!
-                    reservation.contentRect = rect
-                    try tables[t].enqueue(reservation)
-                }
-            } catch {
-                return .fatal(error as? ImageTableError ?? ImageTableError(.io, "\(error)"))
-            }
-            return .decoded(reply.decodes)
         }
-    }
-
-    /// The answer to one request, sorted into what the caller does next.
-    enum Answer {
-        case success(WorkerProtocol.Reply)
-        /// The source failed (or the worker died on it; it has been replaced).
-        case failure(WorkerProtocol.Failure)
-        case fatal(ImageTableError)
-    }
-
-    private func nextRequestID() -> Int { state.withLock { s in s.jobID += 1; return s.jobID } }
-
-    /// Sends a request, replacing a worker that died, and gives up on the whole bake when workers
-    /// keep dying before anything was baked (a missing or broken worker executable).
-    private func send(_ request: WorkerProtocol.Request, to worker: inout WorkerProcess?) -> Answer {
-        switch worker!.send(request, timeout: options.timeout) {
-        case .lost(let failure):
+        let members = zip(stale, write.destinations).map { t, destination in
+            RenderMember(format: tables[t].format.canonicalParameters, destination: Self.wire(destination, table: tables[t]))
+        }
+        let job = RenderJob(source: path, members: members, limits: options.limits)
+        switch worker!.connection.send(.render(job), timeout: options.timeout) {
+        case .failure(let loss):
+            write.abandon()
             worker = nil
             let losses = state.withLock { s in s.consecutiveLosses += 1; return s.consecutiveLosses }
             if losses >= 3 && state.withLock({ $0.summary.decoded == 0 }) {
-                return .fatal(ImageTableError(.workerUnavailable, "worker processes keep failing before baking anything: \(failure.message)",
-                                              path: options.workerCommand.first))
+                return .fatal(ImageTableError(.workerUnavailable, "worker processes keep failing before baking anything: \(loss)",
+                                              path: options.workerExecutable))
             }
-            return .failure(failure)
-        case .reply(let reply):
+            return failed(loss.error(path: path, key: key))
+        case .success(.failed(let failure)):
+            write.abandon()
+            return failed(failure.error(path: path, key: key))
+        case .success(.rendered(let rendered)) where rendered.contentRects.count == members.count:
             state.withLock { $0.consecutiveLosses = 0 }
-            if let failure = reply.failure { return .failure(failure) }
-            if request.render != nil, reply.rects?.count != request.render?.members.count {
-                return .failure(.init(code: "render-failed", message: "the worker returned no result", cause: nil))
+            // Decoded: now full tables may evict, and what was drawn in scratch memory is placed.
+            do throws(ImageTableError) {
+                let placed = try write.complete(contentRects: rendered.contentRects.map {
+                    PixelRect(x: $0.x, y: $0.y, width: $0.width, height: $0.height)
+                })
+                for (t, reservation) in zip(stale, placed) { try tables[t].enqueue(reservation) }
+            } catch {
+                return .fatal(error)
             }
-            return .success(reply)
+            return .decoded(rendered.decodes)
+        case .success(let other):
+            write.abandon()
+            worker?.connection.stop()
+            worker = nil
+            return failed(ImageTableError(.protocolError, "the worker answered a render request with \(other)", path: path, key: key))
+        }
+    }
+
+    /// A destination as the worker protocol names it.
+    private static func wire(_ destination: FamilyWrite.Destination, table: BakeTable) -> Destination {
+        switch destination {
+        case .slot(let r): .slot(table: table.path, slot: r.slot, generation: r.generation)
+        case .scratch(let offset): .scratch(offset: offset)
         }
     }
 

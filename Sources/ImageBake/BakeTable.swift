@@ -5,7 +5,7 @@ import Synchronization
 
 /// One table during a bake: its writer handle (or, in a dry run, a read-only view), how to render
 /// into it, and the reservations waiting to be published in a batch.
-final class BakeTable: @unchecked Sendable {
+final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     struct Counts {
         var written = 0
         var evicted = 0
@@ -18,7 +18,6 @@ final class BakeTable: @unchecked Sendable {
     let path: String
     /// The table file as a person would type it.
     let displayPath: String
-    let hashHex: String
     let notices: [TableNotice]
     private let table: ImageTableWriter?
     private let reader: ImageTableReader?
@@ -29,11 +28,10 @@ final class BakeTable: @unchecked Sendable {
     /// Opens the table for writing (creating or rebuilding it), or read-only for a dry run.
     ///
     /// - Throws: the core's ``ImageTableError``, naming the table as a person would type it.
-    init(_ format: TableFormat, of manifest: Manifest, options: BakeOptions) throws {
+    init(_ format: TableFormat, of manifest: Manifest, options: BakeOptions) throws(ImageTableError) {
         self.format = format
         path = manifest.tablePath(of: format)
         displayPath = manifest.displayPath(of: format)
-        hashHex = WorkerProtocol.hex(format.parametersHash)
         batchLimit = max(1, min(options.publishBatch, format.capacity / 4))
         if options.dryRun {
             let existing = try? ImageTableReader(path: path)
@@ -68,14 +66,14 @@ final class BakeTable: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - key: the source's key.
-    ///   - source: its fingerprint.
+    ///   - sourceUUID: its fingerprint.
     ///   - evicting: whether a full table may replace its least recently used entry now.
     /// - Returns: the reservation, or `nil` when the table is full and `evicting` is false.
     /// - Throws: the core's ``ImageTableError`` when the table cannot give a slot at all.
-    func reserve(key: String, source: UUID, evicting: Bool) throws -> SlotReservation? {
+    func reserve(key: String, sourceUUID: UUID, evicting: Bool) throws(ImageTableError) -> SlotReservation? {
         for _ in 0..<2000 {
-            do {
-                let reservation = try table!.reserve(key: key, sourceUUID: source, evicting: evicting)
+            do throws(ImageTableError) {
+                let reservation = try table!.reserve(key: key, sourceUUID: sourceUUID, evicting: evicting)
                 if reservation.evictedKey != nil { counts.withLock { $0.evicted += 1 } }
                 return reservation
             } catch let error where error.code == .full {
@@ -90,13 +88,9 @@ final class BakeTable: @unchecked Sendable {
         throw ImageTableError(.busy, "no slot became free for \(PrintableText.quoted(key))", path: displayPath)
     }
 
-    /// The worker's address for a reservation.
-    func target(_ reservation: SlotReservation) -> WorkerProtocol.SlotTarget {
-        WorkerProtocol.SlotTarget(table: path, parametersHash: hashHex, slot: reservation.slot, generation: reservation.generation)
-    }
 
     /// Queues a filled reservation; publishes the batch once it is full.
-    func enqueue(_ reservation: SlotReservation) throws {
+    func enqueue(_ reservation: SlotReservation) throws(ImageTableError) {
         let batch: [SlotReservation]? = pending.withLock { p in
             p.append(reservation)
             guard p.count >= batchLimit else { return nil }
@@ -107,7 +101,7 @@ final class BakeTable: @unchecked Sendable {
     }
 
     /// Publishes whatever is queued.
-    func publishPending() throws {
+    func publishPending() throws(ImageTableError) {
         let batch = pending.withLock { p in
             defer { p = [] }
             return p
@@ -122,8 +116,8 @@ final class BakeTable: @unchecked Sendable {
 
     func close() { table?.close() }
 
-    private func publish(_ batch: [SlotReservation]) throws {
-        do {
+    private func publish(_ batch: [SlotReservation]) throws(ImageTableError) {
+        do throws(ImageTableError) {
             try table!.publish(batch)
             table!.releaseMappedPages(slots: batch.map(\.slot))
         } catch {

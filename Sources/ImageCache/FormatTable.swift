@@ -3,7 +3,7 @@ import ImagePipeline
 import ImageTableCore
 
 /// One configured format and its open table: hits, freshness checks and stores.
-final class FormatTable: Sendable {
+final class FormatTable: FamilyWriteTable, Sendable {
     let format: TableFormat
     /// `format.id`, stored so that handles share one string instead of building it per hit.
     let id: String
@@ -45,74 +45,29 @@ final class FormatTable: Sendable {
     }
 }
 
-/// Draws one source into the slots of several formats of its family with one decode, and
-/// publishes them. Synchronous and blocking: runs on the ``RenderPool``.
-enum FamilyWriter {
-    /// Reserves a slot per format, renders `source` into all of them at once, publishes each.
-    ///
-    /// - Parameters:
-    ///   - source: the encoded image.
-    ///   - entity: the entity; its key and source ID go into every record.
-    ///   - formats: the formats to fill, of one family.
-    ///   - renderer: the pipeline.
-    /// - Returns: a handle per format stored, or `decode-failed` / `table-unavailable`. On failure
-    ///   no slot stays reserved; formats published before a publish failure keep their entries.
-    static func store(_ source: ImageSource, entity: CacheEntity, into formats: [FormatTable],
-                      renderer: ImageRenderer) -> FlightOutcome {
-        assert(RenderPool.isPoolThread, "renders block their thread; they must run on the render pool")
-        var reservations: [SlotReservation] = []
-        func abandonAll() { for (f, r) in zip(formats, reservations) { f.table.abandon(r) } }
-        for format in formats {
-            do {
-                reservations.append(try reserve(format, entity))
-            } catch {
-                abandonAll()
-                return .failure(error)
-            }
-        }
-        let targets = zip(formats, reservations).map { RenderTarget(format: $0.format, reservation: $1) }
-        let report: RenderReport
-        do {
-            report = try renderer.render(source, into: targets)
-        } catch {
-            abandonAll()
-            return .failure(.decode(error, key: entity.key, format: nil))
-        }
-        var images: [String: CachedImage] = [:]
-        for i in formats.indices {
-            var reservation = reservations[i]
-            reservation.contentRect = report.members[i].contentRect
-            do {
-                try formats[i].table.publish([reservation])
-            } catch {
-                for (f, r) in zip(formats[(i + 1)...], reservations[(i + 1)...]) { f.table.abandon(r) }
-                return .failure(.table(error, key: entity.key, format: formats[i].id))
-            }
-            let l = formats[i].table.layout
-            images[formats[i].id] = CachedImage(
-                key: entity.key, format: formats[i].id, entityUUID: entity.entityUUID, sourceID: entity.sourceID,
-                width: l.width, height: l.height, bytesPerRow: l.bytesPerRow, style: l.style,
-                contentRect: reservation.contentRect, table: formats[i].table)
-        }
-        return .success(images)
-    }
-
+extension FormatTable {
     /// Reserves the entity's slot, waiting while another write holds the same key (a store of
     /// another source ID for it) or every slot is reserved: both end within one render.
-    private static func reserve(_ format: FormatTable, _ entity: CacheEntity) throws(ImageTableError) -> SlotReservation {
+    ///
+    /// - Returns: the reservation, or `nil` when the table is full and `evicting` is `false`.
+    func reserve(key: String, sourceUUID: UUID, evicting: Bool) throws(ImageTableError) -> SlotReservation? {
         var last: ImageTableError?
         for _ in 0..<2500 {
-            do {
-                return try format.table.reserve(key: entity.key, sourceUUID: entity.sourceID)
+            do throws(ImageTableError) {
+                return try table.reserve(key: key, sourceUUID: sourceUUID, evicting: evicting)
+            } catch let error where error.code == .full {
+                return nil
             } catch let error where error.code == .busy {
                 last = error
                 usleep(2000)
             } catch {
                 throw error.code == .invalidArgument
-                    ? ImageTableError(.invalidRequest, error.message, key: entity.key)
-                    : .table(error, key: entity.key, format: format.id)
+                    ? ImageTableError(.invalidRequest, error.message, key: key)
+                    : .table(error, key: key, format: id)
             }
         }
-        throw .table(last ?? ImageTableError(.busy, "no slot became free"), key: entity.key, format: format.id)
+        throw .table(last ?? ImageTableError(.busy, "no slot became free"), key: key, format: id)
     }
+
+    func abandon(_ reservation: SlotReservation) { table.abandon(reservation) }
 }

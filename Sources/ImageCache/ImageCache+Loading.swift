@@ -70,7 +70,7 @@ extension ImageCache {
     func store(_ source: SourceImage, entity: CacheEntity, into targets: [FormatTable]) async -> FlightOutcome {
         let renderer = renderer
         let outcome = await pool.run {
-            FamilyWriter.store(source.pipelineSource(name: entity.key), entity: entity, into: targets, renderer: renderer)
+            FamilyStore.store(source.pipelineSource(name: entity.key), entity: entity, into: targets, renderer: renderer)
         }
         if case .success(let images) = outcome { counters.stored.add(images.count, ordering: .relaxed) }
         return outcome

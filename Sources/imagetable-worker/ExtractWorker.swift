@@ -1,6 +1,7 @@
 import Foundation
 import ImagePipeline
 import ImageTableCore
+import WorkerProtocol
 
 /// `imagetable-worker extract`: writes table entries as PNG files (the pixel half of
 /// `imagetable extract`, which has already parsed and checked the command line).
@@ -8,35 +9,13 @@ import ImageTableCore
 /// Output files get the permissions of the table's protection (0644, 0640 or 0600, less the
 /// umask), so extracting from a private table does not publish its pixels.
 enum ExtractWorker {
-    struct Request {
-        var table = ""
-        var key: String?
-        var output: String?
-        var all: String?
-        var contentOnly = false
-        var verbose = false
-
-        init(parsing arguments: inout WorkerArguments) {
-            while let flag = arguments.next() {
-                switch flag {
-                case "--table": table = arguments.value(of: flag)
-                case "--key": key = arguments.value(of: flag)
-                case "--output": output = arguments.value(of: flag)
-                case "--all": all = arguments.value(of: flag)
-                case "--content": contentOnly = true
-                case "--verbose": verbose = true
-                default: usageError("unknown option \(flag)")
-                }
-            }
-            guard !table.isEmpty else { usageError("extract needs --table") }
-            guard (key != nil && output != nil && all == nil) || (key == nil && output == nil && all != nil) else {
-                usageError("extract needs either --key and --output, or --all")
-            }
-        }
-    }
-
     /// Runs the request; returns the exit status.
-    static func run(_ request: Request) -> Int32 {
+    static func run(_ request: ExtractJob) -> Int32 {
+        guard !request.table.isEmpty,
+              (request.key != nil && request.output != nil && request.all == nil) || (request.key == nil && request.output == nil && request.all != nil) else {
+            printError("imagetable-worker: extract needs a table, and a key with an output or a directory for all entries")
+            return 64
+        }
         let reader: ImageTableReader
         do {
             reader = try ImageTableReader(path: request.table)
@@ -62,7 +41,7 @@ enum ExtractWorker {
         return extractAll(reader, into: request.all!, request: request, mode: mode)
     }
 
-    private static func extractAll(_ reader: ImageTableReader, into directory: String, request: Request, mode: mode_t) -> Int32 {
+    private static func extractAll(_ reader: ImageTableReader, into directory: String, request: ExtractJob, mode: mode_t) -> Int32 {
         let directoryMode = mode | ((mode & 0o444) >> 2)  // r → x, so readers may enter
         do {
             try OutputFiles.makeDirectory(directory, mode: directoryMode)
@@ -96,7 +75,7 @@ enum ExtractWorker {
 
     /// Converts, encodes and hands one entry to `destination`; reports failures and returns
     /// whether it was written.
-    private static func extract(_ info: EntryInfo, from reader: ImageTableReader, request: Request,
+    private static func extract(_ info: EntryInfo, from reader: ImageTableReader, request: ExtractJob,
                                 destination: ([UInt8]) throws -> String) -> Bool {
         let converted: (Bitmap, Bool)?
         do {
@@ -132,7 +111,7 @@ enum ExtractWorker {
     }
 
     /// `key 'photos/a.jpg', 150x150 RGBA PNG`.
-    private static func describe(_ info: EntryInfo, _ reader: ImageTableReader, _ request: Request) -> String {
+    private static func describe(_ info: EntryInfo, _ reader: ImageTableReader, _ request: ExtractJob) -> String {
         let layout = reader.layout
         let size = request.contentOnly ? "\(info.contentRect.width)x\(info.contentRect.height)" : "\(layout.width)x\(layout.height)"
         let kind = ["", "grey", "", "RGB", "RGBA"][EntryBitmaps.bands(for: layout.style)]

@@ -1,105 +1,89 @@
 import Foundation
-import ImageBake
 import ImagePipeline
 import ImageTableCore
+import WorkerProtocol
 
-/// Executes bake requests: decodes one source and renders it into the reserved slots it names,
-/// or into buffers it holds for members whose tables were full, until the bake places them.
+/// Executes render jobs: decodes one source once and renders every member into its destination,
+/// a slot the bake reserved or the scratch memory shared with it.
 ///
-/// Runs inside each worker process, one request at a time, so libvips is only ever driven from
-/// one thread per process: the liborc race of `docs/PIPELINE.md` cannot happen, and a decoder
-/// crash ends only that worker.
+/// Runs inside each worker process, one job at a time, so libvips is only ever driven from one
+/// thread per process: the liborc race of `docs/PIPELINE.md` cannot happen, and a decoder crash
+/// ends only this worker. A job carries everything it needs; what stays between jobs is only a
+/// cache of mapped tables, each checked again (parameter hash, reservation generation) per job.
 final class JobRunner {
-    /// A member rendered into memory of our own, waiting for a slot.
-    struct Held {
-        let memory: UnsafeMutableRawBufferPointer
-        let bytesPerRow: Int
-        let height: Int
-    }
-
-    private let renderer: ImageRenderer
     private var tables: [String: DelegatedSlots] = [:]
-    private var held: [Held] = []
+    private let scratch = SharedScratch(attachingTo: WorkerDescriptors.scratch)
+    private var configured = false
 
-    init(options: DecodeOptions) {
-        renderer = ImageRenderer(options: options)
-    }
-
-    func handle(_ request: WorkerProtocol.Request) -> WorkerProtocol.Reply {
-        if let job = request.render { return run(job, id: request.id) }
-        return place(request.place ?? [], id: request.id)
-    }
-
-    private func run(_ job: WorkerProtocol.Job, id: Int) -> WorkerProtocol.Reply {
-        releaseHeld()
-        var targets: [RenderTarget] = []
-        do {
-            for member in job.members {
-                let format = try TableFormat(canonicalParameters: member.format)
-                if let target = member.target {
-                    let slots = try table(target.table, hash: target.parametersHash)
-                    let memory = try slots.pixels(slot: target.slot, generation: target.generation)
-                    targets.append(RenderTarget(format: format, pixels: memory, bytesPerRow: slots.layout.bytesPerRow))
-                } else {
-                    // The table's own row size, so that placing is one copy of the image bytes.
-                    let rowBytes = (format.width * format.style.bytesPerPixel + 63) / 64 * 64
-                    let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: rowBytes * format.height, alignment: 64)
-                    held.append(Held(memory: memory, bytesPerRow: rowBytes, height: format.height))
-                    targets.append(RenderTarget(format: format, pixels: memory, bytesPerRow: rowBytes))
-                }
-            }
-        } catch {
-            // The bake's own table changed under the job: not the source's fault, but not baked either.
-            releaseHeld()
-            if let path = (error as? ImageTableError)?.path { tables[path] = nil }
-            return failure(id, code: "table-changed", message: (error as? ImageTableError)?.message ?? "\(error)", cause: nil)
+    func run(_ job: RenderJob) -> WorkerReply {
+        if !configured {
+            // One source at a time per process: libvips' own threads would only compete with the
+            // other workers for the cores.
+            PipelineRuntime.configure(.init(concurrency: 1))
+            configured = true
         }
+        let targets: [RenderTarget]
+        do throws(WorkerFailure) {
+            targets = try job.members.map(target)
+        } catch {
+            return .failed(error)
+        }
+        let options = DecodeOptions(maxPixels: job.limits.maxPixels, maxSourceBytes: job.limits.maxSourceBytes,
+                                    failOn: FailLevel(rawValue: job.limits.failOn) ?? .error)
         do {
-            let report = try renderer.render(.file(job.source), into: targets)
+            let report = try ImageRenderer(options: options).render(.file(job.source), into: targets)
             // The bake reads the pixels back from the page cache; this process is done with them.
-            for target in job.members.compactMap(\.target) { tables[target.table]?.releaseMappedPages(slot: target.slot) }
-            return WorkerProtocol.Reply(id: id, rects: report.members.map(\.contentRect), decodes: report.decodes, failure: nil)
-        } catch {
-            releaseHeld()
-            return failure(id, code: error.code.rawValue, message: error.message, cause: error.cause)
-        }
-    }
-
-    /// Copies the held buffers into their slots, in order, and frees them.
-    private func place(_ targets: [WorkerProtocol.SlotTarget], id: Int) -> WorkerProtocol.Reply {
-        defer { releaseHeld() }
-        guard targets.isEmpty || targets.count == held.count else {
-            return failure(id, code: "render-failed", message: "asked to place \(targets.count) buffers, holding \(held.count)", cause: nil)
-        }
-        do {
-            for (buffer, target) in zip(held, targets) {
-                let slots = try table(target.table, hash: target.parametersHash)
-                guard slots.layout.bytesPerRow == buffer.bytesPerRow, slots.layout.height == buffer.height else {
-                    return failure(id, code: "table-changed", message: "the table's slots no longer fit the rendered image", cause: nil)
-                }
-                let memory = try slots.pixels(slot: target.slot, generation: target.generation)
-                memory.copyMemory(from: UnsafeRawBufferPointer(buffer.memory))
-                slots.releaseMappedPages(slot: target.slot)
+            for member in job.members {
+                if case .slot(let table, let slot, _) = member.destination { tables[table]?.releaseMappedPages(slot: slot) }
             }
-            return WorkerProtocol.Reply(id: id, rects: nil, decodes: 0, failure: nil)
+            let rects = report.members.map { WireRect(x: $0.contentRect.x, y: $0.contentRect.y, width: $0.contentRect.width,
+                                                       height: $0.contentRect.height) }
+            return .rendered(Rendered(contentRects: rects, decodes: report.decodes))
         } catch {
-            return failure(id, code: "table-changed", message: "\(error)", cause: nil)
+            let code = WorkerFailure.Code(rawValue: error.code.rawValue) ?? .renderFailed
+            return .failed(WorkerFailure(code, error.message, cause: error.cause))
         }
     }
 
-    private func releaseHeld() {
-        for buffer in held { buffer.memory.deallocate() }
-        held = []
+    /// Where one member's pixels go, checked: its format parses and is this build's rendering
+    /// version, its slot is still reserved with that generation in a table of that format, or its
+    /// scratch bytes lie inside the scratch memory.
+    private func target(_ member: RenderMember) throws(WorkerFailure) -> RenderTarget {
+        let format: TableFormat
+        do {
+            format = try TableFormat(canonicalParameters: member.format)
+        } catch {
+            throw WorkerFailure(.protocolError, "the member's format does not parse: \(error.message)")
+        }
+        guard format.renderingVersion == TableFormat.pipelineRenderingVersion else {
+            throw WorkerFailure(.workerMismatch, "the format asks for rendering version \(format.renderingVersion); "
+                                + "this worker renders version \(TableFormat.pipelineRenderingVersion)")
+        }
+        switch member.destination {
+        case .slot(let path, let slot, let generation):
+            do {
+                let slots = try table(path, hash: format.parametersHash)
+                return RenderTarget(format: format, pixels: try slots.pixels(slot: slot, generation: generation),
+                                    bytesPerRow: slots.layout.bytesPerRow)
+            } catch {
+                // The bake's table changed under the job: not the source's fault, but not baked either.
+                tables[path] = nil
+                throw WorkerFailure(.tableChanged, error.message)
+            }
+        case .scratch(let offset):
+            let layout: TableLayout
+            do { layout = try format.layout() } catch { throw WorkerFailure(.protocolError, error.message) }
+            guard let scratch, offset >= 0, offset + layout.imageBytes <= scratch.memory.count else {
+                throw WorkerFailure(.protocolError, "scratch bytes \(offset)..<\(offset + layout.imageBytes) lie outside the scratch memory")
+            }
+            let memory = UnsafeMutableRawBufferPointer(rebasing: scratch.memory[offset..<offset + layout.imageBytes])
+            return RenderTarget(format: format, pixels: memory, bytesPerRow: layout.bytesPerRow)
+        }
     }
 
-    private func failure(_ id: Int, code: String, message: String, cause: String?) -> WorkerProtocol.Reply {
-        WorkerProtocol.Reply(id: id, rects: nil, decodes: 0, failure: .init(code: code, message: message, cause: cause))
-    }
-
-    private func table(_ path: String, hash: String) throws -> DelegatedSlots {
-        let expected = WorkerProtocol.bytes(hex: hash)
-        if let open = tables[path], open.parametersHash == expected { return open }
-        let slots = try DelegatedSlots(path: path, parametersHash: expected)
+    private func table(_ path: String, hash: [UInt8]) throws(ImageTableError) -> DelegatedSlots {
+        if let open = tables[path], open.parametersHash == hash { return open }
+        let slots = try DelegatedSlots(path: path, parametersHash: hash)
         tables[path] = slots
         return slots
     }

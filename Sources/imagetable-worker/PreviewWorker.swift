@@ -1,6 +1,7 @@
 import Foundation
 import ImagePipeline
 import ImageTableCore
+import WorkerProtocol
 
 /// `imagetable-worker preview`: draws a contact sheet of a table's entries, a grid of tiles
 /// with their keys as captions and a title line, and writes it as an RGB PNG (the pixel half of
@@ -10,32 +11,25 @@ enum PreviewWorker {
         case key, slot, recency
     }
 
+    /// A preview job with its fields checked.
     struct Request {
-        var table = ""
-        var output = ""
+        var table: String
+        var output: String
         var columns: Int?
-        var tileSize = 160
-        var limit = 500
-        var order = Order.key
-        var captions = true
+        var tileSize: Int
+        var limit: Int
+        var order: Order
+        var captions: Bool
+    }
 
-        init(parsing arguments: inout WorkerArguments) {
-            while let flag = arguments.next() {
-                switch flag {
-                case "--table": table = arguments.value(of: flag)
-                case "--output": output = arguments.value(of: flag)
-                case "--columns": columns = arguments.integer(of: flag)
-                case "--tile-size": tileSize = arguments.integer(of: flag)
-                case "--limit": limit = arguments.integer(of: flag)
-                case "--sort":
-                    guard let order = Order(rawValue: arguments.value(of: flag)) else { usageError("--sort takes key, slot or recency") }
-                    self.order = order
-                case "--no-captions": captions = false
-                default: usageError("unknown option \(flag)")
-                }
-            }
-            guard !table.isEmpty, !output.isEmpty else { usageError("preview needs --table and --output") }
+    /// Runs a job from the command and says how it ended.
+    static func reply(_ job: PreviewJob) -> WorkerReply {
+        guard let order = Order(rawValue: job.order), !job.table.isEmpty, !job.output.isEmpty, job.tileSize >= 1, job.limit >= 1,
+              (job.columns ?? 1) >= 1 else {
+            return .failed(WorkerFailure(.protocolError, "a preview job needs a table, an output, positive sizes and an order of key, slot or recency"))
         }
+        return .finished(Finished(status: run(Request(table: job.table, output: job.output, columns: job.columns, tileSize: job.tileSize,
+                                                      limit: job.limit, order: order, captions: job.captions))))
     }
 
     /// The largest sheet drawn: 100 million pixels, 300 MB of RGB in memory.

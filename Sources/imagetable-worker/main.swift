@@ -1,30 +1,38 @@
+import CTableSupport
 import Foundation
+import ImageTableCore
+import WorkerProtocol
 
 // imagetable-worker: the only executable that links libvips. `imagetable bake` starts one per
-// job slot and sends it jobs as JSON lines (see ImageBake's WorkerProtocol); `imagetable
-// extract` and `imagetable preview` hand their pixel work over to it once they have parsed and
-// checked their command line. Keeping the pixel work here lets `imagetable validate`, `inspect`
-// and `verify` start without loading libvips and its hundred libraries, and means a decoder that
-// crashes on a hostile file takes down only this process.
+// job slot, and `imagetable extract` and `imagetable preview` one each, and they talk to it over
+// the worker protocol (module WorkerProtocol): a handshake that compares the protocol and
+// rendering versions compiled into both, then one request and one reply at a time, on
+// descriptors of their own (not standard output). Keeping the pixel work here lets `imagetable
+// validate`, `inspect` and `verify` start without loading libvips and its hundred libraries, and
+// means a decoder that crashes on a hostile file takes down only this process.
 //
-// The command lines are internal (people use `imagetable`):
-//
-//     imagetable-worker bake [--max-pixels N]
-//     imagetable-worker extract --table PATH (--key KEY --output FILE | --all DIR) [--content] [--verbose]
-//     imagetable-worker preview --table PATH --output FILE [--columns N] [--tile-size N] [--limit N]
-//                               [--sort key|slot|recency] [--no-captions]
-//
-// Exit statuses: 0 done, 1 a table, entry or output failed (reported as `path: error: … [code]`
-// on standard error), 2 the bake protocol broke, 64 a malformed command line.
+// Exit statuses: 0 the command closed the channel, 2 the channel broke or the command is from
+// another build, 64 not started by a command.
 
-var arguments = WorkerArguments(Array(CommandLine.arguments.dropFirst()))
-switch arguments.next() {
-case "bake":
-    BakeWorker.run(&arguments)
-case "extract":
-    exit(ExtractWorker.run(ExtractWorker.Request(parsing: &arguments)))
-case "preview":
-    exit(PreviewWorker.run(PreviewWorker.Request(parsing: &arguments)))
-default:
-    usageError("usage: imagetable-worker bake|extract|preview … (started by imagetable, not by people)")
+guard WorkerEndpoint.isConnected else {
+    FileHandle.standardError.write(Data("imagetable-worker: started by imagetable, not by people (see imagetable --help)\n".utf8))
+    exit(64)
+}
+// A worker outliving a killed bake could still be writing a slot that the next bake reserves
+// again: on Linux the kernel kills it with its parent; the lifeline does it everywhere.
+if itc_die_with_parent() != 0 { exit(2) }
+let me = Bundle.main.executablePath ?? CommandLine.arguments[0]
+let runner = JobRunner()
+do {
+    try WorkerEndpoint.serve(Hello(renderingVersion: TableFormat.pipelineRenderingVersion, executable: me)) { request in
+        switch request {
+        case .render(let job): runner.run(job)
+        case .extract(let job): .finished(Finished(status: ExtractWorker.run(job)))
+        case .preview(let job): PreviewWorker.reply(job)
+        case .hello: .failed(WorkerFailure(.protocolError, "a second handshake"))
+        }
+    }
+    exit(0)
+} catch {
+    exit(2)
 }

@@ -91,9 +91,9 @@ struct BakeCommand: ParsableCommand {
         for diagnostic in report.diagnostics where format == .text {
             FileHandle.standardError.write(Data((DiagnosticLines.compilerStyle(diagnostic) + "\n").utf8))
         }
-        var options = BakeOptions(workerCommand: [Self.workerPath, "bake"])
+        var options = BakeOptions(workerExecutable: Self.workerPath)
         options.jobs = jobs ?? options.jobs
-        options.maxPixels = maxPixels
+        options.decoding.maxPixels = maxPixels
         options.timeout = timeout
         options.lockTimeout = lockTimeout
         options.strict = strict
@@ -116,10 +116,12 @@ struct BakeCommand: ParsableCommand {
         if !summary.failed.isEmpty { throw ExitCode(3) }
     }
 
+    /// This executable.
+    static var executablePath: String { Bundle.main.executablePath ?? CommandLine.arguments[0] }
+
     /// `imagetable-worker`, installed next to this executable.
     static var workerPath: String {
-        let me = Bundle.main.executablePath ?? CommandLine.arguments[0]
-        return URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent("imagetable-worker").path
+        URL(fileURLWithPath: executablePath).deletingLastPathComponent().appendingPathComponent("imagetable-worker").path
     }
 }
 

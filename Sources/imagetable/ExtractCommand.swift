@@ -1,4 +1,5 @@
 import ArgumentParser
+import WorkerProtocol
 
 /// `imagetable extract TABLE KEY -o FILE` and `imagetable extract TABLE --all DIR`: entries as
 /// PNG files. Parsing and checks happen here; the conversion and encoding run in
@@ -77,11 +78,7 @@ struct ExtractCommand: ParsableCommand {
 
     func run() throws {
         try WorkerLauncher.checkTable(table)
-        var arguments = ["extract", "--table", table]
-        if let key, let output { arguments += ["--key", key, "--output", output] }
-        if let all { arguments += ["--all", all] }
-        if content { arguments.append("--content") }
-        if verbose { arguments.append("--verbose") }
-        try WorkerLauncher.exec(arguments)
+        try WorkerLauncher.run(.extract(ExtractJob(table: table, key: key, output: output, all: all, contentOnly: content,
+                                                   verbose: verbose)))
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import WorkerProtocol
 
 /// `imagetable preview TABLE -o sheet.png`: a contact sheet of a table's entries. Parsing and
 /// checks happen here; the drawing runs in `imagetable-worker`, which links libvips.
@@ -61,10 +62,7 @@ struct PreviewCommand: ParsableCommand {
 
     func run() throws {
         try WorkerLauncher.checkTable(table)
-        var arguments = ["preview", "--table", table, "--output", output, "--tile-size", "\(tileSize)",
-                         "--limit", "\(limit)", "--sort", sort.rawValue]
-        if let columns { arguments += ["--columns", "\(columns)"] }
-        if !captions { arguments.append("--no-captions") }
-        try WorkerLauncher.exec(arguments)
+        try WorkerLauncher.run(.preview(PreviewJob(table: table, output: output, columns: columns, tileSize: tileSize,
+                                                   limit: limit, order: sort.rawValue, captions: captions)))
     }
 }

@@ -1,24 +1,43 @@
 import ArgumentParser
 import Foundation
 import ImageTableCore
+import WorkerProtocol
 
-/// Hands a command's pixel work to `imagetable-worker`, the executable that links libvips.
+/// Hands a command's pixel work to `imagetable-worker`, the executable that links libvips, over
+/// the worker protocol.
 ///
-/// `imagetable` execs the worker in its own place rather than running it as a child: the
-/// worker's standard output, standard error and exit status are the command's, with nothing to
-/// forward, and signals such as Ctrl-C reach it directly.
+/// The worker shares this process's standard output and error, so the job's report and a PNG
+/// written to `-o -` are the command's own; the command exits with the status the job ends with.
+/// Ctrl-C reaches both processes (they share the terminal's process group).
 enum WorkerLauncher {
-    /// Replaces this process with `imagetable-worker ARGUMENTS`. Returns only by throwing, when
-    /// the worker cannot be started (it is reported as `worker-unavailable`, exit 1).
-    static func exec(_ arguments: [String]) throws -> Never {
-        let path = BakeCommand.workerPath
-        fflush(nil)  // every C stream: nothing printed so far may be lost by exec
-        var argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) }
-        argv.append(nil)
-        execv(path, &argv)
-        let reason = String(cString: strerror(errno))
-        StandardError.report(ImageTableError(.workerUnavailable, "cannot run imagetable-worker: \(reason); it must be installed next to imagetable",
-                                             path: path))
+    /// Starts a worker, runs `request` in it and exits with its status. Returns only by
+    /// throwing: exit 1 after reporting a worker that cannot start, is from another build, or
+    /// died.
+    static func run(_ request: WorkerRequest) throws -> Never {
+        let connection: WorkerConnection
+        do {
+            connection = try WorkerConnection(executable: BakeCommand.workerPath,
+                                              hello: Hello(renderingVersion: TableFormat.pipelineRenderingVersion,
+                                                           executable: BakeCommand.executablePath),
+                                              outputToStandardError: false)
+        } catch {
+            let code: ImageTableError.Code = if case .mismatch = error { .workerMismatch } else { .workerUnavailable }
+            StandardError.report(ImageTableError(code, error.description, path: BakeCommand.workerPath))
+            throw ExitStatus.failure
+        }
+        let reply = connection.send(request, timeout: nil)
+        connection.finish()
+        switch reply {
+        case .success(.finished(let finished)):
+            throw ExitCode(finished.status)
+        case .success(.failed(let failure)):
+            StandardError.report(ImageTableError(ImageTableError.Code(rawValue: failure.code.rawValue) ?? .protocolError, failure.message,
+                                                 path: BakeCommand.workerPath, cause: failure.cause))
+        case .success(let other):
+            StandardError.report(ImageTableError(.protocolError, "the worker answered with \(other)", path: BakeCommand.workerPath))
+        case .failure(let loss):
+            StandardError.report(ImageTableError(.workerCrashed, loss.description, path: BakeCommand.workerPath))
+        }
         throw ExitStatus.failure
     }
 

@@ -40,7 +40,7 @@ struct BakeTests {
         project.add("empty.jpg", bytes: [])
         project.add("notes.jpg", bytes: Array("this is not an image\n".utf8))
         project.add("big.png", bytes: Self.pngHeader(width: 5000, height: 5000))
-        let summary = try project.bake { $0.maxPixels = 3_000_000 }
+        let summary = try project.bake { $0.decoding.maxPixels = 3_000_000 }
         #expect(summary.decoded == 1)
         let codes = Dictionary(uniqueKeysWithValues: summary.failed.map { ($0.key, $0.error.code) })
         #expect(codes == ["truncated.jpg": .truncated, "empty.jpg": .empty, "notes.jpg": .unsupportedFormat,

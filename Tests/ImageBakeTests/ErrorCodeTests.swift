@@ -2,6 +2,7 @@ import Foundation
 import ImageTableCore
 import TestSupport
 import Testing
+import WorkerProtocol
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,6 +20,13 @@ import Glibc
         }
         let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
         return (result.status, json?["fatal"] as? [String: String])
+    }
+
+    /// A worker's failure code becomes the bake's error code unchanged, so each must be one.
+    @Test func everyWorkerFailureCodeIsAnErrorCode() {
+        for code in WorkerFailure.Code.allCases {
+            #expect(ImageTableError.Code(rawValue: code.rawValue) != nil, "\(code.rawValue)")
+        }
     }
 
     @Test func aLockedTableIsReportedAsLocked() throws {

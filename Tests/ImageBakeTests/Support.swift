@@ -52,7 +52,7 @@ final class BakeProject: @unchecked Sendable {
     }
 
     func bake(jobs: Int = 2, configure: (inout BakeOptions) -> Void = { _ in }) throws -> BakeSummary {
-        var options = BakeOptions(workerCommand: [Products.worker, "bake"])
+        var options = BakeOptions(workerExecutable: Products.worker)
         options.jobs = jobs
         options.durability = .processCrashOnly
         configure(&options)

@@ -46,7 +46,7 @@ import Testing
         try yaml.write(toFile: root + "/manifest.yaml", atomically: true, encoding: .utf8)
         let report = ManifestValidator(options: ValidationOptions()).validate(fileAt: root + "/manifest.yaml")
         let manifest = try #require(report.manifest, "\(report.diagnostics)")
-        var options = BakeOptions(workerCommand: [Self.workerPath, "bake"])
+        var options = BakeOptions(workerExecutable: Self.workerPath)
         options.jobs = 1
         options.durability = .processCrashOnly
         let summary = try Baker.bake(manifest, options: options)

@@ -1,0 +1,142 @@
+/// The first message each way: who is talking, and which versions its build speaks.
+///
+/// A command starts a worker and sends its own ``Hello``; the worker answers with its own. Either
+/// side refuses the other when ``protocolVersion`` or ``renderingVersion`` differ, so a worker
+/// left from another build can never draw old-version pixels into a table labelled new.
+public struct Hello: Codable, Sendable, Equatable {
+    /// ``WorkerProtocolVersion/current`` of the sender's build.
+    public var protocolVersion: Int
+    /// The rendering version compiled into the sender's build (`TableFormat.pipelineRenderingVersion`).
+    public var renderingVersion: Int
+    /// The sender's executable, for messages naming both sides.
+    public var executable: String
+
+    /// Creates a greeting.
+    ///
+    /// - Parameters:
+    ///   - protocolVersion: the protocol version of the sender's build.
+    ///   - renderingVersion: the rendering version of the sender's build.
+    ///   - executable: the sender's executable path.
+    public init(protocolVersion: Int = WorkerProtocolVersion.current, renderingVersion: Int, executable: String) {
+        self.protocolVersion = protocolVersion
+        self.renderingVersion = renderingVersion
+        self.executable = executable
+    }
+}
+
+/// The protocol's own version.
+public enum WorkerProtocolVersion {
+    /// Bumped whenever a message changes shape or meaning.
+    public static let current = 1
+}
+
+/// Where one member's pixels go.
+public enum Destination: Codable, Sendable, Equatable {
+    /// A slot the command has reserved in a table: the worker checks that the table still has the
+    /// member's parameter hash and that the slot still carries `generation`, then renders into it.
+    case slot(table: String, slot: Int, generation: UInt64)
+    /// Bytes of the scratch memory shared at start-up, from `offset`, with the table's row size:
+    /// for members whose table had no free slot, placed by the command once the source decoded.
+    case scratch(offset: Int)
+}
+
+/// One format to render a source in.
+public struct RenderMember: Codable, Sendable, Equatable {
+    /// The format: its canonical parameter text (`TableFormat.canonicalParameters`), the same text
+    /// its table's parameter hash is made of.
+    public var format: String
+    /// Where the pixels go.
+    public var destination: Destination
+
+    /// Creates a member.
+    ///
+    /// - Parameters:
+    ///   - format: the format's canonical parameter text.
+    ///   - destination: where its pixels go.
+    public init(format: String, destination: Destination) {
+        self.format = format
+        self.destination = destination
+    }
+}
+
+/// How a worker treats an untrusted source: the decode limits and strictness, sent with each job.
+public struct SourceLimits: Codable, Sendable, Equatable {
+    /// The most pixels a source's header may declare.
+    public var maxPixels: Int
+    /// The most bytes a source may have.
+    public var maxSourceBytes: Int
+    /// libvips' `fail_on`: `truncated`, `error` or `warning`.
+    public var failOn: String
+
+    /// Creates limits.
+    ///
+    /// - Parameters:
+    ///   - maxPixels: the pixel limit.
+    ///   - maxSourceBytes: the byte limit.
+    ///   - failOn: the decoder strictness.
+    public init(maxPixels: Int, maxSourceBytes: Int, failOn: String) {
+        self.maxPixels = maxPixels
+        self.maxSourceBytes = maxSourceBytes
+        self.failOn = failOn
+    }
+}
+
+/// Decode one source, once, into several members.
+public struct RenderJob: Codable, Sendable, Equatable {
+    /// The source file.
+    public var source: String
+    /// The formats to render, with where each goes.
+    public var members: [RenderMember]
+    /// The decode limits and strictness.
+    public var limits: SourceLimits
+
+    /// Creates a job.
+    ///
+    /// - Parameters:
+    ///   - source: the source file.
+    ///   - members: the formats and their destinations.
+    ///   - limits: the decode limits.
+    public init(source: String, members: [RenderMember], limits: SourceLimits) {
+        self.source = source
+        self.members = members
+        self.limits = limits
+    }
+}
+
+/// A rectangle of pixels, as the wire carries it.
+public struct WireRect: Codable, Sendable, Equatable {
+    /// Left, top, width and height in pixels.
+    public var x, y, width, height: Int
+
+    /// Creates a rectangle.
+    ///
+    /// - Parameters:
+    ///   - x: left edge.
+    ///   - y: top edge.
+    ///   - width: width.
+    ///   - height: height.
+    public init(x: Int, y: Int, width: Int, height: Int) {
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
+    }
+}
+
+/// What a render job produced: every member's pixels are in its destination.
+public struct Rendered: Codable, Sendable, Equatable {
+    /// Each member's content rectangle, in member order.
+    public var contentRects: [WireRect]
+    /// How many times the job decoded the source (1).
+    public var decodes: Int
+
+    /// Creates a result.
+    ///
+    /// - Parameters:
+    ///   - contentRects: one per member.
+    ///   - decodes: decodes the job cost.
+    public init(contentRects: [WireRect], decodes: Int) {
+        self.contentRects = contentRects
+        self.decodes = decodes
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A running worker process, from the command's side: started, greeted, then asked one request
+/// at a time. Used from one thread at a time.
+///
+/// A worker that dies, hangs past a timeout, or answers something that is not the reply to the
+/// request it was sent is stopped and reported as lost; the caller starts another if it wants.
+public final class WorkerConnection {
+    /// Why a worker stopped being usable.
+    public enum Loss: Error, Sendable, Equatable, CustomStringConvertible {
+        /// It exited on its own (a status) or was killed by a signal (a decoder crash).
+        case died(status: Int32, signal: Int32?)
+        /// It did not answer within the timeout; it has been killed.
+        case timedOut(seconds: Double)
+        /// It answered with a line that is not a reply, or the reply to another request; it has
+        /// been killed.
+        case brokeProtocol(String)
+
+        /// A sentence for people.
+        public var description: String {
+            switch self {
+            case .died(_, let signal?): "the worker was killed by signal \(signal)"
+            case .died(let status, nil): "the worker exited with status \(status)"
+            case .timedOut(let seconds): "the worker did not answer within \(Self.seconds(seconds)); it was stopped"
+            case .brokeProtocol(let what): "the worker broke the protocol: \(what); it was stopped"
+            }
+        }
+
+        private static func seconds(_ s: Double) -> String {
+            s == s.rounded() ? "\(Int(s)) s" : String(format: "%.1f s", s)
+        }
+    }
+
+    /// Why a worker could not be started.
+    public enum StartFailure: Error, Sendable, Equatable, CustomStringConvertible {
+        /// The executable is missing or cannot be run.
+        case cannotRun(executable: String, reason: String)
+        /// It runs, but speaks another protocol or rendering version.
+        case mismatch(ours: Hello, theirs: Hello)
+        /// It did not complete the handshake.
+        case noHandshake(executable: String, Loss)
+
+        /// A sentence for people, naming the worker's path and what to do.
+        public var description: String {
+            switch self {
+            case .cannotRun(let executable, let reason):
+                "cannot run the worker \(executable): \(reason); imagetable-worker must be installed next to imagetable"
+            case .mismatch(let ours, let theirs):
+                "the worker \(theirs.executable) speaks protocol \(theirs.protocolVersion) and renders version "
+                    + "\(theirs.renderingVersion), but \(ours.executable) speaks protocol \(ours.protocolVersion) and renders "
+                    + "version \(ours.renderingVersion); install imagetable and imagetable-worker from the same build"
+            case .noHandshake(let executable, let loss):
+                "the worker \(executable) did not answer the handshake: \(loss)"
+            }
+        }
+    }
+
+    /// The worker's executable.
+    public let executable: String
+    /// The worker's process id.
+    public let pid: Int32
+    /// What the worker said of itself in the handshake.
+    public private(set) var peer: Hello?
+    private var requests: Int32
+    private let replies: Int32
+    private let lines: LineReader
+    private var nextID = 1
+    private var exited = false
+
+    /// Starts a worker and completes the handshake.
+    ///
+    /// - Parameters:
+    ///   - executable: the worker's path.
+    ///   - hello: this side's greeting (its versions and executable).
+    ///   - scratch: a descriptor to share as the worker's scratch memory, or `nil`.
+    ///   - outputToStandardError: send the worker's standard output to our standard error.
+    ///   - handshakeTimeout: seconds to wait for the worker's greeting.
+    /// - Throws: ``StartFailure``.
+    public init(executable: String, hello: Hello, scratch: Int32? = nil, outputToStandardError: Bool,
+                handshakeTimeout: Double = 30) throws(StartFailure) {
+        self.executable = executable
+        // A worker that dies mid-write must give us EPIPE, not kill the command.
+        signal(SIGPIPE, SIG_IGN)
+        guard access(executable, X_OK) == 0 else {
+            throw .cannotRun(executable: executable, reason: String(cString: strerror(errno)))
+        }
+        let started: WorkerSpawn.Started
+        do {
+            started = try WorkerSpawn.start(executable, scratch: scratch, outputToStandardError: outputToStandardError)
+        } catch {
+            throw .cannotRun(executable: executable, reason: "\(error.call) failed: \(error.reason)")
+        }
+        pid = started.pid
+        requests = started.requests
+        replies = started.replies
+        lines = LineReader(fd: started.replies)
+        switch send(.hello(hello), timeout: handshakeTimeout) {
+        case .success(.hello(let theirs)) where theirs.protocolVersion == hello.protocolVersion
+            && theirs.renderingVersion == hello.renderingVersion:
+            peer = theirs
+        case .success(.hello(let theirs)):
+            stop()
+            throw .mismatch(ours: hello, theirs: theirs)
+        case .success(let other):
+            stop()
+            throw .noHandshake(executable: executable, .brokeProtocol("it answered the handshake with \(other)"))
+        case .failure(let loss):
+            throw .noHandshake(executable: executable, loss)
+        }
+    }
+
+    deinit {
+        if !exited { finish() }
+        close(replies)
+    }
+
+    /// Sends a request and waits for its reply.
+    ///
+    /// - Parameters:
+    ///   - request: the request.
+    ///   - timeout: seconds to wait, or `nil` to wait as long as it takes.
+    /// - Returns: the reply, or why the worker is lost (it has then been stopped).
+    public func send(_ request: WorkerRequest, timeout: Double?) -> Result<WorkerReply, Loss> {
+        let id = nextID
+        nextID += 1
+        guard !exited, DescriptorWriter.writeAll(requests, WireCodec.line(request, id: id)) else { return .failure(death()) }
+        switch lines.next(timeout: timeout) {
+        case .line(let line):
+            guard let (replyID, reply) = WireCodec.reply(line) else {
+                stop()
+                return .failure(.brokeProtocol("an unreadable reply (\(line.count) bytes)"))
+            }
+            guard replyID == id else {
+                stop()
+                return .failure(.brokeProtocol("the reply to request \(replyID) came for request \(id)"))
+            }
+            return .success(reply)
+        case .end:
+            return .failure(death())
+        case .timedOut:
+            stop()
+            return .failure(.timedOut(seconds: timeout ?? 0))
+        }
+    }
+
+    /// Closes the worker's requests, which ends it, and waits for it to exit; a worker still
+    /// running after `grace` seconds (one that does not notice, or whose request pipe another
+    /// process inherited) is killed.
+    ///
+    /// - Parameter grace: seconds to wait before killing it.
+    public func finish(grace: Double = 10) {
+        guard !exited else { return }
+        close(requests)
+        requests = -1
+        let deadline = Date().addingTimeInterval(grace)
+        var raw: Int32 = 0
+        while Date() < deadline {
+            let reaped = waitpid(pid, &raw, WNOHANG)
+            if reaped == pid || (reaped < 0 && errno != EINTR) {
+                exited = true
+                return
+            }
+            usleep(1000)
+        }
+        stop()
+    }
+
+    /// Kills the worker and waits for it.
+    public func stop() {
+        guard !exited else { return }
+        kill(pid, SIGKILL)
+        if requests >= 0 {
+            close(requests)
+            requests = -1
+        }
+        _ = wait()
+    }
+
+    /// The worker's end, once its channel closed: waits for it to exit and says how.
+    private func death() -> Loss {
+        if requests >= 0 {
+            close(requests)
+            requests = -1
+        }
+        let (status, signal) = wait()
+        return .died(status: status, signal: signal)
+    }
+
+    /// Reaps the process: its exit status, or the signal that killed it.
+    private func wait() -> (status: Int32, signal: Int32?) {
+        exited = true
+        var raw: Int32 = 0
+        while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
+        let signal = raw & 0x7F
+        return signal == 0 ? ((raw >> 8) & 0xFF, nil) : (0, signal)
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import ImageTableCore
+import TestSupport
+import WorkerProtocol
+
+/// A stand-in for `imagetable-worker` that speaks the worker protocol (on descriptors 3 and 4) and
+/// misbehaves in one chosen way, for the failure paths a real worker cannot be made to take.
+enum FakeWorker {
+    enum Mode: String, CaseIterable {
+        /// Answers every render with full-slot rectangles, after printing to standard output and
+        /// standard error (which must not reach the channel).
+        case chatty
+        /// Kills itself with SIGSEGV in the middle of a job.
+        case crash
+        /// Never answers a job.
+        case hang
+        /// Answers a job with a line that is not JSON.
+        case garbage
+        /// Answers a job with the id of another request.
+        case wrongID = "wrong-id"
+        /// Greets with another rendering version.
+        case renderingVersion = "rendering-version"
+        /// Greets with another protocol version.
+        case protocolVersion = "protocol-version"
+    }
+
+    /// Writes the fake for `mode` into `directory` and returns its path.
+    static func install(_ mode: Mode, in directory: String) throws -> String {
+        let path = directory + "/fake-worker-\(mode.rawValue)"
+        let script = """
+            #!/usr/bin/env python3
+            import json, os, signal, sys, time
+            MODE = "\(mode.rawValue)"
+            requests = os.fdopen(3, "rb")
+            replies = os.fdopen(4, "wb", buffering=0)
+            def send(i, kind, body):
+                replies.write((json.dumps({"id": i, "kind": kind, "body": body}) + "\\n").encode())
+            for line in requests:
+                message = json.loads(line)
+                i, kind, body = message["id"], message["kind"], message["body"]
+                if kind == "hello":
+                    send(i, "hello", {"protocolVersion": \(WorkerProtocolVersion.current) + (1 if MODE == "protocol-version" else 0),
+                                      "renderingVersion": \(TableFormat.pipelineRenderingVersion) + (7 if MODE == "rendering-version" else 0),
+                                      "executable": sys.argv[0]})
+                    continue
+                if MODE == "crash":
+                    os.kill(os.getpid(), signal.SIGSEGV)
+                if MODE == "hang":
+                    time.sleep(3600)
+                if MODE == "garbage":
+                    replies.write(b"this is not a reply\\n")
+                    continue
+                rects = []
+                for member in body["members"]:
+                    fields = dict(l.split("=", 1) for l in member["format"].splitlines()[1:])
+                    rects.append({"x": 0, "y": 0, "width": int(fields["width"]), "height": int(fields["height"])})
+                if MODE == "chatty":
+                    print("a stray line on standard output", flush=True)
+                    print("and one on standard error", file=sys.stderr, flush=True)
+                send(i + (1 if MODE == "wrong-id" else 0), "rendered", {"contentRects": rects, "decodes": 1})
+
+            """
+        try script.write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o755)
+        return path
+    }
+}

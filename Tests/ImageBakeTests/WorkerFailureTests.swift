@@ -1,0 +1,84 @@
+import Foundation
+import ImageBake
+import ImageTableCore
+import TestSupport
+import Testing
+import WorkerProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The bake's side of the worker protocol when the worker misbehaves: each way ends as a typed
+/// failure of that source (or of the bake, for a worker from another build), never a hang, a
+/// crash of the bake or pixels from an unchecked reply.
+@Suite struct WorkerFailureTests {
+    private func bake(_ mode: FakeWorker.Mode, sources: Int = 1, timeout: Double = 30) throws -> (BakeSummary, BakeProject) {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10))
+        for i in 0..<sources { try project.add("s\(i).jpg", from: Corpus.photo("Landscape_1")) }
+        let fake = try FakeWorker.install(mode, in: project.root)
+        let summary = try project.bake(jobs: 1) {
+            $0.workerExecutable = fake
+            $0.timeout = timeout
+        }
+        return (summary, project)
+    }
+
+    @Test func aCrashMidJobFailsTheSourceAsWorkerCrashed() throws {
+        let (summary, _) = try bake(.crash)
+        #expect(summary.failed.map(\.error.code) == [.workerCrashed])
+        #expect(summary.failed.first?.error.message.contains("signal 11") == true, "\(summary.failed)")
+        #expect(summary.tables.allSatisfy { $0.entries == 0 && $0.written == 0 })
+    }
+
+    @Test func workersThatKeepCrashingStopTheBake() throws {
+        let error = #expect(throws: ImageTableError.self) { try bake(.crash, sources: 4) }
+        #expect(error?.code == .workerUnavailable && error?.message.contains("keep failing") == true)
+    }
+
+    @Test func aWorkerPastTheTimeoutIsStoppedAndTheSourceTimesOut() throws {
+        let started = Date()
+        let (summary, _) = try bake(.hang, timeout: 1)
+        #expect(summary.failed.map(\.error.code) == [.timedOut])
+        #expect(Date().timeIntervalSince(started) < 20, "the hung worker must be killed, not waited for")
+    }
+
+    @Test(arguments: [FakeWorker.Mode.garbage, .wrongID])
+    func aReplyThatIsNotTheAnswerIsAProtocolError(_ mode: FakeWorker.Mode) throws {
+        let (summary, project) = try bake(mode)
+        #expect(summary.failed.map(\.error.code) == [.protocolError], "\(summary.failed)")
+        let table = try ImageTableReader(path: project.tables + "/bgra.imagetable")
+        #expect(table.count == 0, "nothing is published from an unchecked reply")
+    }
+
+    @Test(arguments: [FakeWorker.Mode.renderingVersion, .protocolVersion])
+    func aWorkerFromAnotherBuildIsRefusedNamingBothVersionsAndPaths(_ mode: FakeWorker.Mode) throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10))
+        try project.add("s.jpg", from: Corpus.photo("Landscape_1"))
+        let fake = try FakeWorker.install(mode, in: project.root)
+        let error = #expect(throws: ImageTableError.self) { try project.bake(jobs: 1) { $0.workerExecutable = fake } }
+        #expect(error?.code == .workerMismatch)
+        let message = error?.message ?? ""
+        let theirs = mode == .renderingVersion ? "renders version \(TableFormat.pipelineRenderingVersion + 7)"
+            : "speaks protocol \(WorkerProtocolVersion.current + 1)"
+        #expect(message.contains(fake) && message.contains(theirs), "\(message)")
+        #expect(message.contains("renders version \(TableFormat.pipelineRenderingVersion)"), "\(message)")
+        #expect(try ImageTableReader(path: project.tables + "/bgra.imagetable").count == 0)
+    }
+
+    /// A worker's prints cannot corrupt the channel (it has descriptors of its own), nor the
+    /// command's JSON on standard output (the worker's standard output goes to standard error).
+    @Test func strayPrintsReachNeitherTheChannelNorTheJSON() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10))
+        try project.add("s.jpg", from: Corpus.photo("Landscape_1"))
+        let bin = project.root + "/bin"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Products.imagetable, toPath: bin + "/imagetable")
+        let fake = try FakeWorker.install(.chatty, in: project.root)
+        try FileManager.default.moveItem(atPath: fake, toPath: bin + "/imagetable-worker")
+        let result = try run(bin + "/imagetable", ["bake", project.manifestPath, "--format", "json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: result.output) as? [String: Any], "\(result.stdout)")
+        #expect((json["sources"] as? [String: Int])?["decoded"] == 1)
+        #expect(result.stderr.contains("a stray line on standard output"))
+    }
+}
