@@ -22,6 +22,9 @@ enum FakeWorker {
         case renderingVersion = "rendering-version"
         /// Greets with another protocol version.
         case protocolVersion = "protocol-version"
+        /// Like ``chatty`` without the prints, but takes a quarter of a second per job and writes
+        /// its process id into a file beside the script, so a test can count the workers.
+        case slow
     }
 
     /// Writes the fake for `mode` into `directory` and returns its path.
@@ -54,6 +57,10 @@ enum FakeWorker {
                 for member in body["members"]:
                     fields = dict(l.split("=", 1) for l in member["format"].splitlines()[1:])
                     rects.append({"x": 0, "y": 0, "width": int(fields["width"]), "height": int(fields["height"])})
+                if MODE == "slow":
+                    with open(os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), "pid-%d" % os.getpid()), "w"):
+                        pass
+                    time.sleep(0.25)
                 if MODE == "chatty":
                     print("a stray line on standard output", flush=True)
                     print("and one on standard error", file=sys.stderr, flush=True)

@@ -65,6 +65,19 @@ import Glibc
         #expect(try ImageTableReader(path: project.tables + "/bgra.imagetable").count == 0)
     }
 
+    /// `--jobs N` means N workers, even above the number of cores (a thread per job, not a pool
+    /// capped at the core count).
+    @Test func jobsAboveTheCoreCountStartThatManyWorkers() throws {
+        let jobs = ProcessInfo.processInfo.activeProcessorCount + 2
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 64))
+        for i in 0..<(jobs * 3) { try project.add("s\(i).jpg", from: Corpus.photo("Landscape_1")) }
+        let fake = try FakeWorker.install(.slow, in: project.root)
+        let summary = try project.bake(jobs: jobs) { $0.workerExecutable = fake }
+        #expect(summary.decoded == jobs * 3 && summary.failed.isEmpty)
+        let pids = try FileManager.default.contentsOfDirectory(atPath: project.root).filter { $0.hasPrefix("pid-") }
+        #expect(pids.count == jobs)
+    }
+
     /// A worker's prints cannot corrupt the channel (it has descriptors of its own), nor the
     /// command's JSON on standard output (the worker's standard output goes to standard error).
     @Test func strayPrintsReachNeitherTheChannelNorTheJSON() throws {

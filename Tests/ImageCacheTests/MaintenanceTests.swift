@@ -1,5 +1,6 @@
 import Foundation
 import ImageCache
+import ImageTableCore
 import TestSupport
 import Testing
 
@@ -24,6 +25,27 @@ import Testing
         }
         #expect(error?.code == .unsupportedFormat, "the pipeline's code, carried through")
         #expect(try cache.cachedImage(for: entity, format: "small")?.copyPixels() == png.copyPixels())
+    }
+
+    /// The family write: a full table evicts only once the new source has decoded, so a source
+    /// that fails costs no entry its place (the cache used to reserve with eviction first).
+    @Test func aFailingSourceNeverEvictsAGoodEntryOfAFullTable() async throws {
+        let formats = [TableFormat(name: "one", family: "f", width: 16, height: 16, style: .bgra32, capacity: 1),
+                       TableFormat(name: "two", family: "f", width: 8, height: 8, style: .grayscale8, capacity: 2)]
+        let provider = TestProvider(["good": .photo("Landscape_2"), "junk": .data(Data("not an image".utf8)),
+                                     "next": .photo("Portrait_3")])
+        let fixture = try Fixture(provider: provider, formats: formats)
+        let good = CacheEntity(key: "good", sourceName: "1")
+        let pixels = try await fixture.cache.image(for: good, format: "one").copyPixels()
+        let error = await #expect(throws: ImageTableError.self) {
+            try await fixture.cache.image(for: CacheEntity(key: "junk", sourceName: "1"), format: "one")
+        }
+        #expect(error?.code == .unsupportedFormat)
+        #expect(try fixture.cache.cachedImage(for: good, format: "one")?.copyPixels() == pixels, "the good entry survived")
+        // A source that decodes does evict, into the slot it frees.
+        _ = try await fixture.cache.image(for: CacheEntity(key: "next", sourceName: "1"), format: "one")
+        #expect(try fixture.cache.cachedImage(for: good, format: "one") == nil)
+        #expect(try fixture.cache.cachedImage(for: good, format: "two") != nil, "the roomier table kept it")
     }
 
     @Test func deleteImageRemovesEntriesAndTheNextRequestFetches() async throws {
