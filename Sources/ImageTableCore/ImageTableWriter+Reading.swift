@@ -75,7 +75,7 @@ extension ImageTableWriter {
     private func recordUse(of entity: UUID, slot: Int) {
         let stamp = file.nextClock()
         state.withLock { s in
-            guard s.directory.entity(in: slot) == entity else { return }
+            guard !s.closed, s.directory.entity(in: slot) == entity else { return }
             file.record(slot).setRecency(stamp)
             s.directory.touch(slot, recency: stamp)
         }

@@ -27,7 +27,7 @@ extension ImageTableWriter {
         let file = file
         return try state.withLock { s throws(ImageTableError) in
             guard !s.closed else { throw ImageTableError(.notWritable, "table is closed", path: path) }
-            guard !s.pending.contains(entity) else {
+            guard s.pending[entity] == nil else {
                 throw ImageTableError(.busy, "a write for key '\(key)' is already in progress", path: path)
             }
             var evictedKey: String?
@@ -48,7 +48,7 @@ extension ImageTableWriter {
             }
             let record = file.record(slot)
             let odd = (record.generation | 1) &+ (record.generation & 1 == 1 ? 2 : 0)
-            record.setGeneration(odd)
+            record.beginWrite(odd)
             let wasPublished = record.state != IndexRecord.stateEmpty
             if wasPublished {
                 record.clear()
@@ -60,11 +60,11 @@ extension ImageTableWriter {
                     try file.flush(offset: file.layout.recordOffset(slot), count: TableLimits.recordBytes)
                 }
             } catch {
-                record.setGeneration(odd &+ 1)
+                record.endWrite(odd &+ 1)
                 s.directory.release(slot: slot)
                 throw error
             }
-            s.pending.insert(entity)
+            s.pending[entity] = (slot, odd)
             let l = file.layout
             return SlotReservation(
                 slot: slot, key: key, entityUUID: entity, sourceUUID: sourceUUID, evictedKey: evictedKey,
@@ -103,7 +103,9 @@ extension ImageTableWriter {
             throw error
         }
         let now = UInt64(Date().timeIntervalSince1970)
-        state.withLock { s in
+        try state.withLock { s throws(ImageTableError) in
+            // A closed handle no longer holds the writer lock: nothing may reach the file.
+            guard !s.closed else { throw ImageTableError(.notWritable, "table is closed", path: path) }
             for (r, crc) in zip(reservations, checksums) {
                 let record = file.record(r.slot)
                 record.writeFields(entity: r.entityUUID, source: r.sourceUUID, key: r.key, pixelChecksum: crc,
@@ -111,9 +113,9 @@ extension ImageTableWriter {
                 let stamp = file.nextClock()
                 record.setRecency(stamp)
                 record.setCommitted()
-                record.setGeneration(r.generation &+ 1)
+                record.endWrite(r.generation &+ 1)
                 file.bumpChangeCount()
-                s.pending.remove(r.entityUUID)
+                s.pending[r.entityUUID] = nil
                 s.directory.insert(entity: r.entityUUID, slot: r.slot, recency: stamp)
             }
         }
@@ -145,10 +147,10 @@ extension ImageTableWriter {
     public func abandon(_ reservation: SlotReservation) {
         guard reservation.owner == ObjectIdentifier(self) else { return }
         state.withLock { s in
-            guard s.pending.remove(reservation.entityUUID) != nil else { return }
+            guard s.pending.removeValue(forKey: reservation.entityUUID) != nil else { return }
             let record = file.record(reservation.slot)
             record.clear()
-            record.setGeneration(reservation.generation &+ 1)
+            record.endWrite(reservation.generation &+ 1)
             s.directory.release(slot: reservation.slot)
         }
     }
@@ -215,13 +217,14 @@ extension ImageTableWriter {
     }
 
     func delete(entity: UUID, flush: Bool) throws(ImageTableError) -> Bool {
-        let slot: Int? = state.withLock { s in
+        let slot: Int? = try state.withLock { s throws(ImageTableError) in
+            guard !s.closed else { throw ImageTableError(.notWritable, "table is closed", path: path) }
             guard let slot = s.directory.slot(of: entity) else { return nil }
             let record = file.record(slot)
             let odd = record.generation | 1
-            record.setGeneration(odd)
+            record.beginWrite(odd)
             record.clear()
-            record.setGeneration(odd &+ 1)
+            record.endWrite(odd &+ 1)
             file.bumpChangeCount()
             s.directory.remove(entity: entity)
             s.directory.release(slot: slot)

@@ -43,7 +43,8 @@ public final class ImageTableWriter: @unchecked Sendable {
 
     struct State {
         var directory: SlotDirectory
-        var pending: Set<UUID> = []
+        /// Reservations not yet published or abandoned: entity → (slot, odd generation).
+        var pending: [UUID: (slot: Int, generation: UInt64)] = [:]
         var closed = false
     }
 
@@ -102,8 +103,10 @@ public final class ImageTableWriter: @unchecked Sendable {
         let scan = RecordScan(file)
         for problem in scan.problems {
             let record = file.record(problem.slot)
+            let odd = record.generation | 1
+            record.beginWrite(odd)
             record.clear()
-            record.setGeneration((record.generation | 1) &+ 1)
+            record.endWrite(odd &+ 1)
             notices.append(TableNotice(kind: problem.kind, message: "slot \(problem.slot): \(problem.reason); dropped it", slot: problem.slot))
         }
         if !scan.problems.isEmpty && options.durability == .flushed {
@@ -115,14 +118,32 @@ public final class ImageTableWriter: @unchecked Sendable {
         self.notices = notices
     }
 
-    /// Releases the writer lock and unmaps the file. Using the handle afterwards throws
-    /// `notWritable` or misses. Called on deinit if not before.
+    /// Gives back every reservation still open, detaches the mapping from the file, and releases
+    /// the writer lock. Called on deinit if not before; idempotent.
+    ///
+    /// After `close()` nothing this handle does reaches the file, whichever thread does it:
+    /// ``reserve(key:sourceUUID:evicting:)``, ``publish(_:)`` and ``delete(key:)`` throw
+    /// `notWritable`, ``abandon(_:)`` does nothing, reads miss, and pixels a filler still writes
+    /// into an old reservation land in private memory (the mapping is replaced by an anonymous
+    /// one), since another writer may hold the lock by then.
     public func close() {
-        state.withLock { $0.closed = true }
+        let open: [(slot: Int, generation: UInt64)]? = state.withLock { s in
+            guard !s.closed else { return nil }
+            s.closed = true
+            defer { s.pending = [:] }
+            return Array(s.pending.values)
+        }
+        guard let open else { return }
+        for (slot, generation) in open {
+            let record = file.record(slot)
+            record.clear()
+            record.endWrite(generation &+ 1)
+        }
+        file.detach()
         lock.release()
     }
 
-    deinit { lock.release() }
+    deinit { close() }
 
     /// The number of committed entries.
     public var count: Int { state.withLock { $0.directory.count } }

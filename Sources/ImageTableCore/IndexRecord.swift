@@ -17,8 +17,28 @@ struct IndexRecord {
 
     /// The seqlock counter, loaded with acquire ordering.
     var generation: UInt64 { itc_load_acquire_u64(base) }
-    /// Stores the seqlock counter with release ordering.
-    func setGeneration(_ value: UInt64) { itc_store_release_u64(base, value) }
+
+    /// The write side's opening of the seqlock (Linux's `write_seqcount_begin`): stores the odd
+    /// generation, then a release fence, so that none of the stores that follow (the record's
+    /// fields, the slot's pixels) can become visible before the odd value does. A release *store*
+    /// of the odd value would only order what came before it; on ARM64 a reader could then see
+    /// new pixels under the old even generation and call torn pixels whole.
+    ///
+    /// - Parameter odd: the odd generation.
+    func beginWrite(_ odd: UInt64) {
+        precondition(odd & 1 == 1, "a write begins with an odd generation")
+        itc_store_relaxed_u64(base, odd)
+        itc_fence_release()
+    }
+
+    /// The write side's close (`write_seqcount_end`): a release store of the even generation, so
+    /// every store before it (pixels, fields, `state`) is visible before it is.
+    ///
+    /// - Parameter even: the even generation.
+    func endWrite(_ even: UInt64) {
+        precondition(even & 1 == 0, "a write ends with an even generation")
+        itc_store_release_u64(base, even)
+    }
 
     var recency: UInt64 { base.loadLE(UInt64.self, at: 8) }
     /// Recency is a hint that other processes may also store; relaxed is enough.

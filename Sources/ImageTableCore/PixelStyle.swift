@@ -12,27 +12,25 @@ public enum PixelStyle: String, Sendable, CaseIterable, Codable {
     /// One byte of luma per pixel.
     case grayscale8 = "8BitGrayscale"
 
-    /// Bytes one pixel occupies.
-    public var bytesPerPixel: Int {
+    /// What the style is, in one table: its size, whether it keeps alpha, its header code. Every
+    /// property below reads this, so a new style is described in one place.
+    private var traits: (bytesPerPixel: Int, hasAlpha: Bool, code: UInt32) {
         switch self {
-        case .bgra32, .bgr32: 4
-        case .bgr16: 2
-        case .grayscale8: 1
+        case .bgra32: (4, true, 1)
+        case .bgr32: (4, false, 2)
+        case .bgr16: (2, false, 3)
+        case .grayscale8: (1, false, 4)
         }
     }
+
+    /// Bytes one pixel occupies.
+    public var bytesPerPixel: Int { traits.bytesPerPixel }
 
     /// Whether the style keeps an alpha channel; the others are opaque.
-    public var hasAlpha: Bool { self == .bgra32 }
+    public var hasAlpha: Bool { traits.hasAlpha }
 
     /// The value stored in the header's `style` field.
-    public var code: UInt32 {
-        switch self {
-        case .bgra32: 1
-        case .bgr32: 2
-        case .bgr16: 3
-        case .grayscale8: 4
-        }
-    }
+    public var code: UInt32 { traits.code }
 
     /// The style a header code names, or `nil` for an unknown code.
     ///

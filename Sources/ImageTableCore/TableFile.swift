@@ -163,6 +163,13 @@ final class TableFile: @unchecked Sendable {
         _ = madvise(base + start, end - start, MADV_DONTNEED)
     }
 
+    /// Replaces the whole mapping, in place, with private zeroed memory: pointers into it stay
+    /// valid, but nothing written through them reaches the file any more. For a writer that gives
+    /// up the lock while other threads may still hold reservations.
+    func detach() {
+        _ = mmap(base, mappedBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0)
+    }
+
     /// The live header's use counter: takes the next recency stamp.
     func nextClock() -> UInt64 { itc_add_fetch_u64(base + TableHeader.clockOffset, 1) }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -11,10 +12,12 @@ import Darwin
 /// dies (kill -9 included) and an unrelated `close()` of the same file elsewhere in the process
 /// does not (classic `F_SETLK` locks get both wrong). The holder writes its PID into the file so
 /// that a waiting writer can say who it is waiting for.
-final class WriterLock: @unchecked Sendable {
+final class WriterLock: Sendable {
     let path: String
-    private var fd: Int32
-    private var held = false
+    /// The lock file's descriptor (-1 once released) and whether we hold the lock. Guarded, so
+    /// that two threads releasing at once close the descriptor once: a second `close` could hit
+    /// a descriptor another thread has just opened.
+    private let state: Mutex<(fd: Int32, held: Bool)>
 
     /// Takes the lock, polling until `timeout` passes.
     ///
@@ -28,7 +31,7 @@ final class WriterLock: @unchecked Sendable {
         self.path = path
         let fd = Posix.retrying { open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode_t(permissions & 0o644)) }
         guard fd >= 0 else { throw Posix.error("open lock file", path: path) }
-        self.fd = fd
+        state = Mutex((fd, false))
         // Like the table itself, the lock file's mode must not depend on the umask.
         _ = fchmod(fd, mode_t(permissions & 0o644))
         let deadline = Date().addingTimeInterval(timeout)
@@ -48,19 +51,24 @@ final class WriterLock: @unchecked Sendable {
             }
             usleep(20_000)
         }
-        held = true
+        state.withLock { $0.held = true }
         let pid = Array("\(getpid())\n".utf8)
         _ = ftruncate(fd, 0)
         _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
     }
 
-    /// Releases the lock (clearing the PID only if we held it); idempotent.
-    func release() {
-        guard fd >= 0 else { return }
-        if held { _ = ftruncate(fd, 0) }
-        close(fd)
-        fd = -1
-        held = false
+    /// Releases the lock (clearing the PID only if we held it); idempotent and thread-safe.
+    ///
+    /// - Returns: whether this call released it (`false` when it was already released).
+    @discardableResult
+    func release() -> Bool {
+        state.withLock { s in
+            guard s.fd >= 0 else { return false }
+            if s.held { _ = ftruncate(s.fd, 0) }
+            close(s.fd)
+            s = (-1, false)
+            return true
+        }
     }
 
     deinit { release() }
