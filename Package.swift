@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "ImageManifest", targets: ["ImageManifest"]),
         .library(name: "ImagePipeline", targets: ["ImagePipeline"]),
         .library(name: "ImageCache", targets: ["ImageCache"]),
+        .library(name: "ImageCacheVips", targets: ["ImageCacheVips"]),
         .executable(name: "imagetable", targets: ["imagetable"]),
         .executable(name: "imagetable-worker", targets: ["imagetable-worker"]),
     ],
@@ -28,7 +29,11 @@ let package = Package(
         .target(name: "ImagePipeline", dependencies: ["CVips", "ImageTableCore"]),
         // Bake planning, source discovery and worker processes: manifest + pipeline + core.
         .target(name: "ImageBake", dependencies: ["ImageTableCore", "ImageManifest", "WorkerProtocol"]),
-        .target(name: "ImageCache", dependencies: ["ImageTableCore", "ImagePipeline", "ImageManifest"]),
+        // The runtime cache: the core alone, so an app that renders with its own decoders links
+        // neither libvips nor a YAML parser.
+        .target(name: "ImageCache", dependencies: ["ImageTableCore"]),
+        // The cache's libvips renderer and its configuration from a manifest.
+        .target(name: "ImageCacheVips", dependencies: ["ImageCache", "ImagePipeline", "ImageManifest", "ImageTableCore"]),
         // The CLI does not link libvips: commands that touch no pixels start in milliseconds.
         .executableTarget(
             name: "imagetable",
@@ -42,6 +47,8 @@ let package = Package(
         // Helpers every test target shares: temporary directories, the corpus, the built
         // products, running them.
         .target(name: "TestSupport", dependencies: ["ImageTableCore"], path: "Tests/TestSupport"),
+        // A consumer of the ImageCache product alone, which the tests check links no libvips.
+        .executableTarget(name: "CacheProbe", dependencies: ["ImageCache", "ImageTableCore"], path: "Tests/CacheProbe"),
         // Child processes for the kill, two-process and full-disk tests; not a product.
         .executableTarget(name: "ImageTableFixture", dependencies: ["ImageTableCore"], path: "Tests/Fixture"),
         .testTarget(name: "ImageTableCoreTests", dependencies: ["TestSupport", "ImageTableCore", "ImageTableFixture"]),
@@ -50,7 +57,8 @@ let package = Package(
         .testTarget(name: "ImageManifestTests", dependencies: ["TestSupport", "ImageManifest", "imagetable"], exclude: ["Corpus"]),
         .testTarget(name: "ImagePipelineTests", dependencies: ["TestSupport", "ImagePipeline", "ImageTableCore", "CVips"]),
         // Depends on the bake and its worker so that a bake in the tests can make tables for the cache.
-        .testTarget(name: "ImageCacheTests", dependencies: ["TestSupport", "ImageCache", "ImagePipeline", "ImageBake", "imagetable-worker"]),
+        .testTarget(name: "ImageCacheTests", dependencies: ["TestSupport", "ImageCache", "ImageCacheVips", "ImagePipeline", "ImageBake",
+                                                            "imagetable-worker", "CacheProbe"]),
         .testTarget(name: "WorkerProtocolTests", dependencies: ["TestSupport", "WorkerProtocol", "imagetable-worker"]),
         .testTarget(name: "ImageBakeTests", dependencies: ["TestSupport", "ImageBake", "WorkerProtocol", "imagetable", "imagetable-worker"]),
         // Runs the built `imagetable` and `imagetable-worker` on tables written with the core;
@@ -60,7 +68,7 @@ let package = Package(
         .target(name: "CMallocCounter", path: "Benchmarks/CMallocCounter"),
         .executableTarget(
             name: "imagetable-bench",
-            dependencies: ["ImageTableCore", "CMallocCounter", "ImageCache", "ImagePipeline", "CVips"],
+            dependencies: ["ImageTableCore", "CMallocCounter", "ImageCache", "ImageCacheVips", "ImagePipeline", "CVips"],
             path: "Benchmarks/imagetable-bench"
         ),
     ],

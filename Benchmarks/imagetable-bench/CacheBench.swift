@@ -2,6 +2,7 @@ import CMallocCounter
 import CVips
 import Foundation
 import ImageCache
+import ImageCacheVips
 import ImagePipeline
 import ImageTableCore
 

@@ -1,6 +1,4 @@
 import Foundation
-import ImageManifest
-import ImagePipeline
 import ImageTableCore
 
 extension ImageCache {
@@ -19,8 +17,6 @@ extension ImageCache {
         /// per source, so it never runs on Swift's cooperative pool; 2 by default (at most the
         /// core count).
         public var renderThreads: Int
-        /// The pipeline's limits and strictness for fetched sources.
-        public var renderOptions: DecodeOptions
         /// Whether a miss renders every format of the entity's family that lacks a fresh entry
         /// (`true`, the default: one decode fills them all), or only the formats requested while
         /// the fetch was under way. FastImageCache's `shouldProcessAllFormatsInFamily`. Called on
@@ -38,21 +34,7 @@ extension ImageCache {
             durability = .processCrashOnly
             lockTimeout = 10
             renderThreads = max(1, min(2, ProcessInfo.processInfo.activeProcessorCount))
-            renderOptions = DecodeOptions()
             shouldProcessAllFormatsInFamily = { _, _ in true }
-        }
-
-        /// A configuration serving a manifest's formats, so the cache reads and fills the tables
-        /// `imagetable bake` writes.
-        ///
-        /// - Parameters:
-        ///   - manifest: a validated manifest.
-        ///   - directory: where the tables live; the manifest's `output` by default.
-        ///   - scales: the scales to serve (an app on a 2× screen wants only `@2x` tables); all
-        ///     of each format's scales by default.
-        public init(manifest: Manifest, directory: String? = nil, scales: Set<Int>? = nil) {
-            self.init(directory: directory ?? manifest.outputPath,
-                      formats: manifest.formats.filter { scales?.contains($0.scale) ?? true })
         }
     }
 
@@ -67,7 +49,7 @@ extension ImageCache {
         public var joined = 0
         /// Calls of the ``SourceProvider``.
         public var fetches = 0
-        /// Sources decoded by the pipeline (each decode draws every member at once).
+        /// Sources the renderer drew (each render draws every member of the family at once).
         public var decodes = 0
         /// Entries written into tables.
         public var stored = 0

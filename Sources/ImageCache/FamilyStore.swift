@@ -1,5 +1,4 @@
 import Foundation
-import ImagePipeline
 import ImageTableCore
 
 /// Draws one source into the tables of several formats of its family with one decode, and
@@ -13,12 +12,12 @@ enum FamilyStore {
     ///   - source: the encoded image.
     ///   - entity: the entity; its key and source ID go into every record.
     ///   - formats: the formats to fill, of one family.
-    ///   - renderer: the pipeline.
+    ///   - renderer: draws the source.
     /// - Returns: a handle per format stored, or the failure with the pipeline's or the core's own
     ///   code. On failure no slot stays reserved; formats published before a publish failure keep
     ///   their entries.
-    static func store(_ source: ImageSource, entity: CacheEntity, into formats: [FormatTable],
-                      renderer: ImageRenderer) -> FlightOutcome {
+    static func store(_ source: SourceImage, entity: CacheEntity, into formats: [FormatTable],
+                      renderer: any Renderer) -> FlightOutcome {
         assert(RenderPool.isPoolThread, "renders block their thread; they must run on the render pool")
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: FamilyWrite.scratchBytes(for: formats.map(\.format)),
                                                              alignment: 64)
@@ -31,8 +30,8 @@ enum FamilyStore {
         }
         let reservations: [SlotReservation]
         do throws(ImageTableError) {
-            let report = try renderer.render(source, into: write.renderTargets)
-            reservations = try write.complete(contentRects: report.members.map(\.contentRect))
+            let rects = try renderer.render(source, into: write.renderTargets)
+            reservations = try write.complete(contentRects: rects)
         } catch {
             write.abandon()
             return .failure(.decode(error, key: entity.key, format: nil))

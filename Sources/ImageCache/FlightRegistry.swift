@@ -1,4 +1,5 @@
 import Foundation
+import ImageTableCore
 import Synchronization
 
 /// What a fetch delivers to its waiters: a handle per format it stored, or why it failed.

@@ -1,5 +1,4 @@
 import Foundation
-import ImagePipeline
 import ImageTableCore
 
 /// One configured format and its open table: hits, freshness checks and stores.

@@ -1,5 +1,4 @@
 import Foundation
-import ImagePipeline
 import ImageTableCore
 
 extension ImageCache {
@@ -70,9 +69,12 @@ extension ImageCache {
     func store(_ source: SourceImage, entity: CacheEntity, into targets: [FormatTable]) async -> FlightOutcome {
         let renderer = renderer
         let outcome = await pool.run {
-            FamilyStore.store(source.pipelineSource(name: entity.key), entity: entity, into: targets, renderer: renderer)
+            FamilyStore.store(source, entity: entity, into: targets, renderer: renderer)
         }
-        if case .success(let images) = outcome { counters.stored.add(images.count, ordering: .relaxed) }
+        if case .success(let images) = outcome {
+            counters.decodes.add(1, ordering: .relaxed)
+            counters.stored.add(images.count, ordering: .relaxed)
+        }
         return outcome
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import ImagePipeline
 import ImageTableCore
 import Synchronization
 
@@ -35,7 +34,8 @@ public final class ImageCache: Sendable {
     let families: [String: [FormatTable]]
     let flights = FlightRegistry()
     let pool: RenderPool
-    let renderer: ImageRenderer
+    /// Draws sources on a miss.
+    public let renderer: any Renderer
     let counters = Counters()
     /// Set by ``close()``: misses then fail at once instead of fetching what cannot be stored.
     let closed = Atomic<Bool>(false)
@@ -46,6 +46,7 @@ public final class ImageCache: Sendable {
         let joined = Atomic<Int>(0)
         let fetches = Atomic<Int>(0)
         let stored = Atomic<Int>(0)
+        let decodes = Atomic<Int>(0)
     }
 
     /// Opens (creating or rebuilding) the table of every configured format.
@@ -53,10 +54,11 @@ public final class ImageCache: Sendable {
     /// - Parameters:
     ///   - configuration: formats, directory and policies.
     ///   - provider: supplies sources on a miss.
+    ///   - renderer: draws them (`ImageCacheVips.VipsRenderer` for the bake's pipeline).
     /// - Throws: ``ImageTableError``: `invalid-request` for no formats, duplicate identifiers or
     ///   invalid names; `table-unavailable` when the directory cannot be created or a table cannot
     ///   be opened (`locked` by a bake past ``Configuration/lockTimeout``, `insecure-file`, …).
-    public init(configuration: Configuration, provider: any SourceProvider) throws(ImageTableError) {
+    public init(configuration: Configuration, provider: any SourceProvider, renderer: any Renderer) throws(ImageTableError) {
         guard !configuration.formats.isEmpty else { throw ImageTableError(.invalidRequest, "no formats are configured") }
         do {
             try FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true)
@@ -79,7 +81,7 @@ public final class ImageCache: Sendable {
         self.tables = tables
         self.families = families
         pool = RenderPool(threads: configuration.renderThreads)
-        renderer = ImageRenderer(options: configuration.renderOptions)
+        self.renderer = renderer
     }
 
     /// Releases every table's writer lock. Afterwards hits miss, handles return `nil`, and
@@ -99,7 +101,7 @@ public final class ImageCache: Sendable {
         s.misses = counters.misses.load(ordering: .relaxed)
         s.joined = counters.joined.load(ordering: .relaxed)
         s.fetches = counters.fetches.load(ordering: .relaxed)
-        s.decodes = renderer.decodeCount
+        s.decodes = counters.decodes.load(ordering: .relaxed)
         s.stored = counters.stored.load(ordering: .relaxed)
         return s
     }

@@ -1,4 +1,5 @@
 import Foundation
+import ImageTableCore
 import Synchronization
 
 /// A few dedicated threads that run blocking work (pipeline renders) off Swift's cooperative

@@ -1,5 +1,4 @@
 import Foundation
-import ImagePipeline
 import ImageTableCore
 
 /// A source image as a provider hands it over: bytes in memory or a local file.
@@ -8,14 +7,6 @@ public enum SourceImage: Sendable {
     case data(Data)
     /// A local file holding the encoded image; it is read whole when rendering starts.
     case file(URL)
-
-    /// The pipeline's form; `name` identifies in-memory bytes in errors.
-    func pipelineSource(name: String) -> ImageSource {
-        switch self {
-        case .data(let data): .data(data, name: name)
-        case .file(let url): .file(url.path)
-        }
-    }
 }
 
 /// Supplies source images on a miss: FastImageCache's

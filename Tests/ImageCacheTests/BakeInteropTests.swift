@@ -1,6 +1,7 @@
 import Foundation
 import ImageBake
 import ImageCache
+import ImageCacheVips
 import ImageManifest
 import ImageTableCore
 import TestSupport
@@ -81,5 +82,53 @@ import Testing
         defer { retina.close() }
         #expect(retina.formats.map(\.id) == ["thumb@2x"])
         #expect(try retina.cachedImage(for: entity, format: "thumb@2x") != nil)
+    }
+
+    /// Every format option of docs/MANIFEST.md, each value at least once: the bake writes the
+    /// tables and the cache, configured from the same manifest, opens every one of them without
+    /// rebuilding it (its entries are there, nothing is fetched) because both derive the parameter
+    /// hash from the same `TableFormat`.
+    @Test func everyManifestOptionOpensWithoutARebuild() async throws {
+        let root = NSTemporaryDirectory() + "imagecache-options-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: root + "/src", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Corpus.photo("Portrait_3"), toPath: root + "/src/p.jpg")
+        try FileManager.default.copyItem(atPath: Corpus.png("basn6a08"), toPath: root + "/src/a.png")
+        let formats: [(String, String)] = [
+            ("plain", "size: 12x10\n        style: 32BitBGRA"),
+            ("scaled", "size: [8, 6]\n        scales: [1, 2, 3]\n        style: 32BitBGR"),
+            ("private", "size: 9x9\n        style: 16BitBGR\n        protection: complete"),
+            ("group", "size: 9x9\n        style: 8BitGrayscale\n        protection: completeUntilFirstUserAuthentication"),
+            ("contain", "size: 20x10\n        style: 32BitBGR\n        fit: contain\n        background: \"#1a2b3c\""),
+            ("fill", "size: 20x10\n        style: 16BitBGR\n        fit: fill"),
+            ("inside", "size: 20x10\n        style: 32BitBGRA\n        fit: inside"),
+            ("attention", "size: 10x20\n        style: 32BitBGRA\n        crop: attention"),
+            ("entropy", "size: 10x20\n        style: 8BitGrayscale\n        crop: entropy"),
+            ("center", "size: 10x20\n        style: 32BitBGR\n        crop: center\n        background: \"#abcd\""),
+            ("rounded", "size: 16x16\n        scales: 2\n        style: 32BitBGRA\n        cornerRadius: 2.5"),
+            ("upscale", "size: 64x64\n        style: 32BitBGR\n        upscale: true\n        background: \"#00ff0080\""),
+        ]
+        let yaml = "version: 1\noutput: tables\nfamilies:\n  all:\n    sources: src\n    formats:\n"
+            + formats.map { "      \($0.0):\n        \($0.1)\n        maximumCount: 7\n" }.joined()
+        try yaml.write(toFile: root + "/manifest.yaml", atomically: true, encoding: .utf8)
+        let report = ManifestValidator(options: ValidationOptions()).validate(fileAt: root + "/manifest.yaml")
+        let manifest = try #require(report.manifest, "\(report.diagnostics)")
+        var options = BakeOptions(workerExecutable: Self.workerPath)
+        options.jobs = 1
+        options.durability = .processCrashOnly
+        let summary = try Baker.bake(manifest, options: options)
+        #expect(summary.decoded == 2 && summary.failed.isEmpty, "\(summary.failed)")
+        #expect(summary.tables.count == formats.count + 2, "three scales of one format")
+
+        let provider = TestProvider()
+        let cache = try ImageCache(configuration: .init(manifest: manifest), provider: provider)
+        defer { cache.close() }
+        for key in ["p.jpg", "a.png"] {
+            let entity = CacheEntity(key: key, sourceID: try CacheEntity.sourceID(contentsOf: root + "/src/" + key))
+            for format in cache.formats {
+                #expect(try cache.cachedImage(for: entity, format: format.id) != nil, "\(key) in \(format.id) was rebuilt away")
+            }
+        }
+        #expect(provider.calls == 0)
     }
 }

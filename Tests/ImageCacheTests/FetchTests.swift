@@ -1,5 +1,7 @@
 import Foundation
 import ImageCache
+import ImageTableCore
+import ImageCacheVips
 import ImagePipeline
 import TestSupport
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import ImageCache
+import ImageCacheVips
 import ImagePipeline
 import ImageTableCore
 import TestSupport

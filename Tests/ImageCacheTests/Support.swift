@@ -1,5 +1,6 @@
 import Foundation
 import ImageCache
+import ImageCacheVips
 import ImageTableCore
 import Synchronization
 import TestSupport
