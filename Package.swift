@@ -14,7 +14,6 @@ let package = Package(
         .executable(name: "imagetable-worker", targets: ["imagetable-worker"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
     ],
     targets: [
@@ -24,7 +23,9 @@ let package = Package(
         // The messages and the channel between a command and its worker process: Foundation only,
         // so the worker links neither the manifest parser nor the bake.
         .target(name: "WorkerProtocol"),
-        .target(name: "ImageManifest", dependencies: ["ImageTableCore", .product(name: "Yams", package: "Yams")]),
+        // libyaml's event API, for the manifest's composer (positions, styles, tags, anchors).
+        .systemLibrary(name: "CLibYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]),
+        .target(name: "ImageManifest", dependencies: ["ImageTableCore", "CLibYAML"]),
         .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
         .target(name: "ImagePipeline", dependencies: ["CVips", "ImageTableCore"]),
         // Bake planning, source discovery and worker processes: manifest + pipeline + core.

@@ -1,14 +1,6 @@
 import Foundation
 import ImageTableCore
 
-/// A source image as a provider hands it over: bytes in memory or a local file.
-public enum SourceImage: Sendable {
-    /// The encoded image (JPEG, PNG, WebP, GIF, TIFF, HEIF/AVIF), for example a download.
-    case data(Data)
-    /// A local file holding the encoded image; it is read whole when rendering starts.
-    case file(URL)
-}
-
 /// Supplies source images on a miss: FastImageCache's
 /// `imageCache:wantsSourceImageForEntity:withFormatName:completionBlock:`, as an async function.
 ///

@@ -26,10 +26,6 @@ public struct VipsRenderer: Renderer {
     /// - Returns: each target's content rectangle.
     /// - Throws: the pipeline's ``ImageTableError`` (`truncated`, `unsupported-format`…).
     public func render(_ source: SourceImage, into targets: [RenderTarget]) throws(ImageTableError) -> [PixelRect] {
-        let input: ImageSource = switch source {
-        case .data(let data): .data(data, name: "the provider's data")
-        case .file(let url): .file(url.path)
-        }
-        return try pipeline.render(input, into: targets).members.map(\.contentRect)
+        try pipeline.render(source, into: targets).members.map(\.contentRect)
     }
 }

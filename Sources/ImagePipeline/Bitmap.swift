@@ -6,15 +6,15 @@ import CVips
 ///
 /// Table slots are not bitmaps (their rows are padded and their styles packed); tools convert
 /// an entry to one with `PixelConversion` first.
-public struct Bitmap: Sendable, Equatable {
+package struct Bitmap: Sendable, Equatable {
     /// Width in pixels.
-    public let width: Int
+    package let width: Int
     /// Height in pixels.
-    public let height: Int
+    package let height: Int
     /// Channels per pixel: 1 (grey or a coverage mask), 3 (RGB) or 4 (RGBA).
-    public let bands: Int
+    package let bands: Int
     /// `width × height × bands` bytes, row after row.
-    public var pixels: [UInt8]
+    package var pixels: [UInt8]
 
     /// Wraps pixels.
     ///
@@ -23,7 +23,7 @@ public struct Bitmap: Sendable, Equatable {
     ///   - height: height in pixels, at least 1.
     ///   - bands: 1, 3 or 4.
     ///   - pixels: exactly `width × height × bands` bytes.
-    public init(width: Int, height: Int, bands: Int, pixels: [UInt8]) {
+    package init(width: Int, height: Int, bands: Int, pixels: [UInt8]) {
         precondition(width > 0 && height > 0, "a bitmap has at least one pixel")
         precondition([1, 3, 4].contains(bands), "bands must be 1, 3 or 4")
         precondition(pixels.count == width * height * bands, "pixel count does not match the size")
@@ -40,7 +40,7 @@ public struct Bitmap: Sendable, Equatable {
     ///   - height: height in pixels.
     ///   - bands: 1, 3 or 4.
     ///   - value: the byte every channel holds.
-    public init(width: Int, height: Int, bands: Int, filledWith value: UInt8) {
+    package init(width: Int, height: Int, bands: Int, filledWith value: UInt8) {
         self.init(width: width, height: height, bands: bands, pixels: [UInt8](repeating: value, count: width * height * bands))
     }
 }

@@ -5,7 +5,7 @@ import CVips
 ///
 /// One band becomes a greyscale PNG, three RGB and four RGBA (straight alpha, as PNG defines
 /// it), all 8 bits per channel, without metadata.
-public enum PNGEncoder {
+package enum PNGEncoder {
     /// Encodes `bitmap` as a PNG file's bytes.
     ///
     /// Saving builds a libvips operation, so it runs under the global lock: encoding does not
@@ -17,7 +17,7 @@ public enum PNGEncoder {
     ///   - compression: zlib level 0 (fastest) … 9 (smallest).
     /// - Returns: the PNG file's bytes.
     /// - Throws: ``ImageTableError`` `libraryUnavailable` or `renderFailed`.
-    public static func encode(_ bitmap: Bitmap, name: String, compression: Int = 6) throws(ImageTableError) -> [UInt8] {
+    package static func encode(_ bitmap: Bitmap, name: String, compression: Int = 6) throws(ImageTableError) -> [UInt8] {
         try PipelineRuntime.start()
         let scope = VipsScope(sourceName: name)
         defer { scope.release() }

@@ -54,13 +54,13 @@ public final class ImageRenderer: Sendable {
     /// - Returns: per-target content rectangles, the number of decodes and facts about the source.
     /// - Throws: ``ImageTableError`` naming the source, for unreadable, empty, oversized, corrupt,
     ///   truncated or unsupported sources and for invalid targets.
-    public func render(_ source: ImageSource, into targets: [RenderTarget]) throws(ImageTableError) -> RenderReport {
+    public func render(_ source: SourceImage, into targets: [RenderTarget]) throws(ImageTableError) -> RenderReport {
         let name = source.name
         try validate(targets, name: name)
         try PipelineRuntime.start()
         switch source {
         case .file(let path):
-            let bytes = try SourceFile.read(path, maxBytes: options.maxSourceBytes)
+            let bytes = try SourceReader.read(path, maxBytes: options.maxSourceBytes)
             return try bytes.withUnsafeBytes { raw in
                 Result { () throws(ImageTableError) in try render(raw, name: name, targets) }
             }.get()
@@ -83,10 +83,14 @@ public final class ImageRenderer: Sendable {
 
     private func render(_ bytes: UnsafeRawBufferPointer, name: String, _ targets: [RenderTarget]) throws(ImageTableError) -> RenderReport {
         let scope = VipsScope(sourceName: name)
-        defer { scope.release() }
         do {
-            return try render(bytes, scope: scope, targets)
+            var report = try render(bytes, scope: scope, targets)
+            scope.release()
+            report.warnings = scope.warnings
+            PipelineRuntime.deliver(report.warnings)
+            return report
         } catch {
+            scope.release()
             throw Truncation.refine(error, bytes: bytes)
         }
     }

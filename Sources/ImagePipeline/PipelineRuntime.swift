@@ -130,13 +130,21 @@ public enum PipelineRuntime {
 
     /// Sends libvips' warnings (GLib log domain `VIPS`: corrupt-data notices, "error in tile",
     /// module problems) to `handler` instead of stderr. With no handler (the default) they are
-    /// dropped. Warnings logged on a rendering thread while it builds an image are also attached
-    /// to that render's ``ImageTableError/cause`` when it fails.
+    /// dropped. Warnings a render's own thread logs are that render's: they reach the handler
+    /// when it finishes, and are in its ``RenderReport/warnings`` when it succeeds or its error's
+    /// ``ImageTableError/cause`` when it fails; warnings from libvips' own threads reach the
+    /// handler as they happen.
     ///
     /// - Parameter handler: receives each warning's text; `nil` drops them.
     public static func setWarningHandler(_ handler: (@Sendable (String) -> Void)?) {
         installLogHandler()
         state.withLock { $0.warningHandler = handler }
+    }
+
+    /// Hands warnings of a finished render to the handler, if one is set.
+    static func deliver(_ warnings: [String]) {
+        guard !warnings.isEmpty, let handler = state.withLock({ $0.warningHandler }) else { return }
+        for warning in warnings { handler(warning) }
     }
 
     /// Runs `body` holding the global libvips lock: the only safe way for other code in this

@@ -1,24 +1,6 @@
 import Foundation
 import ImageTableCore
 
-/// Where a source image's bytes come from.
-public enum ImageSource: Sendable {
-    /// A file, read whole into memory when rendering starts (so a file changed or truncated
-    /// meanwhile cannot crash the decoder through a memory map).
-    case file(String)
-    /// Bytes already in memory (the runtime cache's case); `name` identifies them in errors.
-    case data(Data, name: String)
-
-    /// The path or name errors report.
-    public var name: String {
-        switch self {
-        case .file(let path): path
-        case .data(_, let name): name
-        }
-    }
-}
-
-
 /// What rendering one member produced.
 public struct MemberResult: Sendable, Equatable {
     /// The part of the slot the image covers: the whole slot except for ``Fit/inside``, where it
@@ -57,4 +39,8 @@ public struct RenderReport: Sendable, Equatable {
     public var decodes: Int
     /// Facts about the source.
     public var source: SourceInfo
+    /// What the decoder warned about while rendering the source (libjpeg's "Corrupt JPEG data",
+    /// libpng's CRC notices…), in order, without repeats; they also reach
+    /// ``PipelineRuntime/setWarningHandler(_:)``.
+    public var warnings: [String] = []
 }

@@ -2,7 +2,7 @@ import ImageTableCore
 import CVips
 
 /// Resizing bitmaps with libvips' default kernel (Lanczos 3), for the contact sheet's tiles.
-public enum Resampler {
+package enum Resampler {
     /// `bitmap` resized to exactly `width` × `height`.
     ///
     /// Channels are resampled independently, so an RGBA bitmap should be premultiplied first:
@@ -17,7 +17,7 @@ public enum Resampler {
     ///   - name: what errors name.
     /// - Returns: the resized bitmap, with as many bands as `bitmap`.
     /// - Throws: ``ImageTableError`` `libraryUnavailable`, `invalidRequest` or `renderFailed`.
-    public static func resize(_ bitmap: Bitmap, width: Int, height: Int, name: String) throws(ImageTableError) -> Bitmap {
+    package static func resize(_ bitmap: Bitmap, width: Int, height: Int, name: String) throws(ImageTableError) -> Bitmap {
         guard width > 0, height > 0 else { throw ImageTableError(.invalidRequest, "cannot resize to \(width)×\(height)", path: name) }
         if width == bitmap.width && height == bitmap.height { return bitmap }
         try PipelineRuntime.start()

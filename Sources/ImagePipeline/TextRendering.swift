@@ -2,10 +2,10 @@ import ImageTableCore
 import CVips
 
 /// Plain text rendered by libvips (`vips_text`, Pango and fontconfig), for captions.
-public enum TextRenderer {
+package enum TextRenderer {
     /// Whether this libvips can render text: it was built with Pango. Does not start libvips
     /// twice and does not render anything.
-    public static var isAvailable: Bool {
+    package static var isAvailable: Bool {
         guard (try? PipelineRuntime.start()) != nil else { return false }
         return PipelineRuntime.libvipsLock.withLock { _ in vips_type_find("VipsOperation", "text") != 0 }
     }
@@ -24,7 +24,7 @@ public enum TextRenderer {
     ///   - dpi: resolution; with 72 a point is a pixel.
     /// - Returns: the mask.
     /// - Throws: ``ImageTableError`` `libraryUnavailable` or `renderFailed` (no Pango, no fonts).
-    public static func render(_ text: String, font: String, dpi: Int) throws(ImageTableError) -> Bitmap {
+    package static func render(_ text: String, font: String, dpi: Int) throws(ImageTableError) -> Bitmap {
         try PipelineRuntime.start()
         let scope = VipsScope(sourceName: "caption")
         defer { scope.release() }

@@ -36,6 +36,8 @@ enum Vips {
 final class VipsScope {
     /// The source's path or name, for errors.
     let sourceName: String
+    /// Every warning libvips logged on this thread during the render, release included.
+    private let sink = WarningSink()
     private var owned: [UnsafeMutableRawPointer] = []
     private var released = false
 
@@ -56,12 +58,18 @@ final class VipsScope {
     func release() {
         guard !released else { return }
         released = true
-        PipelineRuntime.libvipsLock.withLock { _ in
-            for object in owned.reversed() { g_object_unref(object) }
-            vips_thread_shutdown()
+        // Loaders may log while they are torn down ("read gave 1 warnings"): still this render's.
+        sink.capture {
+            PipelineRuntime.libvipsLock.withLock { _ in
+                for object in owned.reversed() { g_object_unref(object) }
+                vips_thread_shutdown()
+            }
         }
         owned.removeAll()
     }
+
+    /// The warnings libvips logged on this thread during the render, in order, without repeats.
+    var warnings: [String] { sink.messages }
 
     /// Builds: runs `body` under the global lock; on a non-zero return, throws.
     ///
@@ -70,7 +78,6 @@ final class VipsScope {
     ///   - code: the error code when libvips' text does not say something more precise.
     ///   - body: the libvips call; returns libvips' status.
     func build(_ step: String, _ code: ImageTableError.Code, _ body: () -> Int32) throws(ImageTableError) {
-        let sink = WarningSink()
         let (status, text) = PipelineRuntime.libvipsLock.withLock { _ in
             sink.capture { () -> (Int32, String?) in
                 let status = body()
@@ -106,7 +113,6 @@ final class VipsScope {
     /// Evaluates `image` into a new memory image, outside the global lock: the pixel work, on
     /// libvips' own threads. Decoding happens here for lazily loaded images.
     func copyToMemory(_ step: String, _ code: ImageTableError.Code, _ image: VImage) throws(ImageTableError) -> VImage {
-        let sink = WarningSink()
         let (result, text) = sink.capture { () -> (UnsafeMutablePointer<VipsImage>?, String?) in
             let result = vips_image_copy_memory(image.pointer)
             return (result, result == nil ? Vips.takeErrorBuffer() : nil)
@@ -120,7 +126,6 @@ final class VipsScope {
     /// the buffer is freed afterwards.
     func withPixels<T>(_ step: String, _ code: ImageTableError.Code, of image: VImage,
                        _ body: (UnsafeRawBufferPointer) -> T) throws(ImageTableError) -> T {
-        let sink = WarningSink()
         var size = 0
         let (data, text) = sink.capture { () -> (UnsafeMutableRawPointer?, String?) in
             let data = vips_image_write_to_memory(image.pointer, &size)

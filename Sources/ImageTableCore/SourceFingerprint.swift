@@ -38,14 +38,14 @@ public enum SourceFingerprint {
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 64)
         defer { chunk.deallocate() }
         while true {
-            let n = read(fd, chunk.baseAddress, chunk.count)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw Posix.error("read", path: path)
+            let n: Int
+            switch SystemIO.read(fd, into: chunk) {
+            case .success(let count): n = count
+            case .failure(let error): throw Posix.error("read", path: path, errno: error.errno)
             }
-            if n == 0 { break }
             sha.update(UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
             total += n
+            if n < chunk.count { break }
         }
         return (sha.finalize { EntityKey.uuid(fromSHA1: $0) }, total)
     }

@@ -94,22 +94,7 @@ enum OutputFiles {
     }
 
     private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { raw in
-            var done = 0
-            while done < raw.count {
-                #if canImport(Glibc)
-                let n = Glibc.write(fd, raw.baseAddress! + done, raw.count - done)
-                #else
-                let n = Darwin.write(fd, raw.baseAddress! + done, raw.count - done)
-                #endif
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                done += n
-            }
-            return true
-        }
+        bytes.withUnsafeBytes { SystemIO.writeAll(fd, $0) == nil }
     }
 
     private static func reason() -> String { String(cString: strerror(errno)) }

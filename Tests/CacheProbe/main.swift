@@ -10,7 +10,7 @@ import ImageTableCore
 /// Draws every target as a flat grey with a key-dependent shade.
 struct Flat: Renderer {
     func render(_ source: SourceImage, into targets: [RenderTarget]) throws(ImageTableError) -> [PixelRect] {
-        guard case .data(let data) = source, let shade = data.first else {
+        guard case .data(let data, _) = source, let shade = data.first else {
             throw ImageTableError(.unsupportedFormat, "the probe draws one-byte sources only")
         }
         for target in targets {

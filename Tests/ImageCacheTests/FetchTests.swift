@@ -35,7 +35,7 @@ import Testing
     @Test func manySourcesAtOnceAreFetchedOnceEach() async throws {
         let names = ["basn0g08", "basn2c08", "basn3p08", "basn4a08", "basn6a08", "basi0g08", "basi2c08", "basi6a08",
                      "bgai4a08", "bgbn4a08", "f00n2c08", "f01n2c08", "s32n3p04", "tbbn3p08", "tbrn2c08", "z09n2c08"]
-        let provider = TestProvider(Dictionary(uniqueKeysWithValues: names.map { ($0, .file(URL(fileURLWithPath: Corpus.png($0)))) }),
+        let provider = TestProvider(Dictionary(uniqueKeysWithValues: names.map { ($0, .file(Corpus.png($0))) }),
                                     gated: true)
         let fixture = try Fixture(provider: provider)
         let cache = fixture.cache
@@ -144,7 +144,7 @@ import Testing
     @Test func decodeFailuresAreTypedAndDoNotPoisonTheSource() async throws {
         let good = try Data(contentsOf: URL(fileURLWithPath: Corpus.photo("Landscape_1")))
         let provider = TestProvider(["junk": .data(Data("not an image".utf8)), "short": .data(good.prefix(good.count / 3)),
-                                     "missing": .file(URL(fileURLWithPath: "/nonexistent/x.jpg"))])
+                                     "missing": .file("/nonexistent/x.jpg")])
         let fixture = try Fixture(provider: provider)
         let cache = fixture.cache
         let expected: [String: ImageTableError.Code] = ["junk": .unsupportedFormat, "short": .truncated, "missing": .unreadable]

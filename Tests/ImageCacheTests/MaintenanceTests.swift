@@ -19,7 +19,7 @@ import Testing
 
         // Setting again replaces, even with the same source ID; a bad source is a typed error
         // and leaves the entries as they were.
-        let png = try await cache.setImage(.file(URL(fileURLWithPath: Corpus.png("basn6a08"))), for: entity, format: "small")
+        let png = try await cache.setImage(.file(Corpus.png("basn6a08")), for: entity, format: "small")
         #expect(before != nil && png.copyPixels() != before)
         let error = await #expect(throws: ImageTableError.self) {
             try await cache.setImage(.data(Data([1, 2, 3])), for: entity, format: "small")
@@ -68,7 +68,7 @@ import Testing
     }
 
     @Test func resetEmptiesEveryTable() async throws {
-        let provider = TestProvider(["a": .photo("Portrait_7"), "i": .file(URL(fileURLWithPath: Corpus.png("basn2c08")))])
+        let provider = TestProvider(["a": .photo("Portrait_7"), "i": .file(Corpus.png("basn2c08"))])
         let fixture = try Fixture(provider: provider)
         let cache = fixture.cache
         let a = CacheEntity(key: "a", sourceName: "1"), icon = CacheEntity(key: "i", sourceName: "1")

@@ -129,7 +129,7 @@ func eventually(within seconds: Double = 90, _ condition: () -> Bool) async -> B
 }
 
 extension SourceImage {
-    static func photo(_ name: String) -> SourceImage { .file(URL(fileURLWithPath: Corpus.photo(name))) }
+    static func photo(_ name: String) -> SourceImage { .file(Corpus.photo(name)) }
 }
 
 /// The error a failed request threw, or `nil` when it succeeded.

@@ -11,7 +11,7 @@ import ImageTableCore
 @Suite struct BadInputTests {
     static let spec = [TableFormat(width: 64, height: 64, style: .bgra32), TableFormat(width: 32, height: 32, style: .bgr16)]
 
-    static func failure(_ source: ImageSource, renderer: ImageRenderer = ImageRenderer()) -> ImageTableError? {
+    static func failure(_ source: SourceImage, renderer: ImageRenderer = ImageRenderer()) -> ImageTableError? {
         do {
             _ = try render(source, spec, renderer: renderer)
             return nil

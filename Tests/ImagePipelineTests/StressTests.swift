@@ -26,7 +26,7 @@ import ImageTableCore
         return ("tiny-\(w)x\(h).png", Data(PNGWriter.encode(width: w, height: h, channels: 3, pixels: pixels)))
     }
 
-    static func renderAll(_ sources: [ImageSource], _ specs: [TableFormat], renderer: ImageRenderer,
+    static func renderAll(_ sources: [SourceImage], _ specs: [TableFormat], renderer: ImageRenderer,
                           tasks: Int, rounds: Int, expected: [String: [[UInt8]]]) async throws -> Int {
         try await withThrowingTaskGroup(of: Int.self) { group in
             for t in 0..<tasks {
@@ -44,7 +44,7 @@ import ImageTableCore
         }
     }
 
-    static func sequential(_ sources: [ImageSource], _ specs: [TableFormat], renderer: ImageRenderer) throws -> [String: [[UInt8]]] {
+    static func sequential(_ sources: [SourceImage], _ specs: [TableFormat], renderer: ImageRenderer) throws -> [String: [[UInt8]]] {
         var expected: [String: [[UInt8]]] = [:]
         for source in sources {
             let (_, slots) = try render(source, specs, renderer: renderer)
@@ -54,7 +54,7 @@ import ImageTableCore
     }
 
     @Test func concurrentTinyRendersMatchSequentialOnes() async throws {
-        let sources = Self.tinySources.map { ImageSource.data($0.1, name: $0.0) }
+        let sources = Self.tinySources.map { SourceImage.data($0.1, name: $0.0) }
         let specs = [TableFormat(width: 37, height: 29, style: .bgr32),
                      TableFormat(width: 23, height: 23, style: .bgr16, fit: .fill),
                      TableFormat(width: 13, height: 9, style: .grayscale8, fit: .contain),
@@ -70,7 +70,7 @@ import ImageTableCore
     @Test func concurrentPhotoAndPngSuiteRendersMatchSequentialOnes() async throws {
         let photos = ["Landscape_1.jpg", "Portrait_3.jpg", "Landscape_8.jpg", "Portrait_6.jpg"].map(Corpus.photo)
         let small = Corpus.pngSuiteFiles.filter { !URL(fileURLWithPath: $0).lastPathComponent.hasPrefix("x") }
-        let sources = (photos + small.prefix(40)).map(ImageSource.file)
+        let sources = (photos + small.prefix(40)).map(SourceImage.file)
         let specs = [TableFormat(width: 48, height: 48, style: .bgra32, cornerRadius: 6),
                      TableFormat(width: 31, height: 17, style: .bgr16, fit: .fill),
                      TableFormat(width: 20, height: 20, style: .grayscale8, fit: .cover, crop: .attention),

@@ -14,7 +14,7 @@ import Testing
         return PNGWriter.encode(width: width, height: height, channels: 4, pixels: pixels)
     }
 
-    static func data(_ bytes: [UInt8], _ name: String) -> ImageSource { .data(Data(bytes), name: name) }
+    static func data(_ bytes: [UInt8], _ name: String) -> SourceImage { .data(Data(bytes), name: name) }
 
     @Test func semiTransparentPixelIsPremultipliedExactly() throws {
         let source = Self.data(Self.png(64, 64) { _, _ in [255, 0, 0, 128] }, "half-red.png")

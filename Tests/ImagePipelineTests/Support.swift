@@ -240,7 +240,7 @@ enum PNGWriter {
 }
 
 /// Renders one source into fresh slots for `specs`.
-func render(_ source: ImageSource, _ specs: [TableFormat],
+func render(_ source: SourceImage, _ specs: [TableFormat],
             renderer: ImageRenderer = ImageRenderer()) throws(ImageTableError) -> (RenderReport, [Slot]) {
     let slots = specs.map(Slot.init)
     let report = try renderer.render(source, into: slots.map(\.target))

@@ -66,6 +66,7 @@ import Testing
         jpeg.insert(contentsOf: [0x12, 0x34, 0x56], at: marker.lowerBound)
         let (report, _) = try render(.data(jpeg, name: "junk.jpg"), [TableFormat(width: 64, height: 64, style: .bgr32)])
         #expect(report.decodes == 1, "extraneous bytes are a warning, not an error, at fail_on=error")
+        #expect(report.warnings.contains { $0.contains("Corrupt JPEG data") }, "\(report.warnings)")
         let warnings = received.withLock { $0 }
         #expect(warnings.contains { $0.contains("Corrupt JPEG data") }, "\(warnings)")
     }

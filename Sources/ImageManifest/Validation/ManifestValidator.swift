@@ -1,4 +1,5 @@
 import Foundation
+import ImageTableCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -108,17 +109,12 @@ public struct ManifestValidator: Sendable {
             return .failure(ReadProblem(message: "the manifest path is a directory, not a file"))
         }
         var bytes = [UInt8](repeating: 0, count: ManifestLimits.maxFileBytes + 1)
-        var count = 0
-        while count < bytes.count {
-            let n = bytes[count...].withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return .failure(ReadProblem(message: "cannot read the manifest: \(String(cString: strerror(errno)))"))
-            }
-            if n == 0 { break }
-            count += n
+        switch bytes.withUnsafeMutableBytes({ SystemIO.read(fd, into: $0) }) {
+        case .success(let count):
+            bytes.removeSubrange(count...)
+            return .success(bytes)
+        case .failure(let error):
+            return .failure(ReadProblem(message: "cannot read the manifest: \(error.reason)"))
         }
-        bytes.removeSubrange(count...)
-        return .success(bytes)
     }
 }

@@ -1,4 +1,4 @@
-import CYaml
+import CLibYAML
 
 /// The mutable state of one composition: open collections, anchors and budgets.
 struct ComposerState {

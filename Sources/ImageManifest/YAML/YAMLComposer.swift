@@ -1,4 +1,4 @@
-import CYaml
+import CLibYAML
 
 /// Builds a ``YAMLNode`` tree from libyaml's event stream, under ``ManifestLimits``.
 ///

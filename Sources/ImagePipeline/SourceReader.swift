@@ -1,5 +1,5 @@
-#if canImport(Glibc)
 import ImageTableCore
+#if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
@@ -11,7 +11,7 @@ import Darwin
 /// truncated or replaced while it is rendered from crashing the process through a memory map,
 /// gives every failure to open or read a precise reason, and makes files and in-memory bytes
 /// take one path. The copy costs well under a millisecond for a photo.
-enum SourceFile {
+enum SourceReader {
     static func read(_ path: String, maxBytes: Int) throws(ImageTableError) -> [UInt8] {
         func unreadable(_ why: String) -> ImageTableError { ImageTableError(.unreadable, why, path: path) }
         func errnoText() -> String { String(cString: strerror(errno)) }
@@ -33,14 +33,12 @@ enum SourceFile {
         }
         var failure: ImageTableError?
         let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-            count = 0
-            while count < size {
-                let n = Glibc.read(fd, buffer.baseAddress! + count, size - count)
-                if n > 0 { count += n; continue }
-                if n == 0 { break }  // the file shrank meanwhile: render what is there
-                if errno == EINTR || errno == EAGAIN { continue }
-                failure = unreadable("read failed: \(errnoText())")
-                return
+            // Fewer bytes than the size: the file shrank meanwhile; render what is there.
+            switch SystemIO.read(fd, into: UnsafeMutableRawBufferPointer(buffer)) {
+            case .success(let n): count = n
+            case .failure(let error):
+                count = 0
+                failure = unreadable("read failed: \(error.reason)")
             }
         }
         if let failure { throw failure }

@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The one place where this package's modules loop over `read` and `write`: short transfers are
+/// continued and interrupted calls retried here, by name, instead of in loops at every call
+/// site. (The worker protocol's channel has its own two, since that module depends on Foundation
+/// alone.)
+public enum SystemIO {
+    /// Reads from `fd` until `buffer` is full or the file ends, retrying `EINTR` and `EAGAIN`.
+    ///
+    /// - Parameters:
+    ///   - fd: the descriptor.
+    ///   - buffer: where the bytes go.
+    /// - Returns: the number of bytes read (fewer than `buffer.count` only at end of file), or
+    ///   the `errno` of the failed call.
+    public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Result<Int, SystemError> {
+        var done = 0
+        while done < buffer.count {
+            #if canImport(Glibc)
+            let n = Glibc.read(fd, buffer.baseAddress! + done, buffer.count - done)
+            #else
+            let n = Darwin.read(fd, buffer.baseAddress! + done, buffer.count - done)
+            #endif
+            if n > 0 {
+                done += n
+            } else if n == 0 {
+                break
+            } else if errno != EINTR && errno != EAGAIN {
+                return .failure(SystemError(errno: errno))
+            }
+        }
+        return .success(done)
+    }
+
+    /// Writes all of `bytes` to `fd`, retrying `EINTR` and continuing short writes.
+    ///
+    /// - Parameters:
+    ///   - fd: the descriptor.
+    ///   - bytes: the bytes.
+    /// - Returns: the `errno` of the failed call, or `nil` when every byte was written.
+    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> SystemError? {
+        var done = 0
+        while done < bytes.count {
+            #if canImport(Glibc)
+            let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            #else
+            let n = Darwin.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            #endif
+            if n >= 0 {
+                done += n
+            } else if errno != EINTR {
+                return SystemError(errno: errno)
+            }
+        }
+        return nil
+    }
+}
+
+/// A failed system call's error number, and its text.
+public struct SystemError: Error, Sendable, Equatable {
+    /// The `errno` value.
+    public let errno: Int32
+
+    /// `strerror`'s text for it.
+    public var reason: String { String(cString: strerror(errno)) }
+}
