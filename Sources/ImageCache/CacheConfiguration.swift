@@ -13,7 +13,7 @@ extension ImageCache {
         public var durability: ImageTableWriter.Durability
         /// Seconds to wait for another process writing a table (a bake) when opening it.
         public var lockTimeout: Double
-        /// Threads that run the pipeline. Rendering blocks its thread for tens of milliseconds
+        /// Threads that run the renderer. Rendering blocks its thread for tens of milliseconds
         /// per source, so it never runs on Swift's cooperative pool; 2 by default (at most the
         /// core count).
         public var renderThreads: Int

@@ -13,7 +13,7 @@ enum FamilyStore {
     ///   - entity: the entity; its key and source ID go into every record.
     ///   - formats: the formats to fill, of one family.
     ///   - renderer: draws the source.
-    /// - Returns: a handle per format stored, or the failure with the pipeline's or the core's own
+    /// - Returns: a handle per format stored, or the failure with the renderer's or the core's own
     ///   code. On failure no slot stays reserved; formats published before a publish failure keep
     ///   their entries.
     static func store(_ source: SourceImage, entity: CacheEntity, into formats: [FormatTable],

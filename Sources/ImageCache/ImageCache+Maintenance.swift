@@ -14,8 +14,9 @@ extension ImageCache {
     ///   - entity: the entity; its source ID is recorded with the entries.
     ///   - format: a format identifier; its family decides the other formats drawn.
     /// - Returns: the handle for `format`.
-    /// - Throws: ``ImageTableError``: `unknown-format`, `invalid-request` (key too long),
-    ///   `decode-failed`, `table-unavailable`, `cancelled` (only before rendering started).
+    /// - Throws: ``ImageTableError``: `unknown-format`, `invalid-request` (key too long), the
+    ///   renderer's source code (`truncated`, `unsupported-format`…), a table's code (`no-space`…),
+    ///   `not-writable` after ``close()``, `cancelled` (only before rendering started).
     public func setImage(_ source: SourceImage, for entity: CacheEntity, format: String) async throws(ImageTableError) -> CachedImage {
         let table = try formatTable(format)
         guard entity.key.utf8.count <= TableLimits.maxKeyBytes else {
@@ -66,8 +67,8 @@ extension ImageCache {
     ///   - key: the entity's key.
     ///   - format: a format identifier, or `nil` for every format.
     /// - Returns: the number of entries removed.
-    /// - Throws: ``ImageTableError``: `unknown-format`; `table-unavailable` when flushing the index
-    ///   failed (the entry is gone from the cache regardless).
+    /// - Throws: ``ImageTableError``: `unknown-format`; `io` or `no-space` when flushing the index
+    ///   failed (the entry is gone from the cache regardless); `not-writable` after ``close()``.
     @discardableResult
     public func deleteImage(forKey key: String, format: String? = nil) throws(ImageTableError) -> Int {
         let targets = try format.map { id throws(ImageTableError) in [try formatTable(id)] } ?? Array(tables.values)
@@ -86,7 +87,7 @@ extension ImageCache {
     /// size (the slots are reused); fetches under way still store their results when they end.
     ///
     /// - Returns: the number of entries removed.
-    /// - Throws: ``ImageTableError`` `table-unavailable` when flushing an index failed.
+    /// - Throws: ``ImageTableError`` `io` or `no-space` when flushing an index failed.
     @discardableResult
     public func reset() throws(ImageTableError) -> Int {
         var removed = 0

@@ -6,6 +6,7 @@ import Synchronization
 /// `FICImageCache` for Swift concurrency.
 ///
 /// ```swift
+/// // With ImageCacheVips (the bake's libvips pipeline and manifest configuration):
 /// let manifest = ManifestValidator(options: ValidationOptions()).validate(fileAt: "images.yaml").manifest!
 /// let cache = try ImageCache(configuration: .init(manifest: manifest), provider: Downloads())
 /// let entity = CacheEntity(key: "users/42/avatar", sourceName: avatarURL.absoluteString)
@@ -15,8 +16,8 @@ import Synchronization
 ///
 /// A request is answered at once from the format's table when it holds the entity made from
 /// the entity's ``CacheEntity/sourceID``. Otherwise the ``SourceProvider`` is asked for the source
-/// (once, however many requests wait for it, for whichever formats of the family), the pipeline
-/// decodes it once and draws every format of the family that lacks a fresh entry (see
+/// (once, however many requests wait for it, for whichever formats of the family), the
+/// ``Renderer`` decodes it once and draws every format of the family that lacks a fresh entry (see
 /// ``Configuration/shouldProcessAllFormatsInFamily``), the entries are published, and every
 /// waiter gets its handle. Cancelling a waiting task ends its wait at once; the fetch is cancelled
 /// when no waiter is left. See `docs/RUNTIME.md`.
@@ -56,8 +57,9 @@ public final class ImageCache: Sendable {
     ///   - provider: supplies sources on a miss.
     ///   - renderer: draws them (`ImageCacheVips.VipsRenderer` for the bake's pipeline).
     /// - Throws: ``ImageTableError``: `invalid-request` for no formats, duplicate identifiers or
-    ///   invalid names; `table-unavailable` when the directory cannot be created or a table cannot
-    ///   be opened (`locked` by a bake past ``Configuration/lockTimeout``, `insecure-file`, …).
+    ///   invalid names; `io` when the directory cannot be created; the core's own code when a
+    ///   table cannot be opened (`locked` by a bake past ``Configuration/lockTimeout``,
+    ///   `insecure-file`, …).
     public init(configuration: Configuration, provider: any SourceProvider, renderer: any Renderer) throws(ImageTableError) {
         guard !configuration.formats.isEmpty else { throw ImageTableError(.invalidRequest, "no formats are configured") }
         do {
@@ -85,7 +87,7 @@ public final class ImageCache: Sendable {
     }
 
     /// Releases every table's writer lock. Afterwards hits miss, handles return `nil`, and
-    /// stores fail with `table-unavailable`. Also done when the cache is deallocated.
+    /// stores fail with `not-writable`. Also done when the cache is deallocated.
     public func close() {
         closed.store(true, ordering: .releasing)
         for table in tables.values { table.table.close() }
@@ -156,9 +158,10 @@ public final class ImageCache: Sendable {
     ///   - format: a format identifier (`TableFormat.id`).
     /// - Returns: the handle.
     /// - Throws: ``ImageTableError``: `unknown-format`; `invalid-request` for a key over 160 UTF-8
-    ///   bytes; `source-unavailable` when the provider threw; `decode-failed` with the pipeline's
-    ///   error; `table-unavailable`; `cancelled`; `not-stored` when the table is so small that
-    ///   other writes evicted the entry three times before it could be returned.
+    ///   bytes; `source-unavailable` when the provider threw; the renderer's source code
+    ///   (`truncated`, `unsupported-format`…); a table's code (`no-space`…); `not-writable` after
+    ///   ``close()``; `cancelled`; `not-stored` when the table is so small that other writes
+    ///   evicted the entry three times before it could be returned.
     public nonisolated(nonsending) func image(for entity: CacheEntity, format: String) async throws(ImageTableError) -> CachedImage {
         let table = try formatTable(format)
         if let image = table.hit(entity) {

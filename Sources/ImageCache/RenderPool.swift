@@ -2,7 +2,7 @@ import Foundation
 import ImageTableCore
 import Synchronization
 
-/// A few dedicated threads that run blocking work (pipeline renders) off Swift's cooperative
+/// A few dedicated threads that run blocking work (renders) off Swift's cooperative
 /// pool, bridged to async callers with continuations.
 ///
 /// A render blocks its thread for tens of milliseconds; on the cooperative pool (one thread per
