@@ -3,7 +3,7 @@ import ImagePipeline
 import ImageTableCore
 import WorkerProtocol
 
-/// `imagetable-worker extract`: writes table entries as PNG files (the pixel half of
+/// The worker's `extract` job: writes table entries as PNG files (the pixel half of
 /// `imagetable extract`, which has already parsed and checked the command line).
 ///
 /// Output files get the permissions of the table's protection (0644, 0640 or 0600, less the

@@ -3,7 +3,7 @@ import ImagePipeline
 import ImageTableCore
 import WorkerProtocol
 
-/// `imagetable-worker preview`: draws a contact sheet of a table's entries, a grid of tiles
+/// The worker's `preview` job: draws a contact sheet of a table's entries, a grid of tiles
 /// with their keys as captions and a title line, and writes it as an RGB PNG (the pixel half of
 /// `imagetable preview`).
 enum PreviewWorker {
