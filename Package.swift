@@ -28,8 +28,10 @@ let package = Package(
         .target(name: "ImageManifest", dependencies: ["ImageTableCore", "CLibYAML"]),
         .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
         .target(name: "ImagePipeline", dependencies: ["CVips", "ImageTableCore"]),
-        // Bake planning, source discovery and worker processes: manifest + pipeline + core.
-        .target(name: "ImageBake", dependencies: ["ImageTableCore", "ImageManifest", "WorkerProtocol"]),
+        // SQLite, for the bake state.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+        // Scan, state, plan and worker processes: manifest + protocol + core, no libvips.
+        .target(name: "ImageBake", dependencies: ["ImageTableCore", "ImageManifest", "WorkerProtocol", "CSQLite"]),
         // The runtime cache: the core alone, so an app that renders with its own decoders links
         // neither libvips nor a YAML parser.
         .target(name: "ImageCache", dependencies: ["ImageTableCore"]),

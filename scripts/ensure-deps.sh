@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes sure what the build and tests need is present: libvips (with pkg-config) for the
-# pipeline, libyaml for the manifest parser, python3 for the format-spec reader test, and
+# pipeline, libyaml for the manifest parser, SQLite for the bake state, python3 for the format-spec reader test, and
 # python3's jsonschema (Draft 2020-12) and yaml modules for the test that keeps
 # schema/manifest.schema.json in step with the validator. Installs system packages with apt-get when run as root, Python modules with pip.
 set -euo pipefail
@@ -9,6 +9,7 @@ missing=()
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if ! pkg-config --exists vips 2>/dev/null; then missing+=(libvips-dev); fi
 if ! pkg-config --exists yaml-0.1 2>/dev/null; then missing+=(libyaml-dev); fi
+if ! pkg-config --exists sqlite3 2>/dev/null; then missing+=(libsqlite3-dev); fi
 command -v vips >/dev/null 2>&1 || missing+=(libvips-tools)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 
@@ -21,7 +22,7 @@ if [ ${#missing[@]} -ne 0 ]; then
     else
         echo "ensure-deps: missing system packages: ${missing[*]}" >&2
         echo "  Debian/Ubuntu: sudo apt-get install ${missing[*]}" >&2
-        echo "  macOS:         brew install vips libyaml pkg-config" >&2
+        echo "  macOS:         brew install vips libyaml sqlite pkg-config" >&2
         exit 1
     fi
 fi

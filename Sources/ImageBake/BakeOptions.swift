@@ -15,8 +15,12 @@ public struct BakeOptions: Sendable {
     public var timeout: Double
     /// Stop at the first failed source, committing nothing for it.
     public var strict: Bool
-    /// Plan only: fingerprint and compare, touch no table.
+    /// Plan only: fingerprint and compare, touch no table and no state.
     public var dryRun: Bool
+    /// Delete entries whose source is gone (their slots are reused first).
+    public var prune: Bool
+    /// Read and fingerprint every source again, trusting no stat the bake state remembers.
+    public var rehash: Bool
     /// Follow symbolic links in source directories that lead outside them.
     public var allowOutsidePaths: Bool
     /// Seconds to wait for another process writing a table.
@@ -38,6 +42,8 @@ public struct BakeOptions: Sendable {
         timeout = 120
         strict = false
         dryRun = false
+        prune = false
+        rehash = false
         allowOutsidePaths = false
         lockTimeout = 10
         durability = .flushed

@@ -6,15 +6,11 @@ import WorkerProtocol
 
 /// The parallel part of a bake: `jobs` dispatcher threads, each feeding one worker process.
 final class BakeRun: @unchecked Sendable {
-    struct Item: Sendable {
-        let family: Int
-        let source: SourceFile
-    }
-
     enum Result {
-        case unchanged
         case decoded(Int)
         case failed(SourceFailure)
+        /// The file changed while the worker read it: nothing baked, retried next run.
+        case changedWhileReading(SourceFailure)
         case fatal(ImageTableError)
     }
 
@@ -30,40 +26,30 @@ final class BakeRun: @unchecked Sendable {
 
     let manifest: Manifest
     let tables: [BakeTable]
-    let items: [Item]
+    let jobs: [BakePlan.Job]
     let options: BakeOptions
+    let bakeState: BakeState
     let started: Date
-    /// Table indices per family.
-    let familyTables: [[Int]]
     /// The scratch memory the largest family needs, per worker.
     let scratchBytes: Int
     let state = Mutex(State())
 
-    init(manifest: Manifest, tables: [BakeTable], items: [Item], options: BakeOptions, started: Date) {
+    init(manifest: Manifest, tables: [BakeTable], jobs: [BakePlan.Job], options: BakeOptions, state: BakeState, started: Date) {
         self.manifest = manifest
         self.tables = tables
-        self.items = items
+        self.jobs = jobs
         self.options = options
+        bakeState = state
         self.started = started
-        familyTables = manifest.families.map { family in tables.indices.filter { tables[$0].format.family == family.name } }
-        scratchBytes = familyTables.map { FamilyWrite.scratchBytes(for: $0.map { tables[$0].format }) }.max() ?? 0
+        scratchBytes = manifest.families.map { family in
+            FamilyWrite.scratchBytes(for: tables.filter { $0.format.family == family.name }.map(\.format))
+        }.max() ?? 0
     }
 
-    /// Runs every item; returns the summary counts and any fatal error.
+    /// Runs every job; returns the summary counts and any fatal error.
     func execute() -> (summary: BakeSummary, fatal: ImageTableError?) {
         // One thread per job, whatever the number of cores: `--jobs N` means N workers.
-        let threads = max(1, min(options.jobs, items.count))
-        let group = DispatchGroup()
-        for index in 0..<threads {
-            group.enter()
-            let thread = Thread { [self] in
-                dispatch()
-                group.leave()
-            }
-            thread.name = "bake dispatcher \(index)"
-            thread.start()
-        }
-        group.wait()
+        Parallel.forEach(min(options.jobs, jobs.count), threads: options.jobs) { [self] _ in dispatch() }
         var fatal = state.withLock { $0.fatal }
         for table in tables {
             do throws(ImageTableError) { try table.publishPending() } catch { fatal = fatal ?? error }
@@ -75,16 +61,17 @@ final class BakeRun: @unchecked Sendable {
     private func dispatch() {
         var worker: BakeWorker?
         defer { worker?.finish() }
-        while let item = nextItem() {
-            let result = process(item, worker: &worker)
+        while let job = nextJob() {
+            let result = process(job, worker: &worker)
             state.withLock { s in
                 s.done += 1
                 switch result {
-                case .unchanged: s.summary.unchanged += 1
                 case .decoded(let n): s.summary.decoded += n
                 case .failed(let failure):
                     s.summary.failed.append(failure)
                     if options.strict { s.stop = true; s.summary.stoppedEarly = true }
+                case .changedWhileReading(let failure):
+                    s.summary.skipped.append(failure)
                 case .fatal(let error):
                     s.fatal = s.fatal ?? error
                     s.stop = true
@@ -94,45 +81,36 @@ final class BakeRun: @unchecked Sendable {
         }
     }
 
-    private func nextItem() -> Item? {
+    private func nextJob() -> BakePlan.Job? {
         state.withLock { s in
-            guard !s.stop, s.next < items.count else { return nil }
+            guard !s.stop, s.next < jobs.count else { return nil }
             defer { s.next += 1 }
-            return items[s.next]
+            return jobs[s.next]
         }
     }
 
-    private func process(_ item: Item, worker: inout BakeWorker?) -> Result {
-        let family = manifest.families[item.family]
-        let key = item.source.key, path = item.source.path
+    private func process(_ job: BakePlan.Job, worker: inout BakeWorker?) -> Result {
+        let family = manifest.families[job.family]
+        let key = job.source.key, path = job.source.path
         func failed(_ error: ImageTableError) -> Result { .failed(SourceFailure(family: family.name, error: error)) }
-        let fingerprint: UUID
-        do {
-            fingerprint = try SourceFingerprint.uuid(contentsOf: path).uuid
-        } catch {
-            return failed(ImageTableError(.unreadable, error.message, path: path, key: key))
-        }
-        let stale = familyTables[item.family].filter { !tables[$0].isFresh(key: key, source: fingerprint) }
-        if stale.isEmpty { return .unchanged }
-        if options.dryRun { return .decoded(1) }
-
         do throws(ImageTableError) {
             if worker == nil { worker = try BakeWorker(executable: options.workerExecutable, scratchBytes: scratchBytes) }
         } catch {
             return .fatal(error)  // every other source would fail the same way
         }
-        // Slots first without evicting: a source that fails to decode must not cost an entry.
+        // Slots first without evicting: a source that fails to decode must not cost an entry, and
+        // a key's previous image stays until the new one is ready.
         var write: FamilyWrite
         do throws(ImageTableError) {
-            write = try FamilyWrite(key: key, sourceUUID: fingerprint, tables: stale.map { tables[$0] }, scratch: worker!.scratchMemory)
+            write = try FamilyWrite(key: key, sourceUUID: UUID(), tables: job.tables.map { tables[$0] }, scratch: worker!.scratchMemory)
         } catch {
             return .fatal(error)
         }
-        let members = zip(stale, write.destinations).map { t, destination in
+        let members = zip(job.tables, write.destinations).map { t, destination in
             RenderMember(format: tables[t].format.canonicalParameters, destination: Self.wire(destination, table: tables[t]))
         }
-        let job = RenderJob(source: path, members: members, limits: options.limits)
-        switch worker!.connection.send(.render(job), timeout: options.timeout) {
+        let request = RenderJob(source: path, members: members, limits: options.limits)
+        switch worker!.connection.send(.render(request), timeout: options.timeout) {
         case .failure(let loss):
             write.abandon()
             worker = nil
@@ -144,17 +122,31 @@ final class BakeRun: @unchecked Sendable {
             return failed(loss.error(path: path, key: key))
         case .success(.failed(let failure)):
             write.abandon()
-            return failed(failure.error(path: path, key: key))
+            let error = failure.error(path: path, key: key)
+            if error.code == .changedWhileReading { return .changedWhileReading(SourceFailure(family: family.name, error: error)) }
+            return failed(error)
         case .success(.rendered(let rendered)) where rendered.contentRects.count == members.count:
             state.withLock { $0.consecutiveLosses = 0 }
-            // Decoded: now full tables may evict, and what was drawn in scratch memory is placed.
+            guard let fingerprint = UUID(uuidString: rendered.fingerprint) else {
+                write.abandon()
+                return failed(ImageTableError(.protocolError, "the worker sent no fingerprint", path: path, key: key))
+            }
+            // Decoded: now full tables may evict, and what was drawn in scratch memory is placed,
+            // under the fingerprint of the very bytes the worker decoded.
             do throws(ImageTableError) {
                 let placed = try write.complete(contentRects: rendered.contentRects.map {
                     PixelRect(x: $0.x, y: $0.y, width: $0.width, height: $0.height)
-                })
-                for (t, reservation) in zip(stale, placed) { try tables[t].enqueue(reservation) }
+                }, sourceUUID: fingerprint)
+                for (t, reservation) in zip(job.tables, placed) { try tables[t].enqueue(reservation) }
             } catch {
                 return .fatal(error)
+            }
+            let s = rendered.stat
+            bakeState.remember(path: path, BakeState.FileRecord(
+                stat: FileStat(device: s.device, inode: s.inode, size: s.size, modifiedNs: s.modifiedNs, changedNs: s.changedNs),
+                fingerprint: fingerprint, checkedNs: s.readNs, tables: []))
+            if !rendered.warnings.isEmpty {
+                state.withLock { $0.summary.warnings += rendered.warnings.map { "\(path): warning: \(PrintableText.escaped($0))" } }
             }
             return .decoded(rendered.decodes)
         case .success(let other):
@@ -179,7 +171,7 @@ final class BakeRun: @unchecked Sendable {
             let now = Date()
             guard force || now.timeIntervalSince(s.lastProgress) >= 0.1 else { return nil }
             s.lastProgress = now
-            return BakeProgress(done: s.done, total: items.count, failed: s.summary.failed.count, elapsed: now.timeIntervalSince(started))
+            return BakeProgress(done: s.done, total: jobs.count, failed: s.summary.failed.count, elapsed: now.timeIntervalSince(started))
         }
         if let snapshot { progress(snapshot) }
     }

@@ -51,25 +51,42 @@ public struct TableSummary: Sendable, Codable, Equatable {
     public var written = 0
     /// Entries replaced to make room (the table was full).
     public var evicted = 0
+    /// Entries deleted because their source is gone (`--prune`).
+    public var pruned = 0
+    /// Present sources that get no slot: the family has more sources than `maximumCount`.
+    public var leftOut = 0
     /// Entries in the table after the bake, and its capacity.
     public var entries = 0
     public let capacity: Int
     /// Whether opening rebuilt the table (its parameters changed or it was damaged).
     public var reset = false
-    /// What opening reported (rebuilds, interrupted writes dropped…).
+    /// What opening reported (rebuilds with the options that changed, interrupted writes dropped…).
     public var notices: [String] = []
 }
 
 /// Everything a bake did: what `imagetable bake` prints and `--format json` emits.
-public struct BakeSummary: Sendable, Encodable, Equatable {
+public struct BakeSummary: Sendable {
     /// Source files found across all families.
     public var sourcesFound = 0
     /// Sources decoded (once per family each).
     public var decoded = 0
     /// Sources skipped because every table already held them, unchanged.
     public var unchanged = 0
+    /// Sources that get no slot in any table (the family has more sources than slots): reported,
+    /// not failed. The rule that chooses is `docs/BAKE.md`'s.
+    public var leftOut = 0
+    /// Entries whose source is gone (deleted with `--prune`, else kept until their slot is needed).
+    public var removed = 0
     /// Sources that could not be baked.
     public var failed: [SourceFailure] = []
+    /// Of ``failed``, those whose key still has its previous entry, kept (retried next run).
+    public var keptPrevious = 0
+    /// Files skipped with a warning, not failed: not images, changed while they were read.
+    public var skipped: [SourceFailure] = []
+    /// Warnings for people: over-full tables, decoder warnings, tables no format names.
+    public var warnings: [String] = []
+    /// Tables no format of the manifest names, deleted by `--prune`, as a person would type them.
+    public var prunedTables: [String] = []
     /// Per table.
     public var tables: [TableSummary] = []
     /// Wall-clock seconds.
@@ -78,6 +95,8 @@ public struct BakeSummary: Sendable, Encodable, Equatable {
     public var dryRun = false
     /// Whether `--strict` stopped the bake at the first failure.
     public var stoppedEarly = false
+    /// The plan the bake followed (what a dry run prints).
+    public var plan: BakePlan?
 }
 
 /// Progress of a running bake, for a progress bar.

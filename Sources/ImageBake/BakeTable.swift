@@ -3,14 +3,14 @@ import ImageManifest
 import ImageTableCore
 import Synchronization
 
-/// One table during a bake: its writer handle (or, in a dry run, a read-only view), how to render
-/// into it, and the reservations waiting to be published in a batch.
+/// One table during a bake: its writer (or, in a dry run, a read-only view), what it holds when
+/// the plan is made, the evictions the plan chose for it, and the reservations waiting to be
+/// published in a batch.
 final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     struct Counts {
         var written = 0
         var evicted = 0
-        /// Dry runs: keys that would be added, not replaced.
-        var plannedNew = 0
+        var pruned = 0
     }
 
     let format: TableFormat
@@ -18,65 +18,87 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     let path: String
     /// The table file as a person would type it.
     let displayPath: String
+    /// What opening reported (a rebuild, with the options that changed; interrupted writes).
     let notices: [TableNotice]
     private let table: ImageTableWriter?
     private let reader: ImageTableReader?
     private let batchLimit: Int
     private let pending = Mutex<[SlotReservation]>([])
+    /// The entries the plan chose to evict, in order: taken one by one by new keys that find no
+    /// free slot, so the bake evicts exactly what the plan says whatever the order of the jobs.
+    private let victims = Mutex<ArraySlice<String>>([])
     let counts = Mutex(Counts())
 
     /// Opens the table for writing (creating or rebuilding it), or read-only for a dry run.
     ///
+    /// - Parameters:
+    ///   - format: the table's format.
+    ///   - manifest: the manifest, for the table's paths.
+    ///   - options: lock timeout, durability, dry run.
+    ///   - previous: the canonical parameters the table had at the last bake, if the state knows
+    ///     them: a rebuild notice then names the options that changed.
     /// - Throws: the core's ``ImageTableError``, naming the table as a person would type it.
-    init(_ format: TableFormat, of manifest: Manifest, options: BakeOptions) throws(ImageTableError) {
+    init(_ format: TableFormat, of manifest: Manifest, options: BakeOptions, previous: String?) throws(ImageTableError) {
         self.format = format
         path = manifest.tablePath(of: format)
         displayPath = manifest.displayPath(of: format)
         batchLimit = max(1, min(options.publishBatch, format.capacity / 4))
+        let changed = previous.flatMap { try? TableFormat(canonicalParameters: $0, scale: format.scale) }.map { format.changes(from: $0) }
+        func why(_ fallback: String) -> String {
+            guard let changed, !changed.isEmpty else { return fallback }
+            return "format options changed (\(changed.joined(separator: ", ")))"
+        }
         if options.dryRun {
             let existing = try? ImageTableReader(path: path)
             reader = existing?.header.parametersHash == format.parametersHash ? existing : nil
             table = nil
-            notices = existing != nil && reader == nil ? [TableNotice(kind: .reset, message: "would rebuild: parameters changed", slot: nil)] : []
+            notices = existing != nil && reader == nil
+                ? [TableNotice(kind: .reset, message: why("format parameters changed") + "; would rebuild the table empty", slot: nil)] : []
         } else {
             do {
                 table = try ImageTableWriter(path: path, format: format,
-                                       options: .init(lockTimeout: options.lockTimeout, durability: options.durability))
+                                             options: .init(lockTimeout: options.lockTimeout, durability: options.durability))
             } catch {
                 throw error.at(displayPath)
             }
             reader = nil
-            notices = table!.notices
+            notices = table!.notices.map { notice in
+                guard notice.kind == .reset, let changed, !changed.isEmpty else { return notice }
+                return TableNotice(kind: .reset, message: why("") + "; rebuilt the table empty", slot: nil)
+            }
         }
     }
 
-    /// Whether the table already holds `key` made from `source`; a writer also counts the use,
-    /// so that entries of sources that still exist outlive those of removed ones.
-    func isFresh(key: String, source: UUID) -> Bool {
-        if let table { return table.touch(key: key, sourceUUID: source) }
-        guard let entry = reader?.entry(forKey: key) else {
-            counts.withLock { $0.plannedNew += 1 }
-            return false
-        }
-        return entry.sourceUUID == source
+    /// What the table holds now: key → source UUID and recency.
+    func snapshot() -> [String: (source: UUID, recency: UInt64)] {
+        let entries = table?.entries() ?? reader?.entries() ?? []
+        return Dictionary(entries.map { ($0.key, (source: $0.sourceUUID, recency: $0.recency)) }, uniquingKeysWith: { a, _ in a })
     }
 
-    /// Reserves a slot, publishing this table's pending batch and retrying while every slot is
-    /// held by writes in flight (a small table with many workers).
+    /// Sets the evictions the plan chose.
+    func plan(evictions: [String]) { victims.withLock { $0 = evictions[...] } }
+
+    func holds(key: String) -> Bool { table?.contains(key: key) ?? false }
+
+    /// Reserves a slot: the key's own or a free one; with `evicting`, the next entry the plan
+    /// chose to evict when there is none. Publishes this table's pending batch and retries while
+    /// every slot is held by writes in flight (a small table with many workers).
     ///
-    /// - Parameters:
-    ///   - key: the source's key.
-    ///   - sourceUUID: its fingerprint.
-    ///   - evicting: whether a full table may replace its least recently used entry now.
     /// - Returns: the reservation, or `nil` when the table is full and `evicting` is false.
     /// - Throws: the core's ``ImageTableError`` when the table cannot give a slot at all.
     func reserve(key: String, sourceUUID: UUID, evicting: Bool) throws(ImageTableError) -> SlotReservation? {
         for _ in 0..<2000 {
             do throws(ImageTableError) {
-                let reservation = try table!.reserve(key: key, sourceUUID: sourceUUID, evicting: evicting)
-                if reservation.evictedKey != nil { counts.withLock { $0.evicted += 1 } }
-                return reservation
+                do throws(ImageTableError) {
+                    return try table!.reserve(key: key, sourceUUID: sourceUUID, evicting: .none)
+                } catch where error.code == .full && evicting {
+                    guard let victim = victims.withLock({ $0.popFirst() }) else { throw error }
+                    let reservation = try table!.reserve(key: key, sourceUUID: sourceUUID, evicting: .entry(key: victim))
+                    if reservation.evictedKey != nil { counts.withLock { $0.evicted += 1 } }
+                    return reservation
+                }
             } catch let error where error.code == .full {
+                if evicting { throw error.explained("no planned eviction is left for \(PrintableText.quoted(key))").at(displayPath) }
                 return nil
             } catch let error where error.code == .busy {
                 try publishPending()
@@ -88,6 +110,16 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
         throw ImageTableError(.busy, "no slot became free for \(PrintableText.quoted(key))", path: displayPath)
     }
 
+    /// Deletes the entries the plan prunes (sources gone, `--prune`), before any write.
+    func prune(_ keys: [String]) throws(ImageTableError) {
+        guard !keys.isEmpty, let table else { return }
+        do {
+            let removed = try table.delete(keys: keys)
+            counts.withLock { $0.pruned += removed }
+        } catch {
+            throw error.explained("could not prune \(keys.count) entries").at(displayPath)
+        }
+    }
 
     /// Queues a filled reservation; publishes the batch once it is full.
     func enqueue(_ reservation: SlotReservation) throws(ImageTableError) {

@@ -1,28 +1,39 @@
 import Foundation
 import ImageManifest
 import ImageTableCore
-import Synchronization
 
-/// Runs a bake: finds each family's sources, skips those every table already holds unchanged,
-/// and has worker processes decode the rest once per family into reserved slots, publishing
-/// them in batches.
+/// Runs a bake: lock, scan, diff, plan, execute, commit (`docs/BAKE.md`).
 ///
-/// The parent process never decodes (it does not even start libvips), so a bake over unchanged
-/// sources costs one fingerprint per file. Each worker drives libvips from one thread, so the
-/// liborc race described in `docs/PIPELINE.md` cannot occur, and a decoder crash costs one
-/// source, not the bake.
+/// 1. **Lock**: open every table of the manifest for writing, which takes their writer locks, so
+///    a second bake of them waits here.
+/// 2. **Scan**: list each family's sources, after the locks are held, so a file deleted while a
+///    bake waited is simply not there.
+/// 3. **Diff**: `stat` each source once; read only those whose stat the bake state does not trust
+///    and whose key a table holds ("changed?"), and peek at new ones ("an image?").
+/// 4. **Plan**: decide, per table, what is written, evicted, pruned and left out, before
+///    touching any (``BakePlanner``). A dry run stops here.
+/// 5. **Execute**: prune, then have worker processes decode each source to write once for its
+///    family (``BakeRun``), evicting only the entries the plan chose and only once a source has
+///    decoded.
+/// 6. **Commit**: record what was read in the bake state.
+///
+/// The parent process never decodes (it does not even start libvips). Each worker drives libvips
+/// from one thread, so the liborc race described in `docs/PIPELINE.md` cannot occur, and a decoder
+/// crash costs one source, not the bake.
 public enum Baker {
     /// Bakes `manifest`.
     ///
     /// - Parameters:
     ///   - manifest: a validated manifest.
-    ///   - options: jobs, limits, strictness, dry run, worker command.
-    /// - Returns: the summary; sources that failed are listed in it, not thrown.
+    ///   - options: jobs, limits, strictness, dry run, pruning, worker executable.
+    /// - Returns: the summary, with the plan it followed; sources that failed are listed in it,
+    ///   not thrown.
     /// - Throws: ``ImageTableError`` when the bake cannot go on, with the code of what stopped it:
     ///   a table that cannot be opened or written (`locked`, `no-space`, `insecure-file`…), a
     ///   sources directory that is missing (`sources-unreadable`), workers that cannot start
-    ///   (`worker-unavailable`), or under `--strict` the first failed source (`source-failed`).
-    public static func bake(_ manifest: Manifest, options: BakeOptions) throws -> BakeSummary {
+    ///   (`worker-unavailable`, `worker-mismatch`), the state (`corrupt`…), or under `--strict` the
+    ///   first failed source (`source-failed`).
+    public static func bake(_ manifest: Manifest, options: BakeOptions) throws(ImageTableError) -> BakeSummary {
         let started = Date()
         if !options.dryRun {
             do {
@@ -31,38 +42,124 @@ public enum Baker {
                 throw ImageTableError(.io, "cannot create the output directory: \(error.localizedDescription)", path: manifest.outputPath)
             }
         }
-        var failures: [SourceFailure] = []
-        var items: [BakeRun.Item] = []
-        for (index, family) in manifest.families.enumerated() {
+        let state = try BakeState(directory: manifest.outputPath, root: manifest.directory, readOnly: options.dryRun)
+        let tables = try manifest.formats.map { format throws(ImageTableError) in
+            try BakeTable(format, of: manifest, options: options, previous: state.parameters(ofTable: format.fileName))
+        }
+        defer { tables.forEach { $0.close() } }
+
+        var scanned: [(sources: [SourceFile], held: Set<String>)] = []
+        var scanFailures: [SourceFailure] = []
+        let snapshots = tables.map { $0.snapshot() }
+        for family in manifest.families {
             let scanner = SourceScanner(root: family.sourcesPath, allowOutside: options.allowOutsidePaths) { family.selects($0) }
             let (sources, skipped) = try scanner.scan()
-            items += sources.map { BakeRun.Item(family: index, source: $0) }
-            failures += skipped.map { SourceFailure(family: family.name, error: $0) }
+            let held = Set(tables.indices.filter { tables[$0].format.family == family.name }.flatMap { snapshots[$0].keys })
+            scanned.append((sources, held))
+            scanFailures += skipped.map { SourceFailure(family: family.name, error: $0) }
         }
-        let tables = try manifest.formats.map { try BakeTable($0, of: manifest, options: options) }
-        defer { tables.forEach { $0.close() } }
-        let run = BakeRun(manifest: manifest, tables: tables, items: items, options: options, started: started)
-        let outcome = run.execute()
-        var summary = outcome.summary
-        summary.sourcesFound = items.count + failures.count
-        summary.failed = (failures + summary.failed).sorted { ($0.family, $0.key) < ($1.family, $1.key) }
-        summary.dryRun = options.dryRun
-        summary.tables = tables.map { t in
-            let c = t.counts.withLock { $0 }
-            var s = TableSummary(path: t.displayPath, format: t.format.name, scale: t.format.scale, capacity: t.format.capacity)
-            s.written = c.written
-            s.evicted = options.dryRun ? max(0, t.entryCount + c.plannedNew - t.format.capacity) : c.evicted
-            s.entries = options.dryRun ? min(t.format.capacity, t.entryCount + c.plannedNew) : t.entryCount
-            s.reset = t.notices.contains { $0.kind == .reset }
-            s.notices = t.notices.map(\.message)
-            return s
+        let diffed = SourceDiff(state: state, decoding: options.decoding, rehash: options.rehash, jobs: options.jobs).run(scanned)
+        let families = manifest.families.enumerated().map { i, family in
+            BakePlanner.Family(name: family.name, sources: diffed[i], tables: tables.indices.filter { tables[$0].format.family == family.name }
+                .map { BakePlanner.Table(index: $0, capacity: tables[$0].format.capacity, entries: snapshots[$0]) })
         }
-        summary.seconds = Date().timeIntervalSince(started)
-        if let fatal = outcome.fatal { throw fatal }
+        let plan = BakePlanner(prune: options.prune).plan(families, tableCount: tables.count)
+
+        var summary = BakeSummary()
+        if !options.dryRun {
+            for (table, change) in zip(tables, plan.tables) {
+                try table.prune(change.prunes)
+                table.plan(evictions: change.evictions)
+            }
+            let run = BakeRun(manifest: manifest, tables: tables, jobs: plan.jobs, options: options, state: state, started: started)
+            let outcome = run.execute()
+            summary = outcome.summary
+            forgetRemoved(scanned, manifest: manifest, state: state)
+            for table in tables { state.setParameters(ofTable: table.format.fileName, table.format.canonicalParameters) }
+            try state.commit()
+            if let fatal = outcome.fatal { throw fatal }
+        } else {
+            summary.decoded = plan.jobs.count
+        }
+        summary = finish(summary, plan: plan, scanFailures: scanFailures, tables: tables, options: options, started: started)
+        for orphan in orphanTables(manifest) {
+            if options.prune && !options.dryRun && unlink(orphan.path) == 0 {
+                unlink(orphan.path + ".lock")
+                summary.prunedTables.append(orphan.display)
+            } else {
+                summary.warnings.append("\(orphan.display): warning: no format of the manifest names this table; "
+                                        + "bake --prune \(options.dryRun ? "would delete" : "deletes") it [orphan-table]")
+            }
+        }
         if options.strict, let first = summary.failed.first {
             throw ImageTableError(.sourceFailed, "\(first.key): \(first.error.message) [\(first.error.code.rawValue)]; --strict stops the bake",
                                   path: first.path, key: first.key)
         }
         return summary
+    }
+
+    /// The summary's counts from the plan and what the run did.
+    private static func finish(_ run: BakeSummary, plan: BakePlan, scanFailures: [SourceFailure], tables: [BakeTable],
+                               options: BakeOptions, started: Date) -> BakeSummary {
+        var summary = run
+        summary.plan = plan
+        summary.dryRun = options.dryRun
+        summary.unchanged = plan.unchanged
+        summary.leftOut = plan.leftOut
+        summary.removed = Set(plan.listing.filter { $0.status == .removed }.map { "\($0.family)/\($0.key)" }).count
+        summary.failed = (scanFailures + plan.failures.filter { !skips($0) } + summary.failed).sorted { ($0.family, $0.key) < ($1.family, $1.key) }
+        summary.skipped = (plan.failures.filter(skips) + summary.skipped).sorted { ($0.family, $0.key) < ($1.family, $1.key) }
+        summary.sourcesFound = plan.listing.filter { $0.status != .removed }.count + scanFailures.count
+        let held = Set(plan.listing.filter { $0.status == .changed || $0.status == .unchanged }.map { "\($0.family)/\($0.key)" })
+        summary.keptPrevious = summary.failed.filter { held.contains("\($0.family)/\($0.key)") }.count
+        summary.warnings = zip(tables, plan.tables).compactMap { table, change in
+            guard change.candidates > change.capacity else { return nil }
+            let out = change.candidates - change.capacity
+            return "\(table.displayPath): warning: family '\(table.format.family)' has \(change.candidates) sources but format "
+                + "'\(table.format.id)' holds \(change.capacity); the \(out) least recently modified \(out == 1 ? "is" : "are") left out "
+                + "(see docs/BAKE.md) [more-sources-than-slots]"
+        } + summary.warnings
+        summary.tables = zip(tables, plan.tables).map { table, change in
+            let c = table.counts.withLock { $0 }
+            var s = TableSummary(path: table.displayPath, format: table.format.name, scale: table.format.scale, capacity: table.format.capacity)
+            s.written = options.dryRun ? change.writes.count : c.written
+            s.evicted = options.dryRun ? change.evictions.count : c.evicted
+            s.pruned = options.dryRun ? change.prunes.count : c.pruned
+            s.leftOut = change.leftOut.count
+            s.entries = options.dryRun ? change.entriesAfter : table.entryCount
+            s.reset = table.notices.contains { $0.kind == .reset }
+            s.notices = table.notices.map(\.message)
+            return s
+        }
+        summary.seconds = Date().timeIntervalSince(started)
+        return summary
+    }
+
+    /// Not-an-image and changed-while-reading files are skipped with a warning, not failed.
+    private static func skips(_ failure: SourceFailure) -> Bool {
+        failure.error.code == .notAnImage || failure.error.code == .changedWhileReading
+    }
+
+    /// Image tables in the output directory that no format of the manifest names (tables of
+    /// removed or renamed formats), by path and as a person would type it.
+    private static func orphanTables(_ manifest: Manifest) -> [(path: String, display: String)] {
+        let named = Set(manifest.formats.map(\.fileName))
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: manifest.outputPath)) ?? []
+        return names.filter { $0.hasSuffix(".imagetable") && !named.contains($0) }.sorted().compactMap { name in
+            let path = manifest.outputPath + "/" + name
+            // Only what is a table: a file that merely ends in .imagetable is none of ours.
+            guard (try? ImageTableReader(path: path)) != nil else { return nil }
+            let first = manifest.formats[0]
+            return (path, String(manifest.displayPath(of: first).dropLast(first.fileName.count)) + name)
+        }
+    }
+
+    /// Drops the state's records of files under a family's sources that the scan no longer finds.
+    private static func forgetRemoved(_ scanned: [(sources: [SourceFile], held: Set<String>)], manifest: Manifest, state: BakeState) {
+        let present = Set(scanned.flatMap { $0.sources.map { state.relative($0.path) } })
+        let roots = manifest.families.map { state.relative($0.sourcesPath) + "/" }
+        for path in state.knownFiles.keys where !present.contains(path) && roots.contains(where: path.hasPrefix) {
+            state.forget(path: path)
+        }
     }
 }

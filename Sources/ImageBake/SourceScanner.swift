@@ -12,8 +12,8 @@ public struct SourceFile: Sendable, Equatable {
     public let key: String
     /// The file's full path.
     public let path: String
-    /// Its size in bytes when found.
-    public let size: Int
+    /// Its stat when found (of the link's target, for a symbolic link).
+    public let stat: FileStat
 }
 
 /// Finds a family's sources: regular files under its `sources` directory that the family
@@ -71,7 +71,7 @@ public struct SourceScanner: Sendable {
                 guard lstat(path, &st) == 0 else { continue }
                 switch st.st_mode & S_IFMT {
                 case S_IFDIR: pending.append(key)
-                case S_IFREG: consider(key: key, path: path, size: Int(st.st_size), into: &sources, &skipped)
+                case S_IFREG: consider(key: key, path: path, stat: FileStat(st), into: &sources, &skipped)
                 case S_IFLNK:
                     let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
                     guard stat(target, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
@@ -82,7 +82,7 @@ public struct SourceScanner: Sendable {
                         }
                         continue
                     }
-                    consider(key: key, path: path, size: Int(st.st_size), into: &sources, &skipped)
+                    consider(key: key, path: path, stat: FileStat(st), into: &sources, &skipped)
                 default: continue
                 }
             }
@@ -90,13 +90,13 @@ public struct SourceScanner: Sendable {
         return (sources.sorted { $0.key < $1.key }, skipped.sorted { ($0.key ?? "") < ($1.key ?? "") })
     }
 
-    private func consider(key: String, path: String, size: Int, into sources: inout [SourceFile], _ skipped: inout [ImageTableError]) {
+    private func consider(key: String, path: String, stat: FileStat, into sources: inout [SourceFile], _ skipped: inout [ImageTableError]) {
         guard selects(key) else { return }
         guard key.utf8.count <= TableLimits.maxKeyBytes else {
             skipped.append(ImageTableError(.keyTooLong, "path is \(key.utf8.count) bytes; keys are limited to \(TableLimits.maxKeyBytes)",
                                            path: path, key: key))
             return
         }
-        sources.append(SourceFile(key: key, path: path, size: size))
+        sources.append(SourceFile(key: key, path: path, stat: stat))
     }
 }

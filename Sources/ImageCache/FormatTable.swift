@@ -53,7 +53,7 @@ extension FormatTable {
         var last: ImageTableError?
         for _ in 0..<2500 {
             do throws(ImageTableError) {
-                return try table.reserve(key: key, sourceUUID: sourceUUID, evicting: evicting)
+                return try table.reserve(key: key, sourceUUID: sourceUUID, evicting: evicting ? .leastRecentlyUsed : .none)
             } catch let error where error.code == .full {
                 return nil
             } catch let error where error.code == .busy {
@@ -69,4 +69,6 @@ extension FormatTable {
     }
 
     func abandon(_ reservation: SlotReservation) { table.abandon(reservation) }
+
+    func holds(key: String) -> Bool { table.contains(key: key) }
 }

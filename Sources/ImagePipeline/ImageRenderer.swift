@@ -60,10 +60,8 @@ public final class ImageRenderer: Sendable {
         try PipelineRuntime.start()
         switch source {
         case .file(let path):
-            let bytes = try SourceReader.read(path, maxBytes: options.maxSourceBytes)
-            return try bytes.withUnsafeBytes { raw in
-                Result { () throws(ImageTableError) in try render(raw, name: name, targets) }
-            }.get()
+            let read = try SourceRead(path: path, maxBytes: options.maxSourceBytes, fingerprinting: false, keepingBytes: true)
+            return try render(bytes: read.bytes ?? [], name: name, into: targets)
         case .data(let data, _):
             guard !data.isEmpty else { throw ImageTableError(.empty, "the source has no bytes", path: name) }
             guard data.count <= options.maxSourceBytes else {
@@ -73,6 +71,24 @@ public final class ImageRenderer: Sendable {
                 Result { () throws(ImageTableError) in try render(raw, name: name, targets) }
             }.get()
         }
+    }
+
+    /// Renders a source's bytes, already read (a worker reads each source once, fingerprints
+    /// those very bytes and renders them).
+    ///
+    /// - Parameters:
+    ///   - bytes: the encoded image.
+    ///   - name: what errors name, such as the file's path.
+    ///   - targets: the members to draw and where.
+    /// - Returns: per-target content rectangles, the number of decodes and facts about the source.
+    /// - Throws: as ``render(_:into:)``.
+    public func render(bytes: [UInt8], name: String, into targets: [RenderTarget]) throws(ImageTableError) -> RenderReport {
+        try validate(targets, name: name)
+        try PipelineRuntime.start()
+        guard !bytes.isEmpty else { throw ImageTableError(.empty, "the source has no bytes", path: name) }
+        return try bytes.withUnsafeBytes { raw in
+            Result { () throws(ImageTableError) in try render(raw, name: name, targets) }
+        }.get()
     }
 
     private func validate(_ targets: [RenderTarget], name: String) throws(ImageTableError) {

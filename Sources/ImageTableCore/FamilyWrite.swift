@@ -9,12 +9,18 @@ public protocol FamilyWriteTable {
     /// The table's format.
     var format: TableFormat { get }
 
+    /// Whether the table holds an entry for `key` (from any source).
+    ///
+    /// - Parameter key: the entry's key.
+    func holds(key: String) -> Bool
+
     /// Reserves a slot for `key`, as ``ImageTableWriter/reserve(key:sourceUUID:evicting:)`` does.
     ///
     /// - Parameters:
     ///   - key: the entry's key.
     ///   - sourceUUID: the source the pixels are made from.
-    ///   - evicting: whether a full table may replace its least recently used entry.
+    ///   - evicting: whether a full table may replace an entry of the table's choosing (the
+    ///     cache's least recently used one; the one a bake's plan chose).
     /// - Returns: the reservation, or `nil` when the table is full and `evicting` is `false`.
     /// - Throws: ``ImageTableError`` when no slot can be had at all.
     func reserve(key: String, sourceUUID: UUID, evicting: Bool) throws(ImageTableError) -> SlotReservation?
@@ -28,14 +34,15 @@ public protocol FamilyWriteTable {
 /// One source written into the tables of its family, so that a source that fails never costs
 /// a good entry its place: reserve, render, then evict and place, then publish.
 ///
-/// 1. ``init(key:sourceUUID:tables:scratch:)`` takes, in each table, the key's own slot or a free
-///    one, without evicting anything. A member whose table is full gets a place in scratch
-///    memory instead.
+/// 1. ``init(key:sourceUUID:tables:scratch:)`` takes, in each table that does not hold the key, a
+///    free slot, without evicting anything. A member whose table is full, or holds the key already
+///    (its entry must stay until the new pixels are ready), gets a place in scratch memory instead.
 /// 2. The caller renders every member into ``destinations``: in process through
 ///    ``renderTargets(format:)``, or in a worker that maps the same memory.
-/// 3. Only once the source has decoded, ``complete(contentRects:)`` evicts to make room for the
-///    members drawn in scratch memory and copies them into their new slots. The caller then
-///    publishes the reservations (at once, or in batches).
+/// 3. Only once the source has decoded, ``complete(contentRects:)`` takes the slots of the members
+///    drawn in scratch memory (the key's own, replacing its old entry, or one made by eviction)
+///    and copies them in. The caller then publishes the reservations (at once, or in batches).
+///    A source that fails leaves every entry as it was, the key's previous image included.
 ///
 /// On any failure before step 3 ends, ``abandon()`` gives every slot back unpublished.
 public struct FamilyWrite {
@@ -49,7 +56,7 @@ public struct FamilyWrite {
 
     /// The entry's key.
     public let key: String
-    /// The source the pixels are made from.
+    /// The source the pixels are made from, as far as the caller knows before rendering.
     public let sourceUUID: UUID
     /// Where each table's member is rendered, in the order of the tables given.
     public private(set) var destinations: [Destination]
@@ -83,7 +90,8 @@ public struct FamilyWrite {
         var offset = 0
         for table in tables {
             do throws(ImageTableError) {
-                if let r = try table.reserve(key: key, sourceUUID: sourceUUID, evicting: scratch == nil) {
+                let replacing = scratch != nil && table.holds(key: key)
+                if !replacing, let r = try table.reserve(key: key, sourceUUID: sourceUUID, evicting: scratch == nil) {
                     destinations.append(.slot(r))
                 } else {
                     guard let scratch, offset + Self.slotBytes(table.format) <= scratch.count else {
@@ -116,10 +124,14 @@ public struct FamilyWrite {
     /// Step 3, once every member is rendered: evicts to make room for the members rendered in
     /// scratch memory and copies them in, and sets every member's content rectangle.
     ///
-    /// - Parameter contentRects: one per member, in order, from the render.
+    /// - Parameters:
+    ///   - contentRects: one per member, in order, from the render.
+    ///   - sourceUUID: the fingerprint of the bytes the render decoded, when it is only known now
+    ///     (a worker reads the source once and fingerprints what it decodes); ``sourceUUID`` when
+    ///     `nil`.
     /// - Returns: the reservations to publish, in the order of the tables.
     /// - Throws: ``ImageTableError`` when a slot cannot be had; nothing stays reserved.
-    public mutating func complete(contentRects: [PixelRect]) throws(ImageTableError) -> [SlotReservation] {
+    public mutating func complete(contentRects: [PixelRect], sourceUUID decoded: UUID? = nil) throws(ImageTableError) -> [SlotReservation] {
         guard contentRects.count == destinations.count else {
             abandon()
             throw ImageTableError(.invalidArgument, "\(contentRects.count) content rectangles for \(destinations.count) members", key: key)
@@ -132,7 +144,7 @@ public struct FamilyWrite {
                 reservation = r
             case .scratch(let offset):
                 do throws(ImageTableError) {
-                    guard let r = try tables[i].reserve(key: key, sourceUUID: sourceUUID, evicting: true) else {
+                    guard let r = try tables[i].reserve(key: key, sourceUUID: decoded ?? sourceUUID, evicting: true) else {
                         throw ImageTableError(.full, "no slot could be made free", key: key)
                     }
                     reservation = r
@@ -145,6 +157,7 @@ public struct FamilyWrite {
                 reservation.pixels.copyMemory(from: UnsafeRawBufferPointer(rebasing: scratch![offset..<offset + bytes]))
             }
             reservation.contentRect = contentRects[i]
+            reservation.sourceUUID = decoded ?? sourceUUID
             placed.append(reservation)
         }
         destinations = placed.map(Destination.slot)

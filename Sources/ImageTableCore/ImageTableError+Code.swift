@@ -70,6 +70,11 @@ extension ImageTableError {
         case keyTooLong = "key-too-long"
         /// A symbolic link leads outside the sources directory.
         case outsideSources = "outside-sources"
+        /// The file changed while it was read (its stat differed before and after); nothing was
+        /// baked from it, and the next bake reads it again.
+        case changedWhileReading = "changed-while-reading"
+        /// The file is not an image by its first bytes; skipped with a warning.
+        case notAnImage = "not-an-image"
 
         // MARK: Workers
 

@@ -1,81 +1,6 @@
 import Foundation
 
 extension ImageTableWriter {
-    /// Sets a slot aside for `key`: the key's own slot if it has an entry, else a free slot, else
-    /// the least recently used entry's slot (the cap is hard: the table never grows past it).
-    ///
-    /// The slot is unpublished at once (a kill from here on loses only this key and any evicted
-    /// entry) and backed by disk blocks, so filling it cannot fault on a full disk.
-    ///
-    /// A caller that does not yet know whether it will have pixels to publish (the bake, before a
-    /// source has decoded) passes `evicting: false`, so that a source that turns out to be bad
-    /// never costs a good entry its place.
-    ///
-    /// - Parameters:
-    ///   - key: the entry's key, at most 160 UTF-8 bytes.
-    ///   - sourceUUID: identifies the source the pixels are made from.
-    ///   - evicting: whether a full table may replace its least recently used entry; when
-    ///     `false` and the key has no slot of its own, a full table throws `full`.
-    /// - Returns: the reservation to fill and publish.
-    /// - Throws: ``ImageTableError``: `invalidArgument` for a long key, `busy` when the key is already
-    ///   being written or every slot is reserved, `full`, `noSpace`, `io`, `notWritable` after close.
-    public func reserve(key: String, sourceUUID: UUID, evicting: Bool = true) throws(ImageTableError) -> SlotReservation {
-        guard key.utf8.count <= TableLimits.maxKeyBytes else {
-            throw ImageTableError(.invalidArgument, "key is \(key.utf8.count) UTF-8 bytes; the limit is \(TableLimits.maxKeyBytes)", path: path)
-        }
-        let entity = EntityKey.uuid(for: key)
-        let file = file
-        return try state.withLock { s throws(ImageTableError) in
-            guard !s.closed else { throw ImageTableError(.notWritable, "table is closed", path: path) }
-            guard s.pending[entity] == nil else {
-                throw ImageTableError(.busy, "a write for key '\(key)' is already in progress", path: path)
-            }
-            var evictedKey: String?
-            let slot: Int
-            let replaces: Bool
-            if let own = s.directory.slot(of: entity) {
-                s.directory.remove(entity: entity)
-                (slot, replaces) = (own, true)
-            } else {
-                if !evicting && !s.directory.hasFreeSlot {
-                    throw ImageTableError(.full, "the table is full and this write may not evict", path: path)
-                }
-                guard let taken = s.directory.takeSlot(fileRecency: { file.record($0).recency }) else {
-                    throw ImageTableError(.busy, "every slot is reserved by writes in progress", path: path)
-                }
-                if taken.evicted != nil { evictedKey = file.record(taken.slot).key }
-                (slot, replaces) = (taken.slot, false)
-            }
-            let record = file.record(slot)
-            let odd = (record.generation | 1) &+ (record.generation & 1 == 1 ? 2 : 0)
-            record.beginWrite(odd)
-            let wasPublished = record.state != IndexRecord.stateEmpty
-            if wasPublished {
-                record.clear()
-                file.bumpChangeCount()
-            }
-            do throws(ImageTableError) {
-                try file.ensureBacked(slot: slot)
-                if wasPublished && options.durability == .flushed {
-                    try file.flush(offset: file.layout.recordOffset(slot), count: TableLimits.recordBytes)
-                }
-            } catch {
-                record.endWrite(odd &+ 1)
-                s.directory.release(slot: slot)
-                throw error
-            }
-            s.pending[entity] = (slot, odd)
-            let l = file.layout
-            return SlotReservation(
-                slot: slot, key: key, entityUUID: entity, sourceUUID: sourceUUID, evictedKey: evictedKey,
-                replacesExisting: replaces,
-                pixels: UnsafeMutableRawBufferPointer(start: file.slot(slot), count: l.imageBytes),
-                width: l.width, height: l.height, bytesPerRow: l.bytesPerRow, style: l.style,
-                contentRect: PixelRect(x: 0, y: 0, width: l.width, height: l.height),
-                generation: odd, owner: ObjectIdentifier(self))
-        }
-    }
-
     /// Publishes filled reservations: checksums the pixels, flushes them, then commits every
     /// record and flushes the index (`docs/FORMAT.md`, "Commit protocol"). One flush pair for the
     /// whole batch. On failure nothing in the batch is published and every slot is freed.
@@ -141,20 +66,6 @@ extension ImageTableWriter {
         for slot in slots where slot >= 0 && slot < file.layout.capacity { file.dropPages(slot: slot) }
     }
 
-    /// Gives a reservation's slot back unpublished. Idempotent.
-    ///
-    /// - Parameter reservation: a reservation from this table.
-    public func abandon(_ reservation: SlotReservation) {
-        guard reservation.owner == ObjectIdentifier(self) else { return }
-        state.withLock { s in
-            guard s.pending.removeValue(forKey: reservation.entityUUID) != nil else { return }
-            let record = file.record(reservation.slot)
-            record.clear()
-            record.endWrite(reservation.generation &+ 1)
-            s.directory.release(slot: reservation.slot)
-        }
-    }
-
     /// Writes one entry by letting `fill` render straight into its slot, then publishes it.
     ///
     /// - Parameters:
@@ -216,8 +127,31 @@ extension ImageTableWriter {
         try delete(entity: EntityKey.uuid(for: key), flush: options.durability == .flushed)
     }
 
+    /// Removes the entries of `keys`, flushing the index once for all of them: a bake's pruning.
+    /// Their slots are the first the next writes reuse.
+    ///
+    /// - Parameter keys: the entries' keys.
+    /// - Returns: how many had an entry.
+    /// - Throws: `io` when flushing the index fails (the entries are gone from this handle regardless).
+    @discardableResult
+    public func delete(keys: [String]) throws(ImageTableError) -> Int {
+        var slots: [Int] = []
+        for key in keys {
+            if let slot = try remove(entity: EntityKey.uuid(for: key)) { slots.append(slot) }
+        }
+        if options.durability == .flushed { try flushRecords(slots) }
+        return slots.count
+    }
+
     func delete(entity: UUID, flush: Bool) throws(ImageTableError) -> Bool {
-        let slot: Int? = try state.withLock { s throws(ImageTableError) in
+        guard let slot = try remove(entity: entity) else { return false }
+        if flush { try flushRecords([slot]) }
+        return true
+    }
+
+    /// Clears an entity's record under the seqlock and frees its slot; returns the slot.
+    private func remove(entity: UUID) throws(ImageTableError) -> Int? {
+        try state.withLock { s throws(ImageTableError) in
             guard !s.closed else { throw ImageTableError(.notWritable, "table is closed", path: path) }
             guard let slot = s.directory.slot(of: entity) else { return nil }
             let record = file.record(slot)
@@ -230,9 +164,6 @@ extension ImageTableWriter {
             s.directory.release(slot: slot)
             return slot
         }
-        guard let slot else { return false }
-        if flush { try flushRecords([slot]) }
-        return true
     }
 
     private func flushSlots(_ reservations: [SlotReservation]) throws(ImageTableError) {

@@ -12,8 +12,9 @@ public struct SlotReservation: @unchecked Sendable {
     public let key: String
     /// `uuid5(EntityKey.namespace, key)`.
     public let entityUUID: UUID
-    /// The source the pixels will be made from.
-    public let sourceUUID: UUID
+    /// The source the pixels are made from; a bake sets it once the worker has said which bytes
+    /// it decoded.
+    public var sourceUUID: UUID
     /// The key of the entry this write evicted to make room, if any.
     public let evictedKey: String?
     /// Whether the key already had an entry, which this write replaces in the same slot.

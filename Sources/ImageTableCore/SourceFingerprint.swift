@@ -50,7 +50,7 @@ public enum SourceFingerprint {
         return (sha.finalize { EntityKey.uuid(fromSHA1: $0) }, total)
     }
 
-    private static func start() -> SHA1 {
+    static func start() -> SHA1 {
         var sha = SHA1()
         withUnsafeBytes(of: namespace.uuid) { sha.update($0) }
         return sha

@@ -123,20 +123,64 @@ public struct WireRect: Codable, Sendable, Equatable {
     }
 }
 
-/// What a render job produced: every member's pixels are in its destination.
+/// A source file's stat as the worker saw it, the same before and after its one read.
+public struct SourceStat: Codable, Sendable, Equatable {
+    /// Device, inode and size in bytes.
+    public var device, inode: UInt64
+    /// Size in bytes.
+    public var size: Int
+    /// Modification and status change times, nanoseconds since 1970.
+    public var modifiedNs, changedNs: Int64
+    /// When the read started, nanoseconds since 1970.
+    public var readNs: Int64
+
+    /// Creates a stat.
+    ///
+    /// - Parameters:
+    ///   - device: the device.
+    ///   - inode: the inode.
+    ///   - size: the size.
+    ///   - modifiedNs: the modification time.
+    ///   - changedNs: the status change time.
+    ///   - readNs: when the read started.
+    public init(device: UInt64, inode: UInt64, size: Int, modifiedNs: Int64, changedNs: Int64, readNs: Int64) {
+        self.device = device
+        self.inode = inode
+        self.size = size
+        self.modifiedNs = modifiedNs
+        self.changedNs = changedNs
+        self.readNs = readNs
+    }
+}
+
+/// What a render job produced: every member's pixels are in its destination, drawn from the
+/// bytes whose fingerprint this is (the worker reads each source once and fingerprints exactly
+/// what it decodes).
 public struct Rendered: Codable, Sendable, Equatable {
     /// Each member's content rectangle, in member order.
     public var contentRects: [WireRect]
     /// How many times the job decoded the source (1).
     public var decodes: Int
+    /// The source UUID (`SourceFingerprint`) of the bytes decoded.
+    public var fingerprint: String
+    /// The file's stat during the read.
+    public var stat: SourceStat
+    /// What the decoder warned about, in order.
+    public var warnings: [String]
 
     /// Creates a result.
     ///
     /// - Parameters:
     ///   - contentRects: one per member.
     ///   - decodes: decodes the job cost.
-    public init(contentRects: [WireRect], decodes: Int) {
+    ///   - fingerprint: the source UUID of the bytes decoded.
+    ///   - stat: the file's stat during the read.
+    ///   - warnings: the decoder's warnings.
+    public init(contentRects: [WireRect], decodes: Int, fingerprint: String, stat: SourceStat, warnings: [String] = []) {
         self.contentRects = contentRects
         self.decodes = decodes
+        self.fingerprint = fingerprint
+        self.stat = stat
+        self.warnings = warnings
     }
 }

@@ -19,6 +19,8 @@ public struct WorkerFailure: Codable, Sendable, Equatable, Error {
         case decodeFailed = "decode-failed"
         /// libvips failed after a good decode.
         case renderFailed = "render-failed"
+        /// The file changed while it was read; nothing was rendered from it.
+        case changedWhileReading = "changed-while-reading"
         /// libvips could not start.
         case libraryUnavailable = "library-unavailable"
         /// A destination table was rebuilt, or its slot is no longer reserved with that

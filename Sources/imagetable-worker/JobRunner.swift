@@ -31,14 +31,21 @@ final class JobRunner {
         let options = DecodeOptions(maxPixels: job.limits.maxPixels, maxSourceBytes: job.limits.maxSourceBytes,
                                     failOn: FailLevel(rawValue: job.limits.failOn) ?? .error)
         do {
-            let report = try ImageRenderer(options: options).render(.file(job.source), into: targets)
+            // One read: the bytes decoded are the bytes fingerprinted, so an entry can never carry
+            // the fingerprint of another version of its file.
+            let read = try SourceRead(path: job.source, maxBytes: options.maxSourceBytes, keepingBytes: true)
+            let report = try ImageRenderer(options: options).render(bytes: read.bytes ?? [], name: job.source, into: targets)
             // The bake reads the pixels back from the page cache; this process is done with them.
             for member in job.members {
                 if case .slot(let table, let slot, _) = member.destination { tables[table]?.releaseMappedPages(slot: slot) }
             }
             let rects = report.members.map { WireRect(x: $0.contentRect.x, y: $0.contentRect.y, width: $0.contentRect.width,
                                                        height: $0.contentRect.height) }
-            return .rendered(Rendered(contentRects: rects, decodes: report.decodes))
+            let s = read.stat
+            return .rendered(Rendered(contentRects: rects, decodes: report.decodes, fingerprint: read.fingerprint!.uuidString,
+                                      stat: SourceStat(device: s.device, inode: s.inode, size: s.size, modifiedNs: s.modifiedNs,
+                                                       changedNs: s.changedNs, readNs: read.startedNs),
+                                      warnings: report.warnings))
         } catch {
             let code = WorkerFailure.Code(rawValue: error.code.rawValue) ?? .renderFailed
             return .failed(WorkerFailure(code, error.message, cause: error.cause))

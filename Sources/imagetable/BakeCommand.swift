@@ -56,8 +56,17 @@ struct BakeCommand: ParsableCommand {
     @Flag(help: "Stop at the first source that fails, committing nothing for it (exit 1).")
     var strict = false
 
-    @Flag(help: "Show what would be decoded, written and evicted, touching no table.")
+    @Flag(help: "Print the plan: what would be decoded, written, evicted and pruned; touch no table.")
     var dryRun = false
+
+    @Flag(help: "Print every matched source with its state (new, changed, unchanged, removed), and nothing else.")
+    var list = false
+
+    @Flag(help: "Delete entries whose source is gone, and tables in the output directory no format names.")
+    var prune = false
+
+    @Flag(help: "Read and fingerprint every source again instead of trusting unchanged file stats.")
+    var rehash = false
 
     @Option(help: "Output: text (a summary for people) or json (one document on standard output).")
     var format: BakeOutputFormat = .text
@@ -97,9 +106,11 @@ struct BakeCommand: ParsableCommand {
         options.timeout = timeout
         options.lockTimeout = lockTimeout
         options.strict = strict
-        options.dryRun = dryRun
+        options.dryRun = dryRun || list
+        options.prune = prune
+        options.rehash = rehash
         options.allowOutsidePaths = allowOutsidePaths
-        let bar = progress && isatty(2) == 1 ? ProgressBar() : nil
+        let bar = progress && !list && isatty(2) == 1 ? ProgressBar() : nil
         if let bar {
             options.progress = { @Sendable progress in bar.update(progress) }
         }
@@ -107,10 +118,15 @@ struct BakeCommand: ParsableCommand {
         do {
             summary = try Baker.bake(plan, options: options)
             bar?.finish()
-        } catch let error as ImageTableError {
+        } catch {
             bar?.finish()
             BakeReport.printFatal(error, report: report, format: format)
             throw ExitStatus.failure
+        }
+        if list {
+            let listing = summary.plan?.listing ?? []
+            Swift.print(format == .json ? SourceListing.json(listing) : SourceListing.text(listing), terminator: "")
+            return
         }
         BakeReport.print(summary, report: report, manifestPath: manifest, format: format)
         if !summary.failed.isEmpty { throw ExitCode(3) }

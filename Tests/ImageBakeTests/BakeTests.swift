@@ -43,8 +43,9 @@ struct BakeTests {
         let summary = try project.bake { $0.decoding.maxPixels = 3_000_000 }
         #expect(summary.decoded == 1)
         let codes = Dictionary(uniqueKeysWithValues: summary.failed.map { ($0.key, $0.error.code) })
-        #expect(codes == ["truncated.jpg": .truncated, "empty.jpg": .empty, "notes.jpg": .unsupportedFormat,
-                          "big.png": .tooManyPixels], "\(summary.failed)")
+        #expect(codes == ["truncated.jpg": .truncated, "empty.jpg": .empty, "big.png": .tooManyPixels], "\(summary.failed)")
+        // A file that is not an image by its first bytes is skipped with a warning, not failed.
+        #expect(summary.skipped.map(\.key) == ["notes.jpg"] && summary.skipped.first?.error.code == .notAnImage)
         #expect(summary.failed.allSatisfy { $0.path.hasPrefix(project.sources) && !$0.error.message.isEmpty })
         #expect(summary.tables.allSatisfy { $0.entries == 1 })
     }
@@ -66,9 +67,12 @@ struct BakeTests {
         let names = try FileManager.default.contentsOfDirectory(atPath: Corpus.pngSuiteDirectory).filter { $0.hasSuffix(".png") }
         for name in names { try project.add(name, from: Corpus.pngSuiteDirectory + "/" + name) }
         let summary = try project.bake()
-        let failed = Set(summary.failed.map(\.key))
-        #expect(failed == Set(names.filter { $0.hasPrefix("x") }), "only the deliberately corrupt x* files fail")
-        #expect(summary.decoded == names.count - failed.count)
+        let failed = Set(summary.failed.map(\.key)), skipped = Set(summary.skipped.map(\.key))
+        #expect(failed.union(skipped) == Set(names.filter { $0.hasPrefix("x") }), "only the deliberately corrupt x* files fail")
+        // Those whose PNG signature itself is damaged are not images by their first bytes: skipped.
+        #expect(skipped == Set(names.filter { ["xs", "xcr", "xlf"].contains(where: $0.hasPrefix) }), "\(skipped.sorted())")
+        #expect(summary.skipped.allSatisfy { $0.error.code == .notAnImage })
+        #expect(summary.decoded == names.count - failed.count - skipped.count)
         #expect(summary.failed.allSatisfy { $0.error.code != .workerCrashed && $0.error.code != .protocolError })
     }
 
@@ -93,12 +97,23 @@ struct BakeTests {
         #expect(again.decoded == 0 && again.unchanged == 1)
     }
 
-    @Test func aFullTableEvictsAndCountsIt() throws {
+    /// More sources than slots: the most recently modified get the slots, the rest are left out
+    /// (reported, not failed), and nothing churns: the next bake decodes nothing.
+    @Test func aFamilyLargerThanItsTablesIsLeftOutNotChurned() throws {
         let project = try BakeProject(formats: BakeProject.fourStyles(size: 16, maximumCount: 3))
-        for i in 0..<7 { try project.add("p\(i).jpg", from: Corpus.photo(i % 2 == 0 ? "Landscape_\(i)" : "Portrait_\(i)")) }
+        for i in 0..<7 {
+            try project.add("p\(i).jpg", from: Corpus.photo(i % 2 == 0 ? "Landscape_\(i)" : "Portrait_\(i)"))
+            project.setModified("p\(i).jpg", secondsAgo: 100 - i)
+        }
         let summary = try project.bake()
-        #expect(summary.decoded == 7, "\(summary.failed)")
-        #expect(summary.tables.allSatisfy { $0.written == 7 && $0.evicted == 4 && $0.entries == 3 })
+        #expect(summary.decoded == 3 && summary.leftOut == 4 && summary.failed.isEmpty, "\(summary.failed)")
+        #expect(summary.tables.allSatisfy { $0.written == 3 && $0.evicted == 0 && $0.entries == 3 && $0.leftOut == 4 })
+        #expect(summary.warnings.count == 4 && summary.warnings.allSatisfy { $0.contains("has 7 sources but format") })
+        let table = try ImageTableReader(path: project.tables + "/bgra.imagetable")
+        #expect(Set(table.entries().map(\.key)) == ["p4.jpg", "p5.jpg", "p6.jpg"], "the three most recently modified")
+        let again = try project.bake()
+        #expect(again.decoded == 0 && again.unchanged == 3 && again.leftOut == 4)
+        #expect(again.tables.allSatisfy { $0.written == 0 && $0.evicted == 0 })
     }
 
     /// A full table evicts only for a source that decoded: a bad one costs no entry its place.

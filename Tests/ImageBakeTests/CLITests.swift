@@ -15,7 +15,7 @@ struct BakeCLITests {
         #expect(ok.status == 0, "\(ok.stderr)")
         #expect(ok.stdout.contains("1 decoded, 0 unchanged, 0 failed"))
 
-        project.add("bad.png", bytes: [0x89, 0x50, 0x4E, 0x47])
+        project.add("bad.png", bytes: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0])
         let partial = try run(Products.imagetable, ["bake", project.manifestPath])
         #expect(partial.status == 3)
         #expect(partial.stderr.contains("\(project.sources)/bad.png: error:"))
@@ -40,7 +40,8 @@ struct BakeCLITests {
         #expect(run.status == 3)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         let sources = try #require(json["sources"] as? [String: Int])
-        #expect(sources == ["found": 2, "decoded": 1, "unchanged": 0, "failed": 1])
+        #expect(sources == ["found": 2, "decoded": 1, "unchanged": 0, "failed": 1, "leftOut": 0, "removed": 0, "keptPrevious": 0,
+                            "skipped": 0])
         let failures = try #require(json["failures"] as? [[String: Any]])
         #expect(failures.first?["key"] as? String == "empty.jpg" && failures.first?["code"] as? String == "empty")
         let tables = try #require(json["tables"] as? [[String: Any]])

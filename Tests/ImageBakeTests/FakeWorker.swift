@@ -64,7 +64,12 @@ enum FakeWorker {
                 if MODE == "chatty":
                     print("a stray line on standard output", flush=True)
                     print("and one on standard error", file=sys.stderr, flush=True)
-                send(i + (1 if MODE == "wrong-id" else 0), "rendered", {"contentRects": rects, "decodes": 1})
+                st = os.stat(body["source"])
+                stat = {"device": st.st_dev, "inode": st.st_ino, "size": st.st_size, "modifiedNs": st.st_mtime_ns,
+                        "changedNs": st.st_ctime_ns, "readNs": time.time_ns()}
+                fingerprint = "00000000-0000-5000-8000-%012x" % (st.st_ino % (1 << 48))
+                send(i + (1 if MODE == "wrong-id" else 0), "rendered",
+                     {"contentRects": rects, "decodes": 1, "fingerprint": fingerprint, "stat": stat, "warnings": []})
 
             """
         try script.write(toFile: path, atomically: true, encoding: .utf8)

@@ -41,6 +41,13 @@ final class BakeProject: @unchecked Sendable {
         try FileManager.default.copyItem(atPath: path, toPath: target)
     }
 
+    /// Sets the modification time of `src/key` to `seconds` before now (the over-full rule picks
+    /// the most recently modified).
+    func setModified(_ key: String, secondsAgo seconds: Int) {
+        let date = Date().addingTimeInterval(-Double(seconds))
+        try? FileManager.default.setAttributes([.modificationDate: date], ofItemAtPath: sources + "/" + key)
+    }
+
     /// Writes bytes into `src/` under `key`.
     func add(_ key: String, bytes: [UInt8]) {
         _ = FileManager.default.createFile(atPath: sources + "/" + key, contents: Data(bytes))

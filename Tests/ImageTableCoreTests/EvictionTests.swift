@@ -37,12 +37,12 @@ struct EvictionTests {
         let table = try openTable(dir.file("t.imagetable"), descriptor(capacity: 2))
         try put(table, "a")
         let error = #expect(throws: ImageTableError.self) {
-            _ = try table.reserve(key: "b", sourceUUID: UUID(), evicting: false)
-            _ = try table.reserve(key: "c", sourceUUID: UUID(), evicting: false)
+            _ = try table.reserve(key: "b", sourceUUID: UUID(), evicting: .none)
+            _ = try table.reserve(key: "c", sourceUUID: UUID(), evicting: .none)
         }
         #expect(error?.code == .full && table.contains(key: "a"))
         // Its own slot is not an eviction: replacing "a" is allowed.
-        let own = try table.reserve(key: "a", sourceUUID: UUID(), evicting: false)
+        let own = try table.reserve(key: "a", sourceUUID: UUID(), evicting: .none)
         #expect(own.replacesExisting)
     }
 

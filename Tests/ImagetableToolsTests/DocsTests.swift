@@ -21,9 +21,15 @@ struct DocsTests {
     func everyOptionIsDocumented(command: String) throws {
         let help = try imagetable(command, "--help")
         #expect(help.status == 0)
-        let usage = try #require(help.stdout.split(separator: "\n").first { $0.hasPrefix("USAGE:") })
-        let options = Set(usage.split(separator: " ").compactMap { word -> String? in
-            let option = word.trimmingCharacters(in: CharacterSet(charactersIn: "[]<>"))
+        // Every option the help lists: the usage line, or (when it says `[<options>]`) the
+        // OPTIONS section, where each line starts with its flags.
+        let lines = help.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        let listed = lines.drop { !$0.hasPrefix("OPTIONS:") }.filter { $0.hasPrefix("  -") }
+            .flatMap { $0.split(separator: " ").prefix { $0.hasPrefix("-") || $0.hasPrefix("<") } }
+            .flatMap { $0.split(separator: "/") }  // `--captions/--no-captions`
+        let usage = try #require(lines.first { $0.hasPrefix("USAGE:") })
+        let options = Set((usage.split(separator: " ") + listed).compactMap { word -> String? in
+            let option = word.trimmingCharacters(in: CharacterSet(charactersIn: "[]<>,"))
             return option.hasPrefix("--") ? option : nil
         })
         #expect(!options.isEmpty)

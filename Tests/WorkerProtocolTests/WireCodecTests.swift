@@ -18,7 +18,11 @@ import WorkerProtocol
 
     static let replies: [WorkerReply] = [
         .hello(Hello(protocolVersion: 7, renderingVersion: 3, executable: "/w")),
-        .rendered(Rendered(contentRects: [WireRect(x: 1, y: 2, width: 3, height: 4)], decodes: 1)),
+        .rendered(Rendered(contentRects: [WireRect(x: 1, y: 2, width: 3, height: 4)], decodes: 1,
+                           fingerprint: "7FAC457A-682F-50D7-9889-2BD6D967B340",
+                           stat: SourceStat(device: 2049, inode: 77, size: 11, modifiedNs: 1_700_000_000_123_456_789,
+                                            changedNs: 1_700_000_001_000_000_000, readNs: 1_700_000_002_000_000_000),
+                           warnings: ["Corrupt JPEG data: 3 extraneous bytes before marker 0xdb"])),
         .finished(Finished(status: 1)),
         .failed(WorkerFailure(.truncated, "the image data ends early", cause: "Premature end of JPEG file")),
     ]
@@ -56,7 +60,7 @@ import WorkerProtocol
     @Test func failureCodesAreTheDocumentedStrings() {
         #expect(WorkerFailure.Code.allCases.map(\.rawValue) == [
             "unreadable", "empty", "source-too-large", "unsupported-format", "too-many-pixels", "truncated", "decode-failed",
-            "render-failed", "library-unavailable", "table-changed", "worker-mismatch", "protocol-error",
+            "render-failed", "changed-while-reading", "library-unavailable", "table-changed", "worker-mismatch", "protocol-error",
         ])
     }
 

@@ -15,26 +15,34 @@ enum BakeReport {
         let sources: Sources
         let tables: [TableSummary]
         let failures: [SourceFailure]
+        let skipped: [SourceFailure]
+        let warnings: [String]
         let diagnostics: [JSONReport.DiagnosticEntry]
+        /// A dry run's plan, in detail.
+        let plan: PlanDocument?
         let fatal: ImageTableError?
     }
 
     struct Sources: Encodable {
-        let found: Int
-        let decoded: Int
-        let unchanged: Int
-        let failed: Int
+        var found = 0, decoded = 0, unchanged = 0, failed = 0, leftOut = 0, removed = 0, keptPrevious = 0, skipped = 0
     }
 
 
     static func print(_ summary: BakeSummary, report: ValidationReport, manifestPath: String, format: BakeOutputFormat) {
         switch format {
         case .json:
+            let sources = Sources(found: summary.sourcesFound, decoded: summary.decoded, unchanged: summary.unchanged,
+                                  failed: summary.failed.count, leftOut: summary.leftOut, removed: summary.removed,
+                                  keptPrevious: summary.keptPrevious, skipped: summary.skipped.count)
             emit(Document(manifest: manifestPath, ok: summary.failed.isEmpty, dryRun: summary.dryRun, seconds: summary.seconds,
-                          sources: Sources(found: summary.sourcesFound, decoded: summary.decoded, unchanged: summary.unchanged,
-                                           failed: summary.failed.count),
-                          tables: summary.tables, failures: summary.failed, diagnostics: entries(report), fatal: nil))
+                          sources: sources, tables: summary.tables, failures: summary.failed, skipped: summary.skipped,
+                          warnings: summary.warnings, diagnostics: entries(report),
+                          plan: summary.dryRun ? summary.plan.map { PlanDocument($0, tables: summary.tables) } : nil, fatal: nil))
         case .text:
+            for warning in summary.warnings { StandardError.print(warning) }
+            for skip in summary.skipped {
+                StandardError.print(skip.error.description.replacingOccurrences(of: ": error: ", with: ": warning: "))
+            }
             for failure in summary.failed { StandardError.report(failure.error) }
             Swift.print(text(summary, manifestPath: manifestPath), terminator: "")
         }
@@ -42,13 +50,21 @@ enum BakeReport {
 
     static func text(_ s: BakeSummary, manifestPath: String) -> String {
         let verb = s.dryRun ? "would bake" : "baked"
+        var extra: [String] = []
+        if s.leftOut > 0 { extra.append("\(s.leftOut) left out") }
+        if s.removed > 0 { extra.append("\(s.removed) removed") }
+        if s.keptPrevious > 0 { extra.append("\(s.keptPrevious) kept the previous image") }
+        if !s.skipped.isEmpty { extra.append("\(s.skipped.count) skipped") }
         var out = "\(manifestPath): \(verb) \(s.sourcesFound) sources in \(String(format: "%.2f", s.seconds)) s: "
-            + "\(s.decoded) decoded, \(s.unchanged) unchanged, \(s.failed.count) failed\n"
+            + "\(s.decoded) decoded, \(s.unchanged) unchanged, \(s.failed.count) failed"
+            + extra.map { ", " + $0 }.joined() + "\n"
         let rows = s.tables.map { t in
-            [t.path, "\(t.written)", "\(t.evicted)", "\(t.entries)/\(t.capacity)", t.reset ? (s.dryRun ? "would rebuild" : "rebuilt") : ""]
+            [t.path, "\(t.written)", "\(t.evicted)", "\(t.pruned)", "\(t.entries)/\(t.capacity)",
+             t.reset ? (s.dryRun ? "would rebuild" : "rebuilt") : ""]
         }
-        let header = ["table", s.dryRun ? "would write" : "written", s.dryRun ? "would evict" : "evicted", "entries", ""]
-        let widths = (0..<5).map { i in ([header] + rows).map { $0[i].count }.max() ?? 0 }
+        let header = ["table", s.dryRun ? "would write" : "written", s.dryRun ? "would evict" : "evicted",
+                      s.dryRun ? "would prune" : "pruned", "entries", ""]
+        let widths = (0..<6).map { i in ([header] + rows).map { $0[i].count }.max() ?? 0 }
         for row in [header] + rows {
             let cells = row.enumerated().map { i, cell in i == 0 ? cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
                                                : String(repeating: " ", count: widths[i] - cell.count) + cell }
@@ -85,8 +101,8 @@ enum BakeReport {
 
     /// The document for a bake that stopped before it had a summary.
     private static func failure(_ report: ValidationReport, _ fatal: ImageTableError) -> Document {
-        Document(manifest: report.file, ok: false, dryRun: false, seconds: 0, sources: Sources(found: 0, decoded: 0, unchanged: 0, failed: 0),
-                 tables: [], failures: [], diagnostics: entries(report), fatal: fatal)
+        Document(manifest: report.file, ok: false, dryRun: false, seconds: 0, sources: Sources(), tables: [], failures: [], skipped: [],
+                 warnings: [], diagnostics: entries(report), plan: nil, fatal: fatal)
     }
 
     private static func emit(_ document: Document) {

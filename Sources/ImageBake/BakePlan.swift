@@ -1,0 +1,79 @@
+import Foundation
+import ImageTableCore
+
+/// What a bake will do, computed before any table is touched: per source, whether it is decoded;
+/// per table, what is written, evicted, pruned and left out. `--dry-run` prints it; the bake then
+/// does exactly this, but for sources that fail to decode (they keep their entries and evict
+/// nothing). The rules are `docs/BAKE.md`'s, "The plan".
+public struct BakePlan: Sendable {
+    /// How a source compares with what its family's tables hold.
+    public enum SourceStatus: String, Sendable, Codable, CaseIterable {
+        /// No table of its family holds its key.
+        case new
+        /// A table holds its key, made from other bytes.
+        case changed
+        /// Every table that holds its key holds it from these bytes.
+        case unchanged
+        /// A table holds the key, but the source is gone.
+        case removed
+    }
+
+    /// A source to decode, once, for the tables of its family that lack it.
+    public struct Job: Sendable {
+        /// The family's position in the manifest.
+        public let family: Int
+        /// The family's name.
+        public let familyName: String
+        /// The source.
+        public let source: SourceFile
+        /// The tables to write, as indices of ``BakePlan/tables``.
+        public let tables: [Int]
+        /// New or changed.
+        public let status: SourceStatus
+    }
+
+    /// One table's part of the plan.
+    public struct TableChange: Sendable, Equatable {
+        /// Keys written: new ones, and changed ones that replace their own entry; sorted.
+        public var writes: [String] = []
+        /// How many of ``writes`` replace an entry of the same key.
+        public var replaced = 0
+        /// Entries replaced to make room, in the order they are taken.
+        public var evictions: [String] = []
+        /// Entries deleted because their source is gone (`--prune`).
+        public var prunes: [String] = []
+        /// Present sources that get no slot: the table is smaller than the family.
+        public var leftOut: [String] = []
+        /// Entries whose source is gone, kept (no `--prune`, no need for their slot).
+        public var gone: [String] = []
+        /// Entries before and after, and the capacity.
+        public var entriesBefore = 0, entriesAfter = 0, capacity = 0
+        /// Present sources competing for slots (for the over-full warning).
+        public var candidates = 0
+    }
+
+    /// One source as `bake --list` prints it.
+    public struct Listed: Sendable, Equatable, Codable {
+        /// The family's name.
+        public let family: String
+        /// The source's key.
+        public let key: String
+        /// How it compares with the tables.
+        public let status: SourceStatus
+    }
+
+    /// The sources to decode.
+    public var jobs: [Job] = []
+    /// Per table, in the order of the manifest's formats.
+    public var tables: [TableChange] = []
+    /// Sources whose every table already holds them, or that get no slot anywhere.
+    public var unchanged = 0
+    /// Sources every table leaves out (more sources than slots): counted, not failed.
+    public var leftOut = 0
+    /// Sources that fail before decoding (unreadable, empty, too large, outside `sources`…).
+    public var failures: [SourceFailure] = []
+    /// Files skipped with a warning: not images, changed while they were read.
+    public var skipped: [SourceFailure] = []
+    /// Every source and removed key with its status, sorted by family and key.
+    public var listing: [Listed] = []
+}

@@ -1,0 +1,131 @@
+import Foundation
+import ImageTableCore
+
+/// Computes a ``BakePlan`` from what the scan and the diff found and what the tables hold. Pure:
+/// no file is read or written here, so the rules can be tested on their own.
+///
+/// The rules (`docs/BAKE.md`, "The plan"), per table of each family:
+/// 1. **Selection.** The table's capacity `C` goes to the family's present sources, most recently
+///    modified first, ties by key: the first `C` are *selected*, the rest *left out*. A source
+///    that fails before decoding competes only for a slot its key already holds (it keeps its
+///    last good entry). The order depends on the files alone, never on `--jobs` or timing, so an
+///    unchanged over-full family is a no-op.
+/// 2. **Writes.** A selected source is written unless the table holds its key from the same
+///    bytes. A changed key replaces its own entry; a new key needs a slot.
+/// 3. **Pruning.** With `--prune`, entries whose source is gone are deleted; their slots are the
+///    first reused.
+/// 4. **Evictions.** New keys take free slots first; when there are too few, entries that are not
+///    selected (sources gone or left out) are evicted, least recently used first, ties by key.
+///    A selected source's entry is never evicted: every present source counts as used before
+///    any eviction is chosen.
+struct BakePlanner {
+    /// A source of a family after the diff.
+    struct Source {
+        let file: SourceFile
+        /// Its fingerprint, when known (trusted from the state, or read); always known for a key
+        /// some table of the family holds, unless the source failed.
+        let fingerprint: UUID?
+        /// Why it cannot be baked, found before decoding.
+        let failure: ImageTableError?
+    }
+
+    /// A table as the planner sees it.
+    struct Table {
+        /// Its index in the plan.
+        let index: Int
+        let capacity: Int
+        /// Its entries: key → source UUID and recency.
+        let entries: [String: (source: UUID, recency: UInt64)]
+    }
+
+    /// A family: its sources and tables.
+    struct Family {
+        let name: String
+        let sources: [Source]
+        let tables: [Table]
+    }
+
+    let prune: Bool
+
+    func plan(_ families: [Family], tableCount: Int) -> BakePlan {
+        var plan = BakePlan()
+        plan.tables = Array(repeating: BakePlan.TableChange(), count: tableCount)
+        for (familyIndex, family) in families.enumerated() {
+            var writes: [String: [Int]] = [:]
+            var selectedSomewhere: Set<String> = []
+            for table in family.tables {
+                let change = planTable(table, family)
+                for key in change.writes { writes[key, default: []].append(table.index) }
+                selectedSomewhere.formUnion(Set(family.sources.map(\.file.key)).subtracting(change.leftOut))
+                plan.tables[table.index] = change
+            }
+            let held = Set(family.tables.flatMap(\.entries.keys))
+            for source in family.sources {
+                let key = source.file.key
+                if let failure = source.failure {
+                    plan.failures.append(SourceFailure(family: family.name, error: failure.at(source.file.path, key: key)))
+                } else if let tables = writes[key] {
+                    plan.jobs.append(BakePlan.Job(family: familyIndex, familyName: family.name, source: source.file, tables: tables.sorted(),
+                                                  status: held.contains(key) ? .changed : .new))
+                } else if selectedSomewhere.contains(key) || family.tables.isEmpty {
+                    plan.unchanged += 1
+                } else {
+                    plan.leftOut += 1
+                }
+                plan.listing.append(BakePlan.Listed(family: family.name, key: key, status: status(of: source, in: family)))
+            }
+            let present = Set(family.sources.map(\.file.key))
+            for key in held.subtracting(present).sorted() {
+                plan.listing.append(BakePlan.Listed(family: family.name, key: key, status: .removed))
+            }
+        }
+        plan.listing.sort { ($0.family, $0.key) < ($1.family, $1.key) }
+        return plan
+    }
+
+    private func planTable(_ table: Table, _ family: Family) -> BakePlan.TableChange {
+        var change = BakePlan.TableChange()
+        change.capacity = table.capacity
+        change.entriesBefore = table.entries.count
+        let candidates = family.sources
+            .filter { $0.failure == nil || table.entries[$0.file.key] != nil }
+            .sorted { ($0.file.stat.modifiedNs, $1.file.key) > ($1.file.stat.modifiedNs, $0.file.key) }
+        change.candidates = candidates.count
+        let selected = candidates.prefix(table.capacity)
+        change.leftOut = candidates.dropFirst(table.capacity).map(\.file.key).sorted()
+        var newKeys = 0
+        for source in selected where source.failure == nil {
+            guard let entry = table.entries[source.file.key] else {
+                change.writes.append(source.file.key)
+                newKeys += 1
+                continue
+            }
+            if entry.source != source.fingerprint {
+                change.writes.append(source.file.key)
+                change.replaced += 1
+            }
+        }
+        change.writes.sort()
+        let selectedKeys = Set(selected.map(\.file.key))
+        let present = Set(family.sources.map(\.file.key))
+        let unselected = table.entries.keys.filter { !selectedKeys.contains($0) }
+        let gone = unselected.filter { !present.contains($0) }.sorted()
+        if prune { change.prunes = gone }
+        let remaining = table.entries.count - change.prunes.count
+        let needed = max(0, newKeys - (table.capacity - remaining))
+        let pruned = Set(change.prunes)
+        change.evictions = unselected.filter { !pruned.contains($0) }
+            .sorted { (table.entries[$0]!.recency, $0) < (table.entries[$1]!.recency, $1) }
+            .prefix(needed).map { $0 }
+        let evicted = Set(change.evictions)
+        change.gone = gone.filter { !pruned.contains($0) && !evicted.contains($0) }
+        change.entriesAfter = remaining - change.evictions.count + newKeys
+        return change
+    }
+
+    private func status(of source: Source, in family: Family) -> BakePlan.SourceStatus {
+        let holders = family.tables.compactMap { $0.entries[source.file.key] }
+        guard !holders.isEmpty else { return .new }
+        return holders.allSatisfy({ $0.source == source.fingerprint }) ? .unchanged : .changed
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import ImageTableCore
+import Synchronization
+
+/// What an output directory's last bakes learnt: each source file's fingerprint with the stat
+/// that was true when its bytes were read, and each table's parameters.
+///
+/// It is a cache, never the truth. The tables say what they hold; the state only saves reading a
+/// file whose stat has not changed. Deleting it costs one re-fingerprint of every source and
+/// changes no entry. It lives beside the tables (`.imagetable-state.sqlite`), so a CI cache of the
+/// output directory carries it, and keys files by their path relative to the manifest's
+/// directory, so a project moved elsewhere stays warm (the stat differs, the fingerprint does
+/// not: a moved file is read again, never decoded again). Why SQLite, the schema and its
+/// crash-safety: `docs/BAKE.md`.
+///
+/// Thread-safe: dispatcher threads record what they read; ``commit()`` writes it in one
+/// transaction.
+final class BakeState: @unchecked Sendable {
+    /// The file's name in the output directory.
+    static let fileName = ".imagetable-state.sqlite"
+    /// How long after a file's last modification its fingerprint is trusted: longer than the
+    /// coarsest timestamp a file system keeps (FAT's 2 s), so a write in the same tick as the
+    /// read cannot go unseen (git's "racily clean" entries).
+    static let racyMarginNs: Int64 = 2_000_000_000
+    /// The schema's version, in SQLite's `user_version`.
+    static let schemaVersion = 1
+
+    /// One file, as it was when its bytes were last read.
+    struct FileRecord: Sendable, Equatable {
+        var stat: FileStat
+        var fingerprint: UUID
+        /// When the bytes were read (their stat was taken just before), nanoseconds since 1970.
+        var checkedNs: Int64
+        /// The tables that held an entry of these bytes after the bake (informative).
+        var tables: [String]
+    }
+
+    private struct Pending {
+        var files: [String: FileRecord?] = [:]
+        var formats: [String: String] = [:]
+    }
+
+    /// The database file.
+    let path: String
+    /// What opening did: a damaged state replaced by an empty one.
+    let notices: [String]
+    private let root: String
+    private let database: SQLiteDatabase?
+    private let files: [String: FileRecord]
+    private let formats: [String: String]
+    private let pending = Mutex(Pending())
+
+    /// Opens the state of `directory`, creating it (unless `readOnly`), or starting afresh when
+    /// it is damaged or from another schema.
+    ///
+    /// - Parameters:
+    ///   - directory: the output directory.
+    ///   - root: the manifest's directory; paths under it are stored relative to it.
+    ///   - readOnly: a dry run: read what is there, write nothing.
+    /// - Throws: ``ImageTableError`` when the state cannot be created at all (a read-only or full
+    ///   directory).
+    init(directory: String, root: String, readOnly: Bool) throws(ImageTableError) {
+        path = directory + "/" + Self.fileName
+        self.root = root
+        var notices: [String] = []
+        let exists = FileManager.default.fileExists(atPath: path)
+        if readOnly && !exists {
+            (database, files, formats, self.notices) = (nil, [:], [:], [])
+            return
+        }
+        var opened: (SQLiteDatabase, [String: FileRecord], [String: String])?
+        do throws(ImageTableError) {
+            opened = try Self.open(path, readOnly: readOnly)
+        } catch where error.code == .corrupt && !readOnly {
+            notices.append("the bake state was damaged (\(error.cause ?? error.message)); started afresh")
+            for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+            opened = try Self.open(path, readOnly: false)
+        }
+        (database, files, formats) = opened!
+        self.notices = notices
+    }
+
+    private static func open(_ path: String, readOnly: Bool) throws(ImageTableError) -> (SQLiteDatabase, [String: FileRecord], [String: String]) {
+        let db = try SQLiteDatabase(path: path, readOnly: readOnly)
+        if !readOnly {
+            // WAL: a commit killed at any instant leaves the old state or the new one, and readers
+            // (a dry run, `sqlite3`) never block the bake. NORMAL: durable against a killed
+            // process; a power cut may lose the last commit, which costs a re-fingerprint only.
+            try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+            try db.execute(BakeStateSchema.create)
+        }
+        let version = try db.prepare("PRAGMA user_version")
+        _ = try version.step()
+        guard version.int(0) == Int64(schemaVersion) else {
+            throw ImageTableError(.corrupt, "the bake state has schema version \(version.int(0)), not \(schemaVersion)", path: path)
+        }
+        return (db, try BakeStateSchema.loadFiles(db), try BakeStateSchema.loadFormats(db))
+    }
+
+    /// The fingerprint of the file at `path`, when the state knows it and may trust it: the file's
+    /// stat is the one recorded, and it was last modified more than ``racyMarginNs`` before its
+    /// bytes were read.
+    ///
+    /// - Parameters:
+    ///   - path: the file's absolute path.
+    ///   - stat: its stat now.
+    func trustedFingerprint(path: String, stat: FileStat) -> UUID? {
+        guard let record = files[relative(path)], record.stat == stat,
+              record.stat.modifiedNs + Self.racyMarginNs < record.checkedNs else { return nil }
+        return record.fingerprint
+    }
+
+    /// What the state says of a file, trusted or not (for `bake --list`).
+    func record(path: String) -> FileRecord? { files[relative(path)] }
+
+    /// Remembers what a read of `path` found; written by the next ``commit()``.
+    func remember(path: String, _ record: FileRecord) {
+        pending.withLock { $0.files[relative(path)] = record }
+    }
+
+    /// Forgets a file that is gone.
+    func forget(path: String) {
+        pending.withLock { $0.files[relative(path)] = .some(nil) }
+    }
+
+    /// The canonical parameters a table had at the last bake, to say what changed on a rebuild.
+    func parameters(ofTable file: String) -> String? { formats[file] }
+
+    /// Remembers a table's canonical parameters.
+    func setParameters(ofTable file: String, _ parameters: String) {
+        pending.withLock { $0.formats[file] = parameters }
+    }
+
+    /// Writes everything remembered since the last commit, in one transaction. A no-op for a
+    /// read-only state.
+    ///
+    /// - Throws: ``ImageTableError`` from SQLite (`no-space`, `locked`, `io`…).
+    func commit() throws(ImageTableError) {
+        guard let database else { return }
+        let batch = pending.withLock { p in
+            defer { p = Pending() }
+            return p
+        }
+        guard !batch.files.isEmpty || !batch.formats.isEmpty else { return }
+        try BakeStateSchema.write(batch.files, batch.formats, to: database)
+    }
+
+    /// All known files, by path as stored (for `imagetable state` and tests).
+    var knownFiles: [String: FileRecord] { files }
+
+    /// `path` relative to the manifest's directory when it lies below it.
+    func relative(_ path: String) -> String {
+        path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import ImageTableCore
+
+/// The bake state's tables and the SQL that reads and writes them (`docs/BAKE.md`, "The state").
+///
+/// `files` holds one row per source file, keyed by path, with the `kind` of source it is, so a
+/// later source kind (a URL) can keep its own validators (an HTTP `ETag`, `Last-Modified`) in
+/// `validators` beside the stat fields files use. `formats` holds each table's canonical
+/// parameters at the last bake.
+enum BakeStateSchema {
+    static let create = """
+        CREATE TABLE IF NOT EXISTS files (
+            path TEXT NOT NULL PRIMARY KEY,
+            kind TEXT NOT NULL DEFAULT 'file',
+            device INTEGER NOT NULL,
+            inode INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            ctime_ns INTEGER NOT NULL,
+            fingerprint BLOB NOT NULL,
+            checked_ns INTEGER NOT NULL,
+            tables TEXT NOT NULL DEFAULT ''
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS validators (
+            path TEXT NOT NULL,
+            name TEXT NOT NULL,
+            value TEXT NOT NULL,
+            PRIMARY KEY (path, name)
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS formats (
+            table_file TEXT NOT NULL PRIMARY KEY,
+            parameters TEXT NOT NULL
+        ) WITHOUT ROWID;
+        PRAGMA user_version = \(BakeState.schemaVersion);
+        """
+
+    static func loadFiles(_ db: SQLiteDatabase) throws(ImageTableError) -> [String: BakeState.FileRecord] {
+        let rows = try db.prepare("""
+            SELECT path, device, inode, size, mtime_ns, ctime_ns, fingerprint, checked_ns, tables FROM files WHERE kind = 'file'
+            """)
+        try rows.bind([])
+        var files: [String: BakeState.FileRecord] = [:]
+        while try rows.step() {
+            let bytes = rows.blob(6)
+            guard bytes.count == 16, let path = rows.text(0) else { continue }
+            let uuid = bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+            let stat = FileStat(device: UInt64(bitPattern: rows.int(1)), inode: UInt64(bitPattern: rows.int(2)), size: Int(rows.int(3)),
+                                modifiedNs: rows.int(4), changedNs: rows.int(5))
+            let tables = (rows.text(8) ?? "").split(separator: " ").map(String.init)
+            files[path] = BakeState.FileRecord(stat: stat, fingerprint: uuid, checkedNs: rows.int(7), tables: tables)
+        }
+        return files
+    }
+
+    static func loadFormats(_ db: SQLiteDatabase) throws(ImageTableError) -> [String: String] {
+        let rows = try db.prepare("SELECT table_file, parameters FROM formats")
+        try rows.bind([])
+        var formats: [String: String] = [:]
+        while try rows.step() {
+            if let file = rows.text(0), let parameters = rows.text(1) { formats[file] = parameters }
+        }
+        return formats
+    }
+
+    static func write(_ files: [String: BakeState.FileRecord?], _ formats: [String: String], to db: SQLiteDatabase) throws(ImageTableError) {
+        try db.transaction { () throws(ImageTableError) in
+            let upsert = try db.prepare("""
+                INSERT OR REPLACE INTO files (path, kind, device, inode, size, mtime_ns, ctime_ns, fingerprint, checked_ns, tables)
+                VALUES (?1, 'file', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                """)
+            let delete = try db.prepare("DELETE FROM files WHERE path = ?1")
+            for (path, record) in files {
+                guard let record else {
+                    try delete.run([path])
+                    continue
+                }
+                let s = record.stat
+                let uuid = withUnsafeBytes(of: record.fingerprint.uuid) { Array($0) }
+                try upsert.run([path, Int64(bitPattern: s.device), Int64(bitPattern: s.inode), s.size, s.modifiedNs, s.changedNs,
+                                uuid, record.checkedNs, record.tables.joined(separator: " ")])
+            }
+            let format = try db.prepare("INSERT OR REPLACE INTO formats (table_file, parameters) VALUES (?1, ?2)")
+            for (file, parameters) in formats { try format.run([file, parameters]) }
+        }
+    }
+}

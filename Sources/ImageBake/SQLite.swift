@@ -1,0 +1,135 @@
+import CSQLite
+import Foundation
+import ImageTableCore
+
+/// A SQLite connection, owned by one thread at a time: the one place this package calls SQLite.
+///
+/// Every return code is checked here and becomes an ``ImageTableError`` that carries SQLite's
+/// own message as its cause: `corrupt` when the file is damaged or not a database, `no-space`
+/// for a full disk, `locked` when another connection holds it past the busy timeout, `io`
+/// otherwise. Statements are owned by ``Statement`` values and finalized when they go.
+final class SQLiteDatabase {
+    private let handle: OpaquePointer
+    /// The database file, for errors.
+    let path: String
+
+    /// Opens (creating) the database at `path`.
+    ///
+    /// - Parameters:
+    ///   - path: the database file.
+    ///   - readOnly: open without writing or creating.
+    ///   - busyTimeout: seconds to wait for another connection's lock.
+    /// - Throws: ``ImageTableError``.
+    init(path: String, readOnly: Bool = false, busyTimeout: Double = 10) throws(ImageTableError) {
+        self.path = path
+        var db: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
+        let status = sqlite3_open_v2(path, &db, flags, nil)
+        guard status == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close(db)
+            throw Self.error(status, message, path: path)
+        }
+        handle = db
+        sqlite3_busy_timeout(db, Int32(busyTimeout * 1000))
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    /// Runs SQL that returns no rows (several statements allowed).
+    func execute(_ sql: String) throws(ImageTableError) {
+        try check(sqlite3_exec(handle, sql, nil, nil, nil))
+    }
+
+    /// Compiles one statement.
+    func prepare(_ sql: String) throws(ImageTableError) -> Statement {
+        var statement: OpaquePointer?
+        try check(sqlite3_prepare_v2(handle, sql, -1, &statement, nil))
+        return Statement(statement!, database: self)
+    }
+
+    /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
+    func transaction<T>(_ body: () throws(ImageTableError) -> T) throws(ImageTableError) -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Throws unless `status` is one of `accepted`.
+    @discardableResult
+    func check(_ status: Int32, accepted: Set<Int32> = [SQLITE_OK]) throws(ImageTableError) -> Int32 {
+        guard accepted.contains(status) else { throw Self.error(status, String(cString: sqlite3_errmsg(handle)), path: path) }
+        return status
+    }
+
+    private static func error(_ status: Int32, _ message: String, path: String) -> ImageTableError {
+        let code: ImageTableError.Code = switch status & 0xFF {
+        case SQLITE_CORRUPT, SQLITE_NOTADB: .corrupt
+        case SQLITE_FULL: .noSpace
+        case SQLITE_BUSY, SQLITE_LOCKED: .locked
+        case SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_READONLY: .permissionDenied
+        default: .io
+        }
+        return ImageTableError(code, "the bake state database failed", path: path, cause: "SQLite: \(message)")
+    }
+
+    /// A compiled statement: bind, step, read columns, reset.
+    final class Statement {
+        private let handle: OpaquePointer
+        private let database: SQLiteDatabase
+
+        fileprivate init(_ handle: OpaquePointer, database: SQLiteDatabase) {
+            self.handle = handle
+            self.database = database
+        }
+
+        deinit { sqlite3_finalize(handle) }
+
+        /// Binds values to `?1`, `?2`…: integers, text, blobs (`[UInt8]`) or `nil`.
+        func bind(_ values: [(any Sendable)?]) throws(ImageTableError) {
+            try database.check(sqlite3_reset(handle))
+            for (i, value) in values.enumerated() {
+                let index = Int32(i + 1)
+                switch value {
+                case nil: try database.check(sqlite3_bind_null(handle, index))
+                case let v as Int: try database.check(sqlite3_bind_int64(handle, index, Int64(v)))
+                case let v as Int64: try database.check(sqlite3_bind_int64(handle, index, v))
+                case let v as UInt64: try database.check(sqlite3_bind_int64(handle, index, Int64(bitPattern: v)))
+                case let v as String: try database.check(csqlite_bind_text(handle, index, v, -1))
+                case let v as [UInt8]:
+                    try database.check(v.withUnsafeBytes { csqlite_bind_blob(handle, index, $0.baseAddress, Int32($0.count)) })
+                default: preconditionFailure("unsupported SQLite value \(String(describing: value))")
+                }
+            }
+        }
+
+        /// Steps once: `true` when a row is ready to read, `false` when the statement is done.
+        func step() throws(ImageTableError) -> Bool {
+            try database.check(sqlite3_step(handle), accepted: [SQLITE_ROW, SQLITE_DONE]) == SQLITE_ROW
+        }
+
+        /// Binds and runs a statement that returns no rows.
+        func run(_ values: [(any Sendable)?] = []) throws(ImageTableError) {
+            try bind(values)
+            while try step() {}
+        }
+
+        func int(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+
+        func text(_ column: Int32) -> String? {
+            sqlite3_column_text(handle, column).map { String(cString: $0) }
+        }
+
+        func blob(_ column: Int32) -> [UInt8] {
+            let count = Int(sqlite3_column_bytes(handle, column))
+            guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return [] }
+            return Array(UnsafeRawBufferPointer(start: bytes, count: count))
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+
+extension ImageTableWriter {
+    /// What a write into a full table may replace.
+    public enum Eviction: Sendable, Equatable {
+        /// Nothing: the key's own slot or a free one, else `full`.
+        case none
+        /// The least recently used entry (the runtime cache's policy).
+        case leastRecentlyUsed
+        /// The entry with this key, chosen by the caller (a bake's plan); a free slot is taken
+        /// first if there is one.
+        case entry(key: String)
+    }
+
+    /// Sets a slot aside for `key`: the key's own slot if it has an entry (which the write then
+    /// replaces), else a free slot, else one made by `evicting` (the cap is hard: the table never
+    /// grows past it).
+    ///
+    /// The slot is unpublished at once (a kill from here on loses only this key and any evicted
+    /// entry) and backed by disk blocks, so filling it cannot fault on a full disk.
+    ///
+    /// A caller that does not yet know whether it will have pixels to publish (a bake, before a
+    /// source has decoded) passes ``Eviction/none``, so that a source that turns out to be bad never
+    /// costs a good entry its place; a bake that planned its evictions names the entry to replace.
+    ///
+    /// - Parameters:
+    ///   - key: the entry's key, at most 160 UTF-8 bytes.
+    ///   - sourceUUID: identifies the source the pixels are made from.
+    ///   - evicting: what a full table may replace.
+    /// - Returns: the reservation to fill and publish.
+    /// - Throws: ``ImageTableError``: `invalidArgument` for a long key, `busy` when the key is already
+    ///   being written or every slot is reserved, `full` (``Eviction/none``, or the named entry is
+    ///   gone), `noSpace`, `io`, `notWritable` after close.
+    public func reserve(key: String, sourceUUID: UUID, evicting: Eviction = .leastRecentlyUsed) throws(ImageTableError) -> SlotReservation {
+        guard key.utf8.count <= TableLimits.maxKeyBytes else {
+            throw ImageTableError(.invalidArgument, "key is \(key.utf8.count) UTF-8 bytes; the limit is \(TableLimits.maxKeyBytes)", path: path)
+        }
+        let entity = EntityKey.uuid(for: key)
+        let file = file
+        return try state.withLock { s throws(ImageTableError) in
+            guard !s.closed else { throw ImageTableError(.notWritable, "table is closed", path: path) }
+            guard s.pending[entity] == nil else {
+                throw ImageTableError(.busy, "a write for key '\(key)' is already in progress", path: path)
+            }
+            var evictedKey: String?
+            let slot: Int
+            let replaces: Bool
+            if let own = s.directory.slot(of: entity) {
+                s.directory.remove(entity: entity)
+                (slot, replaces) = (own, true)
+            } else if case .entry(let victim) = evicting, !s.directory.hasFreeSlot {
+                let victimEntity = EntityKey.uuid(for: victim)
+                guard let taken = s.directory.slot(of: victimEntity) else {
+                    throw ImageTableError(.full, "the table is full and the entry to replace, \(PrintableText.quoted(victim)), is gone", path: path)
+                }
+                s.directory.remove(entity: victimEntity)
+                (slot, replaces, evictedKey) = (taken, false, victim)
+            } else {
+                if evicting == .none && !s.directory.hasFreeSlot {
+                    throw ImageTableError(.full, "the table is full and this write may not evict", path: path)
+                }
+                guard let taken = s.directory.takeSlot(fileRecency: { file.record($0).recency }) else {
+                    throw ImageTableError(.busy, "every slot is reserved by writes in progress", path: path)
+                }
+                if taken.evicted != nil { evictedKey = file.record(taken.slot).key }
+                (slot, replaces) = (taken.slot, false)
+            }
+            let record = file.record(slot)
+            let odd = (record.generation | 1) &+ (record.generation & 1 == 1 ? 2 : 0)
+            record.beginWrite(odd)
+            let wasPublished = record.state != IndexRecord.stateEmpty
+            if wasPublished {
+                record.clear()
+                file.bumpChangeCount()
+            }
+            do throws(ImageTableError) {
+                try file.ensureBacked(slot: slot)
+                if wasPublished && options.durability == .flushed {
+                    try file.flush(offset: file.layout.recordOffset(slot), count: TableLimits.recordBytes)
+                }
+            } catch {
+                record.endWrite(odd &+ 1)
+                s.directory.release(slot: slot)
+                throw error
+            }
+            s.pending[entity] = (slot, odd)
+            let l = file.layout
+            return SlotReservation(
+                slot: slot, key: key, entityUUID: entity, sourceUUID: sourceUUID, evictedKey: evictedKey,
+                replacesExisting: replaces,
+                pixels: UnsafeMutableRawBufferPointer(start: file.slot(slot), count: l.imageBytes),
+                width: l.width, height: l.height, bytesPerRow: l.bytesPerRow, style: l.style,
+                contentRect: PixelRect(x: 0, y: 0, width: l.width, height: l.height),
+                generation: odd, owner: ObjectIdentifier(self))
+        }
+    }
+
+    /// Gives a reservation's slot back unpublished. Idempotent.
+    ///
+    /// - Parameter reservation: a reservation from this table.
+    public func abandon(_ reservation: SlotReservation) {
+        guard reservation.owner == ObjectIdentifier(self) else { return }
+        state.withLock { s in
+            guard s.pending.removeValue(forKey: reservation.entityUUID) != nil else { return }
+            let record = file.record(reservation.slot)
+            record.clear()
+            record.endWrite(reservation.generation &+ 1)
+            s.directory.release(slot: reservation.slot)
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import ImageBake
+import ImageTableCore
+
+/// A dry run's plan in `bake --dry-run --format json`: every source to decode and, per table,
+/// the keys written, evicted, pruned and left out (docs/CLI.md, "bake").
+struct PlanDocument: Encodable {
+    struct Job: Encodable {
+        let family: String
+        let key: String
+        let status: String
+        let tables: [String]
+    }
+
+    struct Table: Encodable {
+        let path: String
+        let writes: [String]
+        let evictions: [String]
+        let prunes: [String]
+        let leftOut: [String]
+        let gone: [String]
+        let entriesBefore: Int
+        let entriesAfter: Int
+    }
+
+    let jobs: [Job]
+    let tables: [Table]
+
+    init(_ plan: BakePlan, tables summaries: [TableSummary]) {
+        jobs = plan.jobs.map { job in
+            Job(family: job.familyName, key: job.source.key, status: job.status.rawValue,
+                tables: job.tables.map { summaries[$0].path })
+        }
+        tables = zip(summaries, plan.tables).map { summary, change in
+            Table(path: summary.path, writes: change.writes, evictions: change.evictions, prunes: change.prunes,
+                  leftOut: change.leftOut, gone: change.gone, entriesBefore: change.entriesBefore, entriesAfter: change.entriesAfter)
+        }
+    }
+}
+
+/// `bake --list`: every matched source with its status, and keys whose source is gone.
+enum SourceListing {
+    /// `new        photos  a.jpg`, one line each, keys escaped for the terminal.
+    static func text(_ listing: [BakePlan.Listed]) -> String {
+        let width = listing.map(\.family.count).max() ?? 0
+        return listing.map { item in
+            item.status.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
+                + item.family.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + PrintableText.escaped(item.key) + "\n"
+        }.joined()
+    }
+
+    /// `{"version": 1, "sources": [{"family", "key", "status"}]}`.
+    static func json(_ listing: [BakePlan.Listed]) -> String {
+        struct Document: Encodable {
+            let version = 1
+            let sources: [BakePlan.Listed]
+        }
+        return JSONOutput.encode(Document(sources: listing))
+    }
+}
