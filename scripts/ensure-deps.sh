@@ -12,6 +12,8 @@ if ! pkg-config --exists yaml-0.1 2>/dev/null; then missing+=(libyaml-dev); fi
 if ! pkg-config --exists sqlite3 2>/dev/null; then missing+=(libsqlite3-dev); fi
 command -v vips >/dev/null 2>&1 || missing+=(libvips-tools)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
+# The tests that prove an unchanged re-bake opens no source count open calls with strace.
+command -v strace >/dev/null 2>&1 || missing+=(strace)
 
 if [ ${#missing[@]} -ne 0 ]; then
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -1,4 +1,5 @@
 import Foundation
+import ImageManifest
 import ImageTableCore
 
 /// What a bake will do, computed before any table is touched: per source, whether it is decoded;

@@ -1,4 +1,5 @@
 import Foundation
+import ImageManifest
 import ImageTableCore
 
 /// Computes a ``BakePlan`` from what the scan and the diff found and what the tables hold. Pure:

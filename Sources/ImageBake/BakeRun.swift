@@ -11,6 +11,8 @@ final class BakeRun: @unchecked Sendable {
         case failed(SourceFailure)
         /// The file changed while the worker read it: nothing baked, retried next run.
         case changedWhileReading(SourceFailure)
+        /// The file was deleted after the scan listed it: a removed source, not a failure.
+        case gone
         case fatal(ImageTableError)
     }
 
@@ -72,6 +74,8 @@ final class BakeRun: @unchecked Sendable {
                     if options.strict { s.stop = true; s.summary.stoppedEarly = true }
                 case .changedWhileReading(let failure):
                     s.summary.skipped.append(failure)
+                case .gone:
+                    s.summary.removed += 1
                 case .fatal(let error):
                     s.fatal = s.fatal ?? error
                     s.stop = true
@@ -124,6 +128,7 @@ final class BakeRun: @unchecked Sendable {
             write.abandon()
             let error = failure.error(path: path, key: key)
             if error.code == .changedWhileReading { return .changedWhileReading(SourceFailure(family: family.name, error: error)) }
+            if error.code == .unreadable && FileStat(path: path) == nil { return .gone }
             return failed(error)
         case .success(.rendered(let rendered)) where rendered.contentRects.count == members.count:
             state.withLock { $0.consecutiveLosses = 0 }

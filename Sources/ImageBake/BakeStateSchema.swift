@@ -81,6 +81,7 @@ enum BakeStateSchema {
             }
             let format = try db.prepare("INSERT OR REPLACE INTO formats (table_file, parameters) VALUES (?1, ?2)")
             for (file, parameters) in formats { try format.run([file, parameters]) }
+            TestHook.run("state-commit")
         }
     }
 }

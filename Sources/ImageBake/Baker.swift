@@ -106,7 +106,7 @@ public enum Baker {
         summary.dryRun = options.dryRun
         summary.unchanged = plan.unchanged
         summary.leftOut = plan.leftOut
-        summary.removed = Set(plan.listing.filter { $0.status == .removed }.map { "\($0.family)/\($0.key)" }).count
+        summary.removed += Set(plan.listing.filter { $0.status == .removed }.map { "\($0.family)/\($0.key)" }).count
         summary.failed = (scanFailures + plan.failures.filter { !skips($0) } + summary.failed).sorted { ($0.family, $0.key) < ($1.family, $1.key) }
         summary.skipped = (plan.failures.filter(skips) + summary.skipped).sorted { ($0.family, $0.key) < ($1.family, $1.key) }
         summary.sourcesFound = plan.listing.filter { $0.status != .removed }.count + scanFailures.count

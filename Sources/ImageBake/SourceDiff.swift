@@ -1,4 +1,5 @@
 import Foundation
+import ImageManifest
 import ImageTableCore
 import Synchronization
 

@@ -12,20 +12,29 @@ struct BakeCommand: ParsableCommand {
         abstract: "Bake a manifest's source images into its tables; unchanged sources are skipped.",
         discussion: """
             The manifest is validated first, with the same diagnostics as
-            `imagetable validate`. Each family's sources are fingerprinted: a
-            source that every table already holds with the same content is not
-            decoded at all. The others are decoded once, by worker processes
-            (imagetable-worker, installed next to imagetable), and rendered into
-            every format of the family. When a table is full, the least recently
-            used entry is replaced.
+            `imagetable validate`. Then the tables are locked, the sources
+            listed and compared with the bake state (beside the tables): a file
+            whose stat is unchanged is not even read, and a source every table
+            already holds from the same bytes is not decoded. The others are
+            decoded once, by worker processes (imagetable-worker, installed next
+            to imagetable), and rendered into every format of the family.
 
-            A source that cannot be baked (truncated, corrupt, not an image, over
-            --max-pixels, unreadable, a decoder crash) is reported on standard
-            error as `path: error: message [code]`, and the bake goes on.
+            When a family has more sources than a table's maximumCount, the most
+            recently modified get its slots and the rest are left out (reported,
+            not failed). A full table only evicts entries whose source is gone or
+            left out. docs/BAKE.md states the rules.
+
+            A source that cannot be baked (truncated, corrupt, over --max-pixels,
+            unreadable, a decoder crash) is reported on standard error as
+            `path: error: message [code]`; it keeps its previous entry, if any,
+            and the bake goes on. Files that are not images are skipped with a
+            warning.
 
             EXAMPLES
               imagetable bake --root . manifests/demo.yaml
-              imagetable bake site.yaml --dry-run          # what would change
+              imagetable bake site.yaml --dry-run          # the plan, nothing else
+              imagetable bake site.yaml --list             # new, changed, unchanged, removed
+              imagetable bake site.yaml --prune            # drop entries of deleted files
               imagetable bake site.yaml --format json --strict   # for CI
 
             EXIT STATUS

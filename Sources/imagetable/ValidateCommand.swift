@@ -49,7 +49,7 @@ struct ValidateCommand: ParsableCommand {
 
     func run() throws {
         let options = ValidationOptions(allowOutsidePaths: allowOutsidePaths, warningsAsErrors: warningsAsErrors,
-                                        maxDiskBytes: maxDisk?.bytes, root: root)
+                                        maxDiskBytes: maxDisk?.bytes, root: root, countsSources: true)
         let validator = ManifestValidator(options: options)
         let reports = manifests.map { validator.validate(fileAt: $0) }
         let output = switch format {

@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+import ImageManifest
 import ImageTableCore
 @testable import ImageBake
 

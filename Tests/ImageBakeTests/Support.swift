@@ -1,6 +1,7 @@
 import Foundation
 import ImageBake
 import ImageManifest
+import ImageTableCore
 import TestSupport
 import Testing
 #if canImport(Glibc)
@@ -51,6 +52,27 @@ final class BakeProject: @unchecked Sendable {
     /// Writes bytes into `src/` under `key`.
     func add(_ key: String, bytes: [UInt8]) {
         _ = FileManager.default.createFile(atPath: sources + "/" + key, contents: Data(bytes))
+    }
+
+    /// Rewrites the manifest's text.
+    func editManifest(_ edit: (String) -> String) throws {
+        let text = try String(contentsOfFile: manifestPath, encoding: .utf8)
+        try edit(text).write(toFile: manifestPath, atomically: true, encoding: .utf8)
+    }
+
+    /// Renames a format in the manifest (its table gets another file name).
+    func renameFormat(_ name: String, to new: String) throws {
+        try editManifest { $0.replacingOccurrences(of: "      \(name):\n", with: "      \(new):\n") }
+    }
+
+    /// Every table's entries: table file → key → source UUID and pixel checksum.
+    func entries() throws -> [String: [String: String]] {
+        var all: [String: [String: String]] = [:]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: tables)) ?? [] where name.hasSuffix(".imagetable") {
+            let reader = try ImageTableReader(path: tables + "/" + name)
+            all[name] = Dictionary(uniqueKeysWithValues: reader.entries().map { ($0.key, "\($0.sourceUUID) \($0.pixelChecksum)") })
+        }
+        return all
     }
 
     func manifest() throws -> Manifest {

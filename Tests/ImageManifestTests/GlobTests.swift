@@ -48,10 +48,16 @@ import Testing
         #expect(!family.selects("drafts/b.jpg"))
     }
 
-    @Test func defaultIncludeTakesEveryVisibleFile() throws {
+    /// Without `include`, the visible files named like images of the formats the pipeline decodes,
+    /// in any case: a `README.txt` beside the photos is not a source.
+    @Test func defaultIncludeTakesImageFileNamesInAnyCase() throws {
         let family = try #require(try check(manifest(format: "size: 5x5\nstyle: 32BitBGRA\nmaximumCount: 1")).manifest?.families.first)
-        #expect(family.include.map(\.pattern) == ["**/*"])
-        #expect(family.selects("x/y/z.webp"))
-        #expect(!family.selects(".DS_Store"))
+        #expect(family.include == [GlobPattern.images])
+        for name in ["x/y/z.webp", "IMG_0001.JPG", "a.jpeg", "b.Png", "c.heic", "d.AVIF", "e.tiff", "f.gif", "g.jfif"] {
+            #expect(family.selects(name), "\(name)")
+        }
+        for name in ["README.txt", ".DS_Store", "a/.hidden.jpg", "notes.md", "photo.jpg.bak", "raw.cr2"] {
+            #expect(!family.selects(name), "\(name)")
+        }
     }
 }

@@ -98,6 +98,9 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable {
     case outsidePath = "outside-path"
     /// Warning: a family's `sources` directory does not exist (yet).
     case missingSources = "missing-sources"
+    /// A family has more sources than a format's `maximumCount`: the least recently modified
+    /// are left out of that format's table (a warning; `validate` only, which lists the sources).
+    case moreSourcesThanSlots = "more-sources-than-slots"
     /// `output` or `sources` exists but is not a directory.
     case notADirectory = "not-a-directory"
     /// An `include` or `exclude` pattern that is not a valid glob.
@@ -109,7 +112,7 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable {
     /// The severity this kind of problem has unless `--warnings-as-errors` promotes it.
     public var defaultSeverity: Severity {
         switch self {
-        case .cropWithoutCover, .backgroundAlphaIgnored, .missingSources: .warning
+        case .cropWithoutCover, .backgroundAlphaIgnored, .missingSources, .moreSourcesThanSlots: .warning
         default: .error
         }
     }

@@ -26,8 +26,13 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
         case set(negated: Bool, members: [ClosedRange<Character>])
     }
 
-    /// `**/*`: every file that is not hidden; the default `include`.
-    public static let allFiles = GlobPattern(trusted: "**/*")
+    /// The file names of the image formats the pipeline decodes, in any case: the default
+    /// `include`, `**/*.{jpg,jpeg,jpe,jfif,png,webp,gif,tif,tiff,heic,heif,avif}`.
+    public static let images = GlobPattern(trusted: "**/*.{jpg,jpeg,jpe,jfif,png,webp,gif,tif,tiff,heic,heif,avif}", ignoringCase: true)
+
+    /// Whether matching ignores case (the built-in ``images`` only; written patterns are
+    /// case-sensitive).
+    public private(set) var ignoresCase: Bool
 
     /// The pattern as written.
     public let pattern: String
@@ -63,25 +68,28 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
         }
         self.pattern = pattern
         alternatives = segmentLists
+        ignoresCase = false
     }
 
     /// The pattern as written.
     public var description: String { pattern }
 
-    /// A pattern written in this source, known to parse.
-    private init(trusted pattern: String) {
+    /// A pattern written in this source, known to parse; lower-case when it ignores case.
+    private init(trusted pattern: String, ignoringCase: Bool = false) {
         do {
             try self.init(pattern)
         } catch {
             preconditionFailure("built-in pattern \(pattern) does not parse: \(error.message)")
         }
+        ignoresCase = ignoringCase
     }
 
     /// Whether `relativePath` (`/`-separated, relative to `sources`) matches.
     ///
     /// - Parameter relativePath: a file's path below the family's `sources` directory.
     public func matches(_ relativePath: String) -> Bool {
-        let names = relativePath.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        let path = ignoresCase ? relativePath.lowercased() : relativePath
+        let names = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         return alternatives.contains { Self.match($0[...], names[...]) }
     }
 

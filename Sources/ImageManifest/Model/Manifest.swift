@@ -60,7 +60,8 @@ public struct Manifest: Sendable {
         public let sourcesPath: String
         /// Where `sources`' value is written, for the baker's errors about the directory.
         public let sourcesLocation: SourceLocation
-        /// The patterns of files to take, relative to ``sourcesPath``; `["**/*"]` when not given.
+        /// The patterns of files to take, relative to ``sourcesPath``; the image file names
+        /// (``GlobPattern/images``) when not given.
         public let include: [GlobPattern]
         /// The patterns of files to leave out, even when included.
         public let exclude: [GlobPattern]

@@ -34,6 +34,7 @@ struct ManifestReader {
             // Sized even when other parts have errors, so that one run reports everything.
             sized = TablePlanner(context: context).check(formats.valid, at: pair)
         }
+        if context.options.countsSources, !context.hasErrors { checkSourceCounts(families, formats.valid) }
         guard let version, let output, sized, !context.hasErrors else { return nil }
         return Manifest(file: context.file, directory: context.directory, version: version, output: output.written,
                         outputPath: output.resolved, families: families)
@@ -69,7 +70,7 @@ struct ManifestReader {
                                   required: ["sources", "formats"], owner: pair.key.location, context: context) else { return nil }
         let sources = fields["sources"].flatMap { readPath($0, path: path.appendingKey("sources"), isSources: true) }
         let include = fields["include"].map { readGlobs($0, path: path.appendingKey("include"), mayBeEmpty: false) }
-            ?? [GlobPattern.allFiles]
+            ?? [GlobPattern.images]
         let exclude = fields["exclude"].map { readGlobs($0, path: path.appendingKey("exclude"), mayBeEmpty: true) } ?? []
         var formats: [ReadFormat] = []
         if let formatsPair = fields["formats"] {
@@ -99,6 +100,22 @@ struct ManifestReader {
             }
             names.valid.append(read)
             return read
+        }
+    }
+
+    /// Warns where a family has more sources than a format's tables hold, at the format's name.
+    private func checkSourceCounts(_ families: [Manifest.Family], _ formats: [ReadFormat]) {
+        for family in families {
+            let selects = family.selects
+            guard let (sources, _) = try? SourceScanner(root: family.sourcesPath, allowOutside: context.options.allowOutsidePaths,
+                                                        selects: selects).scan() else { continue }
+            for format in formats where format.family == family.name {
+                guard let capacity = format.tables.first?.capacity, sources.count > capacity else { continue }
+                let out = sources.count - capacity
+                context.report(.moreSourcesThanSlots, "family '\(family.name)' has \(sources.count) sources but format '\(format.name)' "
+                               + "holds \(capacity) (maximumCount); a bake leaves the \(out) least recently modified out of its tables",
+                               at: format.location, keyPath: "families".appendingKey(family.name).appendingKey("formats").appendingKey(format.name))
+            }
         }
     }
 

@@ -11,6 +11,10 @@ public struct ValidationOptions: Sendable, Equatable {
     /// working directory); `nil` for each manifest's own directory. Setting it to a repository's
     /// root lets `manifests/demo.yaml` read `../samples` while still keeping CI inside the checkout.
     public var root: String?
+    /// List each family's sources and warn when a format's `maximumCount` is smaller than their
+    /// number (`more-sources-than-slots`). `validate` does; a bake, which lists them anyway and
+    /// warns itself, does not.
+    public var countsSources: Bool
 
     /// Creates options; the defaults are the strict ones CI wants.
     ///
@@ -19,7 +23,10 @@ public struct ValidationOptions: Sendable, Equatable {
     ///   - warningsAsErrors: promote warnings to errors.
     ///   - maxDiskBytes: the disk budget for the manifest's tables, if any.
     ///   - root: the directory paths must stay inside; `nil` for the manifest's own directory.
-    public init(allowOutsidePaths: Bool = false, warningsAsErrors: Bool = false, maxDiskBytes: Int? = nil, root: String? = nil) {
+    ///   - countsSources: list the sources and warn about formats smaller than their family.
+    public init(allowOutsidePaths: Bool = false, warningsAsErrors: Bool = false, maxDiskBytes: Int? = nil, root: String? = nil,
+                countsSources: Bool = false) {
+        self.countsSources = countsSources
         self.allowOutsidePaths = allowOutsidePaths
         self.warningsAsErrors = warningsAsErrors
         self.maxDiskBytes = maxDiskBytes

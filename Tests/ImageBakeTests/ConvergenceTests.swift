@@ -1,0 +1,156 @@
+import Foundation
+import ImageBake
+import ImageTableCore
+import TestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Bakes that converge: each scenario of the converging-bake issue, as it is written there.
+@Suite struct ConvergenceTests {
+    /// Small, quick sources: PngSuite's basic images.
+    static let pool = ["basn0g08", "basn2c08", "basn3p08", "basn4a08", "basn6a08", "basi0g08", "basi2c08", "basi3p08",
+                       "basi4a08", "basi6a08", "bgai4a08", "bgbn4a08", "bggn4a16", "bgwn6a08", "bgyn6a16", "ccwn2c08",
+                       "ccwn3p08", "cdfn2c08", "cdhn2c08", "cdsn2c08", "cdun2c08", "ch1n3p04", "ch2n3p08", "cm0n0g04"]
+
+    static func add(_ project: BakeProject, _ key: String, _ image: Int, secondsAgo: Int) throws {
+        try project.add(key, from: Corpus.png(pool[image % pool.count]))
+        project.setModified(key, secondsAgo: secondsAgo)
+    }
+
+    @Test func eighteenSourcesIntoSeventeenSlotsSettle() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 17))
+        for i in 0..<18 { try Self.add(project, "s\(i).png", i, secondsAgo: 100 + i) }
+        let first = try project.bake()
+        #expect(first.decoded == 17 && first.leftOut == 1 && first.failed.isEmpty)
+        #expect(first.tables.allSatisfy { $0.entries == 17 && $0.leftOut == 1 && $0.evicted == 0 })
+        let second = try project.bake()
+        #expect(second.decoded == 0 && second.unchanged == 17 && second.leftOut == 1, "an over-full family must not churn")
+        #expect(second.tables.allSatisfy { $0.written == 0 && $0.evicted == 0 })
+        let held = try ImageTableReader(path: project.tables + "/bgra.imagetable").entries().map(\.key)
+        #expect(!held.contains("s17.png"), "the least recently modified is the one left out")
+    }
+
+    /// Cap 5, sources a…e; remove d and e, add `0new1` and `0new2`: two decodes, and the two
+    /// evictions take the entries of the removed sources, never an unchanged one.
+    @Test func newKeysEvictOnlyEntriesWhoseSourceIsGone() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 5))
+        for (i, key) in ["a", "b", "c", "d", "e"].enumerated() { try Self.add(project, key + ".png", i, secondsAgo: 50) }
+        _ = try project.bake()
+        try FileManager.default.removeItem(atPath: project.sources + "/d.png")
+        try FileManager.default.removeItem(atPath: project.sources + "/e.png")
+        try Self.add(project, "0new1.png", 7, secondsAgo: 10)
+        try Self.add(project, "0new2.png", 8, secondsAgo: 10)
+        let plan = try project.bake { $0.dryRun = true }
+        #expect(plan.decoded == 2 && plan.tables.allSatisfy { $0.written == 2 && $0.evicted == 2 })
+        #expect(plan.plan?.tables.allSatisfy { Set($0.evictions) == ["d.png", "e.png"] } == true)
+        let bake = try project.bake()
+        #expect(bake.decoded == 2 && bake.unchanged == 3 && bake.removed == 2)
+        #expect(bake.tables.allSatisfy { $0.written == 2 && $0.evicted == 2 && $0.entries == 5 })
+        let keys = Set(try ImageTableReader(path: project.tables + "/grey.imagetable").entries().map(\.key))
+        #expect(keys == ["a.png", "b.png", "c.png", "0new1.png", "0new2.png"])
+    }
+
+    @Test func pruneDeletesEntriesOfGoneSourcesAndTablesNoFormatNames() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10))
+        for i in 0..<3 { try Self.add(project, "s\(i).png", i, secondsAgo: 50) }
+        _ = try project.bake()
+        try FileManager.default.removeItem(atPath: project.sources + "/s1.png")
+        let kept = try project.bake()
+        #expect(kept.removed == 1 && kept.tables.allSatisfy { $0.entries == 3 && $0.pruned == 0 }, "no --prune: kept")
+        // A format renamed: its old table is reported, and deleted only with --prune.
+        try project.renameFormat("grey", to: "gray")
+        let reported = try project.bake()
+        #expect(reported.warnings.contains { $0.hasSuffix("grey.imagetable: warning: no format of the manifest names this table; bake --prune deletes it [orphan-table]") })
+        let pruned = try project.bake { $0.prune = true }
+        #expect(pruned.tables.filter { $0.format != "gray" }.allSatisfy { $0.pruned == 1 && $0.entries == 2 })
+        #expect(pruned.prunedTables.count == 1 && !FileManager.default.fileExists(atPath: project.tables + "/grey.imagetable"))
+        let after = try project.bake { $0.prune = true }
+        #expect(after.decoded == 0 && after.tables.allSatisfy { $0.pruned == 0 })
+    }
+
+    @Test func aRebuildNamesTheOptionThatChanged() throws {
+        let project = try BakeProject(formats: "      thumb:\n        size: 8x8\n        style: 32BitBGRA\n        maximumCount: 4\n")
+        try Self.add(project, "a.png", 0, secondsAgo: 50)
+        _ = try project.bake()
+        try project.editManifest { $0.replacingOccurrences(of: "maximumCount: 4", with: "maximumCount: 4\n        fit: contain\n        cornerRadius: 2") }
+        let rebuilt = try project.bake()
+        let notice = try #require(rebuilt.tables.first?.notices.first)
+        #expect(rebuilt.tables.first?.reset == true && rebuilt.decoded == 1)
+        #expect(notice.contains("fit: cover → contain") && notice.contains("corner radius in pixels: 0 → 2"), "\(notice)")
+    }
+
+    /// The state is a cache: deleting it costs one re-read of every source and changes no entry.
+    @Test func deletingTheStateChangesNoEntry() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10))
+        for i in 0..<4 { try Self.add(project, "s\(i).png", i, secondsAgo: 50) }
+        _ = try project.bake()
+        let before = try project.entries()
+        let state = project.tables + "/.imagetable-state.sqlite"
+        #expect(FileManager.default.fileExists(atPath: state))
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: state + suffix) }
+        let again = try project.bake()
+        #expect(again.decoded == 0 && again.unchanged == 4)
+        #expect(try project.entries() == before)
+        #expect(FileManager.default.fileExists(atPath: state))
+    }
+
+    /// `touch -r` puts the old modification time back, but the change time and (here) the size
+    /// still differ: the source is read again and, its bytes being new, baked again.
+    @Test func aModificationBehindAPreservedMtimeIsSeen() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10))
+        try Self.add(project, "a.png", 0, secondsAgo: 50)
+        _ = try project.bake()
+        let path = project.sources + "/a.png"
+        let reference = project.root + "/reference"
+        _ = FileManager.default.createFile(atPath: reference, contents: nil)
+        #expect(try run("/usr/bin/touch", ["-r", path, reference]).status == 0)
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.copyItem(atPath: Corpus.png(Self.pool[5]), toPath: path)
+        #expect(try run("/usr/bin/touch", ["-r", reference, path]).status == 0)
+        let again = try project.bake()
+        #expect(again.decoded == 1 && again.tables.allSatisfy { $0.written == 1 })
+    }
+
+    @Test func listingSaysNewChangedUnchangedAndRemoved() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10))
+        for key in ["same", "edit", "gone"] { try Self.add(project, key + ".png", 0, secondsAgo: 50) }
+        _ = try project.bake()
+        try FileManager.default.removeItem(atPath: project.sources + "/gone.png")
+        try FileManager.default.removeItem(atPath: project.sources + "/edit.png")
+        try Self.add(project, "edit.png", 3, secondsAgo: 5)
+        try Self.add(project, "fresh.png", 4, secondsAgo: 5)
+        let result = try run(Products.imagetable, ["bake", project.manifestPath, "--list"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+        #expect(lines == [["changed", "photos", "edit.png"], ["new", "photos", "fresh.png"], ["removed", "photos", "gone.png"],
+                          ["unchanged", "photos", "same.png"]])
+        #expect(try project.entries().values.allSatisfy { $0.count == 3 }, "--list touches nothing")
+    }
+
+    /// Under the default `include`, a `README.txt` is not a source; under `**/*` it is taken, then
+    /// skipped with a warning for not being an image, and the bake succeeds.
+    @Test func filesThatAreNotImagesAreNotFailures() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10))
+        try Self.add(project, "a.PNG", 0, secondsAgo: 50)
+        project.add("README.txt", bytes: Array("about these photos\n".utf8))
+        let plain = try run(Products.imagetable, ["bake", project.manifestPath])
+        #expect(plain.status == 0 && plain.stdout.contains("baked 1 sources") && !plain.stderr.contains("README"), "\(plain.stdout)\(plain.stderr)")
+        let everything = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10), include: "**/*")
+        try Self.add(everything, "a.png", 0, secondsAgo: 50)
+        everything.add("README.txt", bytes: Array("about these photos\n".utf8))
+        let all = try run(Products.imagetable, ["bake", everything.manifestPath])
+        #expect(all.status == 0 && all.stderr.contains("README.txt: warning: not an image") && all.stdout.contains("1 skipped"),
+                "\(all.stdout)\(all.stderr)")
+    }
+
+    @Test func validateWarnsAboutFamiliesLargerThanAFormat() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 2))
+        for i in 0..<3 { try Self.add(project, "s\(i).png", i, secondsAgo: 50) }
+        let result = try run(Products.imagetable, ["validate", project.manifestPath])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("warning: family 'photos' has 3 sources but format 'bgra' holds 2 (maximumCount)")
+                && result.stdout.contains("[more-sources-than-slots]"), "\(result.stdout)")
+    }
+}

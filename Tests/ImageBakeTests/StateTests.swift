@@ -1,0 +1,100 @@
+import Foundation
+import ImageBake
+import ImageTableCore
+import TestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The bake state's promises: an unchanged source costs one `stat` and no read; a file several
+/// families share is read once; a bake killed inside the state's commit leaves a state the next
+/// bake uses.
+@Suite struct StateTests {
+    /// The regular files under `directory` that a bake opened, from `strace -f` of it.
+    static func filesOpened(under directory: String, by arguments: [String]) throws -> (status: Int32, files: [String]) {
+        let log = NSTemporaryDirectory() + "strace-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        let result = try run("/usr/bin/strace", ["-f", "-qq", "-e", "trace=open,openat", "-o", log, Products.imagetable] + arguments)
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        let files = lines.filter { !$0.contains("O_DIRECTORY") && !$0.contains("= -1") }.compactMap { line -> String? in
+            guard let open = line.range(of: "\""), let close = line[open.upperBound...].range(of: "\"") else { return nil }
+            let path = String(line[open.upperBound..<close.lowerBound])
+            return path.hasPrefix(directory + "/") ? path : nil
+        }
+        return (result.status, files)
+    }
+
+    static let hasStrace = FileManager.default.isExecutableFile(atPath: "/usr/bin/strace")
+
+    @Test(.enabled(if: hasStrace, "make test installs strace"))
+    func anUnchangedReBakeOpensNoSource() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 20))
+        for i in 0..<6 { try ConvergenceTests.add(project, "s\(i).png", i, secondsAgo: 100) }
+        let first = try Self.filesOpened(under: project.sources, by: ["bake", project.manifestPath, "--jobs", "2"])
+        #expect(first.status == 0)
+        // Each new source: a peek at its first bytes by the planner (is it an image?), then the one
+        // read of the worker that decodes it and fingerprints exactly those bytes.
+        #expect(first.files.count == 12 && Set(first.files).count == 6, "\(first.files)")
+        let again = try Self.filesOpened(under: project.sources, by: ["bake", project.manifestPath, "--jobs", "2"])
+        #expect(again.status == 0 && again.files.isEmpty, "\(again.files)")
+    }
+
+    /// Two families over one directory, every file touched (new stats, same bytes): each file is
+    /// read once, and nothing is decoded.
+    @Test(.enabled(if: hasStrace, "make test installs strace"))
+    func aSourceSeveralFamiliesShareIsReadOnce() throws {
+        let project = try BakeProject()
+        try """
+            version: 1
+            output: tables
+            families:
+              one:
+                sources: src
+                formats:
+                  a: {size: 6x6, style: 32BitBGRA, maximumCount: 10}
+              two:
+                sources: src
+                formats:
+                  b: {size: 5x5, style: 8BitGrayscale, maximumCount: 10}
+
+            """.write(toFile: project.manifestPath, atomically: true, encoding: .utf8)
+        for i in 0..<4 { try ConvergenceTests.add(project, "s\(i).png", i, secondsAgo: 100) }
+        _ = try project.bake()
+        for i in 0..<4 { project.setModified("s\(i).png", secondsAgo: 50) }
+        let touched = try Self.filesOpened(under: project.sources, by: ["bake", project.manifestPath, "--format", "json"])
+        #expect(touched.status == 0)
+        #expect(touched.files.sorted() == (0..<4).map { project.sources + "/s\($0).png" }, "one read per file: \(touched.files)")
+        let again = try run(Products.imagetable, ["bake", project.manifestPath])
+        #expect(again.stdout.contains("0 decoded, 8 unchanged"), "\(again.stdout)")
+    }
+
+    /// A hook kills the bake inside the state's transaction: the tables keep what was published,
+    /// the state keeps its previous commit, and the next bake completes without decoding again.
+    @Test func aBakeKilledInsideTheStateCommitIsCompletedByTheNext() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 20))
+        for i in 0..<5 { try ConvergenceTests.add(project, "s\(i).png", i, secondsAgo: 100) }
+        let hook = project.root + "/hook"
+        try "#!/bin/sh\n[ \"$1\" = state-commit ] && kill -9 \"$2\"\nexit 0\n".write(toFile: hook, atomically: true, encoding: .utf8)
+        chmod(hook, 0o755)
+        let killed = Process()
+        killed.executableURL = URL(fileURLWithPath: Products.imagetable)
+        killed.arguments = ["bake", project.manifestPath]
+        killed.environment = ProcessInfo.processInfo.environment.merging(["IMAGETABLE_TEST_HOOK": hook]) { $1 }
+        killed.standardOutput = FileHandle.nullDevice
+        killed.standardError = FileHandle.nullDevice
+        try killed.run()
+        killed.waitUntilExit()
+        #expect(killed.terminationReason == .uncaughtSignal && killed.terminationStatus == SIGKILL)
+        let next = try project.bake()
+        #expect(next.decoded == 0 && next.unchanged == 5 && next.failed.isEmpty, "the entries were published before the state's commit")
+        for name in ["bgra", "bgr", "rgb555", "grey"] {
+            #expect(TableVerifier.verify(path: project.tables + "/\(name).imagetable").isValid)
+        }
+        // The state the next bake committed is whole: a third bake trusts every stat.
+        if Self.hasStrace {
+            let third = try Self.filesOpened(under: project.sources, by: ["bake", project.manifestPath])
+            #expect(third.files.isEmpty, "\(third.files)")
+        }
+    }
+}
