@@ -35,6 +35,7 @@ bench: deps
 	$(SWIFT) build -c release --product imagetable-worker
 	$(RELEASE_BIN)/imagetable-bench
 	python3 Benchmarks/bake-bench.py --bin $(RELEASE_BIN)
+	python3 Benchmarks/converge-bench.py --bin $(RELEASE_BIN)
 
 clean:
 	rm -rf .build tables bench-out

@@ -21,6 +21,9 @@ public struct BakeOptions: Sendable {
     public var prune: Bool
     /// Read and fingerprint every source again, trusting no stat the bake state remembers.
     public var rehash: Bool
+    /// Leave sources modified less than this many seconds ago for a later bake (their previous
+    /// entries stay): for directories that writers fill slowly and in place. `nil`: bake all.
+    public var minAge: Double?
     /// Follow symbolic links in source directories that lead outside them.
     public var allowOutsidePaths: Bool
     /// Seconds to wait for another process writing a table.
@@ -44,6 +47,7 @@ public struct BakeOptions: Sendable {
         dryRun = false
         prune = false
         rehash = false
+        minAge = nil
         allowOutsidePaths = false
         lockTimeout = 10
         durability = .flushed
@@ -51,8 +55,9 @@ public struct BakeOptions: Sendable {
         progress = nil
     }
 
-    /// The decode limits as the worker protocol carries them.
-    var limits: SourceLimits {
-        SourceLimits(maxPixels: decoding.maxPixels, maxSourceBytes: decoding.maxSourceBytes, failOn: decoding.failOn.rawValue)
+    /// The decode limits for a family's sources, as the worker protocol carries them: the
+    /// family's `failOn`, the bake's limits.
+    func limits(failOn: FailLevel) -> SourceLimits {
+        SourceLimits(maxPixels: decoding.maxPixels, maxSourceBytes: decoding.maxSourceBytes, failOn: failOn.rawValue)
     }
 }

@@ -71,6 +71,8 @@ public struct BakePlan: Sendable {
     public var unchanged = 0
     /// Sources every table leaves out (more sources than slots): counted, not failed.
     public var leftOut = 0
+    /// Sources modified too recently to bake (`--min-age`): left for a later bake.
+    public var deferred = 0
     /// Sources that fail before decoding (unreadable, empty, too large, outside `sources`…).
     public var failures: [SourceFailure] = []
     /// Files skipped with a warning: not images, changed while they were read.

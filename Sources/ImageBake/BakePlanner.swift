@@ -28,6 +28,8 @@ struct BakePlanner {
         let fingerprint: UUID?
         /// Why it cannot be baked, found before decoding.
         let failure: ImageTableError?
+        /// Modified too recently to be baked this time (`--min-age`): its previous entry stays.
+        var deferred = false
     }
 
     /// A table as the planner sees it.
@@ -63,7 +65,9 @@ struct BakePlanner {
             let held = Set(family.tables.flatMap(\.entries.keys))
             for source in family.sources {
                 let key = source.file.key
-                if let failure = source.failure {
+                if source.deferred {
+                    plan.deferred += 1
+                } else if let failure = source.failure {
                     plan.failures.append(SourceFailure(family: family.name, error: failure.at(source.file.path, key: key)))
                 } else if let tables = writes[key] {
                     plan.jobs.append(BakePlan.Job(family: familyIndex, familyName: family.name, source: source.file, tables: tables.sorted(),
@@ -89,13 +93,13 @@ struct BakePlanner {
         change.capacity = table.capacity
         change.entriesBefore = table.entries.count
         let candidates = family.sources
-            .filter { $0.failure == nil || table.entries[$0.file.key] != nil }
+            .filter { ($0.failure == nil && !$0.deferred) || table.entries[$0.file.key] != nil }
             .sorted { ($0.file.stat.modifiedNs, $1.file.key) > ($1.file.stat.modifiedNs, $0.file.key) }
         change.candidates = candidates.count
         let selected = candidates.prefix(table.capacity)
         change.leftOut = candidates.dropFirst(table.capacity).map(\.file.key).sorted()
         var newKeys = 0
-        for source in selected where source.failure == nil {
+        for source in selected where source.failure == nil && !source.deferred {
             guard let entry = table.entries[source.file.key] else {
                 change.writes.append(source.file.key)
                 newKeys += 1

@@ -113,7 +113,7 @@ final class BakeRun: @unchecked Sendable {
         let members = zip(job.tables, write.destinations).map { t, destination in
             RenderMember(format: tables[t].format.canonicalParameters, destination: Self.wire(destination, table: tables[t]))
         }
-        let request = RenderJob(source: path, members: members, limits: options.limits)
+        let request = RenderJob(source: path, members: members, limits: options.limits(failOn: family.failOn))
         switch worker!.connection.send(.render(request), timeout: options.timeout) {
         case .failure(let loss):
             write.abandon()

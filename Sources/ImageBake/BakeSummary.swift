@@ -77,6 +77,8 @@ public struct BakeSummary: Sendable {
     public var leftOut = 0
     /// Entries whose source is gone (deleted with `--prune`, else kept until their slot is needed).
     public var removed = 0
+    /// Sources modified too recently to bake (`--min-age`), left for a later bake.
+    public var deferred = 0
     /// Sources that could not be baked.
     public var failed: [SourceFailure] = []
     /// Of ``failed``, those whose key still has its previous entry, kept (retried next run).

@@ -59,14 +59,22 @@ public enum Baker {
             scanFailures += skipped.map { SourceFailure(family: family.name, error: $0) }
         }
         let diffed = SourceDiff(state: state, decoding: options.decoding, rehash: options.rehash, jobs: options.jobs).run(scanned)
+        let youngest = options.minAge.map { FileStat.now - Int64($0 * 1e9) }
         let families = manifest.families.enumerated().map { i, family in
-            BakePlanner.Family(name: family.name, sources: diffed[i], tables: tables.indices.filter { tables[$0].format.family == family.name }
-                .map { BakePlanner.Table(index: $0, capacity: tables[$0].format.capacity, entries: snapshots[$0]) })
+            let sources = diffed[i].map { source in
+                var source = source
+                source.deferred = youngest.map { source.file.stat.modifiedNs > $0 } ?? false
+                return source
+            }
+            let own = tables.indices.filter { tables[$0].format.family == family.name }
+            return BakePlanner.Family(name: family.name, sources: sources,
+                                      tables: own.map { BakePlanner.Table(index: $0, capacity: tables[$0].format.capacity, entries: snapshots[$0]) })
         }
         let plan = BakePlanner(prune: options.prune).plan(families, tableCount: tables.count)
 
         var summary = BakeSummary()
         if !options.dryRun {
+            TestHook.run("planned")
             for (table, change) in zip(tables, plan.tables) {
                 try table.prune(change.prunes)
                 table.plan(evictions: change.evictions)
@@ -106,6 +114,7 @@ public enum Baker {
         summary.dryRun = options.dryRun
         summary.unchanged = plan.unchanged
         summary.leftOut = plan.leftOut
+        summary.deferred = plan.deferred
         summary.removed += Set(plan.listing.filter { $0.status == .removed }.map { "\($0.family)/\($0.key)" }).count
         summary.failed = (scanFailures + plan.failures.filter { !skips($0) } + summary.failed).sorted { ($0.family, $0.key) < ($1.family, $1.key) }
         summary.skipped = (plan.failures.filter(skips) + summary.skipped).sorted { ($0.family, $0.key) < ($1.family, $1.key) }

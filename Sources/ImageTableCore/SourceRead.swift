@@ -44,6 +44,7 @@ public struct SourceRead: Sendable, Equatable {
         defer { close(fd) }
         let before = try Self.fileStat(fd, path)
         startedNs = FileStat.now
+        TestHook.run("source-opened", path: path)
         guard before.size > 0 else { throw ImageTableError(.empty, "the file is empty (0 bytes)", path: path) }
         guard before.size <= maxBytes else {
             throw ImageTableError(.sourceTooLarge, "\(before.size) bytes is over the limit of \(maxBytes)", path: path)
@@ -87,6 +88,7 @@ public struct SourceRead: Sendable, Equatable {
         }
         fingerprint = fingerprinting ? sha.finalize { EntityKey.uuid(fromSHA1: $0) } : nil
         stat = before
+        TestHook.run("source-read", path: path)
     }
 
     private static func fileStat(_ fd: Int32, _ path: String) throws(ImageTableError) -> FileStat {

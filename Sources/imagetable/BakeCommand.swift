@@ -77,6 +77,10 @@ struct BakeCommand: ParsableCommand {
     @Flag(help: "Read and fingerprint every source again instead of trusting unchanged file stats.")
     var rehash = false
 
+    @Option(help: ArgumentHelp("Leave sources modified less than this long ago for a later bake (for directories written slowly).",
+                               valueName: "seconds"))
+    var minAge: Double?
+
     @Option(help: "Output: text (a summary for people) or json (one document on standard output).")
     var format: BakeOutputFormat = .text
 
@@ -94,6 +98,7 @@ struct BakeCommand: ParsableCommand {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1.") }
         guard maxPixels > 0 else { throw ValidationError("--max-pixels must be positive.") }
         guard timeout > 0, lockTimeout >= 0 else { throw ValidationError("timeouts must be positive.") }
+        if let minAge, minAge < 0 { throw ValidationError("--min-age must not be negative.") }
     }
 
     func run() throws {
@@ -118,6 +123,7 @@ struct BakeCommand: ParsableCommand {
         options.dryRun = dryRun || list
         options.prune = prune
         options.rehash = rehash
+        options.minAge = minAge
         options.allowOutsidePaths = allowOutsidePaths
         let bar = progress && !list && isatty(2) == 1 ? ProgressBar() : nil
         if let bar {

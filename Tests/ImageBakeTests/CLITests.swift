@@ -41,7 +41,7 @@ struct BakeCLITests {
         let json = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         let sources = try #require(json["sources"] as? [String: Int])
         #expect(sources == ["found": 2, "decoded": 1, "unchanged": 0, "failed": 1, "leftOut": 0, "removed": 0, "keptPrevious": 0,
-                            "skipped": 0])
+                            "skipped": 0, "deferred": 0])
         let failures = try #require(json["failures"] as? [[String: Any]])
         #expect(failures.first?["key"] as? String == "empty.jpg" && failures.first?["code"] as? String == "empty")
         let tables = try #require(json["tables"] as? [[String: Any]])

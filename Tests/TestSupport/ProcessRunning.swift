@@ -24,12 +24,15 @@ public struct ProcessResult: Sendable {
 ///   - program: the executable.
 ///   - arguments: its arguments.
 ///   - directory: its working directory; the test's when `nil`.
+///   - environment: variables to add to the test's environment.
 /// - Returns: the status and output.
 /// - Throws: what `Process.run` throws when the program cannot start.
-public func run(_ program: String, _ arguments: [String], in directory: String? = nil) throws -> ProcessResult {
+public func run(_ program: String, _ arguments: [String], in directory: String? = nil,
+                environment: [String: String] = [:]) throws -> ProcessResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: program)
     process.arguments = arguments
+    if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
     if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
     let out = Pipe(), err = Pipe()
     process.standardOutput = out

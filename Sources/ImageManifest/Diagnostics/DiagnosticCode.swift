@@ -70,6 +70,8 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable {
     case unknownFit = "unknown-fit"
     /// A `crop` that is not `centre`, `attention` or `entropy`.
     case unknownCrop = "unknown-crop"
+    /// `failOn` is not `truncated`, `error` or `warning`.
+    case unknownFailLevel = "unknown-fail-level"
     /// A `protection` that is not one of the three modes.
     case unknownProtection = "unknown-protection"
     /// Warning: `crop` is set but `fit` is not `cover`, so it has no effect.

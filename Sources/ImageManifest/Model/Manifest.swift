@@ -65,6 +65,9 @@ public struct Manifest: Sendable {
         public let include: [GlobPattern]
         /// The patterns of files to leave out, even when included.
         public let exclude: [GlobPattern]
+        /// How strictly the decoders treat damaged data in this family's sources (libvips'
+        /// `fail_on`); ``FailLevel/error`` when not given.
+        public let failOn: FailLevel
         /// The family's formats at each of their scales, in manifest order.
         public let formats: [TableFormat]
         /// Where the family's name is written.

@@ -8,7 +8,7 @@ struct ManifestReader {
     let context: ValidationContext
 
     static let rootKeys = ["version", "output", "families"]
-    static let familyKeys = ["sources", "include", "exclude", "formats"]
+    static let familyKeys = ["sources", "include", "exclude", "failOn", "formats"]
 
     /// The manifest, or `nil` when an error was reported.
     func read(_ root: YAMLNode) -> Manifest? {
@@ -72,14 +72,18 @@ struct ManifestReader {
         let include = fields["include"].map { readGlobs($0, path: path.appendingKey("include"), mayBeEmpty: false) }
             ?? [GlobPattern.images]
         let exclude = fields["exclude"].map { readGlobs($0, path: path.appendingKey("exclude"), mayBeEmpty: true) } ?? []
+        let failOn = fields["failOn"].map {
+            context.choice($0, path: path.appendingKey("failOn"), code: .unknownFailLevel, what: "failOn level",
+                           allowed: FailLevel.allCases.map(\.rawValue), parse: FailLevel.init(rawValue:))
+        } ?? FailLevel.error
         var formats: [ReadFormat] = []
         if let formatsPair = fields["formats"] {
             formats = readFormats(formatsPair, family: name, path: path.appendingKey("formats"), names: &names)
         }
-        guard nameIsValid, let sources, let include, let exclude else { return nil }
+        guard nameIsValid, let sources, let include, let exclude, let failOn else { return nil }
         return Manifest.Family(name: name, sources: sources.written, sourcesPath: sources.resolved,
                                sourcesLocation: fields["sources"]!.value.location, include: include,
-                               exclude: exclude, formats: formats.flatMap(\.tables), location: pair.key.location)
+                               exclude: exclude, failOn: failOn, formats: formats.flatMap(\.tables), location: pair.key.location)
     }
 
     private func readFormats(_ pair: YAMLPair, family: String, path: String, names: inout FormatRegistry) -> [ReadFormat] {

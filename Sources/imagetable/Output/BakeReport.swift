@@ -24,7 +24,7 @@ enum BakeReport {
     }
 
     struct Sources: Encodable {
-        var found = 0, decoded = 0, unchanged = 0, failed = 0, leftOut = 0, removed = 0, keptPrevious = 0, skipped = 0
+        var found = 0, decoded = 0, unchanged = 0, failed = 0, leftOut = 0, removed = 0, keptPrevious = 0, skipped = 0, deferred = 0
     }
 
 
@@ -33,7 +33,7 @@ enum BakeReport {
         case .json:
             let sources = Sources(found: summary.sourcesFound, decoded: summary.decoded, unchanged: summary.unchanged,
                                   failed: summary.failed.count, leftOut: summary.leftOut, removed: summary.removed,
-                                  keptPrevious: summary.keptPrevious, skipped: summary.skipped.count)
+                                  keptPrevious: summary.keptPrevious, skipped: summary.skipped.count, deferred: summary.deferred)
             emit(Document(manifest: manifestPath, ok: summary.failed.isEmpty, dryRun: summary.dryRun, seconds: summary.seconds,
                           sources: sources, tables: summary.tables, failures: summary.failed, skipped: summary.skipped,
                           warnings: summary.warnings, diagnostics: entries(report),
@@ -55,6 +55,7 @@ enum BakeReport {
         if s.removed > 0 { extra.append("\(s.removed) removed") }
         if s.keptPrevious > 0 { extra.append("\(s.keptPrevious) kept the previous image") }
         if !s.skipped.isEmpty { extra.append("\(s.skipped.count) skipped") }
+        if s.deferred > 0 { extra.append("\(s.deferred) deferred (--min-age)") }
         var out = "\(manifestPath): \(verb) \(s.sourcesFound) sources in \(String(format: "%.2f", s.seconds)) s: "
             + "\(s.decoded) decoded, \(s.unchanged) unchanged, \(s.failed.count) failed"
             + extra.map { ", " + $0 }.joined() + "\n"
