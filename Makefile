@@ -2,12 +2,13 @@
 SWIFT ?= swift
 RELEASE_BIN = .build/release
 
-.PHONY: help deps build test demo bench clean
+.PHONY: help deps build test demo bench soak clean
 
 help:
 	@echo "make demo   build, then bake samples/ into tables/ with manifests/demo.yaml"
 	@echo "make test   build and run every test (installs libvips-dev when missing and root)"
 	@echo "make bench  release build, then the benchmarks (figures in the README)"
+	@echo "make soak   release build, then bakes killed at random while sources change (minutes)"
 	@echo "make build  debug build of everything"
 	@echo "make clean  remove build output and demo tables"
 
@@ -36,6 +37,11 @@ bench: deps
 	$(RELEASE_BIN)/imagetable-bench
 	python3 Benchmarks/bake-bench.py --bin $(RELEASE_BIN)
 	python3 Benchmarks/converge-bench.py --bin $(RELEASE_BIN)
+
+soak: deps
+	$(SWIFT) build -c release --product imagetable
+	$(SWIFT) build -c release --product imagetable-worker
+	python3 scripts/soak.py --bin $(RELEASE_BIN)
 
 clean:
 	rm -rf .build tables bench-out

@@ -86,7 +86,7 @@ final class BakeState: @unchecked Sendable {
             // WAL: a commit killed at any instant leaves the old state or the new one, and readers
             // (a dry run, `sqlite3`) never block the bake. NORMAL: durable against a killed
             // process; a power cut may lose the last commit, which costs a re-fingerprint only.
-            try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+            try retryingWhileBusy { () throws(ImageTableError) in try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;") }
             try db.execute(BakeStateSchema.create)
         }
         let version = try db.prepare("PRAGMA user_version")
@@ -95,6 +95,21 @@ final class BakeState: @unchecked Sendable {
             throw ImageTableError(.corrupt, "the bake state has schema version \(version.int(0)), not \(schemaVersion)", path: path)
         }
         return (db, try BakeStateSchema.loadFiles(db), try BakeStateSchema.loadFormats(db))
+    }
+
+    /// Runs `body` again while it fails with `locked`, for up to 10 seconds. Switching a new
+    /// database to WAL fails at once, without calling SQLite's busy handler, while another
+    /// connection holds a write lock on it, so two processes creating one state (bakes of two
+    /// manifests sharing an output directory) would otherwise fail rather than wait.
+    private static func retryingWhileBusy(_ body: () throws(ImageTableError) -> Void) throws(ImageTableError) {
+        let deadline = Date().addingTimeInterval(10)
+        while true {
+            do throws(ImageTableError) {
+                return try body()
+            } catch where error.code == .locked && Date() < deadline {
+                usleep(10_000)
+            }
+        }
     }
 
     /// The fingerprint of the file at `path`, when the state knows it and may trust it: the file's
@@ -144,6 +159,9 @@ final class BakeState: @unchecked Sendable {
         guard !batch.files.isEmpty || !batch.formats.isEmpty else { return }
         try BakeStateSchema.write(batch.files, batch.formats, to: database)
     }
+
+    /// Closes the database; later commits throw.
+    func close() { database?.close() }
 
     /// All known files, by path as stored (for `imagetable state` and tests).
     var knownFiles: [String: FileRecord] { files }

@@ -19,7 +19,7 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     /// The table file as a person would type it.
     let displayPath: String
     /// What opening reported (a rebuild, with the options that changed; interrupted writes).
-    let notices: [TableNotice]
+    private(set) var notices: [TableNotice]
     private let table: ImageTableWriter?
     private let reader: ImageTableReader?
     private let batchLimit: Int
@@ -35,25 +35,18 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     ///   - format: the table's format.
     ///   - manifest: the manifest, for the table's paths.
     ///   - options: lock timeout, durability, dry run.
-    ///   - previous: the canonical parameters the table had at the last bake, if the state knows
-    ///     them: a rebuild notice then names the options that changed.
     /// - Throws: the core's ``ImageTableError``, naming the table as a person would type it.
-    init(_ format: TableFormat, of manifest: Manifest, options: BakeOptions, previous: String?) throws(ImageTableError) {
+    init(_ format: TableFormat, of manifest: Manifest, options: BakeOptions) throws(ImageTableError) {
         self.format = format
         path = manifest.tablePath(of: format)
         displayPath = manifest.displayPath(of: format)
         batchLimit = max(1, min(options.publishBatch, format.capacity / 4))
-        let changed = previous.flatMap { try? TableFormat(canonicalParameters: $0, scale: format.scale) }.map { format.changes(from: $0) }
-        func why(_ fallback: String) -> String {
-            guard let changed, !changed.isEmpty else { return fallback }
-            return "format options changed (\(changed.joined(separator: ", ")))"
-        }
         if options.dryRun {
             let existing = try? ImageTableReader(path: path)
             reader = existing?.header.parametersHash == format.parametersHash ? existing : nil
             table = nil
             notices = existing != nil && reader == nil
-                ? [TableNotice(kind: .reset, message: why("format parameters changed") + "; would rebuild the table empty", slot: nil)] : []
+                ? [TableNotice(kind: .reset, message: "format parameters changed; would rebuild the table empty", slot: nil)] : []
         } else {
             do {
                 table = try ImageTableWriter(path: path, format: format,
@@ -62,10 +55,23 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
                 throw error.at(displayPath)
             }
             reader = nil
-            notices = table!.notices.map { notice in
-                guard notice.kind == .reset, let changed, !changed.isEmpty else { return notice }
-                return TableNotice(kind: .reset, message: why("") + "; rebuilt the table empty", slot: nil)
-            }
+            notices = table!.notices
+        }
+    }
+
+    /// Names the options that changed in a rebuild notice, once the bake state (opened after the
+    /// tables' locks are held) says what the table's parameters were at the last bake.
+    ///
+    /// - Parameter previous: the table's canonical parameters at the last bake, if known.
+    func explainRebuild(previous: String?) {
+        guard let previous, let old = try? TableFormat(canonicalParameters: previous, scale: format.scale) else { return }
+        let changed = format.changes(from: old)
+        guard !changed.isEmpty else { return }
+        let why = "format options changed (\(changed.joined(separator: ", ")))"
+        notices = notices.map { notice in
+            guard notice.kind == .reset else { return notice }
+            return TableNotice(kind: .reset, message: why + (table == nil ? "; would rebuild the table empty" : "; rebuilt the table empty"),
+                               slot: nil)
         }
     }
 

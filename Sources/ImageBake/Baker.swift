@@ -42,11 +42,13 @@ public enum Baker {
                 throw ImageTableError(.io, "cannot create the output directory: \(error.localizedDescription)", path: manifest.outputPath)
             }
         }
-        let state = try BakeState(directory: manifest.outputPath, root: manifest.directory, readOnly: options.dryRun)
-        let tables = try manifest.formats.map { format throws(ImageTableError) in
-            try BakeTable(format, of: manifest, options: options, previous: state.parameters(ofTable: format.fileName))
-        }
+        let tables = try manifest.formats.map { format throws(ImageTableError) in try BakeTable(format, of: manifest, options: options) }
         defer { tables.forEach { $0.close() } }
+        // The state is opened once the tables' locks are held, so two bakes of one manifest never
+        // open or write it at once.
+        let state = try BakeState(directory: manifest.outputPath, root: manifest.directory, readOnly: options.dryRun)
+        defer { state.close() }
+        for table in tables { table.explainRebuild(previous: state.parameters(ofTable: table.format.fileName)) }
 
         var scanned: [(sources: [SourceFile], held: Set<String>)] = []
         var scanFailures: [SourceFailure] = []

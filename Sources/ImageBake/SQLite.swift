@@ -10,6 +10,7 @@ import ImageTableCore
 /// otherwise. Statements are owned by ``Statement`` values and finalized when they go.
 final class SQLiteDatabase {
     private let handle: OpaquePointer
+    private var closed = false
     /// The database file, for errors.
     let path: String
 
@@ -34,17 +35,28 @@ final class SQLiteDatabase {
         sqlite3_busy_timeout(db, Int32(busyTimeout * 1000))
     }
 
-    deinit { sqlite3_close_v2(handle) }
+    deinit { close() }
+
+    /// Closes the connection now rather than when the last reference goes (a bake closes its
+    /// state before it releases the tables' locks). Statements still alive are finalized by
+    /// their own deinit; SQLite frees the connection after the last one. Idempotent.
+    func close() {
+        guard !closed else { return }
+        closed = true
+        sqlite3_close_v2(handle)
+    }
 
     /// Runs SQL that returns no rows (several statements allowed).
     func execute(_ sql: String) throws(ImageTableError) {
-        try check(sqlite3_exec(handle, sql, nil, nil, nil))
+        try checkOpen()
+        try check(sqlite3_exec(handle, sql, nil, nil, nil), running: sql)
     }
 
     /// Compiles one statement.
     func prepare(_ sql: String) throws(ImageTableError) -> Statement {
+        try checkOpen()
         var statement: OpaquePointer?
-        try check(sqlite3_prepare_v2(handle, sql, -1, &statement, nil))
+        try check(sqlite3_prepare_v2(handle, sql, -1, &statement, nil), running: sql)
         return Statement(statement!, database: self)
     }
 
@@ -61,10 +73,19 @@ final class SQLiteDatabase {
         }
     }
 
-    /// Throws unless `status` is one of `accepted`.
+    private func checkOpen() throws(ImageTableError) {
+        if closed { throw ImageTableError(.io, "the bake state database is closed", path: path) }
+    }
+
+    /// Throws unless `status` is one of `accepted`; the error names the SQL that was running, so
+    /// a report says which step of the state failed.
     @discardableResult
-    func check(_ status: Int32, accepted: Set<Int32> = [SQLITE_OK]) throws(ImageTableError) -> Int32 {
-        guard accepted.contains(status) else { throw Self.error(status, String(cString: sqlite3_errmsg(handle)), path: path) }
+    func check(_ status: Int32, accepted: Set<Int32> = [SQLITE_OK], running sql: String? = nil) throws(ImageTableError) -> Int32 {
+        guard accepted.contains(status) else {
+            var message = String(cString: sqlite3_errmsg(handle))
+            if let sql { message += " in `\(sql.prefix(60))`" }
+            throw Self.error(sqlite3_extended_errcode(handle), message, path: path)
+        }
         return status
     }
 
@@ -76,7 +97,7 @@ final class SQLiteDatabase {
         case SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_READONLY: .permissionDenied
         default: .io
         }
-        return ImageTableError(code, "the bake state database failed", path: path, cause: "SQLite: \(message)")
+        return ImageTableError(code, "the bake state database failed", path: path, cause: "SQLite: \(message) (\(status))")
     }
 
     /// A compiled statement: bind, step, read columns, reset.
@@ -111,7 +132,8 @@ final class SQLiteDatabase {
 
         /// Steps once: `true` when a row is ready to read, `false` when the statement is done.
         func step() throws(ImageTableError) -> Bool {
-            try database.check(sqlite3_step(handle), accepted: [SQLITE_ROW, SQLITE_DONE]) == SQLITE_ROW
+            try database.check(sqlite3_step(handle), accepted: [SQLITE_ROW, SQLITE_DONE],
+                               running: sqlite3_sql(handle).map { String(cString: $0) }) == SQLITE_ROW
         }
 
         /// Binds and runs a statement that returns no rows.

@@ -97,4 +97,34 @@ import Glibc
             #expect(third.files.isEmpty, "\(third.files)")
         }
     }
+
+    /// Bakes of several manifests that share an output directory may create its state at once.
+    /// Switching a new database to WAL fails at once, without SQLite's busy handler, while
+    /// another connection holds a write lock on it, so overlapping first bakes failed with
+    /// `locked` (`scripts/soak.py` found it). Here another process holds that lock for a second
+    /// and a half; the bake must wait for it, not fail.
+    @Test func aBakeWaitsForAnotherWriterOfANewState() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 20))
+        try ConvergenceTests.add(project, "s0.png", 0, secondsAgo: 100)
+        try FileManager.default.createDirectory(atPath: project.tables, withIntermediateDirectories: true)
+        let ready = project.root + "/writer-ready"
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        writer.arguments = ["python3", "-c", """
+            import sqlite3, sys, time
+            db = sqlite3.connect(sys.argv[1], isolation_level=None)
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("PRAGMA user_version=1")
+            open(sys.argv[2], "w").close()
+            time.sleep(1.5)
+            db.execute("COMMIT")
+            """, project.tables + "/.imagetable-state.sqlite", ready]
+        try writer.run()
+        while !FileManager.default.fileExists(atPath: ready) && writer.isRunning { usleep(10_000) }
+        #expect(FileManager.default.fileExists(atPath: ready), "the other writer never took its lock")
+        let summary = try project.bake()
+        writer.waitUntilExit()
+        #expect(summary.decoded == 1 && summary.failed.isEmpty)
+        #expect(try project.bake().unchanged == 1, "the state was written once the other writer let go")
+    }
 }
