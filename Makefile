@@ -30,13 +30,17 @@ demo: deps
 	@echo "The tables are in tables/. Next: bake again (nothing is decoded twice), or"
 	@echo "  .build/debug/imagetable validate --root . manifests/*.yaml"
 
-bench: deps
+bench:
+	@./scripts/ensure-deps.sh bench
 	$(SWIFT) build -c release --product imagetable-bench
 	$(SWIFT) build -c release --product imagetable
 	$(SWIFT) build -c release --product imagetable-worker
 	$(RELEASE_BIN)/imagetable-bench
 	python3 Benchmarks/bake-bench.py --bin $(RELEASE_BIN)
 	python3 Benchmarks/converge-bench.py --bin $(RELEASE_BIN)
+	python3 Benchmarks/floor-bench.py --bin $(RELEASE_BIN)
+	$(RELEASE_BIN)/imagetable-bench render bench-out/floor-src-small
+	$(RELEASE_BIN)/imagetable-bench render bench-out/floor-src-photos
 
 soak: deps
 	$(SWIFT) build -c release --product imagetable

@@ -27,7 +27,9 @@ let package = Package(
         .systemLibrary(name: "CLibYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]),
         .target(name: "ImageManifest", dependencies: ["ImageTableCore", "CLibYAML"]),
         .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
-        .target(name: "ImagePipeline", dependencies: ["CVips", "ImageTableCore"]),
+        // libjpeg(-turbo) for the direct JPEG path; it comes with libvips-dev.
+        .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg-dev"])]),
+        .target(name: "ImagePipeline", dependencies: ["CVips", "CJPEG", "ImageTableCore"]),
         // SQLite, for the bake state.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         // Scan, state, plan and worker processes: manifest + protocol + core, no libvips.

@@ -3,6 +3,10 @@
 # pipeline, libyaml for the manifest parser, SQLite for the bake state, python3 for the format-spec reader test, and
 # python3's jsonschema (Draft 2020-12) and yaml modules for the test that keeps
 # schema/manifest.schema.json in step with the validator. Installs system packages with apt-get when run as root, Python modules with pip.
+#
+#   scripts/ensure-deps.sh         what `make build`, `make test` and `make demo` need
+#   scripts/ensure-deps.sh bench   also the benchmarks' contenders: TurboJPEG (the decode floor),
+#                                  Pillow and ImageMagick
 set -euo pipefail
 
 missing=()
@@ -10,10 +14,17 @@ command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if ! pkg-config --exists vips 2>/dev/null; then missing+=(libvips-dev); fi
 if ! pkg-config --exists yaml-0.1 2>/dev/null; then missing+=(libyaml-dev); fi
 if ! pkg-config --exists sqlite3 2>/dev/null; then missing+=(libsqlite3-dev); fi
+if ! pkg-config --exists libjpeg 2>/dev/null; then missing+=(libjpeg-dev); fi
 command -v vips >/dev/null 2>&1 || missing+=(libvips-tools)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 # The tests that prove an unchanged re-bake opens no source count open calls with strace.
 command -v strace >/dev/null 2>&1 || missing+=(strace)
+if [ "${1:-}" = bench ]; then
+    [ -f /usr/include/turbojpeg.h ] || missing+=(libturbojpeg0-dev)
+    command -v mogrify >/dev/null 2>&1 || missing+=(imagemagick)
+    /usr/bin/python3 -c 'import PIL' >/dev/null 2>&1 || python3 -c 'import PIL' >/dev/null 2>&1 || missing+=(python3-pil)
+    command -v cc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
+fi
 
 if [ ${#missing[@]} -ne 0 ]; then
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then

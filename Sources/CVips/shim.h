@@ -115,6 +115,11 @@ static inline int cvips_reference_thumbnail(const char *filename, VipsImage **ou
         NULL);
 }
 
+/// `jpegload` of a file with shrink-on-load, as libvips decodes JPEGs (tests of the direct path).
+static inline int cvips_reference_jpegload(const char *filename, VipsImage **out, int shrink) {
+    return vips_jpegload(filename, out, "shrink", shrink, NULL);
+}
+
 /// Opens a file by name with default options (test fixtures and references).
 static inline VipsImage *cvips_load_file(const char *filename) {
     return vips_image_new_from_file(filename, NULL);

@@ -35,6 +35,17 @@ public final class ImageRenderer: Sendable {
     /// - Parameter options: limits and strictness.
     public init(options: DecodeOptions = DecodeOptions()) {
         self.options = options
+        directJPEG = true
+    }
+
+    /// Whether plain JPEGs take the direct path (libjpeg and our own resampler) instead of
+    /// libvips; tests and benchmarks turn it off to compare the two.
+    package let directJPEG: Bool
+
+    /// A renderer with the direct JPEG path on or off (tests and benchmarks).
+    package init(options: DecodeOptions = DecodeOptions(), directJPEG: Bool) {
+        self.options = options
+        self.directJPEG = directJPEG
     }
 
     /// How many times this renderer has decoded a source's pixels (one per ``render(_:into:)``
@@ -57,7 +68,6 @@ public final class ImageRenderer: Sendable {
     public func render(_ source: SourceImage, into targets: [RenderTarget]) throws(ImageTableError) -> RenderReport {
         let name = source.name
         try validate(targets, name: name)
-        try PipelineRuntime.start()
         switch source {
         case .file(let path):
             let read = try SourceRead(path: path, maxBytes: options.maxSourceBytes, fingerprinting: false, keepingBytes: true)
@@ -84,7 +94,6 @@ public final class ImageRenderer: Sendable {
     /// - Throws: as ``render(_:into:)``.
     public func render(bytes: [UInt8], name: String, into targets: [RenderTarget]) throws(ImageTableError) -> RenderReport {
         try validate(targets, name: name)
-        try PipelineRuntime.start()
         guard !bytes.isEmpty else { throw ImageTableError(.empty, "the source has no bytes", path: name) }
         return try bytes.withUnsafeBytes { raw in
             Result { () throws(ImageTableError) in try render(raw, name: name, targets) }
@@ -98,6 +107,16 @@ public final class ImageRenderer: Sendable {
     }
 
     private func render(_ bytes: UnsafeRawBufferPointer, name: String, _ targets: [RenderTarget]) throws(ImageTableError) -> RenderReport {
+        // Plain JPEGs skip libvips; everything the direct path declines (other formats, colour
+        // management, smart crops, damaged files) goes through libvips below. A damaged JPEG is
+        // thus decoded twice, so that libvips reports its damage in its own words; only the
+        // decode that produced the pixels is counted.
+        if directJPEG, let report = try DirectJPEG.render(bytes, name: name, targets: targets, options: options) {
+            decodes.add(1, ordering: .relaxed)
+            PipelineRuntime.decodeCounter.add(1, ordering: .relaxed)
+            return report
+        }
+        try PipelineRuntime.start()
         let scope = VipsScope(sourceName: name)
         do {
             var report = try render(bytes, scope: scope, targets)

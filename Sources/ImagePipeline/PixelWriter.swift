@@ -48,13 +48,23 @@ enum PackGrey: StylePacker {
     }
 }
 
-/// The pixels libvips produced for a group: `width × height`, either 3 × `UInt8` sRGB per pixel
-/// (opaque sources) or 4 × `Float` straight-alpha sRGBA in 0…255 (sources with alpha).
+/// The pixels drawn for a group: `width × height`, either 3 × `UInt8` sRGB per pixel (opaque
+/// sources) or 4 × `Float` straight-alpha sRGBA in 0…255 (sources with alpha), rows `rowBytes`
+/// apart (more than a row's pixels when they are a crop of a larger image).
 struct ContentPixels {
     let base: UnsafeRawPointer
     let width: Int
     let height: Int
     let hasAlpha: Bool
+    let rowBytes: Int
+
+    init(base: UnsafeRawPointer, width: Int, height: Int, hasAlpha: Bool, rowBytes: Int? = nil) {
+        self.base = base
+        self.width = width
+        self.height = height
+        self.hasAlpha = hasAlpha
+        self.rowBytes = rowBytes ?? width * (hasAlpha ? 16 : 3)
+    }
 
     var bytesPerPixel: Int { hasAlpha ? 16 : 3 }
 }
@@ -87,7 +97,7 @@ enum PixelWriter {
         let cw = placement.width, ch = placement.height, px = placement.x, py = placement.y
         let radius = Float(max(0, min(format.rendering.cornerRadius, Double(min(cw, ch)) / 2)))
         let cornerBand = radius > 0 ? Int(radius.rounded(.up)) : 0
-        let srcStride = content.width * content.bytesPerPixel
+        let srcStride = content.rowBytes
 
         @inline(__always) func bar(_ p: UnsafeMutableRawPointer) {
             if keepsAlpha { P.store(p, 0, 0, 0, 0) } else { P.store(p, bg.red, bg.green, bg.blue, 255) }

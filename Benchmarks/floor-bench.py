@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""The decode-floor benchmark of `make bench`: what `imagetable bake` costs per source next to
+decoding alone, and next to the tools a user would reach for, all in this one script.
+
+    python3 Benchmarks/floor-bench.py [--bin .build/release] [--runs 3] [--photos 500] [--small 2000]
+
+Two source sets, made once from ../shared/corpus/photos with Pillow (bench-out/floor-src-*):
+  photos  1000x800 JPEGs (crops of the corpus photos, quality 75-92)
+  small   330x225 JPEGs (a 400 px-or-less set, where per-source overheads show)
+Formats: FastImageCache's four 150x150 formats (one per pixel style), cover. Contenders, each on
+as many processes as the machine has cores (the bake's default -j), files split evenly:
+  floor       TurboJPEG decodes each JPEG at the DCT scale the bake uses, and discards it
+  vips-load   libvips jpegload at the same scale, copied to memory, discarded
+  bake        imagetable bake into an empty output directory (and with -j 1, for scaling)
+  pillow      Pillow draft() + ImageOps.fit (Lanczos) into the four formats' modes, in memory
+  magick      ImageMagick mogrify -define jpeg:size -thumbnail, one 150x150 output per source
+  vipsthumb   vipsthumbnail, one 150x150 output per source
+CPU is user + system time of every process of a contender (getrusage of the children); wall is
+elapsed time. Runs are interleaved (each contender once per run), and each figure is reported
+as min / median / max over the runs. Ratios are taken between medians of the same run set.
+"""
+import argparse, os, resource, shutil, statistics, subprocess, sys, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.join(ROOT, "Benchmarks", "floor")
+CORPUS = os.path.join(os.path.dirname(ROOT), "shared", "corpus", "photos")
+OUT = os.path.join(ROOT, "bench-out", "floor")
+STYLES = ["32BitBGRA", "32BitBGR", "16BitBGR", "8BitGrayscale"]
+BOX = "150x150"
+
+
+def pillow_python():
+    """A Python that has Pillow: this one, or the system's (Debian's python3-pil)."""
+    for candidate in [sys.executable, "/usr/bin/python3"]:
+        if subprocess.run([candidate, "-c", "import PIL"], capture_output=True).returncode == 0:
+            return candidate
+    return None
+
+
+def make_set(name, count, size, python):
+    """`count` JPEGs of `size` (w, h), cropped from the corpus photos at varied places and
+    qualities; made once."""
+    directory = os.path.join(ROOT, "bench-out", f"floor-src-{name}")
+    have = sorted(os.listdir(directory)) if os.path.isdir(directory) else []
+    if len(have) >= count:
+        return [os.path.join(directory, f) for f in have[:count]]
+    os.makedirs(directory, exist_ok=True)
+    print(f"making {count} {size[0]}x{size[1]} sources in {directory} (once)...", flush=True)
+    subprocess.run([python, "-c", """
+import os, sys
+from PIL import Image
+corpus, directory, count, w, h = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+photos = [Image.open(os.path.join(corpus, f)).convert("RGB") for f in sorted(os.listdir(corpus)) if f.endswith(".jpg")]
+for i in range(count):
+    photo = photos[i % len(photos)]
+    variant = i // len(photos)
+    scale = 1 - 0.04 * (variant % 9)
+    cw, ch = int(min(photo.width, photo.height * w / h) * scale), int(min(photo.height, photo.width * h / w) * scale)
+    left, top = (photo.width - cw) * (variant % 5) // 4, (photo.height - ch) * (variant % 3) // 2
+    crop = photo.crop((left, top, left + cw, top + ch)).resize((w, h), Image.LANCZOS)
+    crop.save(os.path.join(directory, f"s{i:05d}.jpg"), quality=75 + (i * 7) % 18)
+""", CORPUS, directory, str(count), str(size[0]), str(size[1])], check=True)
+    return make_set(name, count, size, python)
+
+
+def split(files, parts):
+    return [files[i::parts] for i in range(parts)]
+
+
+def timed(commands_in_parallel):
+    """Runs the commands at once; returns (cpu seconds of them all, wall seconds)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    processes = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for c in commands_in_parallel]
+    for p, c in zip(processes, commands_in_parallel):
+        _, err = p.communicate()
+        if p.returncode != 0:
+            sys.exit(f"failed ({p.returncode}): {' '.join(c[:3])}...\n{err.decode()[-1500:]}")
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
+
+
+def contenders(args, files, jobs, tools, python, work):
+    """name -> a function that prepares and returns the commands of one run."""
+    manifest = os.path.join(work, "bench.yaml")
+    src = os.path.join(work, "src")
+    if not os.path.isdir(src):
+        os.makedirs(src)
+        for f in files:
+            os.symlink(f, os.path.join(src, os.path.basename(f)))
+    formats = "".join(f"      s{i}:\n        size: {BOX}\n        style: {style}\n        maximumCount: {len(files)}\n"
+                      for i, style in enumerate(STYLES))
+    with open(manifest, "w") as f:
+        f.write(f"version: 1\noutput: tables\nfamilies:\n  photos:\n    sources: src\n    formats:\n{formats}")
+    imagetable = os.path.join(os.path.abspath(args.bin), "imagetable")
+
+    def bake(j):
+        def prepare():
+            shutil.rmtree(os.path.join(work, "tables"), ignore_errors=True)
+            return [[imagetable, "bake", manifest, "--no-progress", "--allow-outside-paths", "-j", str(j)]]
+        return prepare
+
+    def fresh_dir(name):
+        path = os.path.join(work, name)
+        shutil.rmtree(path, ignore_errors=True)
+        os.makedirs(path)
+        return path
+
+    side = int(BOX.split("x")[0])
+    found = {
+        "floor": lambda: [[tools["tjfloor"], BOX, *part] for part in split(files, jobs)],
+        "vips-load": lambda: [[tools["vipsfloor"], BOX, *part] for part in split(files, jobs)],
+        "bake": bake(jobs),
+        "bake -j 1": bake(1),
+    }
+    if python:
+        found["pillow"] = lambda: [[python, os.path.join(HERE, "pillow_thumbs.py"), BOX, *part] for part in split(files, jobs)]
+    if shutil.which("mogrify"):
+        found["magick"] = lambda: (lambda out: [["mogrify", "-path", out, "-define", f"jpeg:size={2 * side}x{2 * side}",
+                                                  "-thumbnail", f"{BOX}^", "-gravity", "center", "-extent", BOX,
+                                                  "-format", "ppm", *part] for part in split(files, jobs)])(fresh_dir("magick"))
+    found["vipsthumb"] = lambda: (lambda out: [["vipsthumbnail", *part, "-s", BOX, "--smartcrop", "centre", "-o", f"{out}/%s.v"]
+                                               for part in split(files, jobs)])(fresh_dir("vipsthumb"))
+    return found
+
+
+def build_tools():
+    """Compiles the two C contenders; TurboJPEG comes from Debian's libturbojpeg0-dev."""
+    os.makedirs(OUT, exist_ok=True)
+    tools = {"tjfloor": os.path.join(OUT, "tjfloor"), "vipsfloor": os.path.join(OUT, "vipsfloor")}
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "vips"], capture_output=True, text=True, check=True).stdout.split()
+    subprocess.run(["cc", "-O2", "-o", tools["tjfloor"], os.path.join(HERE, "tjfloor.c"), "-lturbojpeg"], check=True)
+    subprocess.run(["cc", "-O2", "-o", tools["vipsfloor"], os.path.join(HERE, "vipsfloor.c"), *flags], check=True)
+    return tools
+
+
+def spread(values):
+    return f"{min(values):6.2f} {statistics.median(values):6.2f} {max(values):6.2f}"
+
+
+def measure(name, files, args, jobs, tools, python):
+    work = os.path.join(OUT, name)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    found = contenders(args, files, jobs, tools, python, work)
+    cpu = {k: [] for k in found}
+    wall = {k: [] for k in found}
+    for _ in range(args.runs):
+        for key, prepare in found.items():
+            c, w = timed(prepare())
+            cpu[key].append(c)
+            wall[key].append(w)
+    med = {k: (statistics.median(cpu[k]), statistics.median(wall[k])) for k in found}
+    floor_cpu, bake_cpu, bake_wall = med["floor"][0], med["bake"][0], med["bake"][1]
+    print(f"\n{name}: {len(files)} sources, {BOX} x 4 styles, {jobs} processes, {args.runs} runs (min median max)")
+    print(f"  {'contender':12} {'CPU s':>20} {'wall s':>20} {'CPU ms/source':>14} {'CPU / floor':>12} {'wall / bake':>12}")
+    for key in found:
+        print(f"  {key:12} {spread(cpu[key]):>20} {spread(wall[key]):>20} {1000 * med[key][0] / len(files):14.2f}"
+              f" {med[key][0] / floor_cpu:12.2f} {med[key][1] / bake_wall:12.2f}")
+    print(f"  bake / floor: CPU {bake_cpu / floor_cpu:.2f}, wall {bake_wall / med['floor'][1]:.2f};"
+          f" -j {jobs} vs -j 1: {med['bake -j 1'][1] / bake_wall:.2f}x faster")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bin", default=os.path.join(ROOT, ".build", "release"))
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--photos", type=int, default=500)
+    parser.add_argument("--small", type=int, default=2000)
+    parser.add_argument("--only", choices=["photos", "small"])
+    args = parser.parse_args()
+    python = pillow_python()
+    if not python:
+        sys.exit("floor-bench needs Pillow to make its sources: apt-get install python3-pil")
+    tools = build_tools()
+    jobs = os.cpu_count()
+    if args.only != "small":
+        measure("photos", make_set("photos", args.photos, (1000, 800), python), args, jobs, tools, python)
+    if args.only != "photos":
+        measure("small", make_set("small", args.small, (330, 225), python), args, jobs, tools, python)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+// libjpeg(-turbo) for the direct JPEG path of `ImagePipeline` (`docs/PIPELINE.md`, "The direct
+// JPEG path"): the same library libvips decodes JPEGs with, called without libvips' object
+// machinery, which costs more than the decode itself for small images.
+//
+// libjpeg reports errors by calling `error_exit`, which must not return; here it `longjmp`s back
+// into the shim function that called libjpeg, so no Swift frame is ever jumped over. Warnings
+// ("Corrupt JPEG data…", "Premature end of JPEG file") are counted, the first one's text kept,
+// and decoding goes on, as libjpeg intends; Swift decides what they mean (`failOn`).
+#ifndef CJPEG_SHIM_H
+#define CJPEG_SHIM_H
+
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jpeglib.h>
+#include <jerror.h>
+
+/// One decode: libjpeg's state, the jump target of its errors and what it reported.
+typedef struct cjpeg_decoder {
+    struct jpeg_decompress_struct cinfo;
+    struct jpeg_error_mgr err;
+    jmp_buf jump;
+    int created;
+    /// Warnings so far; `premature_end` when one was libjpeg's "Premature end of JPEG file".
+    int warnings;
+    int premature_end;
+    /// The error's text, or the first warning's.
+    char error[JMSG_LENGTH_MAX];
+    char first_warning[JMSG_LENGTH_MAX];
+} cjpeg_decoder;
+
+static void cjpeg_error_exit(j_common_ptr cinfo) {
+    cjpeg_decoder *d = (cjpeg_decoder *)cinfo->client_data;
+    (*cinfo->err->format_message)(cinfo, d->error);
+    longjmp(d->jump, 1);
+}
+
+static void cjpeg_emit_message(j_common_ptr cinfo, int level) {
+    cjpeg_decoder *d = (cjpeg_decoder *)cinfo->client_data;
+    if (level >= 0) return;  // trace messages
+    d->warnings++;
+    if (cinfo->err->msg_code == JWRN_JPEG_EOF) d->premature_end = 1;
+    if (d->warnings == 1) (*cinfo->err->format_message)(cinfo, d->first_warning);
+}
+
+/// A new decoder, or NULL when out of memory. Free it with `cjpeg_free`.
+static inline cjpeg_decoder *cjpeg_new(void) {
+    cjpeg_decoder *d = (cjpeg_decoder *)calloc(1, sizeof(cjpeg_decoder));
+    if (!d) return NULL;
+    d->cinfo.err = jpeg_std_error(&d->err);
+    d->err.error_exit = cjpeg_error_exit;
+    d->err.emit_message = cjpeg_emit_message;
+    d->cinfo.client_data = d;
+    return d;
+}
+
+static inline void cjpeg_free(cjpeg_decoder *d) {
+    if (!d) return;
+    if (d->created) jpeg_destroy_decompress(&d->cinfo);
+    free(d);
+}
+
+/// Reads the header of the JPEG in `data` (which must outlive the decoder), keeping the APP1
+/// (EXIF) and APP2 (ICC profile) markers. 0 on success, -1 with `error` set.
+static inline int cjpeg_read_header(cjpeg_decoder *d, const unsigned char *data, unsigned long size) {
+    if (setjmp(d->jump)) return -1;
+    jpeg_create_decompress(&d->cinfo);
+    d->created = 1;
+    jpeg_mem_src(&d->cinfo, data, size);
+    jpeg_save_markers(&d->cinfo, JPEG_APP0 + 1, 0xFFFF);
+    jpeg_save_markers(&d->cinfo, JPEG_APP0 + 2, 0xFFFF);
+    jpeg_read_header(&d->cinfo, TRUE);
+    return 0;
+}
+
+static inline int cjpeg_width(const cjpeg_decoder *d) { return (int)d->cinfo.image_width; }
+static inline int cjpeg_height(const cjpeg_decoder *d) { return (int)d->cinfo.image_height; }
+static inline int cjpeg_components(const cjpeg_decoder *d) { return d->cinfo.num_components; }
+/// 1 for greyscale, 3 for YCbCr or RGB, 0 for anything else (CMYK, YCCK…).
+static inline int cjpeg_plain_colour(const cjpeg_decoder *d) {
+    J_COLOR_SPACE space = d->cinfo.jpeg_color_space;
+    if (space == JCS_GRAYSCALE && d->cinfo.num_components == 1) return 1;
+    if ((space == JCS_YCbCr || space == JCS_RGB) && d->cinfo.num_components == 3) return 3;
+    return 0;
+}
+
+/// The first APP1 marker's payload that starts "Exif\0\0", as libvips takes it; NULL if none.
+static inline const unsigned char *cjpeg_exif(const cjpeg_decoder *d, unsigned int *length) {
+    for (jpeg_saved_marker_ptr m = d->cinfo.marker_list; m; m = m->next) {
+        if (m->marker == JPEG_APP0 + 1 && m->data_length >= 6 && memcmp(m->data, "Exif\0\0", 6) == 0) {
+            *length = m->data_length;
+            return m->data;
+        }
+    }
+    return NULL;
+}
+
+/// Whether an APP2 marker carries (part of) an ICC profile.
+static inline int cjpeg_has_icc(const cjpeg_decoder *d) {
+    for (jpeg_saved_marker_ptr m = d->cinfo.marker_list; m; m = m->next) {
+        if (m->marker == JPEG_APP0 + 2 && m->data_length >= 12 && memcmp(m->data, "ICC_PROFILE\0", 12) == 0) return 1;
+    }
+    return 0;
+}
+
+/// Starts decompressing at 1/`denom` (1, 2, 4 or 8) into 8-bit RGB (greyscale replicated).
+/// 0 on success, with `cjpeg_output_width`/`height` set; -1 with `error` set.
+static inline int cjpeg_start(cjpeg_decoder *d, int denom) {
+    if (setjmp(d->jump)) return -1;
+    d->cinfo.scale_num = 1;
+    d->cinfo.scale_denom = (unsigned int)denom;
+    d->cinfo.out_color_space = JCS_RGB;
+    jpeg_start_decompress(&d->cinfo);
+    return 0;
+}
+
+static inline int cjpeg_output_width(const cjpeg_decoder *d) { return (int)d->cinfo.output_width; }
+static inline int cjpeg_output_height(const cjpeg_decoder *d) { return (int)d->cinfo.output_height; }
+
+/// Reads every row into `pixels` (`stride` bytes apart, at least output_width × 3 each).
+/// 0 on success, -1 with `error` set.
+static inline int cjpeg_read_rows(cjpeg_decoder *d, unsigned char *pixels, size_t stride) {
+    if (setjmp(d->jump)) return -1;
+    JSAMPROW rows[16];
+    while (d->cinfo.output_scanline < d->cinfo.output_height) {
+        unsigned int n = d->cinfo.output_height - d->cinfo.output_scanline;
+        if (n > 16) n = 16;
+        for (unsigned int i = 0; i < n; i++) rows[i] = pixels + (size_t)(d->cinfo.output_scanline + i) * stride;
+        if (jpeg_read_scanlines(&d->cinfo, rows, n) == 0) {
+            strcpy(d->error, "libjpeg returned no rows");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+#endif

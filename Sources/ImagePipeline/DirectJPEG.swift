@@ -1,0 +1,68 @@
+import ImageTableCore
+
+/// The direct JPEG path: a plain JPEG decoded by libjpeg at the shrink-on-load scale libvips
+/// would use, resized by our own Lanczos-3, turned upright, cropped and packed into every member,
+/// with no libvips object at all (`docs/PIPELINE.md`, "The direct JPEG path").
+///
+/// libvips' per-image machinery (operation objects, a thread pool per evaluation, liborc code
+/// generated per resize) cost 2–4× the decode itself; this path costs little more than the decode.
+/// It covers the common case only and declines (returns `nil`) everything else, which libvips
+/// then renders as before: other formats, CMYK, ICC profiles, attention and entropy crops, and
+/// any file libjpeg warns about or fails on (so damage is reported by libvips, in its words).
+enum DirectJPEG {
+    /// Renders `bytes` into `targets`, or returns `nil` when the direct path does not apply.
+    ///
+    /// - Parameters:
+    ///   - bytes: the encoded image.
+    ///   - name: what errors name.
+    ///   - targets: the members, already validated.
+    ///   - options: limits.
+    /// - Returns: the report, or `nil` to fall back to libvips.
+    /// - Throws: ``ImageTableError`` `too-many-pixels`, as the libvips path would.
+    static func render(_ bytes: UnsafeRawBufferPointer, name: String, targets: [RenderTarget],
+                       options: DecodeOptions) throws(ImageTableError) -> RenderReport? {
+        guard PipelineRuntime.settings.loaders.contains(.jpeg), let jpeg = JPEGDecoder(bytes) else { return nil }
+        let (pixels, overflow) = jpeg.width.multipliedReportingOverflow(by: jpeg.height)
+        guard !overflow, pixels <= options.maxPixels else {
+            throw ImageTableError(.tooManyPixels, "\(jpeg.width)×\(jpeg.height) is over the limit of \(options.maxPixels) pixels", path: name)
+        }
+        let swaps = jpeg.orientation >= 5
+        let sw = swaps ? jpeg.height : jpeg.width, sh = swaps ? jpeg.width : jpeg.height
+        let geometries = targets.map { MemberGeometry(sourceWidth: sw, sourceHeight: sh, format: $0.format) }
+        let plan = RenderPlan(sourceWidth: sw, sourceHeight: sh, geometries: geometries, formats: targets.map(\.format))
+        guard plan.groups.allSatisfy({ $0.crop == nil || $0.crop == .centre }) else { return nil }
+
+        let shrink = ImageRenderer.jpegShrink(forScale: plan.decodeScale)
+        guard let base = jpeg.decode(shrink: shrink) else { return nil }
+        let decodedWidth = swaps ? base.height : base.width, decodedHeight = swaps ? base.width : base.height
+
+        // Intermediates stay in the stored orientation (turning a small result upright is cheaper
+        // than turning the decoded image); scales are per stored axis.
+        let sources = plan.sources(decodedWidth: decodedWidth, decodedHeight: decodedHeight)
+        var intermediates: [(raster: Raster, x: Double, y: Double)] = []
+        let baseScale = 1 / Double(shrink)
+        for (gi, group) in plan.groups.enumerated() {
+            let from = sources[gi].map { intermediates[$0] } ?? (raster: base, x: baseScale, y: baseScale)
+            let (gx, gy) = swaps ? (group.scaleY, group.scaleX) : (group.scaleX, group.scaleY)
+            let (w, h) = swaps ? (group.resizedHeight, group.resizedWidth) : (group.resizedWidth, group.resizedHeight)
+            let resized = from.raster.width == w && from.raster.height == h && from.x == gx && from.y == gy
+                ? from.raster : Lanczos3.resize(from.raster, width: w, height: h, scaleX: gx / from.x, scaleY: gy / from.y)
+            intermediates.append((resized, gx, gy))
+
+            let upright = resized.upright(orientation: jpeg.orientation)
+            // Centre crop (the only crop this path takes): the drawn part's top-left corner.
+            let x0 = (upright.width - group.contentWidth) / 2, y0 = (upright.height - group.contentHeight) / 2
+            upright.bytes.withUnsafeBytes { raw in
+                let content = ContentPixels(base: raw.baseAddress! + (y0 * upright.width + x0) * 3, width: group.contentWidth,
+                                            height: group.contentHeight, hasAlpha: false, rowBytes: upright.rowBytes)
+                for (ti, target) in targets.enumerated() where plan.groupOfTarget[ti] == gi {
+                    PixelWriter.write(content, placement: geometries[ti].placement, format: target.format,
+                                      into: target.pixels.baseAddress!, bytesPerRow: target.bytesPerRow)
+                }
+            }
+        }
+        let info = SourceInfo(width: sw, height: sh, loader: "libjpeg", orientation: jpeg.orientation, hasAlpha: false,
+                              hasICCProfile: false, isCMYK: false, decodedWidth: decodedWidth, decodedHeight: decodedHeight)
+        return RenderReport(members: geometries.map { MemberResult(contentRect: $0.contentRect) }, decodes: 1, source: info)
+    }
+}

@@ -1,0 +1,61 @@
+import CJPEG
+
+/// libjpeg(-turbo) called directly, for JPEGs that need nothing libvips adds: 8-bit greyscale,
+/// YCbCr or RGB, no ICC profile. Header first, then one decode at 1/1, 1/2, 1/4 or 1/8 (the DCT
+/// scaling libvips calls shrink-on-load) into RGB.
+///
+/// The decoder never decides what damage means: any error or warning makes it give up (`nil`),
+/// and the renderer hands the source to libvips, which reports it exactly as it always has.
+final class JPEGDecoder {
+    private let decoder: UnsafeMutablePointer<cjpeg_decoder>
+    /// The encoded bytes; libjpeg reads them in place, so they must outlive the decoder.
+    private let bytes: UnsafeRawBufferPointer
+
+    /// The stored (not yet upright) size.
+    let width: Int
+    let height: Int
+    /// The EXIF orientation, 1…8.
+    let orientation: Int
+
+    /// Reads the header, or returns `nil` when the direct path does not apply: not a JPEG, a
+    /// damaged header, CMYK or another colour space, an embedded ICC profile.
+    ///
+    /// - Parameter bytes: the encoded image; must stay valid while the decoder lives.
+    init?(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count > 3, bytes[0] == 0xFF, bytes[1] == 0xD8, bytes[2] == 0xFF,
+              let decoder = cjpeg_new() else { return nil }
+        self.decoder = decoder
+        self.bytes = bytes
+        let data = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        guard cjpeg_read_header(decoder, data, UInt(bytes.count)) == 0, decoder.pointee.warnings == 0,
+              cjpeg_plain_colour(decoder) != 0, cjpeg_has_icc(decoder) == 0 else {
+            cjpeg_free(decoder)
+            return nil
+        }
+        width = Int(cjpeg_width(decoder))
+        height = Int(cjpeg_height(decoder))
+        var length: UInt32 = 0
+        if let exif = cjpeg_exif(decoder, &length) {
+            orientation = ExifOrientation.parse(UnsafeRawBufferPointer(start: exif, count: Int(length)))
+        } else {
+            orientation = 1
+        }
+    }
+
+    deinit { cjpeg_free(decoder) }
+
+    /// Decodes at 1/`shrink` into an RGB raster (stored orientation), or `nil` on any error or
+    /// warning.
+    ///
+    /// - Parameter shrink: 1, 2, 4 or 8.
+    func decode(shrink: Int) -> Raster? {
+        guard cjpeg_start(decoder, Int32(shrink)) == 0 else { return nil }
+        var raster = Raster(width: Int(cjpeg_output_width(decoder)), height: Int(cjpeg_output_height(decoder)), channels: 3)
+        let rowBytes = raster.rowBytes
+        let status = raster.bytes.withUnsafeMutableBufferPointer { pixels in
+            cjpeg_read_rows(decoder, pixels.baseAddress!, rowBytes)
+        }
+        guard status == 0, decoder.pointee.warnings == 0 else { return nil }
+        return raster
+    }
+}

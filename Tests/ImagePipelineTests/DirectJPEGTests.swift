@@ -1,0 +1,101 @@
+import CVips
+import Foundation
+import ImagePipeline
+import ImageTableCore
+import TestSupport
+import Testing
+
+/// The direct JPEG path (libjpeg and our Lanczos-3, no libvips): taken for plain JPEGs only,
+/// decoding exactly as libvips does, and rendering what the libvips path renders within the
+/// tolerance PixelTests holds both to against `vips_thumbnail`.
+@Suite struct DirectJPEGTests {
+    static let formats = [
+        TableFormat(width: 120, height: 96, style: .bgr32, fit: .cover),
+        TableFormat(width: 100, height: 100, style: .bgra32, fit: .contain, cornerRadius: 10),
+        TableFormat(width: 90, height: 110, style: .grayscale8, fit: .fill),
+        TableFormat(width: 40, height: 40, style: .bgr16, fit: .cover),
+    ]
+
+    /// libvips' own `jpegload` at the same shrink gives the very same bytes: both are libjpeg,
+    /// with the same settings.
+    @Test(arguments: [1, 2, 4, 8])
+    func theDecodeIsLibvipsDecodeByteForByte(shrink: Int) throws {
+        for file in [Corpus.photo("Landscape_1.jpg"), Corpus.photo("Portrait_6.jpg")] {
+            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+            let ours = try #require(DecodeProbe.decode(bytes, shrink: shrink))
+            let theirs = try PipelineRuntime.withLibvips {
+                var out: UnsafeMutablePointer<VipsImage>?
+                guard cvips_reference_jpegload(file, &out, Int32(shrink)) == 0, let out else { throw ImageTableError(.decodeFailed, "jpegload") }
+                defer { g_object_unref(out) }
+                return try Reference.raster(out)
+            }
+            #expect((ours.width, ours.height) == (theirs.width, theirs.height))
+            #expect(ours.pixels == theirs.pixels, "\(file) at 1/\(shrink)")
+        }
+    }
+
+    /// Every EXIF orientation, four fits and styles: the direct path against the libvips path,
+    /// per channel a mean difference ≤ 1.0 and ≤ 0.5 % of values off by more than 8 (16 for
+    /// 5-bit channels), as both are held to against `vips_thumbnail`.
+    @Test(arguments: ["Landscape", "Portrait"])
+    func everyOrientationMatchesTheLibvipsPath(kind: String) throws {
+        for n in 0...8 {
+            let file = Corpus.photo("\(kind)_\(n).jpg")
+            let (direct, ours) = try render(.file(file), Self.formats, renderer: ImageRenderer())
+            let (viaLibvips, theirs) = try render(.file(file), Self.formats, renderer: ImageRenderer(directJPEG: false))
+            #expect(direct.source.loader == "libjpeg" && viaLibvips.source.loader.hasPrefix("jpegload"))
+            #expect(direct.source.orientation == viaLibvips.source.orientation)
+            #expect(direct.members == viaLibvips.members)
+            for (i, format) in Self.formats.enumerated() {
+                let d = Difference({ ours[i].rgba($0, $1) }, { theirs[i].rgba($0, $1) }, width: format.width, height: format.height,
+                                   threshold: format.style == .bgr16 ? 16 : 8)
+                #expect(d.mean <= 1.0 && d.over <= 0.005, "\(kind)_\(n) \(format.width)×\(format.height): \(d)")
+            }
+        }
+    }
+
+    /// What the direct path declines goes to libvips: a colour profile, CMYK, a smart crop, and
+    /// damage libjpeg only warns about (reported in libvips' words).
+    @Test func profilesCMYKSmartCropsAndDamageGoToLibvips() throws {
+        let dir = try TemporaryDirectory()
+        let original = Corpus.photo("Landscape_1.jpg")
+        let spec = [TableFormat(width: 64, height: 64, style: .bgr32)]
+        try Reference.jpegWithProfile(original, profile: "p3", to: dir.file("p3.jpg"))
+        try Reference.jpegWithProfile(original, profile: "cmyk", to: dir.file("cmyk.jpg"))
+        for file in ["p3.jpg", "cmyk.jpg"] {
+            let (report, _) = try render(.file(dir.file(file)), spec)
+            #expect(report.source.loader.hasPrefix("jpegload"), "\(file): \(report.source.loader)")
+        }
+        let (smart, _) = try render(.file(original), [TableFormat(width: 64, height: 128, style: .bgr32, crop: .attention)])
+        #expect(smart.source.loader.hasPrefix("jpegload"))
+        var junk = try Data(contentsOf: URL(fileURLWithPath: original))
+        junk.insert(contentsOf: [0x12, 0x34, 0x56], at: try #require(junk.firstRange(of: Data([0xFF, 0xDB]))).lowerBound)
+        let renderer = ImageRenderer()
+        let (damaged, _) = try render(.data(junk, name: "junk.jpg"), spec, renderer: renderer)
+        #expect(damaged.source.loader.hasPrefix("jpegload") && damaged.warnings.contains { $0.contains("Corrupt JPEG data") })
+        #expect(damaged.decodes == 1 && renderer.decodeCount == 1, "the declined direct decode is not counted")
+        let (plain, _) = try render(.file(original), spec)
+        #expect(plain.source.loader == "libjpeg" && plain.warnings.isEmpty)
+    }
+
+    /// A greyscale JPEG comes out grey in every channel, as through libvips.
+    @Test func greyscaleJPEGsAreReplicatedToRGB() throws {
+        let dir = try TemporaryDirectory()
+        let grey = dir.file("grey.jpg")
+        try PipelineRuntime.withLibvips {
+            guard let image = cvips_load_file(Corpus.photo("Landscape_1.jpg")) else { throw ImageTableError(.decodeFailed, "load") }
+            defer { g_object_unref(image) }
+            var out: UnsafeMutablePointer<VipsImage>?
+            guard cvips_colourspace(image, &out, VIPS_INTERPRETATION_B_W) == 0, let out else { throw ImageTableError(.decodeFailed, "grey") }
+            defer { g_object_unref(out) }
+            guard cvips_jpegsave(out, grey, 85) == 0 else { throw ImageTableError(.decodeFailed, "save") }
+        }
+        let spec = [TableFormat(width: 80, height: 60, style: .bgr32)]
+        let (direct, ours) = try render(.file(grey), spec)
+        let (_, theirs) = try render(.file(grey), spec, renderer: ImageRenderer(directJPEG: false))
+        #expect(direct.source.loader == "libjpeg")
+        let d = Difference({ ours[0].rgba($0, $1) }, { theirs[0].rgba($0, $1) }, width: 80, height: 60)
+        #expect(d.mean <= 1.0, "\(d)")
+        #expect((0..<60).allSatisfy { y in (0..<80).allSatisfy { x in let p = ours[0].rgba(x, y); return p[0] == p[1] && p[1] == p[2] } })
+    }
+}
