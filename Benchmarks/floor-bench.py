@@ -88,7 +88,7 @@ def contenders(args, files, jobs, tools, python, work):
     if not os.path.isdir(src):
         os.makedirs(src)
         for f in files:
-            os.symlink(f, os.path.join(src, os.path.basename(f)))
+            os.link(f, os.path.join(src, os.path.basename(f)))
     formats = "".join(f"      s{i}:\n        size: {BOX}\n        style: {style}\n        maximumCount: {len(files)}\n"
                       for i, style in enumerate(STYLES))
     with open(manifest, "w") as f:

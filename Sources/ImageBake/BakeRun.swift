@@ -141,7 +141,7 @@ final class BakeRun: @unchecked Sendable {
             do throws(ImageTableError) {
                 let placed = try write.complete(contentRects: rendered.contentRects.map {
                     PixelRect(x: $0.x, y: $0.y, width: $0.width, height: $0.height)
-                }, sourceUUID: fingerprint)
+                }, sourceUUID: fingerprint, pixelChecksums: rendered.pixelChecksums)
                 for (t, reservation) in zip(job.tables, placed) { try tables[t].enqueue(reservation) }
             } catch {
                 return .fatal(error)

@@ -19,8 +19,9 @@ package enum Lanczos3 {
         let columns = Taps.shared(inSize: source.width, outSize: width, scale: scaleX)
         let c = source.channels
         let rowFloats = source.width * c
-        // The vertical pass's output, plus one vector's slack for the horizontal pass's loads.
-        var vertical = [Float](repeating: 0, count: height * rowFloats + 4)
+        // The vertical pass's output, plus slack for the horizontal pass's loads: a vector at the
+        // last pixel, and the zero-weight taps a pixel runs when its neighbour has one more.
+        var vertical = [Float](repeating: 0, count: height * rowFloats + (columns.width + 2) * c + 4)
         var out = Raster(width: width, height: height, channels: c)
         source.bytes.withUnsafeBufferPointer { src in
             vertical.withUnsafeMutableBufferPointer { mid in
@@ -39,39 +40,70 @@ package enum Lanczos3 {
     }
 
     /// One output row of the vertical pass: the weighted sum of the source rows under its taps.
-    /// Plain loops over a row, which the compiler vectorises (SIMD types' generic conversions
-    /// and `addingProduct`, a call to `fmaf` per lane without FMA hardware, are far slower).
+    /// Plain loops over a row, which the compiler vectorises, four taps per pass so the row of
+    /// sums is loaded and stored once per four taps. (The SIMD types' generic conversions, and
+    /// `addingProduct`, a call to `fmaf` per lane without FMA hardware, are far slower.)
     private static func verticalRow(_ src: UnsafePointer<UInt8>, rowBytes n: Int, taps: Taps, output y: Int,
                                     into row: UnsafeMutablePointer<Float>) {
-        let start = Int(taps.start[y]), base = y * taps.width
-        let first = src + start * n, w0 = taps.weights[base]
-        for x in 0..<n { row[x] = Float(first[x]) * w0 }
-        for k in 1..<max(1, Int(taps.count[y])) {
-            let w = taps.weights[base + k]
-            let line = src + (start + k) * n
-            for x in 0..<n { row[x] += Float(line[x]) * w }
+        let start = Int(taps.start[y]), base = y * taps.width, count = max(1, Int(taps.count[y]))
+        taps.weights.withUnsafeBufferPointer { weights in
+            let w = weights.baseAddress! + base
+            let l0 = src + start * n
+            for x in 0..<n { row[x] = 0 }
+            var k = 0
+            while k + 4 <= count {
+                let a = l0 + k * n, b = a + n, c = b + n, d = c + n
+                let (wa, wb, wc, wd) = (w[k], w[k + 1], w[k + 2], w[k + 3])
+                for x in 0..<n { row[x] += Float(a[x]) * wa + Float(b[x]) * wb + Float(c[x]) * wc + Float(d[x]) * wd }
+                k += 4
+            }
+            while k + 2 <= count {
+                let a = l0 + k * n, b = a + n
+                let (wa, wb) = (w[k], w[k + 1])
+                for x in 0..<n { row[x] += Float(a[x]) * wa + Float(b[x]) * wb }
+                k += 2
+            }
+            if k < count {
+                let a = l0 + k * n, wa = w[k]
+                for x in 0..<n { row[x] += Float(a[x]) * wa }
+            }
         }
     }
 
     /// One row of the horizontal pass, rounded to 8 bits: a 4-lane vector per pixel (RGB uses
-    /// three lanes; the fourth reads the next pixel's first channel and is discarded). Only the
-    /// vector operators, which map to single instructions.
+    /// three lanes; the fourth reads the next pixel's first channel and is discarded), two output
+    /// pixels at a time so that two chains of additions overlap. Only the vector operators,
+    /// which map to single instructions. Weights past a pixel's own taps are zero, so both
+    /// pixels run the longer of their two tap counts.
     private static func horizontalRow(_ row: UnsafePointer<Float>, channels c: Int, taps: Taps, into out: UnsafeMutablePointer<UInt8>) {
+        let count = taps.start.count
         taps.weights.withUnsafeBufferPointer { weights in
-            for x in 0..<taps.start.count {
-                var w = weights.baseAddress! + x * taps.width
-                var p = UnsafeRawPointer(row + Int(taps.start[x]) * c)
-                var acc = SIMD4<Float>()
-                for _ in 0..<Int(taps.count[x]) {
-                    acc = acc + p.loadUnaligned(as: SIMD4<Float>.self) * SIMD4(repeating: w.pointee)
-                    p += c * MemoryLayout<Float>.size
-                    w += 1
-                }
+            @inline(__always) func store(_ acc: SIMD4<Float>, _ x: Int) {
                 let o = out + x * c
                 o[0] = byte(acc[0])
                 o[1] = byte(acc[1])
                 o[2] = byte(acc[2])
                 if c == 4 { o[3] = byte(acc[3]) }
+            }
+            let stride = c * MemoryLayout<Float>.size
+            var x = 0
+            while x < count {
+                let pair = x + 1 < count
+                let y = pair ? x + 1 : x
+                var w0 = weights.baseAddress! + x * taps.width, w1 = weights.baseAddress! + y * taps.width
+                var p0 = UnsafeRawPointer(row + Int(taps.start[x]) * c), p1 = UnsafeRawPointer(row + Int(taps.start[y]) * c)
+                var a0 = SIMD4<Float>(), a1 = SIMD4<Float>()
+                for _ in 0..<Int(max(taps.count[x], taps.count[y])) {
+                    a0 = a0 + p0.loadUnaligned(as: SIMD4<Float>.self) * SIMD4(repeating: w0.pointee)
+                    a1 = a1 + p1.loadUnaligned(as: SIMD4<Float>.self) * SIMD4(repeating: w1.pointee)
+                    p0 += stride
+                    p1 += stride
+                    w0 += 1
+                    w1 += 1
+                }
+                store(a0, x)
+                if pair { store(a1, y) }
+                x += 2
             }
         }
     }

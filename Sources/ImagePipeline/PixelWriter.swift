@@ -142,12 +142,19 @@ enum PixelWriter {
                     }
                 } else {
                     let u = src.assumingMemoryBound(to: UInt8.self)
-                    for x in 0..<cw {
-                        if x < edge || x >= cw - edge {
-                            shade(out + x * bpp, Float(u[3 * x]), Float(u[3 * x + 1]), Float(u[3 * x + 2]), 255 * coverage(x, cy))
-                        } else {
-                            P.store(out + x * bpp, u[3 * x], u[3 * x + 1], u[3 * x + 2], 255)
-                        }
+                    // Corners at both ends of the row, a tight loop between them.
+                    let inner = max(edge, min(cw - edge, cw))
+                    for x in 0..<min(edge, cw) {
+                        shade(out + x * bpp, Float(u[3 * x]), Float(u[3 * x + 1]), Float(u[3 * x + 2]), 255 * coverage(x, cy))
+                    }
+                    var p = u + 3 * min(edge, cw), o = out + min(edge, cw) * bpp
+                    for _ in min(edge, cw)..<inner {
+                        P.store(o, p[0], p[1], p[2], 255)
+                        p += 3
+                        o += bpp
+                    }
+                    for x in inner..<cw {
+                        shade(out + x * bpp, Float(u[3 * x]), Float(u[3 * x + 1]), Float(u[3 * x + 2]), 255 * coverage(x, cy))
                     }
                 }
                 for x in (px + cw)..<format.width { bar(row + x * bpp) }

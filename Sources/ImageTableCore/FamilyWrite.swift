@@ -129,9 +129,12 @@ public struct FamilyWrite {
     ///   - sourceUUID: the fingerprint of the bytes the render decoded, when it is only known now
     ///     (a worker reads the source once and fingerprints what it decodes); ``sourceUUID`` when
     ///     `nil`.
+    ///   - pixelChecksums: each member's CRC-32 of its image bytes, when the renderer computed
+    ///     them (a worker); `nil` to have publishing compute them.
     /// - Returns: the reservations to publish, in the order of the tables.
     /// - Throws: ``ImageTableError`` when a slot cannot be had; nothing stays reserved.
-    public mutating func complete(contentRects: [PixelRect], sourceUUID decoded: UUID? = nil) throws(ImageTableError) -> [SlotReservation] {
+    public mutating func complete(contentRects: [PixelRect], sourceUUID decoded: UUID? = nil,
+                                  pixelChecksums: [UInt32]? = nil) throws(ImageTableError) -> [SlotReservation] {
         guard contentRects.count == destinations.count else {
             abandon()
             throw ImageTableError(.invalidArgument, "\(contentRects.count) content rectangles for \(destinations.count) members", key: key)
@@ -158,6 +161,7 @@ public struct FamilyWrite {
             }
             reservation.contentRect = contentRects[i]
             reservation.sourceUUID = decoded ?? sourceUUID
+            if let pixelChecksums, pixelChecksums.count == destinations.count { reservation.pixelChecksum = pixelChecksums[i] }
             placed.append(reservation)
         }
         destinations = placed.map(Destination.slot)

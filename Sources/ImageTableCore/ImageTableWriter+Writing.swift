@@ -20,7 +20,7 @@ extension ImageTableWriter {
                 throw ImageTableError(.invalidArgument, "reservation for '\(r.key)' is foreign or its content rectangle \(c) lies outside the slot", path: path)
             }
         }
-        let checksums = reservations.map { CRC32.checksum(UnsafeRawBufferPointer($0.pixels)) }
+        let checksums = reservations.map { $0.pixelChecksum ?? CRC32.checksum(UnsafeRawBufferPointer($0.pixels)) }
         do {
             if options.durability == .flushed { try flushSlots(reservations) }
         } catch {

@@ -31,6 +31,10 @@ public struct SlotReservation: @unchecked Sendable {
     public let style: PixelStyle
     /// The part of the slot the image covers; the whole slot unless the filler says otherwise.
     public var contentRect: PixelRect
+    /// The CRC-32 of ``pixels`` when whoever filled them computed it (a worker process, while
+    /// the pixels were in its cache); `nil` makes ``ImageTableWriter/publish(_:)`` compute it.
+    /// A wrong value is caught like any damage: readers and `verify` check it against the pixels.
+    public var pixelChecksum: UInt32?
     /// The odd generation the record carries while reserved: the token another process shows
     /// ``DelegatedSlots`` to prove the slot is still reserved for it.
     public let generation: UInt64

@@ -27,7 +27,7 @@ public struct Hello: Codable, Sendable, Equatable {
 /// The protocol's own version.
 public enum WorkerProtocolVersion {
     /// Bumped whenever a message changes shape or meaning.
-    public static let current = 1
+    public static let current = 2
 }
 
 /// Where one member's pixels go.
@@ -167,6 +167,10 @@ public struct Rendered: Codable, Sendable, Equatable {
     public var stat: SourceStat
     /// What the decoder warned about, in order.
     public var warnings: [String]
+    /// Each member's CRC-32 of its image bytes as the worker left them (row padding included),
+    /// in member order: the bake publishes it instead of reading every slot back. Empty (or
+    /// absent on the wire) makes the bake compute them.
+    public var pixelChecksums: [UInt32]
 
     /// Creates a result.
     ///
@@ -176,11 +180,32 @@ public struct Rendered: Codable, Sendable, Equatable {
     ///   - fingerprint: the source UUID of the bytes decoded.
     ///   - stat: the file's stat during the read.
     ///   - warnings: the decoder's warnings.
-    public init(contentRects: [WireRect], decodes: Int, fingerprint: String, stat: SourceStat, warnings: [String] = []) {
+    ///   - pixelChecksums: each member's CRC-32 of its image bytes.
+    public init(contentRects: [WireRect], decodes: Int, fingerprint: String, stat: SourceStat, warnings: [String] = [],
+                pixelChecksums: [UInt32]) {
         self.contentRects = contentRects
+        self.pixelChecksums = pixelChecksums
         self.decodes = decodes
         self.fingerprint = fingerprint
         self.stat = stat
         self.warnings = warnings
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case contentRects, decodes, fingerprint, stat, warnings, pixelChecksums
+    }
+
+    /// Decodes a result; `pixelChecksums` may be absent.
+    ///
+    /// - Parameter decoder: the decoder.
+    /// - Throws: `DecodingError` for missing or mistyped fields.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        contentRects = try c.decode([WireRect].self, forKey: .contentRects)
+        decodes = try c.decode(Int.self, forKey: .decodes)
+        fingerprint = try c.decode(String.self, forKey: .fingerprint)
+        stat = try c.decode(SourceStat.self, forKey: .stat)
+        warnings = try c.decode([String].self, forKey: .warnings)
+        pixelChecksums = try c.decodeIfPresent([UInt32].self, forKey: .pixelChecksums) ?? []
     }
 }

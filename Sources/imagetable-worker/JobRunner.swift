@@ -12,6 +12,8 @@ import WorkerProtocol
 /// cache of mapped tables, each checked again (parameter hash, reservation generation) per job.
 final class JobRunner {
     private var tables: [String: DelegatedSlots] = [:]
+    /// Formats by their canonical parameters: a bake sends the same few with every job.
+    private var formats: [String: TableFormat] = [:]
     private let scratch = SharedScratch(attachingTo: WorkerDescriptors.scratch)
     private var configured = false
 
@@ -35,6 +37,9 @@ final class JobRunner {
             // the fingerprint of another version of its file.
             let read = try SourceRead(path: job.source, maxBytes: options.maxSourceBytes, keepingBytes: true)
             let report = try ImageRenderer(options: options).render(bytes: read.bytes ?? [], name: job.source, into: targets)
+            // Checksummed here, while the pixels are still in this core's cache, and in parallel
+            // across workers, rather than read back by the bake.
+            let checksums = targets.map { CRC32.checksum(UnsafeRawBufferPointer($0.pixels)) }
             // The bake reads the pixels back from the page cache; this process is done with them.
             for member in job.members {
                 if case .slot(let table, let slot, _) = member.destination { tables[table]?.releaseMappedPages(slot: slot) }
@@ -45,7 +50,7 @@ final class JobRunner {
             return .rendered(Rendered(contentRects: rects, decodes: report.decodes, fingerprint: read.fingerprint!.uuidString,
                                       stat: SourceStat(device: s.device, inode: s.inode, size: s.size, modifiedNs: s.modifiedNs,
                                                        changedNs: s.changedNs, readNs: read.startedNs),
-                                      warnings: report.warnings))
+                                      warnings: report.warnings, pixelChecksums: checksums))
         } catch {
             let code = WorkerFailure.Code(rawValue: error.code.rawValue) ?? .renderFailed
             return .failed(WorkerFailure(code, error.message, cause: error.cause))
@@ -57,10 +62,16 @@ final class JobRunner {
     /// scratch bytes lie inside the scratch memory.
     private func target(_ member: RenderMember) throws(WorkerFailure) -> RenderTarget {
         let format: TableFormat
-        do {
-            format = try TableFormat(canonicalParameters: member.format)
-        } catch {
-            throw WorkerFailure(.protocolError, "the member's format does not parse: \(error.message)")
+        if let known = formats[member.format] {
+            format = known
+        } else {
+            do {
+                format = try TableFormat(canonicalParameters: member.format)
+            } catch {
+                throw WorkerFailure(.protocolError, "the member's format does not parse: \(error.message)")
+            }
+            if formats.count > 64 { formats.removeAll() }
+            formats[member.format] = format
         }
         guard format.renderingVersion == TableFormat.pipelineRenderingVersion else {
             throw WorkerFailure(.workerMismatch, "the format asks for rendering version \(format.renderingVersion); "

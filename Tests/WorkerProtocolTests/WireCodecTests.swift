@@ -22,7 +22,7 @@ import WorkerProtocol
                            fingerprint: "7FAC457A-682F-50D7-9889-2BD6D967B340",
                            stat: SourceStat(device: 2049, inode: 77, size: 11, modifiedNs: 1_700_000_000_123_456_789,
                                             changedNs: 1_700_000_001_000_000_000, readNs: 1_700_000_002_000_000_000),
-                           warnings: ["Corrupt JPEG data: 3 extraneous bytes before marker 0xdb"])),
+                           warnings: ["Corrupt JPEG data: 3 extraneous bytes before marker 0xdb"], pixelChecksums: [0xDEAD_BEEF])),
         .finished(Finished(status: 1)),
         .failed(WorkerFailure(.truncated, "the image data ends early", cause: "Premature end of JPEG file")),
     ]
