@@ -12,7 +12,9 @@ as many processes as the machine has cores (the bake's default -j), files split 
   floor       TurboJPEG decodes each JPEG at the DCT scale the bake uses, and discards it
   vips-load   libvips jpegload at the same scale, copied to memory, discarded
   bake        imagetable bake into an empty output directory (and with -j 1, for scaling)
-  pillow      Pillow draft() + ImageOps.fit (Lanczos) into the four formats' modes, in memory
+  pillow      Pillow draft() + ImageOps.fit (Lanczos) into the four formats' modes, in memory;
+              draft() decodes at the smallest DCT scale covering 150x150 (1/4 for the photos)
+  pillow 2x   the same with draft() covering 300x300: the DCT scale the bake decodes at
   magick      ImageMagick mogrify -define jpeg:size -thumbnail, one 150x150 output per source
   vipsthumb   vipsthumbnail, one 150x150 output per source
 CPU is user + system time of every process of a contender (getrusage of the children); wall is
@@ -116,6 +118,10 @@ def contenders(args, files, jobs, tools, python, work):
     }
     if python:
         found["pillow"] = lambda: [[python, os.path.join(HERE, "pillow_thumbs.py"), BOX, *part] for part in split(files, jobs)]
+        # draft() picks the smallest DCT scale that covers the box it is given; given twice the
+        # box, it decodes at the scale the bake uses (libvips' rule leaves 2x for the resampler).
+        found["pillow 2x"] = lambda: [[python, os.path.join(HERE, "pillow_thumbs.py"), BOX, "--draft-box", f"{2 * side}x{2 * side}", *part]
+                                      for part in split(files, jobs)]
     if shutil.which("mogrify"):
         found["magick"] = lambda: (lambda out: [["mogrify", "-path", out, "-define", f"jpeg:size={2 * side}x{2 * side}",
                                                   "-thumbnail", f"{BOX}^", "-gravity", "center", "-extent", BOX,

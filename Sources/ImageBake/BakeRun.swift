@@ -93,6 +93,10 @@ final class BakeRun: @unchecked Sendable {
         }
     }
 
+    /// The source UUID of slots reserved before the worker has said which bytes it decoded
+    /// (replaced then; a constant, since a random UUID per job costs reads of /dev/urandom).
+    private static let unknownSource = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+
     private func process(_ job: BakePlan.Job, worker: inout BakeWorker?) -> Result {
         let family = manifest.families[job.family]
         let key = job.source.key, path = job.source.path
@@ -106,14 +110,16 @@ final class BakeRun: @unchecked Sendable {
         // a key's previous image stays until the new one is ready.
         var write: FamilyWrite
         do throws(ImageTableError) {
-            write = try FamilyWrite(key: key, sourceUUID: UUID(), tables: job.tables.map { tables[$0] }, scratch: worker!.scratchMemory)
+            write = try FamilyWrite(key: key, sourceUUID: Self.unknownSource, tables: job.tables.map { tables[$0] }, scratch: worker!.scratchMemory)
         } catch {
             return .fatal(error)
         }
         let members = zip(job.tables, write.destinations).map { t, destination in
             RenderMember(format: tables[t].format.canonicalParameters, destination: Self.wire(destination, table: tables[t]))
         }
-        let request = RenderJob(source: path, members: members, limits: options.limits(failOn: family.failOn))
+        let drawn = Set(members.map(\.format))
+        let planned = tables.filter { $0.format.family == family.name }.map(\.format.canonicalParameters).filter { !drawn.contains($0) }
+        let request = RenderJob(source: path, members: members, limits: options.limits(failOn: family.failOn), planned: planned)
         switch worker!.connection.send(.render(request), timeout: options.timeout) {
         case .failure(let loss):
             write.abandon()

@@ -16,10 +16,12 @@ enum DirectJPEG {
     ///   - bytes: the encoded image.
     ///   - name: what errors name.
     ///   - targets: the members, already validated.
+    ///   - formats: the targets' formats, then the formats only planned (see
+    ///     ``ImageRenderer/render(bytes:name:into:planningWith:)``).
     ///   - options: limits.
     /// - Returns: the report, or `nil` to fall back to libvips.
     /// - Throws: ``ImageTableError`` `too-many-pixels`, as the libvips path would.
-    static func render(_ bytes: UnsafeRawBufferPointer, name: String, targets: [RenderTarget],
+    static func render(_ bytes: UnsafeRawBufferPointer, name: String, targets: [RenderTarget], formats: [TableFormat],
                        options: DecodeOptions) throws(ImageTableError) -> RenderReport? {
         guard PipelineRuntime.settings.loaders.contains(.jpeg), let jpeg = JPEGDecoder(bytes) else { return nil }
         let (pixels, overflow) = jpeg.width.multipliedReportingOverflow(by: jpeg.height)
@@ -28,8 +30,8 @@ enum DirectJPEG {
         }
         let swaps = jpeg.orientation >= 5
         let sw = swaps ? jpeg.height : jpeg.width, sh = swaps ? jpeg.width : jpeg.height
-        let geometries = targets.map { MemberGeometry(sourceWidth: sw, sourceHeight: sh, format: $0.format) }
-        let plan = RenderPlan(sourceWidth: sw, sourceHeight: sh, geometries: geometries, formats: targets.map(\.format))
+        let geometries = formats.map { MemberGeometry(sourceWidth: sw, sourceHeight: sh, format: $0) }
+        let plan = RenderPlan(sourceWidth: sw, sourceHeight: sh, geometries: geometries, formats: formats)
         guard plan.groups.allSatisfy({ $0.crop == nil || $0.crop == .centre }) else { return nil }
 
         let shrink = ImageRenderer.jpegShrink(forScale: plan.decodeScale)
@@ -39,10 +41,15 @@ enum DirectJPEG {
         // Intermediates stay in the stored orientation (turning a small result upright is cheaper
         // than turning the decoded image); scales are per stored axis.
         let sources = plan.sources(decodedWidth: decodedWidth, decodedHeight: decodedHeight)
-        var intermediates: [(raster: Raster, x: Double, y: Double)] = []
+        let needed = plan.needed(drawn: targets.count, sources: sources)
+        var intermediates: [(raster: Raster, x: Double, y: Double)?] = []
         let baseScale = 1 / Double(shrink)
         for (gi, group) in plan.groups.enumerated() {
-            let from = sources[gi].map { intermediates[$0] } ?? (raster: base, x: baseScale, y: baseScale)
+            guard needed[gi] else {
+                intermediates.append(nil)
+                continue
+            }
+            let from = sources[gi].map { intermediates[$0]! } ?? (raster: base, x: baseScale, y: baseScale)
             let (gx, gy) = swaps ? (group.scaleY, group.scaleX) : (group.scaleX, group.scaleY)
             let (w, h) = swaps ? (group.resizedHeight, group.resizedWidth) : (group.resizedWidth, group.resizedHeight)
             let resized = from.raster.width == w && from.raster.height == h && from.x == gx && from.y == gy
@@ -63,6 +70,6 @@ enum DirectJPEG {
         }
         let info = SourceInfo(width: sw, height: sh, loader: "libjpeg", orientation: jpeg.orientation, hasAlpha: false,
                               hasICCProfile: false, isCMYK: false, decodedWidth: decodedWidth, decodedHeight: decodedHeight)
-        return RenderReport(members: geometries.map { MemberResult(contentRect: $0.contentRect) }, decodes: 1, source: info)
+        return RenderReport(members: geometries.prefix(targets.count).map { MemberResult(contentRect: $0.contentRect) }, decodes: 1, source: info)
     }
 }

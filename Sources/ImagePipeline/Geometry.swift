@@ -158,4 +158,16 @@ struct RenderPlan {
         }
         return result
     }
+
+    /// Which groups to compute: those of the first `drawn` formats (the targets; the rest were
+    /// only planned) and, transitively, the intermediates they are resized from.
+    func needed(drawn: Int, sources: [Int?]) -> [Bool] {
+        var needed = [Bool](repeating: false, count: groups.count)
+        for t in 0..<drawn { needed[groupOfTarget[t]] = true }
+        // Sources are earlier (larger) groups, so one pass from the end reaches every ancestor.
+        for g in groups.indices.reversed() where needed[g] {
+            if let s = sources[g] { needed[s] = true }
+        }
+        return needed
+    }
 }

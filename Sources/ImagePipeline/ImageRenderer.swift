@@ -92,11 +92,15 @@ public final class ImageRenderer: Sendable {
     ///   - targets: the members to draw and where.
     /// - Returns: per-target content rectangles, the number of decodes and facts about the source.
     /// - Throws: as ``render(_:into:)``.
-    public func render(bytes: [UInt8], name: String, into targets: [RenderTarget]) throws(ImageTableError) -> RenderReport {
+    ///   - planned: more formats of the family that are not drawn now but shape the decode as
+    ///     when they are: a member's pixels then depend only on its source and its family's
+    ///     formats, not on which of them a call happens to draw.
+    public func render(bytes: [UInt8], name: String, into targets: [RenderTarget],
+                       planningWith planned: [TableFormat] = []) throws(ImageTableError) -> RenderReport {
         try validate(targets, name: name)
         guard !bytes.isEmpty else { throw ImageTableError(.empty, "the source has no bytes", path: name) }
         return try bytes.withUnsafeBytes { raw in
-            Result { () throws(ImageTableError) in try render(raw, name: name, targets) }
+            Result { () throws(ImageTableError) in try render(raw, name: name, targets, planned: planned) }
         }.get()
     }
 
@@ -106,12 +110,16 @@ public final class ImageRenderer: Sendable {
         }
     }
 
-    private func render(_ bytes: UnsafeRawBufferPointer, name: String, _ targets: [RenderTarget]) throws(ImageTableError) -> RenderReport {
+    private func render(_ bytes: UnsafeRawBufferPointer, name: String, _ targets: [RenderTarget],
+                        planned: [TableFormat] = []) throws(ImageTableError) -> RenderReport {
+        // Formats that are drawn need no planning twice; the rest follow the targets.
+        let drawn = Set(targets.map(\.format))
+        let formats = targets.map(\.format) + planned.filter { !drawn.contains($0) }
         // Plain JPEGs skip libvips; everything the direct path declines (other formats, colour
         // management, smart crops, damaged files) goes through libvips below. A damaged JPEG is
         // thus decoded twice, so that libvips reports its damage in its own words; only the
         // decode that produced the pixels is counted.
-        if directJPEG, let report = try DirectJPEG.render(bytes, name: name, targets: targets, options: options) {
+        if directJPEG, let report = try DirectJPEG.render(bytes, name: name, targets: targets, formats: formats, options: options) {
             decodes.add(1, ordering: .relaxed)
             PipelineRuntime.decodeCounter.add(1, ordering: .relaxed)
             return report
@@ -119,7 +127,7 @@ public final class ImageRenderer: Sendable {
         try PipelineRuntime.start()
         let scope = VipsScope(sourceName: name)
         do {
-            var report = try render(bytes, scope: scope, targets)
+            var report = try render(bytes, scope: scope, targets, formats: formats)
             scope.release()
             report.warnings = scope.warnings
             PipelineRuntime.deliver(report.warnings)
@@ -130,7 +138,8 @@ public final class ImageRenderer: Sendable {
         }
     }
 
-    private func render(_ bytes: UnsafeRawBufferPointer, scope: VipsScope, _ targets: [RenderTarget]) throws(ImageTableError) -> RenderReport {
+    private func render(_ bytes: UnsafeRawBufferPointer, scope: VipsScope, _ targets: [RenderTarget],
+                        formats: [TableFormat]) throws(ImageTableError) -> RenderReport {
         let name = scope.sourceName
         // A memory source: libvips reads our copy of the bytes, never the file itself.
         var sourceObject: UnsafeMutablePointer<VipsSource>?
@@ -155,8 +164,8 @@ public final class ImageRenderer: Sendable {
         let isCMYK = header.interpretation == VIPS_INTERPRETATION_CMYK
         let hasICC = scope.has(header, "icc-profile-data")
 
-        let geometries = targets.map { MemberGeometry(sourceWidth: sw, sourceHeight: sh, format: $0.format) }
-        let plan = RenderPlan(sourceWidth: sw, sourceHeight: sh, geometries: geometries, formats: targets.map(\.format))
+        let geometries = formats.map { MemberGeometry(sourceWidth: sw, sourceHeight: sh, format: $0) }
+        let plan = RenderPlan(sourceWidth: sw, sourceHeight: sh, geometries: geometries, formats: formats)
 
         // 2. The one decode.
         decodes.add(1, ordering: .relaxed)
@@ -191,10 +200,15 @@ public final class ImageRenderer: Sendable {
         // 3. Members: each group from the smallest uncropped intermediate ≥ 2× its size.
         let work = hasAlpha ? try scope.image("premultiply", .renderFailed) { cvips_premultiply(base.pointer, $0) } : base
         let sources = plan.sources(decodedWidth: base.width, decodedHeight: base.height)
+        let needed = plan.needed(drawn: targets.count, sources: sources)
         let reused = Set(sources.compactMap { $0 })
-        var intermediates: [(image: VImage, x: Double, y: Double)] = []
+        var intermediates: [(image: VImage, x: Double, y: Double)?] = []
         for (gi, group) in plan.groups.enumerated() {
-            let from = sources[gi].map { intermediates[$0] } ?? (work, baseScale.x, baseScale.y)
+            guard needed[gi] else {
+                intermediates.append(nil)
+                continue
+            }
+            let from = sources[gi].map { intermediates[$0]! } ?? (work, baseScale.x, baseScale.y)
             var resized = try resize(scope, from, to: group)
             if reused.contains(gi) { resized = try scope.copyToMemory("resize", .renderFailed, resized) }
             intermediates.append((resized, group.scaleX, group.scaleY))
@@ -220,7 +234,7 @@ public final class ImageRenderer: Sendable {
                 }
             }
         }
-        return RenderReport(members: geometries.map { MemberResult(contentRect: $0.contentRect) }, decodes: 1, source: info)
+        return RenderReport(members: geometries.prefix(targets.count).map { MemberResult(contentRect: $0.contentRect) }, decodes: 1, source: info)
     }
 
     /// CMYK: libvips 8.14.1's thumbnail mishandles CMYK with an export profile, so load (with JPEG

@@ -89,6 +89,10 @@ public struct RenderJob: Codable, Sendable, Equatable {
     public var members: [RenderMember]
     /// The decode limits and strictness.
     public var limits: SourceLimits
+    /// The family's other formats (canonical parameter texts): not drawn, but planned with the
+    /// members, so that the decode and its intermediates, and thus every member's pixels, are
+    /// the same whichever of the family's tables a bake happens to fill.
+    public var planned: [String]
 
     /// Creates a job.
     ///
@@ -96,10 +100,26 @@ public struct RenderJob: Codable, Sendable, Equatable {
     ///   - source: the source file.
     ///   - members: the formats and their destinations.
     ///   - limits: the decode limits.
-    public init(source: String, members: [RenderMember], limits: SourceLimits) {
+    ///   - planned: the family's formats that are not drawn.
+    public init(source: String, members: [RenderMember], limits: SourceLimits, planned: [String] = []) {
         self.source = source
         self.members = members
         self.limits = limits
+        self.planned = planned
+    }
+
+    private enum CodingKeys: String, CodingKey { case source, members, limits, planned }
+
+    /// Decodes a job; `planned` may be absent.
+    ///
+    /// - Parameter decoder: the decoder.
+    /// - Throws: `DecodingError` for missing or mistyped fields.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        source = try c.decode(String.self, forKey: .source)
+        members = try c.decode([RenderMember].self, forKey: .members)
+        limits = try c.decode(SourceLimits.self, forKey: .limits)
+        planned = try c.decodeIfPresent([String].self, forKey: .planned) ?? []
     }
 }
 

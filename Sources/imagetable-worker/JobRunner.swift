@@ -36,7 +36,9 @@ final class JobRunner {
             // One read: the bytes decoded are the bytes fingerprinted, so an entry can never carry
             // the fingerprint of another version of its file.
             let read = try SourceRead(path: job.source, maxBytes: options.maxSourceBytes, keepingBytes: true)
-            let report = try ImageRenderer(options: options).render(bytes: read.bytes ?? [], name: job.source, into: targets)
+            let planned = job.planned.compactMap { try? parsed($0) }
+            let report = try ImageRenderer(options: options).render(bytes: read.bytes ?? [], name: job.source, into: targets,
+                                                                    planningWith: planned)
             // Checksummed here, while the pixels are still in this core's cache, and in parallel
             // across workers, rather than read back by the bake.
             let checksums = targets.map { CRC32.checksum(UnsafeRawBufferPointer($0.pixels)) }
@@ -61,18 +63,7 @@ final class JobRunner {
     /// version, its slot is still reserved with that generation in a table of that format, or its
     /// scratch bytes lie inside the scratch memory.
     private func target(_ member: RenderMember) throws(WorkerFailure) -> RenderTarget {
-        let format: TableFormat
-        if let known = formats[member.format] {
-            format = known
-        } else {
-            do {
-                format = try TableFormat(canonicalParameters: member.format)
-            } catch {
-                throw WorkerFailure(.protocolError, "the member's format does not parse: \(error.message)")
-            }
-            if formats.count > 64 { formats.removeAll() }
-            formats[member.format] = format
-        }
+        let format = try parsed(member.format)
         guard format.renderingVersion == TableFormat.pipelineRenderingVersion else {
             throw WorkerFailure(.workerMismatch, "the format asks for rendering version \(format.renderingVersion); "
                                 + "this worker renders version \(TableFormat.pipelineRenderingVersion)")
@@ -97,6 +88,20 @@ final class JobRunner {
             let memory = UnsafeMutableRawBufferPointer(rebasing: scratch.memory[offset..<offset + layout.imageBytes])
             return RenderTarget(format: format, pixels: memory, bytesPerRow: layout.bytesPerRow)
         }
+    }
+
+    /// A format from its canonical parameters, parsed once per worker.
+    private func parsed(_ canonical: String) throws(WorkerFailure) -> TableFormat {
+        if let known = formats[canonical] { return known }
+        let format: TableFormat
+        do {
+            format = try TableFormat(canonicalParameters: canonical)
+        } catch {
+            throw WorkerFailure(.protocolError, "the member's format does not parse: \(error.message)")
+        }
+        if formats.count > 64 { formats.removeAll() }
+        formats[canonical] = format
+        return format
     }
 
     private func table(_ path: String, hash: [UInt8]) throws(ImageTableError) -> DelegatedSlots {
