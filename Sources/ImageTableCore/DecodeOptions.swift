@@ -18,22 +18,27 @@ public struct DecodeOptions: Sendable, Hashable, Codable {
     /// The most pixels (width × height, read from the header before decoding) a source may have;
     /// more is refused with `too-many-pixels`. Default 268,402,689 (0x3FFF², sharp's default).
     public var maxPixels: Int
-    /// The largest source in bytes; larger is refused with `source-too-large` before reading it.
-    /// Default 1 GiB.
+    /// The largest source in bytes; larger is refused with `source-too-large` from its size,
+    /// before any byte is read. A worker holds a source in memory while decoding it, so this
+    /// bounds its memory. Default 256 MiB (``defaultMaxSourceBytes``).
     public var maxSourceBytes: Int
     /// How strictly decoders treat damaged data; ``FailLevel/error`` by default.
     public var failOn: FailLevel
 
     /// sharp's default pixel limit, 0x3FFF².
     public static let defaultMaxPixels = 268_402_689
+    /// 256 MiB: more than any JPEG, PNG or WebP of ``defaultMaxPixels`` an encoder writes in
+    /// practice, and a bound on a worker's memory far below what a hostile 1 GiB file took.
+    public static let defaultMaxSourceBytes = 256 << 20
 
     /// Creates options.
     ///
     /// - Parameters:
     ///   - maxPixels: the pixel limit; ``defaultMaxPixels`` by default.
-    ///   - maxSourceBytes: the byte limit; 1 GiB by default.
+    ///   - maxSourceBytes: the byte limit; ``defaultMaxSourceBytes`` by default.
     ///   - failOn: the decoder strictness; ``FailLevel/error`` by default.
-    public init(maxPixels: Int = DecodeOptions.defaultMaxPixels, maxSourceBytes: Int = 1 << 30, failOn: FailLevel = .error) {
+    public init(maxPixels: Int = DecodeOptions.defaultMaxPixels, maxSourceBytes: Int = DecodeOptions.defaultMaxSourceBytes,
+                failOn: FailLevel = .error) {
         self.maxPixels = maxPixels
         self.maxSourceBytes = maxSourceBytes
         self.failOn = failOn

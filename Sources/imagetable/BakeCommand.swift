@@ -56,6 +56,11 @@ struct BakeCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Refuse images with more pixels than this, from their header, before decoding.", valueName: "n"))
     var maxPixels: Int = DecodeOptions.defaultMaxPixels
 
+    @Option(help: ArgumentHelp("Refuse source files larger than this (256MiB by default; units B, kB, MB, GB, KiB, MiB, GiB), "
+                               + "from their size, before reading them: a worker holds a source in memory while it decodes it.",
+                               valueName: "size"))
+    var maxSourceSize: String?
+
     @Option(help: ArgumentHelp("Seconds one source may take before it is given up.", valueName: "seconds"))
     var timeout: Double = 120
 
@@ -97,6 +102,9 @@ struct BakeCommand: ParsableCommand {
     func validate() throws {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1.") }
         guard maxPixels > 0 else { throw ValidationError("--max-pixels must be positive.") }
+        if let maxSourceSize, (ByteSize.parse(maxSourceSize) ?? 0) < 1 {
+            throw ValidationError("--max-source-size must be a size such as 50MB or 1GiB, not '\(maxSourceSize)'.")
+        }
         guard timeout > 0, lockTimeout >= 0 else { throw ValidationError("timeouts must be positive.") }
         if let minAge, minAge < 0 { throw ValidationError("--min-age must not be negative.") }
     }
@@ -117,6 +125,7 @@ struct BakeCommand: ParsableCommand {
         var options = BakeOptions(workerExecutable: Self.workerPath)
         options.jobs = jobs ?? options.jobs
         options.decoding.maxPixels = maxPixels
+        if let maxSourceSize, let bytes = ByteSize.parse(maxSourceSize) { options.decoding.maxSourceBytes = bytes }
         options.timeout = timeout
         options.lockTimeout = lockTimeout
         options.strict = strict
