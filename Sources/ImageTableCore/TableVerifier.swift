@@ -56,6 +56,11 @@ public enum TableVerifier {
             }
         }
 
+        /// Whether `a` is better than `b`: sound, then interrupted, then damaged.
+        ///
+        /// - Parameters:
+        ///   - a: a verdict.
+        ///   - b: another.
         public static func < (a: Verdict, b: Verdict) -> Bool { a.rank < b.rank }
     }
 
