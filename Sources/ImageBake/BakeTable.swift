@@ -43,7 +43,7 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
         batchLimit = max(1, min(options.publishBatch, format.capacity / 4))
         if options.dryRun {
             let existing = try? ImageTableReader(path: path)
-            reader = existing?.header.parametersHash == format.parametersHash ? existing : nil
+            reader = existing?.header.matches(format) == true ? existing : nil
             table = nil
             notices = existing != nil && reader == nil
                 ? [TableNotice(kind: .reset, message: "format parameters changed; would rebuild the table empty", slot: nil)] : []

@@ -54,7 +54,8 @@ public enum Baker {
         var scanFailures: [SourceFailure] = []
         let snapshots = tables.map { $0.snapshot() }
         for family in manifest.families {
-            let scanner = SourceScanner(root: family.sourcesPath, allowOutside: options.allowOutsidePaths) { family.selects($0) }
+            let scanner = SourceScanner(root: family.sourcesPath, allowOutside: options.allowOutsidePaths, excluding: manifest.outputPath,
+                                        selectsHidden: { family.selectsHiddenImage($0) }) { family.selects($0) }
             let (sources, skipped) = try scanner.scan()
             let held = Set(tables.indices.filter { tables[$0].format.family == family.name }.flatMap { snapshots[$0].keys })
             scanned.append((sources, held))
@@ -118,8 +119,9 @@ public enum Baker {
         summary.leftOut = plan.leftOut
         summary.deferred = plan.deferred
         summary.removed += Set(plan.listing.filter { $0.status == .removed }.map { "\($0.family)/\($0.key)" }).count
-        summary.failed = (scanFailures + plan.failures.filter { !skips($0) } + summary.failed).sorted { ($0.family, $0.key) < ($1.family, $1.key) }
-        summary.skipped = (plan.failures.filter(skips) + summary.skipped).sorted { ($0.family, $0.key) < ($1.family, $1.key) }
+        let failures = scanFailures + plan.failures
+        summary.failed = (failures.filter { !skips($0) } + summary.failed).sorted { ($0.family, $0.key) < ($1.family, $1.key) }
+        summary.skipped = (failures.filter(skips) + summary.skipped).sorted { ($0.family, $0.key) < ($1.family, $1.key) }
         summary.sourcesFound = plan.listing.filter { $0.status != .removed }.count + scanFailures.count
         let held = Set(plan.listing.filter { $0.status == .changed || $0.status == .unchanged }.map { "\($0.family)/\($0.key)" })
         summary.keptPrevious = summary.failed.filter { held.contains("\($0.family)/\($0.key)") }.count
@@ -146,9 +148,10 @@ public enum Baker {
         return summary
     }
 
-    /// Not-an-image and changed-while-reading files are skipped with a warning, not failed.
+    /// Files that are not images, changed while they were read, are FIFOs, devices or sockets,
+    /// or are hidden images are skipped with a warning, not failed.
     private static func skips(_ failure: SourceFailure) -> Bool {
-        failure.error.code == .notAnImage || failure.error.code == .changedWhileReading
+        [.notAnImage, .changedWhileReading, .notARegularFile, .hiddenFile].contains(failure.error.code)
     }
 
     /// Image tables in the output directory that no format of the manifest names (tables of

@@ -75,6 +75,12 @@ extension ImageTableError {
         case changedWhileReading = "changed-while-reading"
         /// The file is not an image by its first bytes; skipped with a warning.
         case notAnImage = "not-an-image"
+        /// A FIFO, device or socket (or a link to one) that the patterns select; skipped with a
+        /// warning, never opened.
+        case notARegularFile = "not-a-regular-file"
+        /// A hidden image file (its name starts with `.`) that the patterns would take but for
+        /// the dot; skipped with a warning.
+        case hiddenFile = "hidden-file"
 
         // MARK: Workers
 

@@ -60,7 +60,8 @@ public final class ImageTableWriter: @unchecked Sendable {
     private let lock: WriterLock
 
     /// Opens the table at `path` for writing, creating it, or rebuilding it empty when its
-    /// recorded parameters differ from `format` or it is damaged beyond its index.
+    /// recorded parameters differ from `format`, any header field disagrees with `format` (see
+    /// ``TableHeader/disagreements(with:)``), or it is damaged beyond its index.
     ///
     /// - Parameters:
     ///   - path: the table file; its directory must exist.
@@ -83,11 +84,16 @@ public final class ImageTableWriter: @unchecked Sendable {
         if lstat(path, &st) == 0 {
             do {
                 let existing = try TableFile(path: path, writable: true)
-                if existing.header.parametersHash == format.parametersHash {
-                    opened = existing
-                } else {
+                let disagreements = existing.header.disagreements(with: format)
+                if existing.header.parametersHash != format.parametersHash {
                     notices.append(TableNotice(kind: .reset, message: "format parameters changed (\(existing.header.summary)"
                         + " → \(format.summary)); rebuilt the table empty", slot: nil))
+                } else if !disagreements.isEmpty {
+                    // The hash says "unchanged" but a field does not: a tampered or miswritten header.
+                    notices.append(TableNotice(kind: .reset, message: "the header disagrees with its own parameter hash ("
+                        + disagreements.joined(separator: "; ") + "); rebuilt the table empty", slot: nil))
+                } else {
+                    opened = existing
                 }
             } catch let error where error.code == .corrupt || error.code == .unsupportedVersion {
                 notices.append(TableNotice(kind: .reset, message: "\(error.message); rebuilt the table empty", slot: nil))
@@ -102,11 +108,7 @@ public final class ImageTableWriter: @unchecked Sendable {
         file = opened!
         let scan = RecordScan(file)
         for problem in scan.problems {
-            let record = file.record(problem.slot)
-            let odd = record.generation | 1
-            record.beginWrite(odd)
-            record.clear()
-            record.endWrite(odd &+ 1)
+            file.clearRecord(problem.slot)
             notices.append(TableNotice(kind: problem.kind, message: "slot \(problem.slot): \(problem.reason); dropped it", slot: problem.slot))
         }
         if !scan.problems.isEmpty && options.durability == .flushed {

@@ -20,46 +20,90 @@ struct RecordScan {
         let reason: String
     }
 
+    /// What one record says on its own, before other records are consulted.
+    enum Verdict: Equatable {
+        /// An empty record.
+        case empty
+        /// A writer's odd generation: a write in progress, or one a killed writer left.
+        case interrupted
+        /// Unsound, for the reason given.
+        case damaged(String)
+        /// A committed, self-consistent record of this entity.
+        case committed(UUID)
+    }
+
     private(set) var committed: [Committed] = []
     private(set) var problems: [Problem] = []
 
     /// Scans every record of `file`.
+    ///
+    /// Two records that claim one entity are both problems: nothing says which is genuine (a
+    /// forged record could otherwise win over the real one and serve another key's image), so
+    /// readers serve neither and writers drop both, leaving the next bake to render it again.
     ///
     /// - Parameters:
     ///   - file: the mapped table.
     ///   - checkKeys: also recompute each key's entity UUID (SHA-1 per record: verification
     ///     does it; opening relies on the record checksum, which covers both).
     init(_ file: TableFile, checkKeys: Bool = false) {
-        let layout = file.layout
-        var seen = Set<UUID>()
-        for slot in 0..<layout.capacity {
+        var candidates: [Committed] = []
+        var claims: [UUID: Int] = [:]
+        for slot in 0..<file.layout.capacity {
             let record = file.record(slot)
-            let generation = record.generation
-            let state = record.state
-            if generation & 1 == 1 {
-                problems.append(Problem(slot: slot, kind: .discardedInterruptedWrite,
-                                        reason: "interrupted write"))
-                continue
-            }
-            if state == IndexRecord.stateEmpty && !record.hasLeftoverFields { continue }
-            var reason: String?
-            if state == IndexRecord.stateEmpty {
-                reason = "record marked empty but still holds an entry's fields (damaged state)"
-            } else if state != IndexRecord.stateCommitted {
-                reason = "unknown state \(state)"
-            } else if let damage = record.damage(width: layout.width, height: layout.height, checkKey: checkKeys) {
-                reason = damage
-            } else if !file.slotIsBacked(slot) {
-                reason = "slot lies beyond the end of the file"
-            } else if !seen.insert(record.entityUUID).inserted {
-                reason = "a second record for the same entity"
-            }
-            if let reason {
-                problems.append(Problem(slot: slot, kind: .damagedRecord, reason: reason))
-            } else {
-                committed.append(Committed(slot: slot, entity: record.entityUUID, recency: record.recency))
+            switch Self.judge(slot: slot, of: file, checkKeys: checkKeys) {
+            case .empty: continue
+            case .interrupted: problems.append(Problem(slot: slot, kind: .discardedInterruptedWrite, reason: "interrupted write"))
+            case .damaged(let reason): problems.append(Problem(slot: slot, kind: .damagedRecord, reason: reason))
+            case .committed(let entity):
+                candidates.append(Committed(slot: slot, entity: entity, recency: record.recency))
+                claims[entity, default: 0] += 1
             }
         }
+        guard claims.count < candidates.count else {
+            committed = candidates
+            return
+        }
+        let slotsByEntity = Dictionary(grouping: candidates.filter { claims[$0.entity]! > 1 }, by: \.entity)
+        for candidate in candidates {
+            if let rivals = slotsByEntity[candidate.entity] {
+                problems.append(Problem(slot: candidate.slot, kind: .damagedRecord,
+                                        reason: Self.duplicateReason(slot: candidate.slot, claimants: rivals.map(\.slot))))
+            } else {
+                committed.append(candidate)
+            }
+        }
+        problems.sort { $0.slot < $1.slot }
+    }
+
+    /// Judges slot `slot`'s record alone: its generation, state, checksum, key, rectangle, and
+    /// whether the file reaches its slot. The caller decides whether the reading was consistent.
+    ///
+    /// - Parameters:
+    ///   - slot: the record's slot.
+    ///   - file: the mapped table.
+    ///   - checkKeys: also recompute the key's entity UUID.
+    static func judge(slot: Int, of file: TableFile, checkKeys: Bool) -> Verdict {
+        let layout = file.layout
+        let record = file.record(slot)
+        if record.generation & 1 == 1 { return .interrupted }
+        let state = record.state
+        if state == IndexRecord.stateEmpty {
+            return record.hasLeftoverFields ? .damaged("record marked empty but still holds an entry's fields (damaged state)") : .empty
+        }
+        guard state == IndexRecord.stateCommitted else { return .damaged("unknown state \(state)") }
+        if let damage = record.damage(width: layout.width, height: layout.height, checkKey: checkKeys) { return .damaged(damage) }
+        guard file.slotIsBacked(slot) else { return .damaged("slot lies beyond the end of the file") }
+        return .committed(record.entityUUID)
+    }
+
+    /// Why a record that shares its entity with others is not served.
+    ///
+    /// - Parameters:
+    ///   - slot: the record's slot.
+    ///   - claimants: every slot that claims the entity, this one included.
+    static func duplicateReason(slot: Int, claimants: [Int]) -> String {
+        let others = claimants.filter { $0 != slot }.sorted().map { "slot \($0)" }.joined(separator: ", ")
+        return "\(others) also claims this entry's entity, so neither is trusted"
     }
 }
 

@@ -102,6 +102,17 @@ final class TableFile: @unchecked Sendable {
 
     func slot(_ index: Int) -> UnsafeMutableRawPointer { base + layout.slotOffset(index) }
 
+    /// Empties record `index` under its seqlock and counts the change, so that readers in other
+    /// processes rescan. For writers (and repairs) holding the lock.
+    func clearRecord(_ index: Int) {
+        let record = record(index)
+        let odd = record.generation | 1
+        record.beginWrite(odd)
+        record.clear()
+        record.endWrite(odd &+ 1)
+        bumpChangeCount()
+    }
+
     /// Whether slot `index` lies inside the file, re-reading the size once if it seems not to
     /// (another process may have grown the file since we last looked).
     func slotIsBacked(_ index: Int) -> Bool {

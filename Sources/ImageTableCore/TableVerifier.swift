@@ -1,9 +1,9 @@
-import CTableSupport
-
 /// Checks a table end to end: the header, every record, and every entry's pixel checksum.
 ///
 /// This is what `imagetable verify` runs and what the kill test asserts after every kill. It
-/// never changes the file.
+/// never changes the file, and it is safe while a writer works: every record is read under its
+/// seqlock, as readers read it, so an entry that a writer is replacing is reported as being
+/// written (``Report/inProgress``), never as damage. What it calls damage is damage.
 public enum TableVerifier {
     /// One thing wrong with a table.
     public struct Problem: Sendable, Equatable, CustomStringConvertible {
@@ -17,11 +17,51 @@ public enum TableVerifier {
         /// What is wrong, for people.
         public let reason: String
 
+        /// Creates a problem.
+        ///
+        /// - Parameters:
+        ///   - slot: the slot concerned, or `nil` for the header.
+        ///   - key: the entry's key, when it could be read.
+        ///   - code: what kind of problem.
+        ///   - reason: what is wrong, for people.
+        public init(slot: Int?, key: String?, code: ImageTableError.Code, reason: String) {
+            self.slot = slot
+            self.key = key
+            self.code = code
+            self.reason = reason
+        }
+
         /// `slot N (key): reason [code]`.
         public var description: String {
             let place = slot.map { "slot \($0)" } ?? "header"
             return (key.map { "\(place) (\($0))" } ?? place) + ": \(reason) [\(code.rawValue)]"
         }
+    }
+
+    /// What a table's problems amount to, from best to worst.
+    public enum Verdict: String, Sendable, Comparable {
+        /// Nothing is wrong.
+        case sound
+        /// Only interrupted writes, which a killed writer leaves and the next writer to open the
+        /// table (a bake) clears; the next bake writes those entries again.
+        case interrupted
+        /// Something is damaged: a pixel checksum, a record, or the header.
+        case damaged
+
+        private var rank: Int {
+            switch self {
+            case .sound: 0
+            case .interrupted: 1
+            case .damaged: 2
+            }
+        }
+
+        /// Whether `a` is better than `b`: sound, then interrupted, then damaged.
+        ///
+        /// - Parameters:
+        ///   - a: a verdict.
+        ///   - b: another.
+        public static func < (a: Verdict, b: Verdict) -> Bool { a.rank < b.rank }
     }
 
     /// The outcome of verifying one table.
@@ -30,13 +70,37 @@ public enum TableVerifier {
         public let header: TableHeader?
         /// The number of entries whose record and pixels check out.
         public let validEntries: Int
-        /// Everything wrong; empty when the table is sound.
+        /// Entries that a live writer (one holding the table's lock) was writing while they were
+        /// checked, again and again: neither good nor bad.
+        public let inProgress: Int
+        /// Everything wrong, by slot; empty when the table is sound.
         public let problems: [Problem]
+
+        /// Creates a report.
+        ///
+        /// - Parameters:
+        ///   - header: the header, when it was valid.
+        ///   - validEntries: entries whose record and pixels check out.
+        ///   - inProgress: entries a live writer was writing.
+        ///   - problems: everything wrong.
+        public init(header: TableHeader?, validEntries: Int, inProgress: Int = 0, problems: [Problem]) {
+            self.header = header
+            self.validEntries = validEntries
+            self.inProgress = inProgress
+            self.problems = problems
+        }
+
         /// Whether the table is sound.
         public var isValid: Bool { problems.isEmpty }
+
+        /// Sound, interrupted (only interrupted writes, which the next bake completes) or damaged.
+        public var verdict: Verdict {
+            if problems.isEmpty { return .sound }
+            return problems.allSatisfy { $0.code == .interruptedWrite } ? .interrupted : .damaged
+        }
     }
 
-    /// Verifies the table at `path`.
+    /// Verifies the table at `path`, read-only and without its lock.
     ///
     /// - Parameter path: the table file.
     /// - Returns: the report; a file that cannot be opened yields one header problem.
@@ -47,27 +111,33 @@ public enum TableVerifier {
         } catch {
             return Report(header: nil, validEntries: 0, problems: [Problem(slot: nil, key: nil, code: error.code, reason: error.message)])
         }
-        let scan = RecordScan(file, checkKeys: true)
-        var problems = scan.problems.map {
-            Problem(slot: $0.slot, key: file.record($0.slot).key,
-                    code: $0.kind == .discardedInterruptedWrite ? .interruptedWrite : .damagedRecord, reason: $0.reason)
-        }
-        var valid = 0
-        for entry in scan.committed {
-            let record = file.record(entry.slot)
-            let generation = record.generation
-            let stored = record.pixelChecksum
-            let pixels = UnsafeRawBufferPointer(start: file.slot(entry.slot), count: file.layout.imageBytes)
-            let matches = CRC32.checksum(pixels) == stored
-            itc_fence_acquire()
-            if record.generation != generation {
-                continue  // A live writer replaced it meanwhile; neither good nor bad.
-            } else if matches {
-                valid += 1
+        return verify(file, writerMayBeActive: true)
+    }
+
+    /// Verifies an open table.
+    ///
+    /// - Parameters:
+    ///   - file: the mapped table.
+    ///   - writerMayBeActive: `false` when the caller holds the writer lock, so nothing can change
+    ///     and an odd generation can only be an interrupted write.
+    static func verify(_ file: TableFile, writerMayBeActive: Bool) -> Report {
+        // Under the lock nothing changes, so one reading settles every slot.
+        let attempts = writerMayBeActive ? 3 : 1
+        var checks = VerifierPass(file: file)
+        checks.run(slots: Array(0..<file.layout.capacity), attempts: attempts)
+        if !checks.unsettled.isEmpty {
+            if writerMayBeActive && WriterLock.isHeld(tablePath: file.path) == true {
+                checks.settleAsInProgress()
             } else {
-                problems.append(Problem(slot: entry.slot, key: record.key, code: .pixelChecksumMismatch, reason: "pixel checksum mismatch"))
+                // No writer now: what was in flux settles, and an odd generation that stays is an
+                // interrupted write, unless a writer has appeared meanwhile.
+                checks.run(slots: checks.unsettled.map(\.slot), attempts: attempts)
+                let writerNow = writerMayBeActive && WriterLock.isHeld(tablePath: file.path) == true
+                checks.settleRemaining(writerActive: writerNow)
             }
         }
-        return Report(header: file.header, validEntries: valid, problems: problems.sorted { ($0.slot ?? -1) < ($1.slot ?? -1) })
+        checks.findDuplicates()
+        return Report(header: file.header, validEntries: checks.valid.count, inProgress: checks.inProgress,
+                      problems: checks.problems.sorted { ($0.slot ?? -1) < ($1.slot ?? -1) })
     }
 }

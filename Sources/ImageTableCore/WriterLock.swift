@@ -57,6 +57,23 @@ final class WriterLock: Sendable {
         _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
     }
 
+    /// Whether some writer holds `tablePath`'s lock at this instant, asked without waiting.
+    ///
+    /// A shared `flock` is tried and dropped at once: it fails only while a writer holds the
+    /// exclusive one, and a writer that polls for the lock meanwhile just tries again. The lock
+    /// file is opened read-only and never created, so asking changes nothing on disk.
+    ///
+    /// - Parameter tablePath: the table; its lock file is `tablePath + ".lock"`.
+    /// - Returns: `true` when a writer holds it, `false` when none does (or there is no lock
+    ///   file), `nil` when it cannot be told (the lock file cannot be opened).
+    static func isHeld(tablePath: String) -> Bool? {
+        let fd = Posix.retrying { open(tablePath + ".lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) }
+        guard fd >= 0 else { return errno == ENOENT ? false : nil }
+        defer { close(fd) }
+        if flock(fd, LOCK_SH | LOCK_NB) == 0 { return false }
+        return errno == EWOULDBLOCK ? true : nil
+    }
+
     /// Releases the lock (clearing the PID only if we held it); idempotent and thread-safe.
     ///
     /// - Returns: whether this call released it (`false` when it was already released).

@@ -35,7 +35,7 @@ enum ExtractWorker {
                 try OutputFiles.write(png, to: output, mode: mode)
                 return output
             }) else { return 1 }
-            if output != "-" { print("\(output): \(describe(info, reader, request))") }
+            if output != "-" { printLine("\(output): \(describe(info, reader, request))") }
             return 0
         }
         return extractAll(reader, into: request.all!, request: request, mode: mode)
@@ -68,7 +68,7 @@ enum ExtractWorker {
             if ok { written += 1 } else { failed += 1 }
         }
         let entries = written == 1 ? "entry" : "entries"
-        print("\(request.table): wrote \(written) \(entries) as PNG files to \(directory)"
+        printLine("\(request.table): wrote \(written) \(entries) as PNG files to \(directory)"
               + (failed > 0 ? "; \(failed) failed" : ""))
         return failed == 0 ? 0 : 1
     }
@@ -100,7 +100,7 @@ enum ExtractWorker {
         do {
             let png = try PNGEncoder.encode(bitmap, name: request.output ?? info.key)
             let path = try destination(png)
-            if request.verbose && request.all != nil { print("\(path): \(describe(info, reader, request))") }
+            if request.verbose && request.all != nil { printLine("\(path): \(describe(info, reader, request))") }
             return true
         } catch let error as ImageTableError {
             printError(error.description)

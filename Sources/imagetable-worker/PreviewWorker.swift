@@ -71,7 +71,7 @@ enum PreviewWorker {
         }
         if request.output != "-" {
             let more = all.count > shown.count ? " (the first \(shown.count) of \(all.count); see --limit)" : ""
-            print("\(request.output): \(shown.count) entr\(shown.count == 1 ? "y" : "ies") of \(request.table)\(more) "
+            printLine("\(request.output): \(shown.count) entr\(shown.count == 1 ? "y" : "ies") of \(request.table)\(more) "
                   + "in \(sheet.columns) column\(sheet.columns == 1 ? "" : "s") and \(sheet.rows) row\(sheet.rows == 1 ? "" : "s"), "
                   + "\(sheet.width)x\(sheet.height) pixels")
         }

@@ -120,7 +120,7 @@ struct BakeCommand: ParsableCommand {
             throw ExitStatus.failure
         }
         for diagnostic in report.diagnostics where format == .text {
-            FileHandle.standardError.write(Data((DiagnosticLines.compilerStyle(diagnostic) + "\n").utf8))
+            StandardError.print(DiagnosticLines.compilerStyle(diagnostic))
         }
         var options = BakeOptions(workerExecutable: Self.workerPath)
         options.jobs = jobs ?? options.jobs

@@ -12,25 +12,36 @@ struct VerifyCommand: ParsableCommand {
             The header must decode and its checksum hold; every index record must be
             sound (state, record checksum, key matching its entity UUID, content
             rectangle inside the slot, one record per entity, slot inside the file);
-            and every entry's pixels must match the CRC-32 in its record. Nothing is
-            repaired: the next writer (a bake) drops damaged records when it opens
-            the table.
+            and every entry's pixels must match the CRC-32 in its record.
+
+            It is safe while a bake writes the table: each record is read under its
+            seqlock, as readers read it, so an entry a writer is replacing is counted
+            as being written, never as damage. A write that a killed writer left
+            (an odd generation while no process holds the table's lock) is an
+            interrupted write: a warning, which the next bake completes.
+
+            Nothing is changed unless --repair is given. Then every damaged or
+            interrupted entry is cleared, under the table's writer lock (waiting up
+            to --lock-timeout for a bake), so that the next bake renders it again. A
+            damaged header cannot be repaired: the next bake rebuilds the table.
 
             Each problem is a line on standard error,
               a.imagetable: error: slot 3 ('cat.jpg'): pixel checksum mismatch
               [pixel-checksum-mismatch]
-            and each table gets a status line on standard output. An entry replaced
-            by a writer while it is checked is skipped, not reported. The JSON fields
+            and each table gets a status line on standard output. The JSON fields
             are documented in docs/CLI.md ("verify").
 
             EXAMPLES
               imagetable verify tables/*.imagetable
               imagetable verify tables/grid@2x.imagetable --format json
+              imagetable verify --repair tables/*.imagetable && imagetable bake site.yaml
 
             EXIT STATUS
               0   every table is sound
-              1   some table has bad records or entries, or is missing, unreadable,
-                  not a table or has a bad header
+              1   some table is damaged (with --repair: damage that could not be
+                  cleared), or is missing, unreadable, not a table or has a bad header
+              2   no damage, but some table has interrupted writes (a killed bake), or
+                  --repair cleared entries: the next bake completes it
               64  bad usage
             """
     )
@@ -41,6 +52,16 @@ struct VerifyCommand: ParsableCommand {
     @Option(help: "Output: text (problems on standard error, a status line per table) or json (one document).")
     var format: TableOutputFormat = .text
 
+    @Flag(help: "Clear damaged and interrupted entries (under the writer lock) so that the next bake renders them again.")
+    var repair = false
+
+    @Option(help: ArgumentHelp("With --repair, seconds to wait for another process writing a table.", valueName: "seconds"))
+    var lockTimeout: Double = 10
+
+    func validate() throws {
+        guard lockTimeout >= 0 else { throw ValidationError("--lock-timeout must not be negative.") }
+    }
+
     func run() throws {
         var results: [VerifyReport.TableResult] = []
         for path in tables {
@@ -48,9 +69,19 @@ struct VerifyCommand: ParsableCommand {
                 // Opening first gives typed errors (missing, not a table, permissions) that
                 // the verifier would fold into one header problem.
                 _ = try TableOpener.open(path)
-                results.append(VerifyReport.result(path: path, TableVerifier.verify(path: path)))
             } catch {
-                results.append(.init(path: path, ok: false, validEntries: 0, problems: [], error: error))
+                results.append(VerifyReport.unverified(path: path, error))
+                continue
+            }
+            let report = TableVerifier.verify(path: path)
+            guard repair, report.verdict != .sound, !report.problems.contains(where: { $0.slot == nil }) else {
+                results.append(VerifyReport.result(path: path, report))
+                continue
+            }
+            do {
+                results.append(VerifyReport.result(path: path, try TableRepair.repair(path: path, lockTimeout: lockTimeout), cleared: true))
+            } catch {
+                results.append(VerifyReport.result(path: path, report, cleared: false, failure: error.at(error.path ?? path)))
             }
         }
         switch format {
@@ -63,6 +94,7 @@ struct VerifyCommand: ParsableCommand {
                 print(status)
             }
         }
-        if !results.allSatisfy(\.ok) { throw ExitStatus.failure }
+        let worst = results.map(\.state).max() ?? .sound
+        if worst != .sound { throw ExitCode(worst.exitStatus) }
     }
 }

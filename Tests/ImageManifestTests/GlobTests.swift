@@ -17,6 +17,17 @@ import Testing
         #expect(try GlobPattern(pattern).matches(path) == expected)
     }
 
+    /// Revealing lifts the leading-dot rule for the file name only, never for directories.
+    @Test(arguments: [
+        ("**/*.jpg", "..jpg", true), ("*.jpg", "d/..jpg", false), ("**/*.jpg", "d/.x.jpg", true),
+        ("**/*.jpg", ".git/a.jpg", false), ("**/*.jpg", ".d/.x.jpg", false), ("**", ".DS_Store", true),
+        ("**/*.png", "..jpg", false),
+    ])
+    func matchesRevealingHiddenFiles(_ pattern: String, _ path: String, _ expected: Bool) throws {
+        #expect(try GlobPattern(pattern).matches(path, revealingHiddenFile: true) == expected)
+        #expect(try !GlobPattern(pattern).matches(path), "hidden without revealing")
+    }
+
     @Test(arguments: [
         ("", "empty"), ("/a/*.jpg", "cannot start with '/'"), ("a//b", "empty segment"), ("a/", "empty segment"),
         ("../x", "'..' segments"), ("./x", "'.' segments"), ("**.jpg", "whole segment"), ("a{b", "no matching '}'"),

@@ -105,6 +105,9 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable {
     case moreSourcesThanSlots = "more-sources-than-slots"
     /// `output` or `sources` exists but is not a directory.
     case notADirectory = "not-a-directory"
+    /// `output` is a family's `sources` directory: the tables and the bake state would lie among
+    /// the source images.
+    case outputIsSources = "output-is-sources"
     /// An `include` or `exclude` pattern that is not a valid glob.
     case invalidGlob = "invalid-glob"
 

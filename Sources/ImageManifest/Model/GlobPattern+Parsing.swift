@@ -79,9 +79,9 @@ extension GlobPattern {
         return tokens
     }
 
-    /// Matches one path segment; wildcards do not match a leading `.`.
-    static func matchName(_ tokens: [Token], _ name: [Character]) -> Bool {
-        if name.first == ".", tokens.first != .literal(".") { return false }
+    /// Matches one path segment; wildcards do not match a leading `.` unless `dotMayMatch`.
+    static func matchName(_ tokens: [Token], _ name: [Character], dotMayMatch: Bool = false) -> Bool {
+        if !dotMayMatch, name.first == ".", tokens.first != .literal(".") { return false }
         // Iterative wildcard matching: remember the last `*` and retry from one character later.
         var t = 0, n = 0
         var star: (token: Int, name: Int)?

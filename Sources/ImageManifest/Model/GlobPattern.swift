@@ -88,12 +88,25 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Parameter relativePath: a file's path below the family's `sources` directory.
     public func matches(_ relativePath: String) -> Bool {
-        let path = ignoresCase ? relativePath.lowercased() : relativePath
-        let names = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        return alternatives.contains { Self.match($0[...], names[...]) }
+        matches(relativePath, revealingHiddenFile: false)
     }
 
-    private static func match(_ segments: ArraySlice<Segment>, _ names: ArraySlice<String>) -> Bool {
+    /// Whether `relativePath` would match if wildcards also matched a `.` at the start of its
+    /// file name (its last segment; hidden directories stay hidden). The baker uses it to say why
+    /// it skips a file such as `..jpg` instead of skipping it silently.
+    ///
+    /// - Parameters:
+    ///   - relativePath: a file's path below the family's `sources` directory.
+    ///   - revealingHiddenFile: lift the leading-dot rule for the file name.
+    public func matches(_ relativePath: String, revealingHiddenFile: Bool) -> Bool {
+        let path = ignoresCase ? relativePath.lowercased() : relativePath
+        let names = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        let shown = revealingHiddenFile ? names.count - 1 : -1
+        return alternatives.contains { Self.match($0[...], names[...], shown: shown) }
+    }
+
+    /// - Parameter shown: the index of the name whose leading dot wildcards may match, or -1.
+    private static func match(_ segments: ArraySlice<Segment>, _ names: ArraySlice<String>, shown: Int) -> Bool {
         // Memoised on (segments left, names left): `**` would otherwise backtrack exponentially.
         var memo: [Int: Bool] = [:]
         func go(_ s: Int, _ n: Int) -> Bool {
@@ -105,9 +118,11 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
             } else {
                 switch segments[segments.startIndex + s] {
                 case .globstar:
-                    result = go(s + 1, n) || (n < names.count && !names[names.startIndex + n].hasPrefix(".") && go(s, n + 1))
+                    result = go(s + 1, n) || (n < names.count && (n == shown || !names[names.startIndex + n].hasPrefix("."))
+                        && go(s, n + 1))
                 case .name(let tokens):
-                    result = n < names.count && matchName(tokens, Array(names[names.startIndex + n])) && go(s + 1, n + 1)
+                    result = n < names.count && matchName(tokens, Array(names[names.startIndex + n]), dotMayMatch: n == shown)
+                        && go(s + 1, n + 1)
                 }
             }
             memo[key] = result

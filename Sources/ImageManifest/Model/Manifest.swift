@@ -81,5 +81,18 @@ public struct Manifest: Sendable {
         public func selects(_ relativePath: String) -> Bool {
             include.contains { $0.matches(relativePath) } && !exclude.contains { $0.matches(relativePath) }
         }
+
+        /// Whether `relativePath` names a hidden image file (its name starts with `.` and ends
+        /// like an image, such as `..jpg`) that the baker would take if wildcards matched hidden
+        /// names. The baker skips it, as shells do, but says so rather than losing it silently.
+        ///
+        /// - Parameter relativePath: the file's path relative to ``sourcesPath``.
+        public func selectsHiddenImage(_ relativePath: String) -> Bool {
+            let name = relativePath.split(separator: "/").last ?? ""
+            guard name.hasPrefix("."), !selects(relativePath) else { return false }
+            return GlobPattern.images.matches(relativePath, revealingHiddenFile: true)
+                && include.contains { $0.matches(relativePath, revealingHiddenFile: true) }
+                && !exclude.contains { $0.matches(relativePath, revealingHiddenFile: true) }
+        }
     }
 }

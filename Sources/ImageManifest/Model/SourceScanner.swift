@@ -21,27 +21,42 @@ public struct SourceFile: Sendable, Equatable {
 ///
 /// Symbolic links to files are followed only when they resolve inside the sources directory (a
 /// manifest from a pull request must not make CI read elsewhere), unless `allowOutside` is set;
-/// directory links are never followed, so cycles cannot happen. Keys longer than a table allows,
-/// links leading outside and unreadable directories are reported (`key-too-long`,
-/// `outside-sources`, `unreadable`), not taken.
+/// directory links are never followed, so cycles cannot happen. Links are resolved with
+/// `realpath(3)`, as the kernel will follow them, so a link whose target cannot be named (under
+/// `/proc`) cannot pass for one inside. Nothing here opens a file: FIFOs, devices and sockets
+/// (which could block a read forever or never end) are only ever `lstat`ed and `stat`ed. Keys
+/// longer than a table allows, links leading outside, special files, hidden image files and
+/// unreadable directories are reported (`key-too-long`, `outside-sources`, `not-a-regular-file`,
+/// `hidden-file`, `unreadable`), not taken. The output directory, when it lies inside the
+/// sources, is not scanned: the tables and the bake state are not sources.
 public struct SourceScanner: Sendable {
     /// The directory to scan.
     public let root: String
     /// Whether a key (a `/`-separated path relative to `root`) is a source.
     public let selects: @Sendable (String) -> Bool
+    /// Whether a key the patterns skip as hidden is an image they would otherwise take.
+    public let selectsHidden: (@Sendable (String) -> Bool)?
     /// Whether symbolic links may lead outside `root`.
     public let allowOutside: Bool
+    /// A directory not to scan (the output directory), as an absolute, resolved path.
+    public let excluding: String?
 
     /// Creates a scanner.
     ///
     /// - Parameters:
     ///   - root: the family's sources directory.
     ///   - allowOutside: follow symbolic links that leave `root`.
+    ///   - excluding: a directory below `root` not to scan, resolved (the output directory).
+    ///   - selectsHidden: whether a hidden file would be selected if it were not hidden
+    ///     (``Manifest/Family/selectsHiddenImage(_:)``); such files are reported, not taken.
     ///   - selects: whether a relative path is a source (the family's patterns).
-    public init(root: String, allowOutside: Bool = false, selects: @escaping @Sendable (String) -> Bool) {
+    public init(root: String, allowOutside: Bool = false, excluding: String? = nil,
+                selectsHidden: (@Sendable (String) -> Bool)? = nil, selects: @escaping @Sendable (String) -> Bool) {
         self.root = root
         self.selects = selects
+        self.selectsHidden = selectsHidden
         self.allowOutside = allowOutside
+        self.excluding = excluding
     }
 
     /// Scans the directory.
@@ -50,9 +65,8 @@ public struct SourceScanner: Sendable {
     ///   (each error names its key and path).
     /// - Throws: ``ImageTableError`` `sources-unreadable` when `root` is missing or not a directory.
     public func scan() throws(ImageTableError) -> (sources: [SourceFile], skipped: [ImageTableError]) {
-        let resolvedRoot = URL(fileURLWithPath: root).resolvingSymlinksInPath().path
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: resolvedRoot, isDirectory: &isDirectory), isDirectory.boolValue else {
+        var rootStat = stat()
+        guard let resolvedRoot = Self.realPath(root), stat(resolvedRoot, &rootStat) == 0, rootStat.st_mode & S_IFMT == S_IFDIR else {
             throw ImageTableError(.sourcesUnreadable, "sources directory does not exist or is not a directory", path: root)
         }
         var sources: [SourceFile] = []
@@ -70,20 +84,24 @@ public struct SourceScanner: Sendable {
                 var st = stat()
                 guard lstat(path, &st) == 0 else { continue }
                 switch st.st_mode & S_IFMT {
-                case S_IFDIR: pending.append(key)
+                case S_IFDIR: if path != excluding { pending.append(key) }
                 case S_IFREG: consider(key: key, path: path, stat: FileStat(st), into: &sources, &skipped)
                 case S_IFLNK:
-                    let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
-                    guard stat(target, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
-                    guard allowOutside || target.hasPrefix(resolvedRoot + "/") else {
+                    guard let target = Self.realPath(path), stat(target, &st) == 0, st.st_mode & S_IFMT != S_IFDIR else { continue }
+                    guard allowOutside || resolvedRoot == "/" || target.hasPrefix(resolvedRoot + "/") else {
                         if selects(key) {
                             skipped.append(ImageTableError(.outsideSources, "symbolic link leads outside the sources directory",
                                                            path: path, key: key))
                         }
                         continue
                     }
-                    consider(key: key, path: path, stat: FileStat(st), into: &sources, &skipped)
-                default: continue
+                    if st.st_mode & S_IFMT == S_IFREG {
+                        consider(key: key, path: path, stat: FileStat(st), into: &sources, &skipped)
+                    } else if selects(key) {
+                        skipped.append(Self.special(st, path: path, key: key, through: target))
+                    }
+                default:
+                    if selects(key) { skipped.append(Self.special(st, path: path, key: key, through: nil)) }
                 }
             }
         }
@@ -91,12 +109,40 @@ public struct SourceScanner: Sendable {
     }
 
     private func consider(key: String, path: String, stat: FileStat, into sources: inout [SourceFile], _ skipped: inout [ImageTableError]) {
-        guard selects(key) else { return }
+        guard selects(key) else {
+            if selectsHidden?(key) == true {
+                skipped.append(ImageTableError(.hiddenFile, "the name starts with '.', so the patterns' wildcards do not match it "
+                                               + "(hidden files are skipped); to take it, add a pattern that spells the dot, "
+                                               + "such as '**/.*'", path: path, key: key))
+            }
+            return
+        }
         guard key.utf8.count <= TableLimits.maxKeyBytes else {
             skipped.append(ImageTableError(.keyTooLong, "path is \(key.utf8.count) bytes; keys are limited to \(TableLimits.maxKeyBytes)",
                                            path: path, key: key))
             return
         }
         sources.append(SourceFile(key: key, path: path, stat: stat))
+    }
+
+    /// The warning for a FIFO, device or socket that the patterns select: never opened, since a
+    /// read could wait forever (a FIFO) or never end (`/dev/zero`).
+    private static func special(_ st: stat, path: String, key: String, through target: String?) -> ImageTableError {
+        let kind = switch st.st_mode & S_IFMT {
+        case S_IFIFO: "a FIFO"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFSOCK: "a socket"
+        default: "not a regular file"
+        }
+        let what = target.map { "a symbolic link to \(kind) (\($0))" } ?? kind
+        return ImageTableError(.notARegularFile, "\(what), not a regular file; skipped without opening it", path: path, key: key)
+    }
+
+    /// `realpath(3)`, or `nil` when the path does not exist or cannot be resolved.
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 }

@@ -34,7 +34,8 @@ struct ManifestReader {
             // Sized even when other parts have errors, so that one run reports everything.
             sized = TablePlanner(context: context).check(formats.valid, at: pair)
         }
-        if context.options.countsSources, !context.hasErrors { checkSourceCounts(families, formats.valid) }
+        if let output { checkOutputIsNotSources(output, families) }
+        if context.options.countsSources, !context.hasErrors { checkSourceCounts(families, formats.valid, output: output?.resolved) }
         guard let version, let output, sized, !context.hasErrors else { return nil }
         return Manifest(file: context.file, directory: context.directory, version: version, output: output.written,
                         outputPath: output.resolved, families: families)
@@ -107,12 +108,23 @@ struct ManifestReader {
         }
     }
 
+    /// Reports a family whose `sources` is the `output` directory, at its `sources` value. (An
+    /// output directory inside the sources is fine: the baker does not scan it.)
+    private func checkOutputIsNotSources(_ output: CheckedPath, _ families: [Manifest.Family]) {
+        for family in families where family.sourcesPath == output.resolved {
+            let path = "families".appendingKey(family.name).appendingKey("sources")
+            context.report(.outputIsSources, "'sources' of family '\(family.name)' is the 'output' directory (\(output.resolved)): the "
+                           + "tables and the bake state would lie among the source images; give the tables a directory of their own, "
+                           + "such as 'tables'", at: family.sourcesLocation, keyPath: path)
+        }
+    }
+
     /// Warns where a family has more sources than a format's tables hold, at the format's name.
-    private func checkSourceCounts(_ families: [Manifest.Family], _ formats: [ReadFormat]) {
+    private func checkSourceCounts(_ families: [Manifest.Family], _ formats: [ReadFormat], output: String?) {
         for family in families {
             let selects = family.selects
             guard let (sources, _) = try? SourceScanner(root: family.sourcesPath, allowOutside: context.options.allowOutsidePaths,
-                                                        selects: selects).scan() else { continue }
+                                                        excluding: output, selects: selects).scan() else { continue }
             for format in formats where format.family == family.name {
                 guard let capacity = format.tables.first?.capacity, sources.count > capacity else { continue }
                 let out = sources.count - capacity

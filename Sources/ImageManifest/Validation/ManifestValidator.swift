@@ -100,13 +100,24 @@ public struct ManifestValidator: Sendable {
     }
 
     /// Reads at most one byte more than the limit, so that the check can tell "too large".
+    ///
+    /// Only a regular file is read. The open does not wait (`O_NONBLOCK`): opening a FIFO with
+    /// no writer would otherwise block forever, before any check could run; a FIFO, device or
+    /// socket is then refused from its `fstat`, unread.
     static func readBounded(_ path: String) -> Result<[UInt8], ReadProblem> {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return .failure(ReadProblem(message: "cannot open the manifest: \(String(cString: strerror(errno)))")) }
         defer { close(fd) }
         var info = stat()
-        if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
-            return .failure(ReadProblem(message: "the manifest path is a directory, not a file"))
+        guard fstat(fd, &info) == 0 else {
+            return .failure(ReadProblem(message: "cannot stat the manifest: \(String(cString: strerror(errno)))"))
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR: return .failure(ReadProblem(message: "the manifest path is a directory, not a file"))
+        case S_IFIFO: return .failure(ReadProblem(message: "the manifest path is a FIFO (a named pipe), not a regular file"))
+        case S_IFCHR, S_IFBLK: return .failure(ReadProblem(message: "the manifest path is a device, not a regular file"))
+        default: return .failure(ReadProblem(message: "the manifest path is not a regular file"))
         }
         var bytes = [UInt8](repeating: 0, count: ManifestLimits.maxFileBytes + 1)
         switch bytes.withUnsafeMutableBytes({ SystemIO.read(fd, into: $0) }) {

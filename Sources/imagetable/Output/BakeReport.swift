@@ -56,11 +56,11 @@ enum BakeReport {
         if s.keptPrevious > 0 { extra.append("\(s.keptPrevious) kept the previous image") }
         if !s.skipped.isEmpty { extra.append("\(s.skipped.count) skipped") }
         if s.deferred > 0 { extra.append("\(s.deferred) deferred (--min-age)") }
-        var out = "\(manifestPath): \(verb) \(s.sourcesFound) sources in \(String(format: "%.2f", s.seconds)) s: "
+        var out = "\(PrintableText.escaped(manifestPath)): \(verb) \(s.sourcesFound) sources in \(String(format: "%.2f", s.seconds)) s: "
             + "\(s.decoded) decoded, \(s.unchanged) unchanged, \(s.failed.count) failed"
             + extra.map { ", " + $0 }.joined() + "\n"
         let rows = s.tables.map { t in
-            [t.path, "\(t.written)", "\(t.evicted)", "\(t.pruned)", "\(t.entries)/\(t.capacity)",
+            [PrintableText.escaped(t.path), "\(t.written)", "\(t.evicted)", "\(t.pruned)", "\(t.entries)/\(t.capacity)",
              t.reset ? (s.dryRun ? "would rebuild" : "rebuilt") : ""]
         }
         let header = ["table", s.dryRun ? "would write" : "written", s.dryRun ? "would evict" : "evicted",
@@ -72,7 +72,7 @@ enum BakeReport {
             out += "  " + cells.joined(separator: "  ").trimmingCharacters(in: .whitespaces) + "\n"
         }
         for t in s.tables where !t.notices.isEmpty {
-            for notice in t.notices { out += "\(t.path): note: \(notice)\n" }
+            for notice in t.notices { out += PrintableText.escaped("\(t.path): note: \(notice)") + "\n" }
         }
         if s.stoppedEarly { out += "stopped at the first failure (--strict)\n" }
         return out

@@ -1,10 +1,12 @@
 import ImageManifest
+import ImageTableCore
 
 /// The one-line forms of a diagnostic shared by the text and GitHub outputs.
 enum DiagnosticLines {
     /// `file:line:column: severity: message [code]`, which compilers, editors and CI log
-    /// scanners recognise.
-    static func compilerStyle(_ d: Diagnostic) -> String { d.description }
+    /// scanners recognise; escaped for the terminal, since the file name and the values quoted
+    /// in the message are whatever the manifest's author wrote.
+    static func compilerStyle(_ d: Diagnostic) -> String { PrintableText.escaped(d.description) }
 
     /// A GitHub Actions workflow command: `::error file=…,line=…,col=…,title=…::message`.
     static func githubAnnotation(_ d: Diagnostic) -> String {

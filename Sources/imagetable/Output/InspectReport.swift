@@ -43,7 +43,7 @@ enum InspectReport {
     static func text(_ s: TableInspection) -> String {
         let h = s.header
         let percent = s.capacity > 0 ? s.entryCount * 100 / s.capacity : 0
-        var out = "\(s.path)\n"
+        var out = "\(PrintableText.escaped(s.path))\n"
         var facts: [(String, String)] = [
             ("format", "\(PrintableText.escaped(h.name))" + (h.family.isEmpty ? "" : ", family \(PrintableText.escaped(h.family))")
                 + ", scale \(h.scale), protection \(h.protection)"),

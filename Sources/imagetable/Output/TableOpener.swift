@@ -37,10 +37,16 @@ enum TableOpener {
 }
 
 /// Diagnostics go to standard error, so that standard output holds only the report.
+///
+/// Every line passes through ``PrintableText/escaped(_:limit:)`` here: a line names files and
+/// keys, and carries libvips' messages (which quote file names), all of which a hostile producer
+/// chooses. A line break in a file name would forge a whole extra `path: error: …` line, and an
+/// escape sequence would drive the terminal. Escaping is idempotent, so parts escaped earlier
+/// (keys in messages) come out the same.
 enum StandardError {
-    /// Writes `line` and a line break to standard error.
+    /// Writes `line`, escaped for the terminal, and a line break to standard error.
     static func print(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        FileHandle.standardError.write(Data((PrintableText.escaped(line) + "\n").utf8))
     }
 
     /// Writes an error compiler-style: `path: error: message (cause) [code]`.

@@ -1,4 +1,5 @@
 import ImageManifest
+import ImageTableCore
 
 /// `--format text`: compiler-style diagnostics, then a status line per manifest and, for a valid
 /// manifest, its plan.
@@ -16,7 +17,7 @@ enum TextReport {
 
     /// `demo.yaml: valid (0 errors, 1 warning)` or `bad.yaml: invalid (2 errors, 0 warnings)`.
     static func statusLine(_ report: ValidationReport) -> String {
-        "\(report.file): \(report.isValid ? "valid" : "invalid") (\(DiagnosticLines.counts(errors: report.errorCount, warnings: report.warningCount)))"
+        "\(PrintableText.escaped(report.file)): \(report.isValid ? "valid" : "invalid") (\(DiagnosticLines.counts(errors: report.errorCount, warnings: report.warningCount)))"
     }
 
     /// `3 manifests: 2 valid, 1 invalid`.

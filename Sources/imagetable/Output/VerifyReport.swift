@@ -10,15 +10,44 @@ enum VerifyReport {
         let tables: [TableResult]
     }
 
+    /// What a table was found to be, best first. The exit status is that of the worst table.
+    enum State: String, Encodable {
+        /// Every header, record and checksum holds.
+        case sound
+        /// Only interrupted writes, left by a killed writer; the next bake completes them.
+        case interrupted
+        /// `--repair` cleared damaged or interrupted entries; the next bake renders them again.
+        case repaired
+        /// Something is damaged (and, with `--repair`, could not be cleared).
+        case damaged
+        /// The table could not be checked at all: missing, unreadable, not a table, a bad header.
+        case unverified
+
+        /// `0` sound; `2` the next bake completes the table; `1` damage or no verdict.
+        var exitStatus: Int32 {
+            switch self {
+            case .sound: 0
+            case .interrupted, .repaired: 2
+            case .damaged, .unverified: 1
+            }
+        }
+    }
+
     /// One table's verdict.
     struct TableResult: Encodable {
         let path: String
+        /// The table is sound as the command leaves it.
         let ok: Bool
+        let state: State
         /// Entries whose record and pixels check out.
         let validEntries: Int
+        /// Entries a live writer was writing while they were checked.
+        let inProgress: Int
         /// Bad records and entries, by slot.
         let problems: [Problem]
-        /// Why the table could not be checked at all (its header, or the file); `nil` otherwise.
+        /// With `--repair`: how many records were cleared; absent without it.
+        let cleared: Int?
+        /// Why the table could not be checked (or repaired); `nil` otherwise.
         let error: ImageTableError?
     }
 
@@ -35,9 +64,16 @@ enum VerifyReport {
     /// `pixel-checksum-mismatch` when the pixels changed under a sound record, `damaged-record`
     /// (checksum, state, key, rectangle, duplicate, past the end of the file) and
     /// `interrupted-write`.
-    static func result(path: String, _ report: TableVerifier.Report) -> TableResult {
+    ///
+    /// - Parameters:
+    ///   - path: the table as given.
+    ///   - report: what the verifier found (under the lock, for a repair).
+    ///   - cleared: with `--repair`, whether the problems found were cleared.
+    ///   - failure: why a repair could not be made.
+    static func result(path: String, _ report: TableVerifier.Report, cleared: Bool? = nil,
+                       failure: ImageTableError? = nil) -> TableResult {
         var problems: [Problem] = []
-        var error: ImageTableError?
+        var error = failure
         for p in report.problems {
             guard let slot = p.slot else {
                 error = ImageTableError(p.code, p.reason, path: path)
@@ -45,8 +81,27 @@ enum VerifyReport {
             }
             problems.append(Problem(slot: slot, key: p.key, code: p.code.rawValue, reason: p.reason))
         }
-        return TableResult(path: path, ok: problems.isEmpty && error == nil, validEntries: report.validEntries,
-                           problems: problems, error: error)
+        var state: State = if report.problems.contains(where: { $0.slot == nil }) {
+            .unverified
+        } else if cleared == true && !problems.isEmpty {
+            .repaired
+        } else {
+            switch report.verdict {
+            case .sound: .sound
+            case .interrupted: .interrupted
+            case .damaged: .damaged
+            }
+        }
+        // A repair that could not be made leaves whatever it was asked to clear.
+        if failure != nil { state = max(state, .damaged) }
+        return TableResult(path: path, ok: state == .sound, state: state, validEntries: report.validEntries,
+                           inProgress: report.inProgress, problems: problems, cleared: cleared.map { $0 ? problems.count : 0 },
+                           error: error)
+    }
+
+    /// A table that could not be opened.
+    static func unverified(path: String, _ error: ImageTableError) -> TableResult {
+        TableResult(path: path, ok: false, state: .unverified, validEntries: 0, inProgress: 0, problems: [], cleared: nil, error: error)
     }
 
     static func json(_ results: [TableResult]) -> String {
@@ -54,16 +109,41 @@ enum VerifyReport {
     }
 
     /// `path: error: slot 3 ('a.jpg'): pixel checksum mismatch [pixel-checksum-mismatch]` per
-    /// problem (for standard error), and the status line (for standard output).
+    /// problem (a `warning` for an interrupted write), for standard error, and the status line,
+    /// for standard output. Paths, keys and reasons are escaped for the terminal.
     static func text(_ r: TableResult) -> (problems: [String], status: String) {
-        if let error = r.error { return ([error.description], "\(r.path): not verified") }
-        let lines = r.problems.map { p in
+        let path = PrintableText.escaped(r.path)
+        if let error = r.error, r.state == .unverified { return ([error.description], "\(path): not verified") }
+        var lines = r.problems.map { p in
             let place = "slot \(p.slot)" + (p.key.map { " (\(PrintableText.quoted($0)))" } ?? "")
-            return "\(r.path): error: \(place): \(PrintableText.escaped(p.reason)) [\(p.code)]"
+            let interrupted = p.code == ImageTableError.Code.interruptedWrite.rawValue
+            let reason = PrintableText.escaped(p.reason) + (interrupted ? "; the next bake completes it" : "")
+            return "\(path): \(interrupted ? "warning" : "error"): \(place): \(reason) [\(p.code)]"
         }
-        let entries = "\(r.validEntries) entr\(r.validEntries == 1 ? "y" : "ies")"
-        let status = r.ok ? "\(r.path): ok, \(entries) verified"
-            : "\(r.path): \(r.problems.count) problem\(r.problems.count == 1 ? "" : "s"), \(entries) verified"
+        if let error = r.error { lines.append(error.description) }
+        let count = r.problems.count
+        let verified = "\(r.validEntries) entr\(r.validEntries == 1 ? "y" : "ies") verified"
+            + (r.inProgress > 0 ? ", \(r.inProgress) being written" : "")
+        let status = switch r.state {
+        case .sound: "\(path): ok, \(verified)"
+        case .interrupted: "\(path): interrupted, \(count) write\(count == 1 ? "" : "s") for the next bake to complete, \(verified)"
+        case .repaired: "\(path): repaired, cleared \(count) entr\(count == 1 ? "y" : "ies") for the next bake to render again, \(verified)"
+        case .damaged, .unverified: "\(path): \(count) problem\(count == 1 ? "" : "s"), \(verified)"
+        }
         return (lines, status)
     }
+}
+
+extension VerifyReport.State: Comparable {
+    private var rank: Int {
+        switch self {
+        case .sound: 0
+        case .interrupted: 1
+        case .repaired: 2
+        case .damaged: 3
+        case .unverified: 4
+        }
+    }
+
+    static func < (a: Self, b: Self) -> Bool { a.rank < b.rank }
 }

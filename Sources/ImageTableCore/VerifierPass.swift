@@ -1,0 +1,133 @@
+import CTableSupport
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The slot-by-slot work of ``TableVerifier``: each record judged and its pixels checksummed
+/// under the record's seqlock, as readers read, and read again while a writer changes it.
+///
+/// A reading counts only when the generation was even before it and unchanged after it; then the
+/// record and pixels it saw were one consistent state, and a mismatch between them is damage. A
+/// slot that never gives such a reading is *unsettled*: the caller decides, from the writer lock,
+/// whether that is a write in progress or one that a killed writer left.
+struct VerifierPass {
+    /// A committed entry whose record and pixels agreed, at `generation`.
+    struct Valid {
+        let entity: UUID
+        let generation: UInt64
+    }
+
+    /// A slot with no consistent reading, and the generation it had last.
+    struct Unsettled {
+        let slot: Int
+        let generation: UInt64
+    }
+
+    private enum Outcome {
+        case empty
+        case valid(Valid)
+        case problem(TableVerifier.Problem)
+        case unsettled(UInt64)
+    }
+
+    let file: TableFile
+    private(set) var valid: [Int: Valid] = [:]
+    private(set) var problems: [TableVerifier.Problem] = []
+    /// What the last ``run(slots:attempts:)`` could not settle.
+    private(set) var unsettled: [Unsettled] = []
+    private(set) var inProgress = 0
+
+    init(file: TableFile) {
+        self.file = file
+    }
+
+    /// Checks `slots`, each with up to `attempts` readings; what stays in flux replaces
+    /// ``unsettled``.
+    mutating func run(slots: [Int], attempts: Int) {
+        var still: [Unsettled] = []
+        for slot in slots {
+            switch check(slot: slot, attempts: attempts) {
+            case .empty: break
+            case .valid(let v): valid[slot] = v
+            case .problem(let p): problems.append(p)
+            case .unsettled(let generation): still.append(Unsettled(slot: slot, generation: generation))
+            }
+        }
+        unsettled = still
+    }
+
+    /// A writer holds the lock: whatever is in flux is its work.
+    mutating func settleAsInProgress() {
+        inProgress += unsettled.count
+        unsettled = []
+    }
+
+    /// Decides what stayed unsettled after a look taken while no writer held the lock. An odd
+    /// generation that has not moved since, with still no writer, is an interrupted write: only a
+    /// writer changes a generation, and a writer that finishes leaves it even. Anything else is a
+    /// writer that came meanwhile.
+    mutating func settleRemaining(writerActive: Bool) {
+        for u in unsettled {
+            let record = file.record(u.slot)
+            if !writerActive && u.generation & 1 == 1 && record.generation == u.generation {
+                problems.append(TableVerifier.Problem(slot: u.slot, key: record.key.flatMap { $0.isEmpty ? nil : $0 },
+                                                      code: .interruptedWrite, reason: "interrupted write"))
+            } else {
+                inProgress += 1
+            }
+        }
+        unsettled = []
+    }
+
+    /// Two valid records of one entity are both damage when neither changed since it was
+    /// checked (so both held the entity at once); if one did, a writer moved the entry meanwhile.
+    mutating func findDuplicates() {
+        var slotsByEntity: [UUID: [Int]] = [:]
+        for (slot, v) in valid { slotsByEntity[v.entity, default: []].append(slot) }
+        for slots in slotsByEntity.values where slots.count > 1 {
+            let unchanged = slots.allSatisfy { file.record($0).generation == valid[$0]!.generation }
+            for slot in slots.sorted() {
+                valid[slot] = nil
+                if unchanged {
+                    problems.append(TableVerifier.Problem(slot: slot, key: file.record(slot).key, code: .damagedRecord,
+                                                          reason: RecordScan.duplicateReason(slot: slot, claimants: slots)))
+                } else {
+                    inProgress += 1
+                }
+            }
+        }
+    }
+
+    private func check(slot: Int, attempts: Int) -> Outcome {
+        let record = file.record(slot)
+        for attempt in 0..<attempts {
+            if attempt > 0 { Self.pause(attempt) }
+            let before = record.generation
+            guard before & 1 == 0 else { continue }
+            let outcome: Outcome
+            switch RecordScan.judge(slot: slot, of: file, checkKeys: true) {
+            case .empty: outcome = .empty
+            case .interrupted: continue
+            case .damaged(let reason):
+                outcome = .problem(TableVerifier.Problem(slot: slot, key: record.key, code: .damagedRecord, reason: reason))
+            case .committed(let entity):
+                let pixels = UnsafeRawBufferPointer(start: file.slot(slot), count: file.layout.imageBytes)
+                outcome = CRC32.checksum(pixels) == record.pixelChecksum
+                    ? .valid(Valid(entity: entity, generation: before))
+                    : .problem(TableVerifier.Problem(slot: slot, key: record.key, code: .pixelChecksumMismatch,
+                                                     reason: "pixel checksum mismatch"))
+            }
+            itc_fence_acquire()
+            if record.generation == before { return outcome }
+        }
+        return .unsettled(record.generation)
+    }
+
+    /// Gives a writer in the middle of a write a moment to finish it.
+    private static func pause(_ attempt: Int) {
+        if attempt == 1 { _ = sched_yield() } else { usleep(1000) }
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import TestSupport
+import Testing
+@testable import ImageTableCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Tables changed on purpose, checksums recomputed: a header whose fields no longer match its
+/// parameter hash, and a forged second record for an entity. Neither may be trusted.
+struct TamperTests {
+    /// A 7×5 table: one 4 KiB slot whichever style, so a header can claim another style and
+    /// still decode with the same file size.
+    static let format = descriptor(width: 7, height: 5, style: .bgra32, capacity: 4)
+
+    /// Rewrites the header as `other` would have it, keeping the original parameter hash, with
+    /// a correct header checksum: what a tamperer with the spec in hand writes.
+    static func forgeHeader(_ path: String, as other: TableFormat) throws {
+        let original = try TableFile(path: path, writable: false).header
+        let layout = try other.layout()
+        var bytes = [UInt8](repeating: 0, count: TableLimits.headerBytes)
+        bytes.withUnsafeMutableBytes { TableHeader(format: other, layout: layout, createdAt: original.createdAt).encode(into: $0.baseAddress!) }
+        bytes.replaceSubrange(88..<104, with: original.parametersHash)
+        let crc = bytes.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<252])) }
+        withUnsafeBytes(of: crc.littleEndian) { bytes.replaceSubrange(252..<256, with: $0) }
+        let fd = open(path, O_WRONLY)
+        defer { close(fd) }
+        #expect(pwrite(fd, bytes, 256, 0) == 256)  // the live fields after 256 are left as they are
+    }
+
+    @Test func aHeaderThatDisagreesWithItsHashIsRebuilt() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable")
+        do {
+            let table = try openTable(path, Self.format)
+            try put(table, "a")
+        }
+        var forged = Self.format
+        forged.style = .bgr16
+        try Self.forgeHeader(path, as: forged)
+        #expect(try ImageTableReader(path: path).header.layout.style == .bgr16, "the forgery must decode")
+
+        let table = try openTable(path, Self.format)
+        defer { table.close() }
+        #expect(table.layout.style == .bgra32 && table.count == 0)
+        let reset = try #require(table.notices.first { $0.kind == .reset })
+        #expect(reset.message.contains("style '16BitBGR', expected '32BitBGRA'"), "\(reset.message)")
+        #expect(try ImageTableReader(path: path).header.layout.style == .bgra32)
+    }
+
+    @Test func everyHeaderFieldIsCompared() {
+        let header = TableHeader(format: Self.format, layout: try! Self.format.layout(), createdAt: 0)
+        #expect(header.disagreements(with: Self.format).isEmpty && header.matches(Self.format))
+        var other = Self.format
+        other.name = "other"
+        other.scale = 3
+        other.capacity = 5
+        #expect(header.disagreements(with: other) == ["name 'test', expected 'other'", "scale '1', expected '3'",
+                                                      "capacity '4', expected '5'"])
+        #expect(!header.matches(other))
+    }
+
+    /// Record 0 is rewritten to claim "b"'s entity, with its own pixels' checksum and a correct
+    /// record checksum. It used to win over the genuine record in slot 1: `b` served `a`'s image.
+    @Test func twoRecordsForOneEntityAreNeitherServed() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable")
+        do {
+            let table = try openTable(path, Self.format)
+            for key in ["a", "b", "c"] { try put(table, key) }
+        }
+        do {
+            let file = try TableFile(path: path, writable: true)
+            let forged = file.record(0)
+            let genuine = file.record(1)
+            forged.writeFields(entity: genuine.entityUUID, source: genuine.sourceUUID, key: "b", pixelChecksum: forged.pixelChecksum,
+                               rect: forged.contentRect, writtenAt: forged.writtenAt)
+        }
+        let reader = try ImageTableReader(path: path)
+        #expect(try reader.withImage(forKey: "b") { rows(of: $0) } == nil)
+        #expect(reader.entry(forKey: "b") == nil)
+        #expect(reader.entries().map(\.key) == ["c"])
+        #expect(reader.notices.map(\.slot) == [0, 1] && reader.notices.allSatisfy { $0.kind == .damagedRecord })
+
+        let report = TableVerifier.verify(path: path)
+        #expect(report.verdict == .damaged && report.validEntries == 1)
+        #expect(report.problems.map(\.slot) == [0, 1] && report.problems.allSatisfy { $0.code == .damagedRecord })
+        #expect(report.problems.first?.reason == "slot 1 also claims this entry's entity, so neither is trusted")
+
+        let table = try openTable(path, Self.format)
+        #expect(table.entries().map(\.key) == ["c"] && table.count == 1)
+        table.close()
+        #expect(TableVerifier.verify(path: path).isValid)
+    }
+
+    /// Damage a bake cannot see (the record still names an unchanged source) is cleared by a
+    /// repair, which leaves the rest alone and the table sound.
+    @Test func repairClearsDamagedEntriesAndKeepsTheRest() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable")
+        do {
+            let table = try openTable(path, Self.format)
+            for key in ["a", "b", "c", "d"] { try put(table, key) }
+        }
+        try LiveVerifyTests.flipPixel(slot: 1, in: path)
+        try LiveVerifyTests.setGeneration(of: 3, in: path) { $0 | 1 }
+        let report = try TableRepair.repair(path: path, lockTimeout: 1)
+        #expect(report.problems.map(\.code) == [.pixelChecksumMismatch, .interruptedWrite])
+        #expect(report.problems.map(\.slot) == [1, 3])
+        let after = TableVerifier.verify(path: path)
+        #expect(after.isValid && after.validEntries == 2)
+        let reader = try ImageTableReader(path: path)
+        #expect(reader.entries().map(\.key) == ["a", "c"] && reader.notices.isEmpty)
+        let layout = reader.layout
+        #expect(try reader.withImage(forKey: "a") { rows(of: $0) } == pattern(for: "a", layout: layout))
+
+        // A sound table is left as it is; a table held by a writer is `locked`.
+        #expect(try TableRepair.repair(path: path, lockTimeout: 1).problems.isEmpty)
+        let writer = try openTable(path, Self.format)
+        #expect(throws: ImageTableError.self) { try TableRepair.repair(path: path, lockTimeout: 0) }
+        writer.close()
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import ImageTableCore
+import Synchronization
+import TestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `imagetable verify` tells sound (0), interrupted (2: the next bake completes it) and damaged
+/// (1) apart, stays quiet about a table a writer is busy with, and `--repair` clears damage.
+struct VerifyStateTests {
+    private func table(_ scratch: TemporaryDirectory, keys: [String] = ["a.jpg", "b.jpg", "c.jpg", "d.jpg"]) throws -> (TestTable, TableLayout) {
+        let table = try TestTable(at: scratch.file("t.imagetable"), style: .bgra32, width: 20, height: 10, capacity: 6, keys: keys)
+        return (table, try table.descriptor.layout())
+    }
+
+    /// Makes record `slot`'s generation odd, as a writer killed mid-write leaves it.
+    private func interrupt(_ slot: Int, in path: String, layout: TableLayout) throws {
+        try flipByte(in: path, at: layout.recordOffset(slot))
+    }
+
+    @Test func anInterruptedWriteExitsTwoAndIsAWarning() throws {
+        let scratch = try TemporaryDirectory()
+        let (table, layout) = try table(scratch)
+        try interrupt(2, in: table.path, layout: layout)
+        let run = try imagetable("verify", table.path)
+        #expect(run.status == 2)
+        #expect(run.stderr == "\(table.path): warning: slot 2 ('c.jpg'): interrupted write; the next bake completes it [interrupted-write]\n")
+        #expect(run.stdout == "\(table.path): interrupted, 1 write for the next bake to complete, 3 entries verified\n")
+
+        let json = try imagetable("verify", table.path, "--format", "json")
+        #expect(json.status == 2)
+        let doc = try #require(try JSONSerialization.jsonObject(with: json.output) as? [String: Any])
+        let t = try #require((doc["tables"] as? [[String: Any]])?.first)
+        #expect(doc["ok"] as? Bool == false && t["state"] as? String == "interrupted" && t["ok"] as? Bool == false)
+        #expect((t["problems"] as? [[String: Any]])?.first?["code"] as? String == "interrupted-write")
+        #expect(t["cleared"] == nil && t["inProgress"] as? Int == 0)
+
+        // Damage anywhere outranks it: exit 1.
+        try flipByte(in: table.path, at: layout.slotOffset(0) + 5)
+        let damaged = try imagetable("verify", table.path, "--format", "json")
+        #expect(damaged.status == 1)
+        let state = try #require(try JSONSerialization.jsonObject(with: damaged.output) as? [String: Any])
+        #expect(((state["tables"] as? [[String: Any]])?.first?["state"] as? String) == "damaged")
+    }
+
+    /// A writer in this process rewrites every entry as fast as it can while `verify` runs again
+    /// and again: each run exits 0. Before `verify` read records under their seqlock, most runs
+    /// exited 1 with `interrupted-write` or `pixel-checksum-mismatch`.
+    @Test func verifyDuringWritesExitsZero() throws {
+        let scratch = try TemporaryDirectory()
+        let (table, layout) = try table(scratch)
+        let stop = Atomic(false)
+        let rewrites = Atomic(0)
+        let writer = try ImageTableWriter(path: table.path, format: table.descriptor, options: .init(durability: .processCrashOnly))
+        let done = DispatchSemaphore(value: 0)
+        let keys = table.entries.map(\.key)
+        Thread.detachNewThread {
+            var n = 0
+            while !stop.load(ordering: .relaxed) {
+                let fill = UInt8(truncatingIfNeeded: n)
+                _ = try? writer.write(key: keys[n % keys.count], sourceUUID: UUID()) { r in
+                    r.pixels.initializeMemory(as: UInt8.self, repeating: fill)
+                    usleep(50)  // keep the slot reserved long enough for the verifier to meet it
+                }
+                n += 1
+                rewrites.store(n, ordering: .relaxed)
+            }
+            done.signal()
+        }
+        var statuses: [Int32: Int] = [:]
+        var firstFailure = ""
+        for _ in 0..<25 {
+            let run = try imagetable("verify", table.path)
+            statuses[run.status, default: 0] += 1
+            if run.status != 0 && firstFailure.isEmpty { firstFailure = run.stderr + run.stdout }
+        }
+        stop.store(true, ordering: .relaxed)
+        done.wait()
+        writer.close()
+        #expect(statuses == [0: 25], "\(statuses): \(firstFailure)")
+        #expect(rewrites.load(ordering: .relaxed) > 100, "the writer must have run throughout")
+        #expect(try imagetable("verify", table.path).stdout == "\(table.path): ok, 4 entries verified\n")
+        _ = layout
+    }
+
+    @Test func repairClearsWhatIsDamagedAndExitsTwo() throws {
+        let scratch = try TemporaryDirectory()
+        let (table, layout) = try table(scratch)
+        try flipByte(in: table.path, at: layout.slotOffset(1) + layout.bytesPerRow * 3 + 17)
+        try interrupt(3, in: table.path, layout: layout)
+        #expect(try imagetable("verify", table.path).status == 1)
+
+        let repair = try imagetable("verify", "--repair", table.path, "--format", "json")
+        #expect(repair.status == 2)
+        let doc = try #require(try JSONSerialization.jsonObject(with: repair.output) as? [String: Any])
+        let t = try #require((doc["tables"] as? [[String: Any]])?.first)
+        #expect(t["state"] as? String == "repaired" && t["cleared"] as? Int == 2 && t["validEntries"] as? Int == 2)
+        #expect((t["problems"] as? [[String: Any]])?.compactMap { $0["slot"] as? Int } == [1, 3])
+
+        let after = try imagetable("verify", "--repair", table.path)
+        #expect(after.status == 0 && after.stdout == "\(table.path): ok, 2 entries verified\n")
+        let reader = try ImageTableReader(path: table.path)
+        #expect(reader.entries().map(\.key) == ["a.jpg", "c.jpg"])
+    }
+
+    @Test func repairWaitsForTheWriterThenGivesUp() throws {
+        let scratch = try TemporaryDirectory()
+        let (table, layout) = try table(scratch)
+        try flipByte(in: table.path, at: layout.slotOffset(0) + 3)
+        let writer = try ImageTableWriter(path: table.path, format: table.descriptor, options: .init(durability: .processCrashOnly))
+        defer { writer.close() }
+        let run = try imagetable("verify", "--repair", "--lock-timeout", "0", table.path)
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("[pixel-checksum-mismatch]") && run.stderr.contains("[locked]"))
+        #expect(try imagetable("verify", "--lock-timeout", "-1", table.path).status == 64)
+    }
+
+    /// A forged second record claiming `b.jpg`'s entity (record checksum recomputed) made
+    /// `extract` serve another key's image. Now neither record is served, and verify names both.
+    @Test func aForgedDuplicateRecordServesNothing() throws {
+        let scratch = try TemporaryDirectory()
+        let (table, layout) = try table(scratch)
+        // Record 0 ('a.jpg') rewritten to claim b.jpg: its entity UUID and key, checksum fixed up.
+        let fd = open(table.path, O_RDWR)
+        defer { close(fd) }
+        var record = [UInt8](repeating: 0, count: 256)
+        #expect(pread(fd, &record, 256, off_t(layout.recordOffset(0))) == 256)
+        let entity = EntityKey.uuid(for: "b.jpg")
+        withUnsafeBytes(of: entity.uuid) { record.replaceSubrange(24..<40, with: $0) }
+        let key = Array("b.jpg".utf8)
+        record.replaceSubrange(96..<96 + key.count, with: key)
+        let crc = record.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[24..<256])) }
+        withUnsafeBytes(of: crc.littleEndian) { record.replaceSubrange(20..<24, with: $0) }
+        #expect(pwrite(fd, record, 256, off_t(layout.recordOffset(0))) == 256)
+
+        let extract = try imagetable("extract", table.path, "b.jpg", "-o", scratch.file("b.png"))
+        #expect(extract.status == 1 && extract.stderr.contains("[no-such-key]"))
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("b.png")))
+
+        let verify = try imagetable("verify", table.path)
+        #expect(verify.status == 1)
+        #expect(verify.stderr.contains("slot 0 ('b.jpg'): slot 1 also claims this entry's entity, so neither is trusted [damaged-record]"))
+        #expect(verify.stderr.contains("slot 1 ('b.jpg'): slot 0 also claims this entry's entity, so neither is trusted [damaged-record]"))
+    }
+}
