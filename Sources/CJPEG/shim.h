@@ -22,7 +22,9 @@ typedef struct cjpeg_decoder {
     struct jpeg_error_mgr err;
     jmp_buf jump;
     int created;
-    /// Warnings so far; `premature_end` when one was libjpeg's "Premature end of JPEG file".
+    /// Warnings so far; `premature_end` when one said the data ended before the image did:
+    /// "Premature end of JPEG file" (the bytes ran out) or "Corrupt JPEG data: premature end of
+    /// data segment" (a marker, such as the end of the file, came before the scan's last block).
     int warnings;
     int premature_end;
     /// The error's text, or the first warning's.
@@ -40,7 +42,7 @@ static void cjpeg_emit_message(j_common_ptr cinfo, int level) {
     cjpeg_decoder *d = (cjpeg_decoder *)cinfo->client_data;
     if (level >= 0) return;  // trace messages
     d->warnings++;
-    if (cinfo->err->msg_code == JWRN_JPEG_EOF) d->premature_end = 1;
+    if (cinfo->err->msg_code == JWRN_JPEG_EOF || cinfo->err->msg_code == JWRN_HIT_MARKER) d->premature_end = 1;
     if (d->warnings == 1) (*cinfo->err->format_message)(cinfo, d->first_warning);
 }
 

@@ -20,7 +20,8 @@ enum DirectJPEG {
     ///     ``ImageRenderer/render(bytes:name:into:planningWith:)``).
     ///   - options: limits.
     /// - Returns: the report, or `nil` to fall back to libvips.
-    /// - Throws: ``ImageTableError`` `too-many-pixels`, as the libvips path would.
+    /// - Throws: ``ImageTableError`` `too-many-pixels`, as the libvips path would, and
+    ///   `truncated` for data that ends before the image (libjpeg only warns, and pads with grey).
     static func render(_ bytes: UnsafeRawBufferPointer, name: String, targets: [RenderTarget], formats: [TableFormat],
                        options: DecodeOptions) throws(ImageTableError) -> RenderReport? {
         guard PipelineRuntime.settings.loaders.contains(.jpeg), let jpeg = JPEGDecoder(bytes) else { return nil }
@@ -35,7 +36,15 @@ enum DirectJPEG {
         guard plan.groups.allSatisfy({ $0.crop == nil || $0.crop == .centre }) else { return nil }
 
         let shrink = ImageRenderer.jpegShrink(forScale: plan.decodeScale)
-        guard let base = jpeg.decode(shrink: shrink) else { return nil }
+        let base: Raster
+        switch jpeg.decode(shrink: shrink) {
+        case .pixels(let raster): base = raster
+        case .declined: return nil
+        case .truncated(let message):
+            // libvips itself lets some of these through as grey (a header claiming far more rows
+            // than the data holds); every failOn level refuses a file that ends early.
+            throw ImageTableError(.truncated, "the image data ends early", path: name, cause: "libjpeg: \(message)")
+        }
         let decodedWidth = swaps ? base.height : base.width, decodedHeight = swaps ? base.width : base.height
 
         // Intermediates stay in the stored orientation (turning a small result upright is cheaper

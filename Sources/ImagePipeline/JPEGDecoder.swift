@@ -44,18 +44,33 @@ final class JPEGDecoder {
 
     deinit { cjpeg_free(decoder) }
 
-    /// Decodes at 1/`shrink` into an RGB raster (stored orientation), or `nil` on any error or
-    /// warning.
+    /// What a decode gave.
+    enum Decoded {
+        /// Every row, with no warning.
+        case pixels(Raster)
+        /// The data ended before the image did: libjpeg's "Premature end of JPEG file" or
+        /// "premature end of data segment", which it only warns about, padding the rest with
+        /// grey. `message` is its text.
+        case truncated(message: String)
+        /// An error, or a warning about damage: libvips decodes it again and says what is wrong.
+        case declined
+    }
+
+    /// Decodes at 1/`shrink` into an RGB raster (stored orientation).
     ///
     /// - Parameter shrink: 1, 2, 4 or 8.
-    func decode(shrink: Int) -> Raster? {
-        guard cjpeg_start(decoder, Int32(shrink)) == 0 else { return nil }
+    func decode(shrink: Int) -> Decoded {
+        guard cjpeg_start(decoder, Int32(shrink)) == 0 else { return .declined }
         var raster = Raster(width: Int(cjpeg_output_width(decoder)), height: Int(cjpeg_output_height(decoder)), channels: 3)
         let rowBytes = raster.rowBytes
         let status = raster.bytes.withUnsafeMutableBufferPointer { pixels in
             cjpeg_read_rows(decoder, pixels.baseAddress!, rowBytes)
         }
-        guard status == 0, decoder.pointee.warnings == 0 else { return nil }
-        return raster
+        if decoder.pointee.premature_end != 0 {
+            let message = withUnsafeBytes(of: decoder.pointee.first_warning) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            return .truncated(message: message)
+        }
+        guard status == 0, decoder.pointee.warnings == 0 else { return .declined }
+        return .pixels(raster)
     }
 }

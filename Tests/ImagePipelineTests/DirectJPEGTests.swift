@@ -99,3 +99,25 @@ import Testing
         #expect((0..<60).allSatisfy { y in (0..<80).allSatisfy { x in let p = ours[0].rgba(x, y); return p[0] == p[1] && p[1] == p[2] } })
     }
 }
+
+extension DirectJPEGTests {
+    /// A header claiming 16000×16000 over the data of a 64×64 image: libjpeg only warns and pads
+    /// with grey (libvips baked it as flat grey); it fails as `truncated`.
+    @Test func aHeaderClaimingMoreRowsThanItsDataIsTruncated() throws {
+        let dir = try TemporaryDirectory()
+        let small = dir.file("small.jpg")
+        try Reference.convert(Corpus.photo("Landscape_1.jpg"), to: small, maxSize: 64)
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: small)))
+        // The baseline SOF0 marker: FF C0, length (2), precision (1), height (2), width (2).
+        let sof = try #require((0..<bytes.count - 1).first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xC0 })
+        bytes[sof + 5] = 0x3E; bytes[sof + 6] = 0x80  // 16000
+        bytes[sof + 7] = 0x3E; bytes[sof + 8] = 0x80
+        let spec = [TableFormat(width: 150, height: 150, style: .bgr32)]
+        do {
+            _ = try render(.data(Data(bytes), name: "liar.jpg"), spec)
+            Issue.record("rendered a file whose data ends at 64 of 16000 rows")
+        } catch {
+            #expect(error.code == .truncated && error.path == "liar.jpg", "\(error)")
+        }
+    }
+}
