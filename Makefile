@@ -2,13 +2,14 @@
 SWIFT ?= swift
 RELEASE_BIN = .build/release
 
-.PHONY: help deps build test demo bench soak clean
+.PHONY: help deps build test demo bench soak fuzz clean
 
 help:
 	@echo "make demo   build, then bake samples/ into tables/ with manifests/demo.yaml"
 	@echo "make test   build and run every test (installs libvips-dev when missing and root)"
 	@echo "make bench  release build, then the benchmarks (figures in the README)"
 	@echo "make soak   release build, then bakes killed at random while sources change (minutes)"
+	@echo "make fuzz   libFuzzer on the table reader and the manifest validator (FUZZ_SECONDS each, 180)"
 	@echo "make build  debug build of everything"
 	@echo "make clean  remove build output and demo tables"
 
@@ -46,6 +47,10 @@ soak: deps
 	$(SWIFT) build -c release --product imagetable
 	$(SWIFT) build -c release --product imagetable-worker
 	python3 scripts/soak.py --bin $(RELEASE_BIN)
+
+FUZZ_SECONDS ?= 180
+fuzz: deps
+	./scripts/fuzz.sh $(FUZZ_SECONDS)
 
 clean:
 	rm -rf .build tables bench-out
