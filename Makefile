@@ -46,6 +46,7 @@ bench:
 soak: deps
 	$(SWIFT) build -c release --product imagetable
 	$(SWIFT) build -c release --product imagetable-worker
+	$(SWIFT) build -c release --product imagetable-bench
 	python3 scripts/soak.py --bin $(RELEASE_BIN)
 
 FUZZ_SECONDS ?= 180

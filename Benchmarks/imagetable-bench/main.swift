@@ -5,5 +5,8 @@ let only = CommandLine.arguments.dropFirst().first
 if only == nil || only == "core" { try CoreBench.run() }
 if only == nil || only == "cache" { try await CacheBench.run() }
 if only == "render", CommandLine.arguments.count > 2 { try RenderBench.run(directory: CommandLine.arguments[2]) }
+if only == "soak-reader", CommandLine.arguments.count > 3 {
+    SoakReader.run(directory: CommandLine.arguments[2], seconds: Double(CommandLine.arguments[3]) ?? 10)
+}
 // The tables are large; the bake benchmark's generated sources in bench-out/ are kept for reuse.
 Harness.removeScratch()

@@ -1,0 +1,1 @@
+"""The parts of `make soak` (scripts/soak.py)."""
