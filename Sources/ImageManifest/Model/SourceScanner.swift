@@ -87,7 +87,15 @@ public struct SourceScanner: Sendable {
                 case S_IFDIR: if path != excluding { pending.append(key) }
                 case S_IFREG: consider(key: key, path: path, stat: FileStat(st), into: &sources, &skipped)
                 case S_IFLNK:
-                    guard let target = Self.realPath(path), stat(target, &st) == 0, st.st_mode & S_IFMT != S_IFDIR else { continue }
+                    guard let target = Self.realPath(path), stat(target, &st) == 0 else {
+                        // A loop or a dangling link: said, not silently dropped.
+                        let reason = String(cString: strerror(errno))
+                        if selects(key) {
+                            skipped.append(ImageTableError(.unreadable, "symbolic link cannot be followed (\(reason))", path: path, key: key))
+                        }
+                        continue
+                    }
+                    guard st.st_mode & S_IFMT != S_IFDIR else { continue }
                     guard allowOutside || resolvedRoot == "/" || target.hasPrefix(resolvedRoot + "/") else {
                         if selects(key) {
                             skipped.append(ImageTableError(.outsideSources, "symbolic link leads outside the sources directory",
