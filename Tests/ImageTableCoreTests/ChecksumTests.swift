@@ -61,3 +61,35 @@ struct SourceFingerprintTests {
         #expect(error?.path == dir.file("missing"))
     }
 }
+
+/// The SHA extensions' path gives the portable code's digests, for every length around the block
+/// size and for random messages, split into updates at random places.
+@Suite(.serialized) struct SHA1HardwareTests {
+    static func digest(_ bytes: [UInt8], hardware: Bool, splits: [Int] = []) -> [UInt8] {
+        let saved = SHA1.usesHardware
+        SHA1.usesHardware = hardware
+        defer { SHA1.usesHardware = saved }
+        var sha = SHA1()
+        var start = 0
+        bytes.withUnsafeBytes { raw in
+            for cut in splits.sorted() + [bytes.count] where cut >= start && cut <= bytes.count {
+                sha.update(UnsafeRawBufferPointer(rebasing: raw[start..<cut]))
+                start = cut
+            }
+        }
+        return sha.finalize { Array($0) }
+    }
+
+    @Test(.enabled(if: SHA1.hardwareAvailable, "this CPU has no SHA extensions")) func hardwareAndPortableAgree() {
+        var generator = SystemRandomNumberGenerator()
+        for length in Array(0...200) + [1_000, 4_096, 65_536, 1_000_003] {
+            let message = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let splits = (0..<3).map { _ in Int.random(in: 0...max(length, 1), using: &generator) }
+            let portable = Self.digest(message, hardware: false)
+            #expect(Self.digest(message, hardware: true) == portable, "length \(length)")
+            #expect(Self.digest(message, hardware: true, splits: splits) == portable, "length \(length), split at \(splits)")
+        }
+        #expect(Self.digest(Array("abc".utf8), hardware: true).map { String(format: "%02x", $0) }.joined()
+                == "a9993e364706816aba3e25717850c26c9cd0d89d")
+    }
+}
