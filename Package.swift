@@ -19,9 +19,9 @@ let package = Package(
     targets: [
         // Cross-process atomics on mapped memory; Swift's own atomics cannot address an mmap.
         .target(name: "CTableSupport", path: "Sources/CTableSupport"),
-        // SHA-1's block function on the CPU's SHA extensions, for fingerprints.
-        .target(name: "CSHA1", path: "Sources/CSHA1"),
-        .target(name: "ImageTableCore", dependencies: ["CTableSupport", "CSHA1"]),
+        // SHA-1 and CRC-32 on the CPU's own instructions (SHA-NI, PCLMULQDQ), for checksums.
+        .target(name: "CChecksums", path: "Sources/CChecksums"),
+        .target(name: "ImageTableCore", dependencies: ["CTableSupport", "CChecksums"]),
         // The messages and the channel between a command and its worker process: Foundation only,
         // so the worker links neither the manifest parser nor the bake.
         .target(name: "WorkerProtocol"),

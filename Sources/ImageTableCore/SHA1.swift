@@ -1,11 +1,11 @@
-import CSHA1
+import CChecksums
 
 /// SHA-1 (FIPS 180-4), only for RFC 4122 version-5 UUIDs, source fingerprints and the format's
 /// parameter hash: identifiers other languages must reproduce from their standard libraries, not
 /// security boundaries.
 ///
 /// Streaming, with the whole state on the stack, so a key lookup does not allocate. Whole blocks
-/// go to the CPU's SHA extensions where it has them (`CSHA1`), about four times faster, which
+/// go to the CPU's SHA extensions where it has them (`CChecksums`), about four times faster, which
 /// matters because every source read is fingerprinted; this portable code is the fallback and
 /// the reference the tests hold the hardware path to.
 struct SHA1 {

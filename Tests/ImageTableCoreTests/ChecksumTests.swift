@@ -17,6 +17,25 @@ struct ChecksumTests {
         }
     }
 
+    /// The folding path takes over from 64 bytes on: it must agree with the table at every length
+    /// around its boundaries (64, multiples of 16, the 64-byte loop), at every alignment, chained.
+    @Test func crc32HardwarePathEqualsTheTable() {
+        var generator = SystemRandomNumberGenerator()
+        let data = (0..<70_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        data.withUnsafeBytes { all in
+            for length in [64, 65, 79, 80, 127, 128, 129, 191, 192, 255, 256, 1000, 4096, 65_537] {
+                for offset in 0..<17 {
+                    let slice = UnsafeRawBufferPointer(rebasing: all[offset..<(offset + length)])
+                    #expect(CRC32.checksum(slice) == CRC32.portable(slice), "length \(length) at offset \(offset)")
+                    let seed = UInt32.random(in: 0...UInt32.max, using: &generator)
+                    #expect(CRC32.checksum(slice, continuing: seed) == CRC32.portable(slice, continuing: seed))
+                }
+            }
+        }
+        let slot = [UInt8](repeating: 0xA5, count: 96_000)
+        #expect(CRC32.checksum(slot) == CRC32Reference.checksum(slot))
+    }
+
     @Test func sha1KnownVectors() {
         func hex(_ d: [UInt8]) -> String { d.map { String(format: "%02x", $0) }.joined() }
         #expect(hex(SHA1.digest(Array("abc".utf8))) == "a9993e364706816aba3e25717850c26c9cd0d89d")

@@ -1,7 +1,7 @@
 // SHA-1 with the SHA extensions: four rounds per `sha1rnds4`, the message schedule in
 // `sha1msg1`/`sha1msg2` four words at a time. The layout follows the instructions' definition:
 // ABCD in one register (A in the top lane), E added to the schedule words by `sha1nexte`.
-#include "CSHA1.h"
+#include "CChecksums.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
