@@ -25,22 +25,8 @@ public enum WorkerReply: Sendable, Equatable {
     case failed(WorkerFailure)
 }
 
-/// One message on the wire: a JSON object on one line, `{"id": N, "kind": "render", "body": {…}}`.
-/// The reply to request N has id N.
-struct Envelope<Body: Codable>: Codable {
-    var id: Int
-    var kind: String
-    var body: Body
-}
-
-/// Reads the `id` and `kind` of a line before its body, so that the body is decoded as the type
-/// its kind names.
-private struct Header: Decodable {
-    var id: Int
-    var kind: String
-}
-
-/// The JSON-lines codec of the protocol.
+/// The JSON-lines codec of the protocol: each message is one line,
+/// `{"body": {…}, "id": N, "kind": "render"}` (keys sorted); the reply to request N has id N.
 public enum WireCodec {
     /// A request as one line, terminator included.
     ///
@@ -75,15 +61,15 @@ public enum WireCodec {
     /// - Parameter line: the line, without its terminator.
     /// - Returns: the id and the request, or `nil` when the line is not a request.
     public static func request(_ line: Data) -> (id: Int, request: WorkerRequest)? {
-        guard let header = try? JSONDecoder().decode(Header.self, from: line) else { return nil }
-        let request: WorkerRequest? = switch header.kind {
-        case "hello": body(Hello.self, line).map(WorkerRequest.hello)
-        case "render": body(RenderJob.self, line).map(WorkerRequest.render)
-        case "extract": body(ExtractJob.self, line).map(WorkerRequest.extract)
-        case "preview": body(PreviewJob.self, line).map(WorkerRequest.preview)
+        guard let (id, kind, body) = envelope(line) else { return nil }
+        let request: WorkerRequest? = switch kind {
+        case "hello": Hello(wire: body).map(WorkerRequest.hello)
+        case "render": RenderJob(wire: body).map(WorkerRequest.render)
+        case "extract": ExtractJob(wire: body).map(WorkerRequest.extract)
+        case "preview": PreviewJob(wire: body).map(WorkerRequest.preview)
         default: nil
         }
-        return request.map { (header.id, $0) }
+        return request.map { (id, $0) }
     }
 
     /// Reads a reply line.
@@ -91,27 +77,28 @@ public enum WireCodec {
     /// - Parameter line: the line, without its terminator.
     /// - Returns: the id and the reply, or `nil` when the line is not a reply.
     public static func reply(_ line: Data) -> (id: Int, reply: WorkerReply)? {
-        guard let header = try? JSONDecoder().decode(Header.self, from: line) else { return nil }
-        let reply: WorkerReply? = switch header.kind {
-        case "hello": body(Hello.self, line).map(WorkerReply.hello)
-        case "rendered": body(Rendered.self, line).map(WorkerReply.rendered)
-        case "finished": body(Finished.self, line).map(WorkerReply.finished)
-        case "failed": body(WorkerFailure.self, line).map(WorkerReply.failed)
+        guard let (id, kind, body) = envelope(line) else { return nil }
+        let reply: WorkerReply? = switch kind {
+        case "hello": Hello(wire: body).map(WorkerReply.hello)
+        case "rendered": Rendered(wire: body).map(WorkerReply.rendered)
+        case "finished": Finished(wire: body).map(WorkerReply.finished)
+        case "failed": WorkerFailure(wire: body).map(WorkerReply.failed)
         default: nil
         }
-        return reply.map { (header.id, $0) }
+        return reply.map { (id, $0) }
     }
 
-    private static func encode<Body: Codable>(_ id: Int, _ kind: String, _ body: Body) -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Plain structs of strings and numbers always encode.
-        var data = (try? encoder.encode(Envelope(id: id, kind: kind, body: body))) ?? Data()
-        data.append(0x0A)
-        return data
+    private static func encode(_ id: Int, _ kind: String, _ body: some WireBody) -> Data {
+        var out: [UInt8] = []
+        out.reserveCapacity(1024)
+        WireJSON.object(["id": .int(id), "kind": .string(kind), "body": body.wire]).write(to: &out)
+        out.append(0x0A)
+        return Data(out)
     }
 
-    private static func body<Body: Codable>(_ type: Body.Type, _ line: Data) -> Body? {
-        (try? JSONDecoder().decode(Envelope<Body>.self, from: line))?.body
+    private static func envelope(_ line: Data) -> (Int, String, WireJSON)? {
+        guard let message = line.withUnsafeBytes({ WireJSON.parse($0) }), let id = message["id"]?.int,
+              let kind = message["kind"]?.string, let body = message["body"] else { return nil }
+        return (id, kind, body)
     }
 }

@@ -1,5 +1,5 @@
 /// `imagetable extract`'s pixel half: entries of a table as PNG files.
-public struct ExtractJob: Codable, Sendable, Equatable {
+public struct ExtractJob: Sendable, Equatable {
     /// The table to read.
     public var table: String
     /// One entry's key, written to ``output``; `nil` with ``all``.
@@ -34,7 +34,7 @@ public struct ExtractJob: Codable, Sendable, Equatable {
 }
 
 /// `imagetable preview`'s pixel half: a contact sheet of a table's entries as a PNG.
-public struct PreviewJob: Codable, Sendable, Equatable {
+public struct PreviewJob: Sendable, Equatable {
     /// The table to read.
     public var table: String
     /// The PNG file; `-` for standard output.
@@ -74,7 +74,7 @@ public struct PreviewJob: Codable, Sendable, Equatable {
 
 /// The end of an extract or preview job: what the command exits with. The job's own report went
 /// to the standard output and error the worker shares with its command.
-public struct Finished: Codable, Sendable, Equatable {
+public struct Finished: Sendable, Equatable {
     /// The exit status: 0 done, 1 a table, entry or output failed.
     public var status: Int32
 

@@ -3,7 +3,7 @@
 /// A command starts a worker and sends its own ``Hello``; the worker answers with its own. Either
 /// side refuses the other when ``protocolVersion`` or ``renderingVersion`` differ, so a worker
 /// left from another build can never draw old-version pixels into a table labelled new.
-public struct Hello: Codable, Sendable, Equatable {
+public struct Hello: Sendable, Equatable {
     /// ``WorkerProtocolVersion/current`` of the sender's build.
     public var protocolVersion: Int
     /// The rendering version compiled into the sender's build (`TableFormat.pipelineRenderingVersion`).
@@ -31,7 +31,7 @@ public enum WorkerProtocolVersion {
 }
 
 /// Where one member's pixels go.
-public enum Destination: Codable, Sendable, Equatable {
+public enum Destination: Sendable, Equatable {
     /// A slot the command has reserved in a table: the worker checks that the table still has the
     /// member's parameter hash and that the slot still carries `generation`, then renders into it.
     case slot(table: String, slot: Int, generation: UInt64)
@@ -41,7 +41,7 @@ public enum Destination: Codable, Sendable, Equatable {
 }
 
 /// One format to render a source in.
-public struct RenderMember: Codable, Sendable, Equatable {
+public struct RenderMember: Sendable, Equatable {
     /// The format: its canonical parameter text (`TableFormat.canonicalParameters`), the same text
     /// its table's parameter hash is made of.
     public var format: String
@@ -60,7 +60,7 @@ public struct RenderMember: Codable, Sendable, Equatable {
 }
 
 /// How a worker treats an untrusted source: the decode limits and strictness, sent with each job.
-public struct SourceLimits: Codable, Sendable, Equatable {
+public struct SourceLimits: Sendable, Equatable {
     /// The most pixels a source's header may declare.
     public var maxPixels: Int
     /// The most bytes a source may have.
@@ -82,7 +82,7 @@ public struct SourceLimits: Codable, Sendable, Equatable {
 }
 
 /// Decode one source, once, into several members.
-public struct RenderJob: Codable, Sendable, Equatable {
+public struct RenderJob: Sendable, Equatable {
     /// The source file.
     public var source: String
     /// The formats to render, with where each goes.
@@ -107,24 +107,10 @@ public struct RenderJob: Codable, Sendable, Equatable {
         self.limits = limits
         self.planned = planned
     }
-
-    private enum CodingKeys: String, CodingKey { case source, members, limits, planned }
-
-    /// Decodes a job; `planned` may be absent.
-    ///
-    /// - Parameter decoder: the decoder.
-    /// - Throws: `DecodingError` for missing or mistyped fields.
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        source = try c.decode(String.self, forKey: .source)
-        members = try c.decode([RenderMember].self, forKey: .members)
-        limits = try c.decode(SourceLimits.self, forKey: .limits)
-        planned = try c.decodeIfPresent([String].self, forKey: .planned) ?? []
-    }
 }
 
 /// A rectangle of pixels, as the wire carries it.
-public struct WireRect: Codable, Sendable, Equatable {
+public struct WireRect: Sendable, Equatable {
     /// Left, top, width and height in pixels.
     public var x, y, width, height: Int
 
@@ -144,7 +130,7 @@ public struct WireRect: Codable, Sendable, Equatable {
 }
 
 /// A source file's stat as the worker saw it, the same before and after its one read.
-public struct SourceStat: Codable, Sendable, Equatable {
+public struct SourceStat: Sendable, Equatable {
     /// Device, inode and size in bytes.
     public var device, inode: UInt64
     /// Size in bytes.
@@ -176,7 +162,7 @@ public struct SourceStat: Codable, Sendable, Equatable {
 /// What a render job produced: every member's pixels are in its destination, drawn from the
 /// bytes whose fingerprint this is (the worker reads each source once and fingerprints exactly
 /// what it decodes).
-public struct Rendered: Codable, Sendable, Equatable {
+public struct Rendered: Sendable, Equatable {
     /// Each member's content rectangle, in member order.
     public var contentRects: [WireRect]
     /// How many times the job decoded the source (1).
@@ -209,23 +195,5 @@ public struct Rendered: Codable, Sendable, Equatable {
         self.fingerprint = fingerprint
         self.stat = stat
         self.warnings = warnings
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case contentRects, decodes, fingerprint, stat, warnings, pixelChecksums
-    }
-
-    /// Decodes a result; `pixelChecksums` may be absent.
-    ///
-    /// - Parameter decoder: the decoder.
-    /// - Throws: `DecodingError` for missing or mistyped fields.
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        contentRects = try c.decode([WireRect].self, forKey: .contentRects)
-        decodes = try c.decode(Int.self, forKey: .decodes)
-        fingerprint = try c.decode(String.self, forKey: .fingerprint)
-        stat = try c.decode(SourceStat.self, forKey: .stat)
-        warnings = try c.decode([String].self, forKey: .warnings)
-        pixelChecksums = try c.decodeIfPresent([UInt32].self, forKey: .pixelChecksums) ?? []
     }
 }

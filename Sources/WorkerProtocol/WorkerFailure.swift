@@ -1,8 +1,8 @@
 /// Why a worker could not do a job.
-public struct WorkerFailure: Codable, Sendable, Equatable, Error {
+public struct WorkerFailure: Sendable, Equatable, Error {
     /// The failure codes a worker reports; the raw values are the documented codes of
     /// `docs/CLI.md`, "Error codes", which the command carries on unchanged.
-    public enum Code: String, Codable, Sendable, CaseIterable {
+    public enum Code: String, Sendable, CaseIterable {
         /// The source could not be opened or read.
         case unreadable
         /// The source has no bytes.

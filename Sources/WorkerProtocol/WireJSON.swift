@@ -1,0 +1,117 @@
+/// The JSON the protocol's lines are made of: a value tree, a reader and a writer of its own.
+///
+/// Every job crosses the channel twice, so the codec is part of what a bake costs per source.
+/// Foundation's `JSONEncoder` and `JSONDecoder` go through `Codable`'s containers and cost about
+/// a tenth of a small source's whole bake; this reader and writer handle exactly what the
+/// messages use (objects, arrays, strings, integers, booleans, null) in a single pass over the
+/// bytes. Numbers other than integers are refused: no message has one.
+enum WireJSON: Equatable {
+    case null
+    case bool(Bool)
+    /// An integer in `Int64`'s range, or `UInt64`'s for non-negative values.
+    case integer(negative: Bool, magnitude: UInt64)
+    case string(String)
+    case array([WireJSON])
+    case object([String: WireJSON])
+
+    /// The value of `key` when this is an object.
+    subscript(key: String) -> WireJSON? {
+        if case .object(let fields) = self { fields[key] } else { nil }
+    }
+
+    var string: String? {
+        if case .string(let s) = self { s } else { nil }
+    }
+
+    var array: [WireJSON]? {
+        if case .array(let a) = self { a } else { nil }
+    }
+
+    var bool: Bool? {
+        if case .bool(let b) = self { b } else { nil }
+    }
+
+    var int64: Int64? {
+        guard case .integer(let negative, let magnitude) = self else { return nil }
+        if negative { return magnitude <= UInt64(Int64.max) + 1 ? Int64(truncatingIfNeeded: 0 &- magnitude) : nil }
+        return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
+    }
+
+    var uint64: UInt64? {
+        if case .integer(false, let magnitude) = self { magnitude } else { nil }
+    }
+
+    var int: Int? { int64.flatMap { Int(exactly: $0) } }
+
+    /// Parses one JSON text (the whole of `bytes`, surrounding white space allowed).
+    ///
+    /// - Parameter bytes: UTF-8 JSON.
+    /// - Returns: the value, or `nil` for anything that is not one complete JSON value of the
+    ///   kinds above, nested at most 32 deep.
+    static func parse(_ bytes: UnsafeRawBufferPointer) -> WireJSON? {
+        var reader = WireJSONReader(bytes.bindMemory(to: UInt8.self))
+        guard let value = reader.value(depth: 0) else { return nil }
+        reader.skipSpace()
+        return reader.atEnd ? value : nil
+    }
+
+    /// The value as compact JSON, keys sorted, appended to `out`.
+    ///
+    /// - Parameter out: where the text goes.
+    func write(to out: inout [UInt8]) {
+        switch self {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .integer(let negative, let magnitude):
+            if negative && magnitude != 0 { out.append(UInt8(ascii: "-")) }
+            out.append(contentsOf: String(magnitude).utf8)
+        case .string(let s): Self.writeString(s, to: &out)
+        case .array(let items):
+            out.append(UInt8(ascii: "["))
+            for (i, item) in items.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                item.write(to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let fields):
+            out.append(UInt8(ascii: "{"))
+            for (i, key) in fields.keys.sorted().enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                Self.writeString(key, to: &out)
+                out.append(UInt8(ascii: ":"))
+                fields[key]!.write(to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// A JSON string: `"` and `\` escaped, control characters (the line terminator among them,
+    /// so a message stays one line) as `\uXXXX`, everything else as UTF-8.
+    private static func writeString(_ s: String, to out: inout [UInt8]) {
+        let hex = Array("0123456789abcdef".utf8)
+        out.append(UInt8(ascii: "\""))
+        for byte in s.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                out.append(UInt8(ascii: "\\"))
+                out.append(byte)
+            case 0..<0x20, 0x7F:
+                out.append(contentsOf: "\\u00".utf8)
+                out.append(hex[Int(byte >> 4)])
+                out.append(hex[Int(byte & 0xF)])
+            default:
+                out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}
+
+/// Convenience constructors for the codec's mapping code.
+extension WireJSON {
+    static func int<T: BinaryInteger>(_ v: T) -> WireJSON {
+        v < 0 ? .integer(negative: true, magnitude: UInt64(v.magnitude)) : .integer(negative: false, magnitude: UInt64(v))
+    }
+
+    static func optional(_ s: String?) -> WireJSON { s.map(WireJSON.string) ?? .null }
+}
