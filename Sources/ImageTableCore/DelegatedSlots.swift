@@ -31,15 +31,39 @@ public final class DelegatedSlots: @unchecked Sendable {
     /// The parameter hash the table was opened with.
     public var parametersHash: [UInt8] { file.header.parametersHash }
 
-    /// The memory of a reserved slot: `imageBytes` bytes in the table's style.
+    /// Writes the pixels of a reserved slot: `imageBytes` bytes in the table's style, rendered by
+    /// the caller in its own memory.
+    ///
+    /// The slot is written with `pwrite`, not through a mapping: a store to a mapped page of the
+    /// file that this process has not touched yet is a page fault with the file system's
+    /// block bookkeeping (several microseconds a page, more than rendering a small source into
+    /// it), where `pwrite` copies whole pages into the page cache. The reservation is checked
+    /// right before the write, so a confused or late worker cannot overwrite a published entry.
+    ///
+    /// - Parameters:
+    ///   - pixels: exactly `imageBytes` bytes.
+    ///   - slot: the reserved slot.
+    ///   - generation: the reservation's ``SlotReservation/generation``.
+    /// - Throws: ``ImageTableError`` `invalidArgument` when the slot is out of range, not backed by the
+    ///   file, no longer reserved with that generation, or `pixels` has another size; `io` when
+    ///   the write fails.
+    public func write(_ pixels: UnsafeRawBufferPointer, slot: Int, generation: UInt64) throws(ImageTableError) {
+        try checkReservation(slot: slot, generation: generation)
+        guard pixels.count == file.layout.imageBytes else {
+            throw ImageTableError(.invalidArgument, "\(pixels.count) bytes for a slot of \(file.layout.imageBytes)", path: file.path)
+        }
+        if let error = SystemIO.writeAll(file.fd, pixels, at: file.layout.slotOffset(slot)) {
+            throw ImageTableError(.io, "could not write slot \(slot): \(error.reason)", path: file.path)
+        }
+    }
+
+    /// Checks that `slot` is still reserved with `generation` and lies inside the file.
     ///
     /// - Parameters:
     ///   - slot: the reserved slot.
     ///   - generation: the reservation's ``SlotReservation/generation``.
-    /// - Returns: the slot's memory.
-    /// - Throws: ``ImageTableError`` `invalidArgument` when the slot is out of range, not backed by the
-    ///   file, or no longer reserved with that generation.
-    public func pixels(slot: Int, generation: UInt64) throws(ImageTableError) -> UnsafeMutableRawBufferPointer {
+    /// - Throws: ``ImageTableError`` `invalidArgument` when it is not.
+    public func checkReservation(slot: Int, generation: UInt64) throws(ImageTableError) {
         guard slot >= 0, slot < file.layout.capacity, generation & 1 == 1 else {
             throw ImageTableError(.invalidArgument, "slot \(slot) with generation \(generation) is not a reservation", path: file.path)
         }
@@ -47,15 +71,5 @@ public final class DelegatedSlots: @unchecked Sendable {
         guard record.generation == generation, record.state == IndexRecord.stateEmpty, file.slotIsBacked(slot) else {
             throw ImageTableError(.invalidArgument, "slot \(slot) is no longer reserved with generation \(generation)", path: file.path)
         }
-        return UnsafeMutableRawBufferPointer(start: file.slot(slot), count: file.layout.imageBytes)
-    }
-
-    /// Unmaps a filled slot's pages from this process (the data stays in the file), so a worker's
-    /// resident size does not grow with the tables it fills.
-    ///
-    /// - Parameter slot: a slot this worker filled.
-    public func releaseMappedPages(slot: Int) {
-        guard slot >= 0, slot < file.layout.capacity else { return }
-        file.dropPages(slot: slot)
     }
 }

@@ -57,6 +57,29 @@ public enum SystemIO {
         }
         return nil
     }
+
+    /// Writes all of `bytes` to `fd` at `offset` (the file position is left alone), retrying
+    /// `EINTR` and continuing short writes.
+    ///
+    /// - Parameters:
+    ///   - fd: the descriptor.
+    ///   - bytes: the bytes.
+    ///   - offset: where in the file they go.
+    /// - Returns: the `errno` of the failed call, or `nil` when every byte was written.
+    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) -> SystemError? {
+        var done = 0
+        while done < bytes.count {
+            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
+            if n > 0 {
+                done += n
+            } else if n == 0 {
+                return SystemError(errno: EIO)
+            } else if errno != EINTR {
+                return SystemError(errno: errno)
+            }
+        }
+        return nil
+    }
 }
 
 /// A failed system call's error number, and its text.

@@ -14,6 +14,10 @@ final class JobRunner {
     private var tables: [String: DelegatedSlots] = [:]
     /// Formats by their canonical parameters: a bake sends the same few with every job.
     private var formats: [String: TableFormat] = [:]
+    /// Private memory the members bound for slots are rendered into, then written to their
+    /// slots in one `pwrite` each (see ``DelegatedSlots/write(_:slot:generation:)``): one
+    /// buffer per member position, kept from job to job so its pages are faulted in once.
+    private var buffers: [UnsafeMutableRawBufferPointer] = []
     private let scratch = SharedScratch(attachingTo: WorkerDescriptors.scratch)
     private var configured = false
 
@@ -26,7 +30,9 @@ final class JobRunner {
         }
         let targets: [RenderTarget]
         do throws(WorkerFailure) {
-            targets = try job.members.map(target)
+            var built: [RenderTarget] = []
+            for (position, member) in job.members.enumerated() { built.append(try target(member, position: position)) }
+            targets = built
         } catch {
             return .failed(error)
         }
@@ -42,9 +48,14 @@ final class JobRunner {
             // Checksummed here, while the pixels are still in this core's cache, and in parallel
             // across workers, rather than read back by the bake.
             let checksums = targets.map { CRC32.checksum(UnsafeRawBufferPointer($0.pixels)) }
-            // The bake reads the pixels back from the page cache; this process is done with them.
-            for member in job.members {
-                if case .slot(let table, let slot, _) = member.destination { tables[table]?.releaseMappedPages(slot: slot) }
+            for (member, target) in zip(job.members, targets) {
+                guard case .slot(let path, let slot, let generation) = member.destination else { continue }
+                do {
+                    try tables[path]!.write(UnsafeRawBufferPointer(target.pixels), slot: slot, generation: generation)
+                } catch {
+                    tables[path] = nil
+                    return .failed(WorkerFailure(error.code == .io ? .renderFailed : .tableChanged, error.message))
+                }
             }
             let rects = report.members.map { WireRect(x: $0.contentRect.x, y: $0.contentRect.y, width: $0.contentRect.width,
                                                        height: $0.contentRect.height) }
@@ -62,7 +73,7 @@ final class JobRunner {
     /// Where one member's pixels go, checked: its format parses and is this build's rendering
     /// version, its slot is still reserved with that generation in a table of that format, or its
     /// scratch bytes lie inside the scratch memory.
-    private func target(_ member: RenderMember) throws(WorkerFailure) -> RenderTarget {
+    private func target(_ member: RenderMember, position: Int) throws(WorkerFailure) -> RenderTarget {
         let format = try parsed(member.format)
         guard format.renderingVersion == TableFormat.pipelineRenderingVersion else {
             throw WorkerFailure(.workerMismatch, "the format asks for rendering version \(format.renderingVersion); "
@@ -72,7 +83,8 @@ final class JobRunner {
         case .slot(let path, let slot, let generation):
             do {
                 let slots = try table(path, hash: format.parametersHash)
-                return RenderTarget(format: format, pixels: try slots.pixels(slot: slot, generation: generation),
+                try slots.checkReservation(slot: slot, generation: generation)
+                return RenderTarget(format: format, pixels: buffer(position, bytes: slots.layout.imageBytes),
                                     bytesPerRow: slots.layout.bytesPerRow)
             } catch {
                 // The bake's table changed under the job: not the source's fault, but not baked either.
@@ -88,6 +100,16 @@ final class JobRunner {
             let memory = UnsafeMutableRawBufferPointer(rebasing: scratch.memory[offset..<offset + layout.imageBytes])
             return RenderTarget(format: format, pixels: memory, bytesPerRow: layout.bytesPerRow)
         }
+    }
+
+    /// The private buffer for member `position`, at least `bytes` long, trimmed to `bytes`.
+    private func buffer(_ position: Int, bytes: Int) -> UnsafeMutableRawBufferPointer {
+        while buffers.count <= position { buffers.append(UnsafeMutableRawBufferPointer(start: nil, count: 0)) }
+        if buffers[position].count < bytes {
+            buffers[position].deallocate()
+            buffers[position] = .allocate(byteCount: bytes, alignment: 64)
+        }
+        return UnsafeMutableRawBufferPointer(rebasing: buffers[position][0..<bytes])
     }
 
     /// A format from its canonical parameters, parsed once per worker.

@@ -10,13 +10,18 @@ struct DelegatedSlotsTests {
         let table = try openTable(dir.file("t.imagetable"), d)
         let reservation = try table.reserve(key: "k", sourceUUID: UUID())
         let worker = try DelegatedSlots(path: table.path, parametersHash: d.parametersHash)
-        let memory = try worker.pixels(slot: reservation.slot, generation: reservation.generation)
-        memory.initializeMemory(as: UInt8.self, repeating: 0x5A)
+        let pixels = [UInt8](repeating: 0x5A, count: worker.layout.imageBytes)
+        try pixels.withUnsafeBytes { try worker.write($0, slot: reservation.slot, generation: reservation.generation) }
         try table.publish([reservation])
         #expect(try table.withImage(forKey: "k") { $0.bytes.allSatisfy { $0 == 0x5A } } == true)
         #expect(TableVerifier.verify(path: table.path).isValid)
-        // Once published, the slot is no longer open to the worker.
-        #expect(throws: ImageTableError.self) { try worker.pixels(slot: reservation.slot, generation: reservation.generation) }
+        // Once published, the slot is no longer open to the worker, and its pixels stay.
+        #expect(throws: ImageTableError.self) {
+            try [UInt8](repeating: 1, count: worker.layout.imageBytes).withUnsafeBytes {
+                try worker.write($0, slot: reservation.slot, generation: reservation.generation)
+            }
+        }
+        #expect(try table.withImage(forKey: "k") { $0.bytes.allSatisfy { $0 == 0x5A } } == true)
     }
 
     @Test func stalePartiesAreRefused() throws {
@@ -26,9 +31,11 @@ struct DelegatedSlotsTests {
         let reservation = try table.reserve(key: "k", sourceUUID: UUID())
         #expect(throws: ImageTableError.self) { try DelegatedSlots(path: table.path, parametersHash: descriptor(capacity: 4).parametersHash) }
         let worker = try DelegatedSlots(path: table.path, parametersHash: d.parametersHash)
-        #expect(throws: ImageTableError.self) { try worker.pixels(slot: reservation.slot, generation: reservation.generation + 2) }
-        #expect(throws: ImageTableError.self) { try worker.pixels(slot: 7, generation: reservation.generation) }
+        #expect(throws: ImageTableError.self) { try worker.checkReservation(slot: reservation.slot, generation: reservation.generation + 2) }
+        #expect(throws: ImageTableError.self) { try worker.checkReservation(slot: 7, generation: reservation.generation) }
+        let short = [UInt8](repeating: 0, count: worker.layout.imageBytes - 1)
+        #expect(throws: ImageTableError.self) { try short.withUnsafeBytes { try worker.write($0, slot: reservation.slot, generation: reservation.generation) } }
         table.abandon(reservation)
-        #expect(throws: ImageTableError.self) { try worker.pixels(slot: reservation.slot, generation: reservation.generation) }
+        #expect(throws: ImageTableError.self) { try worker.checkReservation(slot: reservation.slot, generation: reservation.generation) }
     }
 }
