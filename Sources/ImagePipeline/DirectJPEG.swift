@@ -61,18 +61,26 @@ enum DirectJPEG {
             let from = sources[gi].map { intermediates[$0]! } ?? (raster: base, x: baseScale, y: baseScale)
             let (gx, gy) = swaps ? (group.scaleY, group.scaleX) : (group.scaleX, group.scaleY)
             let (w, h) = swaps ? (group.resizedHeight, group.resizedWidth) : (group.resizedWidth, group.resizedHeight)
-            let resized = from.raster.width == w && from.raster.height == h && from.x == gx && from.y == gy
-                ? from.raster : Lanczos3.resize(from.raster, width: w, height: h, scaleX: gx / from.x, scaleY: gy / from.y)
-            intermediates.append((resized, gx, gy))
-
-            let upright = resized.upright(orientation: jpeg.orientation)
-            // Centre crop (the only crop this path takes): the drawn part's top-left corner.
-            let x0 = (upright.width - group.contentWidth) / 2, y0 = (upright.height - group.contentHeight) / 2
-            upright.bytes.withUnsafeBytes { raw in
-                let content = ContentPixels(base: raw.baseAddress! + (y0 * upright.width + x0) * 3, width: group.contentWidth,
-                                            height: group.contentHeight, hasAlpha: false, rowBytes: upright.rowBytes)
+            let same = from.raster.width == w && from.raster.height == h && from.x == gx && from.y == gy
+            // A group that later groups resize from keeps its whole image; one that is only drawn
+            // is resized only where its centre crop lies.
+            let feedsOthers = sources.enumerated().contains { $0.element == gi && needed[$0.offset] }
+            let crop = Self.storedCrop(width: w, height: h, contentWidth: group.contentWidth, contentHeight: group.contentHeight,
+                                       orientation: jpeg.orientation)
+            let resized: Raster
+            if same {
+                resized = from.raster
+            } else {
+                resized = Lanczos3.resize(from.raster, width: w, height: h, scaleX: gx / from.x, scaleY: gy / from.y,
+                                          window: feedsOthers ? nil : crop)
+            }
+            intermediates.append(feedsOthers || same ? (resized, gx, gy) : nil)
+            let content = (same || feedsOthers ? resized.cropped(to: crop) : resized).upright(orientation: jpeg.orientation)
+            content.bytes.withUnsafeBytes { raw in
+                let pixels = ContentPixels(base: raw.baseAddress!, width: group.contentWidth, height: group.contentHeight,
+                                           hasAlpha: false, rowBytes: content.rowBytes)
                 for (ti, target) in targets.enumerated() where plan.groupOfTarget[ti] == gi {
-                    PixelWriter.write(content, placement: geometries[ti].placement, format: target.format,
+                    PixelWriter.write(pixels, placement: geometries[ti].placement, format: target.format,
                                       into: target.pixels.baseAddress!, bytesPerRow: target.bytesPerRow)
                 }
             }
@@ -80,5 +88,29 @@ enum DirectJPEG {
         let info = SourceInfo(width: sw, height: sh, loader: "libjpeg", orientation: jpeg.orientation, hasAlpha: false,
                               hasICCProfile: false, isCMYK: false, decodedWidth: decodedWidth, decodedHeight: decodedHeight)
         return RenderReport(members: geometries.prefix(targets.count).map { MemberResult(contentRect: $0.contentRect) }, decodes: 1, source: info)
+    }
+
+    /// The centre crop of the upright image (`contentWidth` × `contentHeight` of the upright
+    /// `width` × `height` image, which is stored turned by `orientation`), as a rectangle of the
+    /// stored image: the part of a resize that ends up drawn.
+    static func storedCrop(width w: Int, height h: Int, contentWidth: Int, contentHeight: Int, orientation: Int) -> Lanczos3.Window {
+        let swaps = orientation >= 5 && orientation <= 8
+        let (uw, uh) = swaps ? (h, w) : (w, h)
+        let x0 = (uw - contentWidth) / 2, y0 = (uh - contentHeight) / 2
+        // Where an upright pixel is stored, as `Raster.upright` maps it.
+        func stored(_ ox: Int, _ oy: Int) -> (Int, Int) {
+            switch orientation {
+            case 2: (w - 1 - ox, oy)
+            case 3: (w - 1 - ox, h - 1 - oy)
+            case 4: (ox, h - 1 - oy)
+            case 5: (oy, ox)
+            case 6: (oy, h - 1 - ox)
+            case 7: (w - 1 - oy, h - 1 - ox)
+            case 8: (w - 1 - oy, ox)
+            default: (ox, oy)
+            }
+        }
+        let a = stored(x0, y0), b = stored(x0 + contentWidth - 1, y0 + contentHeight - 1)
+        return Lanczos3.Window(x: min(a.0, b.0), y: min(a.1, b.1), width: abs(a.0 - b.0) + 1, height: abs(a.1 - b.1) + 1)
     }
 }

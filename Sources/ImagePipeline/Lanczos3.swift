@@ -1,9 +1,11 @@
+import CResample
 import Foundation
 import Synchronization
 
 /// Separable Lanczos-3 resampling of 8-bit rasters, the direct path's resizer: vertical pass
-/// first (whole rows, so it vectorises across a row), into 32-bit floats, then horizontal, rounded
-/// once to 8 bits at the end (libvips rounds after each pass).
+/// first (whole rows, so it vectorises across a row), then horizontal, in fixed point
+/// (`CResample`: 14-bit weights, an intermediate with 6 fractional bits, rounded once to 8 bits
+/// at the end, where libvips rounds after each pass).
 ///
 /// Output pixel `i` is centred on source position `(i + 0.5 − out / 2) / scale + in / 2 − 0.5`
 /// (the two grids share their centre); when shrinking, the
@@ -11,109 +13,61 @@ import Synchronization
 /// taps that would fall outside the image are dropped and the rest renormalised, so edges keep
 /// their brightness. Channels are filtered independently: premultiply RGBA first.
 package enum Lanczos3 {
+    /// A rectangle of the resized image, in its pixels.
+    package struct Window: Equatable, Sendable {
+        package var x, y, width, height: Int
+
+        package init(x: Int, y: Int, width: Int, height: Int) {
+            (self.x, self.y, self.width, self.height) = (x, y, width, height)
+        }
+    }
+
     /// `source` resized to `width` × `height` at `scaleX`, `scaleY` (output pixels per source
     /// pixel, normally `width / source.width`; given separately so a size rounded to whole pixels
-    /// does not change the scale).
-    package static func resize(_ source: Raster, width: Int, height: Int, scaleX: Double, scaleY: Double) -> Raster {
+    /// does not change the scale), or only the `window` of that result: a member cropped from
+    /// its group costs only the pixels it keeps, and only the source columns and rows under
+    /// their taps are filtered.
+    package static func resize(_ source: Raster, width: Int, height: Int, scaleX: Double, scaleY: Double,
+                               window: Window? = nil) -> Raster {
+        let win = window ?? Window(x: 0, y: 0, width: width, height: height)
+        precondition(win.x >= 0 && win.y >= 0 && win.width > 0 && win.height > 0 && win.x + win.width <= width
+                     && win.y + win.height <= height, "window \(win) outside \(width)×\(height)")
         let rows = Taps.shared(inSize: source.height, outSize: height, scale: scaleY)
         let columns = Taps.shared(inSize: source.width, outSize: width, scale: scaleX)
         let c = source.channels
-        let rowFloats = source.width * c
-        // The vertical pass's output, plus slack for the horizontal pass's loads: a vector at the
-        // last pixel, and the zero-weight taps a pixel runs when its neighbour has one more.
-        var vertical = [Float](repeating: 0, count: height * rowFloats + (columns.width + 2) * c + 4)
-        var out = Raster(width: width, height: height, channels: c)
+        // The source columns under the window's taps (starts grow with the output index).
+        let firstColumn = Int(columns.start[win.x])
+        var endColumn = firstColumn
+        for i in win.x..<(win.x + win.width) { endColumn = max(endColumn, Int(columns.start[i] + columns.count[i])) }
+        let midRow = (endColumn - firstColumn) * c
+        // Slack past the last row: the horizontal pass reads a vector at its last tap.
+        let mid = UnsafeMutableBufferPointer<Int16>.allocate(capacity: win.height * midRow + 32)
+        defer { mid.deallocate() }
+        mid.baseAddress!.advanced(by: win.height * midRow).initialize(repeating: 0, count: 32)
+        var out = Raster(uninitializedWidth: win.width, height: win.height, channels: c)
         source.bytes.withUnsafeBufferPointer { src in
-            vertical.withUnsafeMutableBufferPointer { mid in
-                for y in 0..<height {
-                    verticalRow(src.baseAddress!, rowBytes: rowFloats, taps: rows, output: y, into: mid.baseAddress! + y * rowFloats)
+            rows.weights.withUnsafeBufferPointer { weights in
+                for y in 0..<win.height {
+                    let r = win.y + y
+                    cresample_vertical(src.baseAddress! + Int(rows.start[r]) * source.rowBytes + firstColumn * c, source.rowBytes,
+                                       weights.baseAddress! + r * rows.width, max(1, rows.count[r]), mid.baseAddress! + y * midRow, Int32(midRow))
                 }
-                out.bytes.withUnsafeMutableBufferPointer { dst in
-                    for y in 0..<height {
-                        horizontalRow(mid.baseAddress! + y * rowFloats, channels: c, taps: columns,
-                                      into: dst.baseAddress! + y * width * c)
+            }
+            columns.start.withUnsafeBufferPointer { start in
+                columns.count.withUnsafeBufferPointer { count in
+                    columns.weights.withUnsafeBufferPointer { weights in
+                        out.bytes.withUnsafeMutableBufferPointer { dst in
+                            for y in 0..<win.height {
+                                cresample_horizontal(mid.baseAddress! + y * midRow, Int32(c), start.baseAddress!, count.baseAddress!,
+                                                     weights.baseAddress!, Int32(columns.width), Int32(firstColumn), Int32(win.x),
+                                                     Int32(win.width), dst.baseAddress! + y * win.width * c)
+                            }
+                        }
                     }
                 }
             }
         }
         return out
-    }
-
-    /// One output row of the vertical pass: the weighted sum of the source rows under its taps.
-    /// Plain loops over a row, which the compiler vectorises, four taps per pass so the row of
-    /// sums is loaded and stored once per four taps. (The SIMD types' generic conversions, and
-    /// `addingProduct`, a call to `fmaf` per lane without FMA hardware, are far slower.)
-    private static func verticalRow(_ src: UnsafePointer<UInt8>, rowBytes n: Int, taps: Taps, output y: Int,
-                                    into row: UnsafeMutablePointer<Float>) {
-        let start = Int(taps.start[y]), base = y * taps.width, count = max(1, Int(taps.count[y]))
-        taps.weights.withUnsafeBufferPointer { weights in
-            let w = weights.baseAddress! + base
-            let l0 = src + start * n
-            for x in 0..<n { row[x] = 0 }
-            var k = 0
-            while k + 4 <= count {
-                let a = l0 + k * n, b = a + n, c = b + n, d = c + n
-                let (wa, wb, wc, wd) = (w[k], w[k + 1], w[k + 2], w[k + 3])
-                for x in 0..<n { row[x] += Float(a[x]) * wa + Float(b[x]) * wb + Float(c[x]) * wc + Float(d[x]) * wd }
-                k += 4
-            }
-            while k + 2 <= count {
-                let a = l0 + k * n, b = a + n
-                let (wa, wb) = (w[k], w[k + 1])
-                for x in 0..<n { row[x] += Float(a[x]) * wa + Float(b[x]) * wb }
-                k += 2
-            }
-            if k < count {
-                let a = l0 + k * n, wa = w[k]
-                for x in 0..<n { row[x] += Float(a[x]) * wa }
-            }
-        }
-    }
-
-    /// One row of the horizontal pass, rounded to 8 bits: a 4-lane vector per pixel (RGB uses
-    /// three lanes; the fourth reads the next pixel's first channel and is discarded), two output
-    /// pixels at a time so that two chains of additions overlap. Only the vector operators,
-    /// which map to single instructions. Weights past a pixel's own taps are zero, so both
-    /// pixels run the longer of their two tap counts.
-    private static func horizontalRow(_ row: UnsafePointer<Float>, channels c: Int, taps: Taps, into out: UnsafeMutablePointer<UInt8>) {
-        let count = taps.start.count
-        taps.weights.withUnsafeBufferPointer { weights in
-            @inline(__always) func store(_ acc: SIMD4<Float>, _ x: Int) {
-                let o = out + x * c
-                o[0] = byte(acc[0])
-                o[1] = byte(acc[1])
-                o[2] = byte(acc[2])
-                if c == 4 { o[3] = byte(acc[3]) }
-            }
-            let stride = c * MemoryLayout<Float>.size
-            var x = 0
-            while x < count {
-                let pair = x + 1 < count
-                let y = pair ? x + 1 : x
-                var w0 = weights.baseAddress! + x * taps.width, w1 = weights.baseAddress! + y * taps.width
-                var p0 = UnsafeRawPointer(row + Int(taps.start[x]) * c), p1 = UnsafeRawPointer(row + Int(taps.start[y]) * c)
-                var a0 = SIMD4<Float>(), a1 = SIMD4<Float>()
-                for _ in 0..<Int(max(taps.count[x], taps.count[y])) {
-                    a0 = a0 + p0.loadUnaligned(as: SIMD4<Float>.self) * SIMD4(repeating: w0.pointee)
-                    a1 = a1 + p1.loadUnaligned(as: SIMD4<Float>.self) * SIMD4(repeating: w1.pointee)
-                    p0 += stride
-                    p1 += stride
-                    w0 += 1
-                    w1 += 1
-                }
-                store(a0, x)
-                if pair { store(a1, y) }
-                x += 2
-            }
-        }
-    }
-
-    /// `v` rounded to the nearest integer (ties to even) and clamped to 0…255. Adding 1.5 × 2²³
-    /// leaves `v`'s integer part in the float's low mantissa bits (exact for |v| < 2²²), so no
-    /// float-to-integer conversion runs: `UInt8(v)` checks for overflow and NaN on every
-    /// channel and cost more than the filtering.
-    @inline(__always) static func byte(_ v: Float) -> UInt8 {
-        UInt8(clamping: Int32(bitPattern: (v + 12_582_912).bitPattern) &- 0x4B40_0000)
     }
 
     static func kernel(_ x: Double) -> Double {
@@ -124,12 +78,13 @@ package enum Lanczos3 {
         return 3 * sin(px) * sin(px / 3) / (px * px)
     }
 
-    /// Each output pixel's first source index, tap count and weights (normalised to sum 1), on a
-    /// grid `width` weights wide.
+    /// Each output pixel's first source index, tap count and weights (in 14-bit fixed point,
+    /// summing to exactly 1 so flat areas stay exact), on a grid `width` weights wide, even and
+    /// zero past each count (the vector loops take taps two at a time).
     final class Taps: Sendable {
         let start: [Int32]
         let count: [Int32]
-        let weights: [Float]
+        let weights: [Int16]
         let width: Int
 
         private struct Key: Hashable {
@@ -156,9 +111,9 @@ package enum Lanczos3 {
         init(inSize: Int, outSize: Int, scale: Double) {
             let stretch = max(1, 1 / scale)
             let support = 3 * stretch
-            let width = Int((2 * support).rounded(.up)) + 2
+            let width = (Int((2 * support).rounded(.up)) + 3) & ~1
             var start: [Int32] = [], count: [Int32] = []
-            var weights = [Float](repeating: 0, count: outSize * width)
+            var weights = [Int16](repeating: 0, count: outSize * width)
             start.reserveCapacity(outSize)
             count.reserveCapacity(outSize)
             var w: [Double] = []
@@ -183,7 +138,13 @@ package enum Lanczos3 {
                 }
                 start.append(Int32(from))
                 count.append(Int32(min(w.count, width)))
-                for (k, v) in w.prefix(width).enumerated() { weights[i * width + k] = Float(v / total) }
+                let one = 1 << Int(CRESAMPLE_WEIGHT_BITS)
+                let fixed = w.prefix(width).map { Int(($0 / total * Double(one)).rounded()) }
+                // Rounding leaves the sum a unit or two off 1: the largest tap takes the rest.
+                let largest = fixed.indices.max { abs(fixed[$0]) < abs(fixed[$1]) }!
+                for (k, v) in fixed.enumerated() {
+                    weights[i * width + k] = Int16(k == largest ? v + one - fixed.reduce(0, +) : v)
+                }
             }
             (self.start, self.count, self.weights, self.width) = (start, count, weights, width)
         }

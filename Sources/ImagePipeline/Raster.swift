@@ -18,7 +18,36 @@ package struct Raster {
         bytes = [UInt8](repeating: 0, count: width * height * channels + channels)
     }
 
+    /// A raster whose pixels the caller is about to write in full (the spare bytes are zero):
+    /// no pass of zeros over memory that is overwritten at once.
+    package init(uninitializedWidth width: Int, height: Int, channels: Int) {
+        self.width = width
+        self.height = height
+        self.channels = channels
+        let count = width * height * channels
+        bytes = [UInt8](unsafeUninitializedCapacity: count + channels) { buffer, initialized in
+            (buffer.baseAddress! + count).initialize(repeating: 0, count: channels)
+            initialized = count + channels
+        }
+    }
+
     package var rowBytes: Int { width * channels }
+
+    /// The pixels of `window`, or the raster itself when the window is all of it.
+    package func cropped(to window: Lanczos3.Window) -> Raster {
+        if window.x == 0 && window.y == 0 && window.width == width && window.height == height { return self }
+        var out = Raster(uninitializedWidth: window.width, height: window.height, channels: channels)
+        let c = channels
+        bytes.withUnsafeBufferPointer { src in
+            out.bytes.withUnsafeMutableBufferPointer { dst in
+                for y in 0..<window.height {
+                    let from = src.baseAddress! + ((window.y + y) * width + window.x) * c
+                    (dst.baseAddress! + y * window.width * c).update(from: from, count: window.width * c)
+                }
+            }
+        }
+        return out
+    }
 
     /// The raster turned upright for EXIF `orientation` (1…8), as libvips' `autorot` turns it:
     /// 2 mirrors, 3 turns 180°, 4 flips, 5 transposes, 6 turns 90° clockwise, 7 transverses,

@@ -1,0 +1,35 @@
+#ifndef CRESAMPLE_H
+#define CRESAMPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+// The inner loops of the direct path's separable Lanczos-3 resampler (`ImagePipeline/Lanczos3.swift`,
+// which computes the taps), in fixed point: weights are int16 with 14 fractional bits summing to
+// exactly 1 << 14, the vertical pass turns 8-bit samples into int16 with 6 fractional bits, and the
+// horizontal pass rounds those to 8 bits once. AVX2 and SSSE3/SSE4.1 versions are chosen at run
+// time; the plain C versions are the fallback and the reference the tests hold them to.
+
+/// Fractional bits of a weight.
+#define CRESAMPLE_WEIGHT_BITS 14
+/// Fractional bits of a vertical pass output.
+#define CRESAMPLE_MID_BITS 6
+
+/// One output row of the vertical pass: `out[x] = Σ_k weights[k] × rows[k][x]`, for `n` samples,
+/// where `rows[k]` starts at `src + k × stride`, rounded to `CRESAMPLE_MID_BITS` fractional bits.
+void cresample_vertical(const uint8_t *src, ptrdiff_t stride, const int16_t *weights, int count, int16_t *out, int n);
+
+/// `n` output pixels of the horizontal pass, `first` … `first + n − 1`: pixel `i` is
+/// `Σ_k weights[i × tapWidth + k] × row[(start[i] − base + k) × channels + ch]` for
+/// `k < count[i]`, rounded to 8 bits and clamped, written at `out + (i − first) × channels`.
+/// `channels` is 3 or 4. `row` must have 16 readable int16 past the last tap of the last pixel,
+/// and every weight row `tapWidth` (even) entries, zero past its count.
+void cresample_horizontal(const int16_t *row, int channels, const int32_t *start, const int32_t *count,
+                          const int16_t *weights, int tapWidth, int base, int first, int n, uint8_t *out);
+
+/// The portable versions, for the tests.
+void cresample_vertical_portable(const uint8_t *src, ptrdiff_t stride, const int16_t *weights, int count, int16_t *out, int n);
+void cresample_horizontal_portable(const int16_t *row, int channels, const int32_t *start, const int32_t *count,
+                                   const int16_t *weights, int tapWidth, int base, int first, int n, uint8_t *out);
+
+#endif

@@ -1,0 +1,144 @@
+// Fixed-point Lanczos-3 passes (see CResample.h). The vector versions multiply pairs of taps at
+// once with `pmaddwd` (two 16-bit products summed into 32 bits), the shape libvips' and
+// Pillow-SIMD's 8-bit resamplers use: four times the lanes of 32-bit floats, and no conversion
+// from bytes to floats per tap. Sums cannot overflow: a vertical sum is at most
+// 255 × 1.3 × 2^14 and a horizontal one 21,000 × 1.3 × 2^14, both far below 2^31.
+#include "CResample.h"
+#include <string.h>
+
+#define MID_ROUND (1 << (CRESAMPLE_WEIGHT_BITS - CRESAMPLE_MID_BITS - 1))
+#define OUT_SHIFT (CRESAMPLE_WEIGHT_BITS + CRESAMPLE_MID_BITS)
+
+static inline uint8_t clamp_byte(int32_t v) { return v < 0 ? 0 : v > 255 ? 255 : (uint8_t)v; }
+
+void cresample_vertical_portable(const uint8_t *src, ptrdiff_t stride, const int16_t *weights, int count, int16_t *out, int n) {
+    for (int x = 0; x < n; x++) {
+        int32_t sum = MID_ROUND;
+        for (int k = 0; k < count; k++) sum += (int32_t)weights[k] * src[k * stride + x];
+        out[x] = (int16_t)(sum >> (CRESAMPLE_WEIGHT_BITS - CRESAMPLE_MID_BITS));
+    }
+}
+
+void cresample_horizontal_portable(const int16_t *row, int channels, const int32_t *start, const int32_t *count,
+                                   const int16_t *weights, int tapWidth, int base, int first, int n, uint8_t *out) {
+    for (int i = first; i < first + n; i++) {
+        const int16_t *p = row + (ptrdiff_t)(start[i] - base) * channels;
+        const int16_t *w = weights + (ptrdiff_t)i * tapWidth;
+        for (int c = 0; c < channels; c++) {
+            int32_t sum = 1 << (OUT_SHIFT - 1);
+            for (int k = 0; k < count[i]; k++) sum += (int32_t)w[k] * p[k * channels + c];
+            out[(i - first) * channels + c] = clamp_byte(sum >> OUT_SHIFT);
+        }
+    }
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+static inline int32_t pair(const int16_t *w, int k) { return (int32_t)(uint16_t)w[k] | ((int32_t)(uint16_t)w[k + 1] << 16); }
+
+__attribute__((target("avx2")))
+static void vertical_avx2(const uint8_t *src, ptrdiff_t stride, const int16_t *weights, int count, int16_t *out, int n) {
+    const __m256i round = _mm256_set1_epi32(MID_ROUND);
+    int x = 0;
+    for (; x + 32 <= n; x += 32) {
+        __m256i lo0 = round, hi0 = round, lo1 = round, hi1 = round;
+        for (int k = 0; k < count; k += 2) {
+            const uint8_t *a = src + k * stride + x;
+            const uint8_t *b = k + 1 < count ? a + stride : a;
+            const __m256i w = _mm256_set1_epi32(k + 1 < count ? pair(weights, k) : (int32_t)(uint16_t)weights[k]);
+            // Samples 0…15 of each row as int16, then the two rows interleaved per sample.
+            __m256i a0 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)a));
+            __m256i b0 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)b));
+            __m256i a1 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(a + 16)));
+            __m256i b1 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(b + 16)));
+            lo0 = _mm256_add_epi32(lo0, _mm256_madd_epi16(_mm256_unpacklo_epi16(a0, b0), w));
+            hi0 = _mm256_add_epi32(hi0, _mm256_madd_epi16(_mm256_unpackhi_epi16(a0, b0), w));
+            lo1 = _mm256_add_epi32(lo1, _mm256_madd_epi16(_mm256_unpacklo_epi16(a1, b1), w));
+            hi1 = _mm256_add_epi32(hi1, _mm256_madd_epi16(_mm256_unpackhi_epi16(a1, b1), w));
+        }
+        const int shift = CRESAMPLE_WEIGHT_BITS - CRESAMPLE_MID_BITS;
+        // unpacklo/hi and packs both work within 128-bit lanes, so packing undoes the interleave.
+        _mm256_storeu_si256((__m256i *)(out + x), _mm256_packs_epi32(_mm256_srai_epi32(lo0, shift), _mm256_srai_epi32(hi0, shift)));
+        _mm256_storeu_si256((__m256i *)(out + x + 16), _mm256_packs_epi32(_mm256_srai_epi32(lo1, shift), _mm256_srai_epi32(hi1, shift)));
+    }
+    if (x < n) cresample_vertical_portable(src + x, stride, weights, count, out + x, n - x);
+}
+
+__attribute__((target("ssse3,sse4.1")))
+static void horizontal_sse(const int16_t *row, int channels, const int32_t *start, const int32_t *count,
+                           const int16_t *weights, int tapWidth, int base, int first, int n, uint8_t *out) {
+    // Two neighbouring pixels' channels side by side: (c of pixel k, c of pixel k+1) per channel.
+    const __m128i gather = channels == 3
+        ? _mm_setr_epi8(0, 1, 6, 7, 2, 3, 8, 9, 4, 5, 10, 11, -1, -1, -1, -1)
+        : _mm_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15);
+    const __m128i round = _mm_set1_epi32(1 << (OUT_SHIFT - 1));
+    for (int i = first; i < first + n; i++) {
+        const int16_t *p = row + (ptrdiff_t)(start[i] - base) * channels;
+        const int16_t *w = weights + (ptrdiff_t)i * tapWidth;
+        __m128i acc0 = round, acc1 = _mm_setzero_si128();
+        int k = 0;
+        // Weights past the count are zero and the row has slack, so an odd count runs one more.
+        for (; k + 3 < count[i]; k += 4) {
+            __m128i p0 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + k * channels)), gather);
+            __m128i p1 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + (k + 2) * channels)), gather);
+            acc0 = _mm_add_epi32(acc0, _mm_madd_epi16(p0, _mm_set1_epi32(pair(w, k))));
+            acc1 = _mm_add_epi32(acc1, _mm_madd_epi16(p1, _mm_set1_epi32(pair(w, k + 2))));
+        }
+        for (; k < count[i]; k += 2) {
+            __m128i p0 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + k * channels)), gather);
+            acc0 = _mm_add_epi32(acc0, _mm_madd_epi16(p0, _mm_set1_epi32(pair(w, k))));
+        }
+        __m128i v = _mm_srai_epi32(_mm_add_epi32(acc0, acc1), OUT_SHIFT);
+        v = _mm_packus_epi16(_mm_packs_epi32(v, v), v);
+        uint32_t bytes = (uint32_t)_mm_cvtsi128_si32(v);
+        memcpy(out + (ptrdiff_t)(i - first) * channels, &bytes, (size_t)channels);
+    }
+}
+
+typedef void (*vertical_fn)(const uint8_t *, ptrdiff_t, const int16_t *, int, int16_t *, int);
+typedef void (*horizontal_fn)(const int16_t *, int, const int32_t *, const int32_t *, const int16_t *, int, int, int, int, uint8_t *);
+
+static vertical_fn choose_vertical(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") ? vertical_avx2 : cresample_vertical_portable;
+}
+
+static horizontal_fn choose_horizontal(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("sse4.1") ? horizontal_sse : cresample_horizontal_portable;
+}
+
+void cresample_vertical(const uint8_t *src, ptrdiff_t stride, const int16_t *weights, int count, int16_t *out, int n) {
+    static vertical_fn chosen;
+    vertical_fn f = __atomic_load_n(&chosen, __ATOMIC_RELAXED);
+    if (!f) {
+        f = choose_vertical();
+        __atomic_store_n(&chosen, f, __ATOMIC_RELAXED);
+    }
+    f(src, stride, weights, count, out, n);
+}
+
+void cresample_horizontal(const int16_t *row, int channels, const int32_t *start, const int32_t *count,
+                          const int16_t *weights, int tapWidth, int base, int first, int n, uint8_t *out) {
+    static horizontal_fn chosen;
+    horizontal_fn f = __atomic_load_n(&chosen, __ATOMIC_RELAXED);
+    if (!f) {
+        f = choose_horizontal();
+        __atomic_store_n(&chosen, f, __ATOMIC_RELAXED);
+    }
+    f(row, channels, start, count, weights, tapWidth, base, first, n, out);
+}
+
+#else
+
+void cresample_vertical(const uint8_t *src, ptrdiff_t stride, const int16_t *weights, int count, int16_t *out, int n) {
+    cresample_vertical_portable(src, stride, weights, count, out, n);
+}
+
+void cresample_horizontal(const int16_t *row, int channels, const int32_t *start, const int32_t *count,
+                          const int16_t *weights, int tapWidth, int base, int first, int n, uint8_t *out) {
+    cresample_horizontal_portable(row, channels, start, count, weights, tapWidth, base, first, n, out);
+}
+
+#endif
