@@ -35,6 +35,11 @@ void cresample_horizontal_portable(const int16_t *row, int channels, const int32
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+// Constant sizes, so the copies compile to stores rather than calls.
+static inline void store_pixel(uint8_t *to, uint32_t bytes, int channels) {
+    if (channels == 3) memcpy(to, &bytes, 3); else memcpy(to, &bytes, 4);
+}
+
 static inline int32_t pair(const int16_t *w, int k) { return (int32_t)(uint16_t)w[k] | ((int32_t)(uint16_t)w[k + 1] << 16); }
 
 __attribute__((target("avx2")))
@@ -91,9 +96,49 @@ static void horizontal_sse(const int16_t *row, int channels, const int32_t *star
         }
         __m128i v = _mm_srai_epi32(_mm_add_epi32(acc0, acc1), OUT_SHIFT);
         v = _mm_packus_epi16(_mm_packs_epi32(v, v), v);
-        uint32_t bytes = (uint32_t)_mm_cvtsi128_si32(v);
-        memcpy(out + (ptrdiff_t)(i - first) * channels, &bytes, (size_t)channels);
+        store_pixel(out + (ptrdiff_t)(i - first) * channels, (uint32_t)_mm_cvtsi128_si32(v), channels);
     }
+}
+
+__attribute__((target("avx2")))
+static void horizontal_avx2(const int16_t *row, int channels, const int32_t *start, const int32_t *count,
+                            const int16_t *weights, int tapWidth, int base, int first, int n, uint8_t *out) {
+    // Two output pixels at once, one per 128-bit lane, each lane as in the SSE version.
+    const __m256i gather = _mm256_broadcastsi128_si256(channels == 3
+        ? _mm_setr_epi8(0, 1, 6, 7, 2, 3, 8, 9, 4, 5, 10, 11, -1, -1, -1, -1)
+        : _mm_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15));
+    const __m256i round = _mm256_set1_epi32(1 << (OUT_SHIFT - 1));
+    int i = first;
+    for (; i + 1 < first + n; i += 2) {
+        const int16_t *p0 = row + (ptrdiff_t)(start[i] - base) * channels;
+        const int16_t *p1 = row + (ptrdiff_t)(start[i + 1] - base) * channels;
+        const int16_t *w0 = weights + (ptrdiff_t)i * tapWidth, *w1 = w0 + tapWidth;
+        // Both run the longer count: the other's weights past its own count are zero.
+        const int taps = count[i] > count[i + 1] ? count[i] : count[i + 1];
+        __m256i acc0 = round, acc1 = _mm256_setzero_si256();
+        int k = 0;
+        for (; k + 3 < taps; k += 4) {
+            __m256i a = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p0 + k * channels))),
+                                                _mm_loadu_si128((const __m128i *)(p1 + k * channels)), 1);
+            __m256i b = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p0 + (k + 2) * channels))),
+                                                _mm_loadu_si128((const __m128i *)(p1 + (k + 2) * channels)), 1);
+            const int32_t wa0 = pair(w0, k), wa1 = pair(w1, k), wb0 = pair(w0, k + 2), wb1 = pair(w1, k + 2);
+            acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(_mm256_shuffle_epi8(a, gather), _mm256_setr_epi32(wa0, wa0, wa0, wa0, wa1, wa1, wa1, wa1)));
+            acc1 = _mm256_add_epi32(acc1, _mm256_madd_epi16(_mm256_shuffle_epi8(b, gather), _mm256_setr_epi32(wb0, wb0, wb0, wb0, wb1, wb1, wb1, wb1)));
+        }
+        for (; k < taps; k += 2) {
+            __m256i a = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p0 + k * channels))),
+                                                _mm_loadu_si128((const __m128i *)(p1 + k * channels)), 1);
+            const int32_t wa0 = pair(w0, k), wa1 = pair(w1, k);
+            acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(_mm256_shuffle_epi8(a, gather), _mm256_setr_epi32(wa0, wa0, wa0, wa0, wa1, wa1, wa1, wa1)));
+        }
+        __m256i v = _mm256_srai_epi32(_mm256_add_epi32(acc0, acc1), OUT_SHIFT);
+        __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
+        __m128i bytes = _mm_packus_epi16(_mm_packs_epi32(lo, hi), lo);
+        store_pixel(out + (ptrdiff_t)(i - first) * channels, (uint32_t)_mm_cvtsi128_si32(bytes), channels);
+        store_pixel(out + (ptrdiff_t)(i + 1 - first) * channels, (uint32_t)_mm_extract_epi32(bytes, 1), channels);
+    }
+    if (i < first + n) horizontal_sse(row, channels, start, count, weights, tapWidth, base, i, first + n - i, out + (ptrdiff_t)(i - first) * channels);
 }
 
 typedef void (*vertical_fn)(const uint8_t *, ptrdiff_t, const int16_t *, int, int16_t *, int);
@@ -106,6 +151,7 @@ static vertical_fn choose_vertical(void) {
 
 static horizontal_fn choose_horizontal(void) {
     __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) return horizontal_avx2;
     return __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("sse4.1") ? horizontal_sse : cresample_horizontal_portable;
 }
 

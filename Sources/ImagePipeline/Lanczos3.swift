@@ -40,10 +40,12 @@ package enum Lanczos3 {
         var endColumn = firstColumn
         for i in win.x..<(win.x + win.width) { endColumn = max(endColumn, Int(columns.start[i] + columns.count[i])) }
         let midRow = (endColumn - firstColumn) * c
-        // Slack past the last row: the horizontal pass reads a vector at its last tap.
-        let mid = UnsafeMutableBufferPointer<Int16>.allocate(capacity: win.height * midRow + 32)
+        // Slack past the last row: the horizontal pass reads whole vectors, up to a tap row's
+        // width past a pixel's first tap (`CResample.h`).
+        let slack = (columns.width + 3) * c + 16
+        let mid = UnsafeMutableBufferPointer<Int16>.allocate(capacity: win.height * midRow + slack)
         defer { mid.deallocate() }
-        mid.baseAddress!.advanced(by: win.height * midRow).initialize(repeating: 0, count: 32)
+        mid.baseAddress!.advanced(by: win.height * midRow).initialize(repeating: 0, count: slack)
         var out = Raster(uninitializedWidth: win.width, height: win.height, channels: c)
         source.bytes.withUnsafeBufferPointer { src in
             rows.weights.withUnsafeBufferPointer { weights in

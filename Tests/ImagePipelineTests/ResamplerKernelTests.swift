@@ -48,7 +48,7 @@ import Testing
                 for (k, v) in Self.weights(Int(count[i]), seed: &seed).enumerated() { weights[i * width + k] = v }
             }
             // Intermediate values as the vertical pass makes them: 0…255 with 6 fractional bits, ringing past both ends.
-            let row = (0..<(inPixels * channels + 16)).map { _ in Int16(Int(Self.next(&seed) % 20_000) - 2_000) }
+            let row = (0..<((inPixels + width + 3) * channels + 16)).map { _ in Int16(Int(Self.next(&seed) % 20_000) - 2_000) }
             var fast = [UInt8](repeating: 0, count: outCount * channels), slow = fast
             cresample_horizontal(row, Int32(channels), start, count, weights, Int32(width), 0, 0, Int32(outCount), &fast)
             cresample_horizontal_portable(row, Int32(channels), start, count, weights, Int32(width), 0, 0, Int32(outCount), &slow)
