@@ -25,8 +25,7 @@ import Glibc
             \(action)
 
             """
-        try script.write(toFile: path, atomically: true, encoding: .utf8)
-        chmod(path, 0o755)
+        try writeExecutable(script, to: path)
         return path
     }
 

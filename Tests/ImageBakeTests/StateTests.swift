@@ -75,8 +75,7 @@ import Glibc
         let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 20))
         for i in 0..<5 { try ConvergenceTests.add(project, "s\(i).png", i, secondsAgo: 100) }
         let hook = project.root + "/hook"
-        try "#!/bin/sh\n[ \"$1\" = state-commit ] && kill -9 \"$2\"\nexit 0\n".write(toFile: hook, atomically: true, encoding: .utf8)
-        chmod(hook, 0o755)
+        try writeExecutable("#!/bin/sh\n[ \"$1\" = state-commit ] && kill -9 \"$2\"\nexit 0\n", to: hook)
         let killed = Process()
         killed.executableURL = URL(fileURLWithPath: Products.imagetable)
         killed.arguments = ["bake", project.manifestPath]

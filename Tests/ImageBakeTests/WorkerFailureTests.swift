@@ -83,12 +83,8 @@ import Glibc
     @Test func strayPrintsReachNeitherTheChannelNorTheJSON() throws {
         let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10))
         try project.add("s.jpg", from: Corpus.photo("Landscape_1"))
-        let bin = project.root + "/bin"
-        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: Products.imagetable, toPath: bin + "/imagetable")
-        let fake = try FakeWorker.install(.chatty, in: project.root)
-        try FileManager.default.moveItem(atPath: fake, toPath: bin + "/imagetable-worker")
-        let result = try run(bin + "/imagetable", ["bake", project.manifestPath, "--format", "json"])
+        let command = try project.installCommand(withWorker: try FakeWorker.install(.chatty, in: project.root))
+        let result = try run(command, ["bake", project.manifestPath, "--format", "json"])
         #expect(result.status == 0, "\(result.stderr)")
         let json = try #require(try JSONSerialization.jsonObject(with: result.output) as? [String: Any], "\(result.stdout)")
         #expect((json["sources"] as? [String: Int])?["decoded"] == 1)
