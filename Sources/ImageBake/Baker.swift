@@ -64,7 +64,7 @@ public enum Baker {
         let diffed = SourceDiff(state: state, decoding: options.decoding, rehash: options.rehash, jobs: options.jobs).run(scanned)
         let youngest = options.minAge.map { FileStat.now - Int64($0 * 1e9) }
         let families = manifest.families.enumerated().map { i, family in
-            let sources = diffed[i].map { source in
+            let sources = diffed[i].sources.map { source in
                 var source = source
                 source.deferred = youngest.map { source.file.stat.modifiedNs > $0 } ?? false
                 return source
@@ -74,6 +74,10 @@ public enum Baker {
                                       tables: own.map { BakePlanner.Table(index: $0, capacity: tables[$0].format.capacity, entries: snapshots[$0]) })
         }
         let plan = BakePlanner(prune: options.prune).plan(families, tableCount: tables.count)
+        // Files deleted since the listing: found, then removed. A held key's removal is in the
+        // plan's listing already; a new one's is counted here, as the worker's `.gone` counts it.
+        let vanished = (found: diffed.map(\.vanished.count).reduce(0, +),
+                        unheld: zip(diffed, scanned).map { d, s in d.vanished.filter { !s.held.contains($0.key) }.count }.reduce(0, +))
 
         var summary = BakeSummary()
         if !options.dryRun {
@@ -92,7 +96,9 @@ public enum Baker {
         } else {
             summary.decoded = plan.jobs.count
         }
-        summary = finish(summary, plan: plan, scanFailures: scanFailures, tables: tables, options: options, started: started)
+        summary.removed += vanished.unheld
+        summary = finish(summary, plan: plan, scanFailures: scanFailures, vanished: vanished.found, tables: tables, options: options,
+                         started: started)
         for orphan in orphanTables(manifest) {
             if options.prune && !options.dryRun && unlink(orphan.path) == 0 {
                 unlink(orphan.path + ".lock")
@@ -110,7 +116,7 @@ public enum Baker {
     }
 
     /// The summary's counts from the plan and what the run did.
-    private static func finish(_ run: BakeSummary, plan: BakePlan, scanFailures: [SourceFailure], tables: [BakeTable],
+    private static func finish(_ run: BakeSummary, plan: BakePlan, scanFailures: [SourceFailure], vanished: Int, tables: [BakeTable],
                                options: BakeOptions, started: Date) -> BakeSummary {
         var summary = run
         summary.plan = plan
@@ -122,7 +128,7 @@ public enum Baker {
         let failures = scanFailures + plan.failures
         summary.failed = (failures.filter { !skips($0) } + summary.failed).sorted { ($0.family, $0.key) < ($1.family, $1.key) }
         summary.skipped = (failures.filter(skips) + summary.skipped).sorted { ($0.family, $0.key) < ($1.family, $1.key) }
-        summary.sourcesFound = plan.listing.filter { $0.status != .removed }.count + scanFailures.count
+        summary.sourcesFound = plan.listing.filter { $0.status != .removed }.count + scanFailures.count + vanished
         let held = Set(plan.listing.filter { $0.status == .changed || $0.status == .unchanged }.map { "\($0.family)/\($0.key)" })
         summary.keptPrevious = summary.failed.filter { held.contains("\($0.family)/\($0.key)") }.count
         summary.warnings = zip(tables, plan.tables).compactMap { table, change in

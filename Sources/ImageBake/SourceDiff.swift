@@ -14,19 +14,30 @@ import Synchronization
 /// - A source no table holds is only peeked at (its first bytes: is it an image?); the worker
 ///   that decodes it fingerprints exactly the bytes it decodes.
 ///
-/// A path several families share is read once. Reads run on `jobs` threads.
+/// A path several families share is read once. Reads run on `jobs` threads, in path order.
+///
+/// A file deleted between the listing and its read here is *vanished*: removed, as one the worker
+/// then finds gone is, never a failure (`docs/BAKE.md`, "Deleted is removed, not failed").
 struct SourceDiff {
     let state: BakeState
     let decoding: DecodeOptions
     let rehash: Bool
     let jobs: Int
 
-    /// One family's sources with what the diff learnt.
+    /// What the diff found of one family.
+    struct Family {
+        /// The planner's sources, in scan order.
+        let sources: [BakePlanner.Source]
+        /// Sources the scan listed that were gone when the diff read them.
+        let vanished: [SourceFile]
+    }
+
+    /// Each family's sources with what the diff learnt.
     ///
     /// - Parameters:
     ///   - families: per family, its scanned sources and the keys its tables hold.
-    /// - Returns: per family, the planner's sources, in scan order.
-    func run(_ families: [(sources: [SourceFile], held: Set<String>)]) -> [[BakePlanner.Source]] {
+    /// - Returns: per family, the planner's sources and those that vanished.
+    func run(_ families: [(sources: [SourceFile], held: Set<String>)]) -> [Family] {
         // Work out each path once, even when several families list it.
         var work: [String: (file: SourceFile, read: Bool)] = [:]
         for family in families {
@@ -35,23 +46,29 @@ struct SourceDiff {
                 work[file.path] = (file, read)
             }
         }
-        let items = Array(work.values)
-        let results = Mutex([String: (fingerprint: UUID?, failure: ImageTableError?)]())
+        // In path order: a dictionary's order changes from run to run, and with one thread the
+        // reads should come in the same order every time (reproducible traces, forced races).
+        let items = work.values.sorted { $0.file.path < $1.file.path }
+        let results = Mutex([String: Outcome]())
         Parallel.forEach(items.count, threads: jobs) { i in
             let outcome = examine(items[i].file, read: items[i].read)
             results.withLock { $0[items[i].file.path] = outcome }
         }
         let found = results.withLock { $0 }
         return families.map { family in
-            family.sources.map { file in
+            let vanished = family.sources.filter { found[$0.path]!.vanished }
+            let sources = family.sources.filter { !found[$0.path]!.vanished }.map { file in
                 let outcome = found[file.path]!
                 return BakePlanner.Source(file: file, fingerprint: outcome.fingerprint, failure: outcome.failure?.at(file.path, key: file.key))
             }
+            return Family(sources: sources, vanished: vanished)
         }
     }
 
-    private func examine(_ file: SourceFile, read: Bool) -> (fingerprint: UUID?, failure: ImageTableError?) {
-        if !rehash, let known = state.trustedFingerprint(path: file.path, stat: file.stat) { return (known, nil) }
+    private typealias Outcome = (fingerprint: UUID?, failure: ImageTableError?, vanished: Bool)
+
+    private func examine(_ file: SourceFile, read: Bool) -> Outcome {
+        if !rehash, let known = state.trustedFingerprint(path: file.path, stat: file.stat) { return (known, nil, false) }
         do throws(ImageTableError) {
             let header: [UInt8]
             var fingerprint: UUID?
@@ -65,11 +82,14 @@ struct SourceDiff {
             }
             guard ImageSignature.format(of: header) != nil else {
                 return (fingerprint, ImageTableError(.notAnImage, "not an image by its first bytes (JPEG, PNG, GIF, WebP, TIFF or HEIF); skipped",
-                                                     path: file.path))
+                                                     path: file.path), false)
             }
-            return (fingerprint, nil)
+            return (fingerprint, nil, false)
         } catch {
-            return (nil, error)
+            // The same test as the worker's (`BakeRun`): a file that cannot be opened and is no
+            // longer there was deleted, not damaged.
+            if error.code == .unreadable && FileStat(path: file.path) == nil { return (nil, nil, true) }
+            return (nil, error, false)
         }
     }
 }

@@ -208,8 +208,16 @@ public enum PipelineRuntime {
 final class WarningSink {
     private(set) var messages: [String] = []
 
+    /// Keeps each line of `text` once. libvips' JPEG loader logs its whole error buffer, which
+    /// nothing clears between the header's load and the pixels', so one libjpeg warning came
+    /// back inside every later message ("VipsJpeg: Corrupt…\nVipsJpeg: Corrupt…\n"); and its count
+    /// ("read gave 1 warnings") says nothing the warnings themselves do not.
     func append(_ text: String) {
-        if messages.count < 16, !messages.contains(text) { messages.append(text) }
+        for line in text.split(whereSeparator: \.isNewline) {
+            let line = line.trimmingCharacters(in: .whitespaces)
+            guard !line.isEmpty, !(line.hasPrefix("read gave ") && line.hasSuffix(" warnings")) else { continue }
+            if messages.count < 16, !messages.contains(line) { messages.append(line) }
+        }
     }
 
     private static let key: pthread_key_t = {

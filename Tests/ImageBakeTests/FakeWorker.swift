@@ -72,8 +72,7 @@ enum FakeWorker {
                      {"contentRects": rects, "decodes": 1, "fingerprint": fingerprint, "stat": stat, "warnings": []})
 
             """
-        try script.write(toFile: path, atomically: true, encoding: .utf8)
-        chmod(path, 0o755)
+        try writeExecutable(script, to: path)
         return path
     }
 }

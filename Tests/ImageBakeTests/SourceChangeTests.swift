@@ -3,9 +3,6 @@ import ImageBake
 import ImageTableCore
 import TestSupport
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Sources that change while a bake reads them, with the races forced by the test hook
 /// (`IMAGETABLE_TEST_HOOK`) at the instant they matter, not timed.
@@ -25,8 +22,7 @@ import Glibc
             \(action)
 
             """
-        try script.write(toFile: path, atomically: true, encoding: .utf8)
-        chmod(path, 0o755)
+        try writeExecutable(script, to: path)
         return path
     }
 
@@ -92,6 +88,26 @@ import Glibc
         #expect(next.status == 0 && next.stdout.contains("1 decoded"), "\(next.stdout)")
     }
 
+    /// The same race in JSON: the file is under `skipped` with its code and message, not under
+    /// `failures`, and the bake is `ok`.
+    @Test(arguments: ["x.jpg", "new.jpg"])
+    func aFileWrittenWhileReadIsSkippedInJSON(_ key: String) throws {
+        let project = try Self.project()
+        try project.add("x.jpg", from: Self.a)
+        _ = try project.bake()
+        try project.add(key, from: Self.b)
+        let append = try Self.hook(in: project, at: "source-opened", file: project.sources + "/" + key, "printf 'more' >> \"$3\"")
+        let run = try Self.bake(project, hook: append, ["--format", "json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: run.output) as? [String: Any])
+        #expect(json["ok"] as? Bool == true && (json["failures"] as? [Any])?.isEmpty == true, "\(run.stdout)")
+        let sources = try #require(json["sources"] as? [String: Int])
+        #expect(sources["skipped"] == 1 && sources["failed"] == 0 && sources["decoded"] == 0, "\(sources)")
+        let skipped = try #require(json["skipped"] as? [[String: String]])
+        #expect(skipped == [["family": "photos", "key": key, "path": project.sources + "/" + key, "code": "changed-while-reading",
+                             "message": "the file changed while it was read; it is read again on the next bake"]], "\(skipped)")
+    }
+
     /// A changed source that fails keeps its key's last good entry, and says so.
     @Test func aChangedSourceThatFailsKeepsThePreviousImage() throws {
         let project = try Self.project()
@@ -122,21 +138,60 @@ import Glibc
         #expect(sources["decoded"] == 1 && sources["failed"] == 0 && sources["removed"] == 1, "\(sources)")
     }
 
+    /// Photo A with three junk bytes before its quantisation table: libjpeg warns ("Corrupt JPEG
+    /// data"), and still decodes it.
+    static func junkJPEG() throws -> [UInt8] {
+        var jpeg = try Data(contentsOf: URL(fileURLWithPath: a))
+        jpeg.insert(contentsOf: [0x12, 0x34, 0x56], at: try #require(jpeg.firstRange(of: Data([0xFF, 0xDB]))).lowerBound)
+        return Array(jpeg)
+    }
+
+    /// libjpeg's warning for ``junkJPEG()``, as the bake reports it after the source's path.
+    static let junkWarning = "warning: VipsJpeg: Corrupt JPEG data: 3 extraneous bytes before marker 0xdb"
+
     /// Decoder warnings are reported per source, in text and JSON; `failOn: warning` refuses them.
     @Test func decoderWarningsAreReportedAndFailOnWarningRefusesThem() throws {
         let project = try Self.project()
-        var jpeg = try Data(contentsOf: URL(fileURLWithPath: Self.a))
-        jpeg.insert(contentsOf: [0x12, 0x34, 0x56], at: try #require(jpeg.firstRange(of: Data([0xFF, 0xDB]))).lowerBound)
-        project.add("odd.jpg", bytes: Array(jpeg))
+        project.add("odd.jpg", bytes: try Self.junkJPEG())
         let lenient = try Self.bake(project, hook: nil, ["--format", "json"])
         #expect(lenient.status == 0)
         let json = try #require(try JSONSerialization.jsonObject(with: lenient.output) as? [String: Any])
         let warnings = try #require(json["warnings"] as? [String])
-        #expect(warnings.contains { $0.hasPrefix(project.sources + "/odd.jpg: warning:") && $0.contains("Corrupt JPEG data") }, "\(warnings)")
+        #expect(warnings == [project.sources + "/odd.jpg: " + Self.junkWarning], "\(warnings)")
+        try FileManager.default.removeItem(atPath: project.tables)
+        // In text, the same line on standard error, once, and the source baked.
+        let text = try Self.bake(project)
+        #expect(text.status == 0 && text.stdout.contains(": 1 decoded, 0 unchanged, 0 failed\n"), "\(text.stdout)")
+        #expect(text.stderr == project.sources + "/odd.jpg: " + Self.junkWarning + "\n", "\(text.stderr)")
         try FileManager.default.removeItem(atPath: project.tables)
         try project.editManifest { $0.replacingOccurrences(of: "    sources: src\n", with: "    sources: src\n    failOn: warning\n") }
         let strict = try Self.bake(project)
         #expect(strict.status == 3 && strict.stderr.contains("odd.jpg: error:"), "\(strict.stderr)")
+    }
+
+    /// `failOn: truncated` is the most lenient level: a JPEG with junk bytes bakes (its warning
+    /// still reported), but a file that ends early still fails, and its key keeps its previous
+    /// image (MANIFEST.md, "failOn").
+    @Test func failOnTruncatedBakesDamagedDataButNotAFileThatEndsEarly() throws {
+        let project = try Self.project()
+        try project.editManifest { $0.replacingOccurrences(of: "    sources: src\n", with: "    sources: src\n    failOn: truncated\n") }
+        try project.add("x.jpg", from: Self.a)
+        _ = try project.bake()
+        let before = try #require(try Self.entry(project, "x.jpg"))
+        project.add("odd.jpg", bytes: try Self.junkJPEG())
+        let whole = try Data(contentsOf: URL(fileURLWithPath: Self.b))
+        project.add("x.jpg", bytes: Array(whole.prefix(whole.count / 3)))
+        let run = try Self.bake(project, hook: nil, ["--format", "json"])
+        #expect(run.status == 3, "\(run.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: run.output) as? [String: Any])
+        let sources = try #require(json["sources"] as? [String: Int])
+        #expect(sources["decoded"] == 1 && sources["failed"] == 1 && sources["keptPrevious"] == 1, "\(sources)")
+        let failures = try #require(json["failures"] as? [[String: Any]])
+        #expect(failures.map { "\($0["key"] ?? "") \($0["code"] ?? "")" } == ["x.jpg truncated"], "\(failures)")
+        #expect(json["warnings"] as? [String] == [project.sources + "/odd.jpg: " + Self.junkWarning])
+        #expect(try Self.entry(project, "odd.jpg") != nil, "the junk bytes are only a warning at this level")
+        let after = try #require(try Self.entry(project, "x.jpg"))
+        #expect(after.source == before.source && after.checksum == before.checksum, "the previous image is kept")
     }
 
     /// `--min-age` leaves a file written moments ago for a later bake; its previous entry stays.
@@ -153,39 +208,5 @@ import Glibc
         #expect(try Self.entry(project, "x.jpg")?.source == before?.source)
         let later = try Self.bake(project)
         #expect(later.stdout.contains("2 decoded"), "\(later.stdout)")
-    }
-}
-
-/// Sources too large to bake are refused from their size, before a byte is read: neither the bake
-/// nor a worker holds them in memory or spends time reading them.
-@Suite struct SourceSizeTests {
-    /// An 8 GiB sparse file named like a photo fails as `source-too-large` under the default limit,
-    /// and a 2 MiB one under `--max-source-size 1MiB`; the real photo beside them bakes. strace
-    /// shows neither large file is ever read (opened, at most, for its size).
-    @Test func oversizedSourcesAreRefusedFromTheirSizeUnread() throws {
-        let project = try BakeProject(formats: BakeProject.fourStyles(size: 16, maximumCount: 10))
-        try project.add("photo.jpg", from: Corpus.photo("Landscape_1.jpg"))
-        for (name, size) in [("huge.jpg", Int64(8) << 30), ("two-mib.jpg", Int64(2) << 20)] {
-            let fd = open(project.sources + "/" + name, O_CREAT | O_WRONLY, 0o644)
-            #expect(fd >= 0 && ftruncate(fd, off_t(size)) == 0)
-            close(fd)
-        }
-        let first = try run(Products.imagetable, ["bake", project.manifestPath, "--format", "json"])
-        #expect(first.status == 3, "\(first.stderr)")
-        let json = try #require(JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: Any])
-        let failures = try #require(json["failures"] as? [[String: Any]])
-        #expect(failures.count == 1 && failures[0]["code"] as? String == "source-too-large"
-                && (failures[0]["path"] as? String ?? "").hasSuffix("huge.jpg"), "\(failures)")
-        let strict = try run(Products.imagetable, ["bake", project.manifestPath, "--max-source-size", "1MiB", "--rehash"])
-        #expect(strict.status == 3 && strict.stderr.contains("two-mib.jpg") && strict.stderr.contains("[source-too-large]"), "\(strict.stderr)")
-        #expect(try run(Products.imagetable, ["bake", project.manifestPath, "--max-source-size", "lots"]).status == 64)
-        if StateTests.hasStrace {
-            let log = project.root + "/strace.log"
-            _ = try run("/usr/bin/strace", ["-f", "-qq", "-e", "trace=read,pread64", "-e", "read=none", "-o", log,
-                                           Products.imagetable, "bake", project.manifestPath, "--rehash"])
-            let reads = try String(contentsOfFile: log, encoding: .utf8)
-            // A read of the huge file would be of up to 1 MiB at a time; none may come near it.
-            #expect(!reads.contains("1048576) = 1048576"), "a large source was read")
-        }
     }
 }

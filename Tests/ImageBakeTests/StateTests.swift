@@ -11,8 +11,9 @@ import Glibc
 /// families share is read once; a bake killed inside the state's commit leaves a state the next
 /// bake uses.
 @Suite struct StateTests {
-    /// The regular files under `directory` that a bake opened, from `strace -f` of it.
-    static func filesOpened(under directory: String, by arguments: [String]) throws -> (status: Int32, files: [String]) {
+    /// The regular files under `directory` that a bake opened, from `strace -f` of it, with its
+    /// exit status and standard output.
+    static func filesOpened(under directory: String, by arguments: [String]) throws -> (status: Int32, files: [String], stdout: String) {
         let log = NSTemporaryDirectory() + "strace-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: log) }
         let result = try run("/usr/bin/strace", ["-f", "-qq", "-e", "trace=open,openat", "-o", log, Products.imagetable] + arguments)
@@ -22,7 +23,27 @@ import Glibc
             let path = String(line[open.upperBound..<close.lowerBound])
             return path.hasPrefix(directory + "/") ? path : nil
         }
-        return (result.status, files)
+        return (result.status, files, result.stdout)
+    }
+
+    /// The `sources` counts of a `bake --format json` output.
+    static func counts(_ stdout: String) throws -> [String: Int] {
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any], "\(stdout)")
+        return try #require(json["sources"] as? [String: Int])
+    }
+
+    /// Every table's entries as stored: its record (slot, recency, UUIDs, checksum, content
+    /// rectangle, time written) and its pixel bytes.
+    static func storedEntries(_ project: BakeProject) throws -> [String: [String: String]] {
+        var all: [String: [String: String]] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: project.tables) where name.hasSuffix(".imagetable") {
+            let reader = try ImageTableReader(path: project.tables + "/" + name)
+            for entry in reader.entries() {
+                let pixels = try #require(try reader.withImage(forKey: entry.key) { Array($0.bytes) })
+                all[name, default: [:]][entry.key] = "\(entry) \(pixels)"
+            }
+        }
+        return all
     }
 
     static let hasStrace = FileManager.default.isExecutableFile(atPath: "/usr/bin/strace")
@@ -38,6 +59,43 @@ import Glibc
         #expect(first.files.count == 12 && Set(first.files).count == 6, "\(first.files)")
         let again = try Self.filesOpened(under: project.sources, by: ["bake", project.manifestPath, "--jobs", "2"])
         #expect(again.status == 0 && again.files.isEmpty, "\(again.files)")
+    }
+
+    /// Deleting the state costs one read of each source, by the bake (to fingerprint it, its
+    /// stat being untrusted now), and no decode: every entry stays as it was, record and pixels.
+    @Test(.enabled(if: hasStrace, "make test installs strace"))
+    func afterTheStateIsDeletedEachSourceIsReadOnceAndNoneDecoded() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 20))
+        for i in 0..<6 { try ConvergenceTests.add(project, "s\(i).png", i, secondsAgo: 100) }
+        _ = try project.bake()
+        let before = try Self.storedEntries(project)
+        let state = project.tables + "/.imagetable-state.sqlite"
+        #expect(FileManager.default.fileExists(atPath: state))
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: state + suffix) }
+        let again = try Self.filesOpened(under: project.sources, by: ["bake", project.manifestPath, "--format", "json"])
+        #expect(again.status == 0)
+        #expect(again.files.sorted() == (0..<6).map { project.sources + "/s\($0).png" }, "one open per source: \(again.files)")
+        let counts = try Self.counts(again.stdout)
+        #expect(counts["decoded"] == 0 && counts["unchanged"] == 6, "\(counts)")
+        #expect(try Self.storedEntries(project) == before)
+    }
+
+    /// `--rehash` trusts no stat: every source is read once more, though none changed, and since
+    /// its bytes did not change either, none is decoded.
+    @Test(.enabled(if: hasStrace, "make test installs strace"))
+    func rehashReadsEverySourceAndDecodesNoneUnchanged() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 20))
+        for i in 0..<6 { try ConvergenceTests.add(project, "s\(i).png", i, secondsAgo: 100) }
+        _ = try project.bake()
+        let trusted = try Self.filesOpened(under: project.sources, by: ["bake", project.manifestPath])
+        #expect(trusted.status == 0 && trusted.files.isEmpty, "without --rehash the stats are trusted: \(trusted.files)")
+        let before = try Self.storedEntries(project)
+        let rehash = try Self.filesOpened(under: project.sources, by: ["bake", project.manifestPath, "--rehash", "--format", "json"])
+        #expect(rehash.status == 0)
+        #expect(rehash.files.sorted() == (0..<6).map { project.sources + "/s\($0).png" }, "one open per source: \(rehash.files)")
+        let counts = try Self.counts(rehash.stdout)
+        #expect(counts["decoded"] == 0 && counts["unchanged"] == 6, "\(counts)")
+        #expect(try Self.storedEntries(project) == before)
     }
 
     /// Two families over one directory, every file touched (new stats, same bytes): each file is
@@ -75,8 +133,7 @@ import Glibc
         let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 20))
         for i in 0..<5 { try ConvergenceTests.add(project, "s\(i).png", i, secondsAgo: 100) }
         let hook = project.root + "/hook"
-        try "#!/bin/sh\n[ \"$1\" = state-commit ] && kill -9 \"$2\"\nexit 0\n".write(toFile: hook, atomically: true, encoding: .utf8)
-        chmod(hook, 0o755)
+        try writeExecutable("#!/bin/sh\n[ \"$1\" = state-commit ] && kill -9 \"$2\"\nexit 0\n", to: hook)
         let killed = Process()
         killed.executableURL = URL(fileURLWithPath: Products.imagetable)
         killed.arguments = ["bake", project.manifestPath]

@@ -54,6 +54,22 @@ final class BakeProject: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: sources + "/" + key, contents: Data(bytes))
     }
 
+    /// Installs `imagetable` in `bin/` with `worker` beside it as its `imagetable-worker`, for a
+    /// command that must start that worker; returns the command's path. `imagetable` is
+    /// hard-linked where it can be, not copied: a copy's write descriptor, inherited by a worker
+    /// that a test running meanwhile spawns, makes running the copy fail with "Text file busy".
+    func installCommand(withWorker worker: String) throws -> String {
+        let bin = root + "/bin"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        do {
+            try FileManager.default.linkItem(atPath: Products.imagetable, toPath: bin + "/imagetable")
+        } catch {
+            try FileManager.default.copyItem(atPath: Products.imagetable, toPath: bin + "/imagetable")
+        }
+        try FileManager.default.moveItem(atPath: worker, toPath: bin + "/imagetable-worker")
+        return bin + "/imagetable"
+    }
+
     /// Rewrites the manifest's text.
     func editManifest(_ edit: (String) -> String) throws {
         let text = try String(contentsOfFile: manifestPath, encoding: .utf8)

@@ -62,7 +62,19 @@ import Glibc
             : "speaks protocol \(WorkerProtocolVersion.current + 1)"
         #expect(message.contains(fake) && message.contains(theirs), "\(message)")
         #expect(message.contains("renders version \(TableFormat.pipelineRenderingVersion)"), "\(message)")
+        // Our side is this process, the test runner: named by its path as the kernel knows it.
+        let runner = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        #expect(message.contains("but \(runner) speaks protocol \(WorkerProtocolVersion.current)"), "\(message)")
         #expect(try ImageTableReader(path: project.tables + "/bgra.imagetable").count == 0)
+
+        // From the command line, our side is `imagetable` itself, wherever it is installed: here
+        // a copy in a directory of its own, beside the fake as its `imagetable-worker`.
+        let command = try project.installCommand(withWorker: fake)
+        let result = try run(command, ["bake", project.manifestPath])
+        #expect(result.status == 1 && result.stderr.contains("[worker-mismatch]"), "\(result.stderr)")
+        #expect(result.stderr.contains("the worker \(project.root)/bin/imagetable-worker ") && result.stderr.contains(theirs)
+                && result.stderr.contains("but \(command) speaks protocol \(WorkerProtocolVersion.current) and renders version "
+                                          + "\(TableFormat.pipelineRenderingVersion);"), "\(result.stderr)")
     }
 
     /// `--jobs N` means N workers, even above the number of cores (a thread per job, not a pool
@@ -83,12 +95,8 @@ import Glibc
     @Test func strayPrintsReachNeitherTheChannelNorTheJSON() throws {
         let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10))
         try project.add("s.jpg", from: Corpus.photo("Landscape_1"))
-        let bin = project.root + "/bin"
-        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: Products.imagetable, toPath: bin + "/imagetable")
-        let fake = try FakeWorker.install(.chatty, in: project.root)
-        try FileManager.default.moveItem(atPath: fake, toPath: bin + "/imagetable-worker")
-        let result = try run(bin + "/imagetable", ["bake", project.manifestPath, "--format", "json"])
+        let command = try project.installCommand(withWorker: try FakeWorker.install(.chatty, in: project.root))
+        let result = try run(command, ["bake", project.manifestPath, "--format", "json"])
         #expect(result.status == 0, "\(result.stderr)")
         let json = try #require(try JSONSerialization.jsonObject(with: result.output) as? [String: Any], "\(result.stdout)")
         #expect((json["sources"] as? [String: Int])?["decoded"] == 1)

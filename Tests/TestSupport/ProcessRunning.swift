@@ -62,3 +62,28 @@ private final class ErrorDrain: @unchecked Sendable {
         return String(decoding: data, as: UTF8.self)
     }
 }
+
+/// Writes `text` to `path` as an executable (a script for a test to run, or to have a bake run).
+///
+/// The file is written through a close-on-exec descriptor: a worker that another test's bake
+/// spawns meanwhile inherits every descriptor that is not, and while it holds one open for
+/// writing, running the file fails with "Text file busy" (`String.write(toFile:)` opens without
+/// the flag).
+///
+/// - Parameters:
+///   - text: the file's contents.
+///   - path: where to write it; replaced if it exists.
+/// - Throws: `POSIXError` when it cannot be written.
+public func writeExecutable(_ text: String, to path: String) throws {
+    unlink(path)
+    let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
+    guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    defer { close(fd) }
+    let bytes = Array(text.utf8)
+    var written = 0
+    while written < bytes.count {
+        let n = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard n > 0 || (n < 0 && errno == EINTR) else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        written += max(n, 0)
+    }
+}
