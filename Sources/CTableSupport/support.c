@@ -1,5 +1,8 @@
 #define _GNU_SOURCE
 #include "CTableSupport.h"
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <errno.h>
 #include <fcntl.h>
 
@@ -36,5 +39,14 @@ int itc_die_with_parent(void) {
     return getppid() == parent ? 0 : -1;
 #else
     return 0;
+#endif
+}
+
+void itc_keep_heap(int bytes) {
+#if defined(__GLIBC__)
+    mallopt(M_MMAP_THRESHOLD, bytes);
+    mallopt(M_TRIM_THRESHOLD, bytes);
+#else
+    (void)bytes;
 #endif
 }

@@ -21,6 +21,10 @@ guard WorkerEndpoint.isConnected else {
 // A worker outliving a killed bake could still be writing a slot that the next bake reserves
 // again: on Linux the kernel kills it with its parent; the lifeline does it everywhere.
 if itc_die_with_parent() != 0 { exit(2) }
+// Each job allocates and frees the same buffers: keep up to 16 MiB of freed heap rather than
+// fault in and zero it again per source (bigger images still get their own mappings, returned
+// at once, so an odd huge source does not leave the worker large).
+itc_keep_heap(16 << 20)
 let me = Bundle.main.executablePath ?? CommandLine.arguments[0]
 let runner = JobRunner()
 do {

@@ -46,6 +46,12 @@ static inline void itc_fence_release(void) {
 /// Runs `fallocate`-style reservation; returns 0 or an errno value (never -1).
 int itc_reserve(int fd, int64_t offset, int64_t length);
 
+/// Keeps freed heap memory in the process up to `bytes` (glibc's `M_TRIM_THRESHOLD`, with
+/// allocations below `bytes` served from the heap: `M_MMAP_THRESHOLD`), for a worker whose every
+/// job allocates and frees the same few buffers: otherwise the heap shrinks after each job and
+/// the next one faults in and zeroes the same pages again. Elsewhere a no-op.
+void itc_keep_heap(int bytes);
+
 /// Asks the kernel to kill this process when its parent dies (Linux; elsewhere a no-op), so a
 /// worker whose bake was killed cannot go on writing into slots a later bake may reuse.
 /// Returns 0, or -1 when the parent is already gone.
