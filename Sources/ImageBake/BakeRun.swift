@@ -34,6 +34,8 @@ final class BakeRun: @unchecked Sendable {
     let started: Date
     /// The scratch memory the largest family needs, per worker.
     let scratchBytes: Int
+    /// Each family's formats (canonical parameter texts), in table order: what every job plans with.
+    let familyFormats: [[String]]
     let state = Mutex(State())
 
     init(manifest: Manifest, tables: [BakeTable], jobs: [BakePlan.Job], options: BakeOptions, state: BakeState, started: Date) {
@@ -46,6 +48,7 @@ final class BakeRun: @unchecked Sendable {
         scratchBytes = manifest.families.map { family in
             FamilyWrite.scratchBytes(for: tables.filter { $0.format.family == family.name }.map(\.format))
         }.max() ?? 0
+        familyFormats = manifest.families.map { family in tables.filter { $0.format.family == family.name }.map(\.canonicalParameters) }
     }
 
     /// Runs every job; returns the summary counts and any fatal error.
@@ -115,10 +118,9 @@ final class BakeRun: @unchecked Sendable {
             return .fatal(error)
         }
         let members = zip(job.tables, write.destinations).map { t, destination in
-            RenderMember(format: tables[t].format.canonicalParameters, destination: Self.wire(destination, table: tables[t]))
+            RenderMember(format: tables[t].canonicalParameters, destination: Self.wire(destination, table: tables[t]))
         }
-        let drawn = Set(members.map(\.format))
-        let planned = tables.filter { $0.format.family == family.name }.map(\.format.canonicalParameters).filter { !drawn.contains($0) }
+        let planned = familyFormats[job.family].filter { f in !members.contains { $0.format == f } }
         let request = RenderJob(source: path, members: members, limits: options.limits(failOn: family.failOn), planned: planned)
         switch worker!.connection.send(.render(request), timeout: options.timeout) {
         case .failure(let loss):

@@ -14,6 +14,9 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     }
 
     let format: TableFormat
+    /// The format's canonical parameter text, as every render job names it (computed once: it
+    /// is sent with every job of the bake).
+    let canonicalParameters: String
     /// The table file.
     let path: String
     /// The table file as a person would type it.
@@ -38,6 +41,7 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     /// - Throws: the core's ``ImageTableError``, naming the table as a person would type it.
     init(_ format: TableFormat, of manifest: Manifest, options: BakeOptions) throws(ImageTableError) {
         self.format = format
+        canonicalParameters = format.canonicalParameters
         path = manifest.tablePath(of: format)
         displayPath = manifest.displayPath(of: format)
         batchLimit = max(1, min(options.publishBatch, format.capacity / 4))
