@@ -31,9 +31,9 @@ let package = Package(
         .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
         // libjpeg(-turbo) for the direct JPEG path; it comes with libvips-dev.
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg-dev"])]),
-        // The direct path's resampling loops, in fixed point with vector versions chosen at run time.
-        .target(name: "CResample", path: "Sources/CResample"),
-        .target(name: "ImagePipeline", dependencies: ["CVips", "CJPEG", "CResample", "ImageTableCore"]),
+        // The direct path's pixel loops (resampling in fixed point, packing into styles), with vector versions chosen at run time.
+        .target(name: "CPixels", path: "Sources/CPixels"),
+        .target(name: "ImagePipeline", dependencies: ["CVips", "CJPEG", "CPixels", "ImageTableCore"]),
         // SQLite, for the bake state.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         // Scan, state, plan and worker processes: manifest + protocol + core, no libvips.

@@ -1,10 +1,10 @@
-import CResample
+import CPixels
 import Foundation
 import Synchronization
 
 /// Separable Lanczos-3 resampling of 8-bit rasters, the direct path's resizer: vertical pass
 /// first (whole rows, so it vectorises across a row), then horizontal, in fixed point
-/// (`CResample`: 14-bit weights, an intermediate with 6 fractional bits, rounded once to 8 bits
+/// (`CPixels`: 14-bit weights, an intermediate with 6 fractional bits, rounded once to 8 bits
 /// at the end, where libvips rounds after each pass).
 ///
 /// Output pixel `i` is centred on source position `(i + 0.5 − out / 2) / scale + in / 2 − 0.5`
@@ -41,7 +41,7 @@ package enum Lanczos3 {
         for i in win.x..<(win.x + win.width) { endColumn = max(endColumn, Int(columns.start[i] + columns.count[i])) }
         let midRow = (endColumn - firstColumn) * c
         // Slack past the last row: the horizontal pass reads whole vectors, up to a tap row's
-        // width past a pixel's first tap (`CResample.h`).
+        // width past a pixel's first tap (`CPixels.h`).
         let slack = (columns.width + 3) * c + 16
         let mid = UnsafeMutableBufferPointer<Int16>.allocate(capacity: win.height * midRow + slack)
         defer { mid.deallocate() }

@@ -1,3 +1,4 @@
+import CPixels
 import ImageTableCore
 
 /// Writes one pixel in a table style. Specialised per style so each member is one tight loop.
@@ -147,11 +148,10 @@ enum PixelWriter {
                     for x in 0..<min(edge, cw) {
                         shade(out + x * bpp, Float(u[3 * x]), Float(u[3 * x + 1]), Float(u[3 * x + 2]), 255 * coverage(x, cy))
                     }
-                    var p = u + 3 * min(edge, cw), o = out + min(edge, cw) * bpp
-                    for _ in min(edge, cw)..<inner {
-                        P.store(o, p[0], p[1], p[2], 255)
-                        p += 3
-                        o += bpp
+                    let from = min(edge, cw)
+                    if inner > from {
+                        cpixels_pack_rgb(u + 3 * from, Int32(inner - from), Int32(format.style.code),
+                                         (out + from * bpp).assumingMemoryBound(to: UInt8.self))
                     }
                     for x in inner..<cw {
                         shade(out + x * bpp, Float(u[3 * x]), Float(u[3 * x + 1]), Float(u[3 * x + 2]), 255 * coverage(x, cy))

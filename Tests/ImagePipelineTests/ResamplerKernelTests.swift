@@ -1,6 +1,7 @@
-import CResample
+import CPixels
 import Foundation
 @testable import ImagePipeline
+import ImageTableCore
 import Testing
 
 /// The fixed-point resampling loops: the vector versions the CPU runs equal the plain C reference
@@ -89,6 +90,32 @@ import Testing
                     .upright(orientation: orientation)
                 #expect(part.bytes == expected.bytes, "orientation \(orientation), \(w)×\(h) → \(cw)×\(ch)")
             }
+        }
+    }
+
+    /// The packing loops, vector and plain, store exactly what the styles of FORMAT.md say, for
+    /// every value of every channel (the tests of `StyleTests` pin the formulas themselves).
+    @Test(arguments: PixelStyle.allCases)
+    func packingEqualsTheStyleFormulas(style: PixelStyle) {
+        // Every byte in each channel position, at lengths around the vector widths.
+        var rgb: [UInt8] = []
+        for v in 0..<256 { rgb += [UInt8(v), UInt8(255 - v), UInt8((v * 7) & 255)] }
+        for n in [1, 5, 31, 32, 33, 256] {
+            var fast = [UInt8](repeating: 0xEE, count: n * style.bytesPerPixel), slow = fast
+            cpixels_pack_rgb(rgb, Int32(n), Int32(style.code), &fast)
+            cpixels_pack_rgb_portable(rgb, Int32(n), Int32(style.code), &slow)
+            var expected: [UInt8] = []
+            for i in 0..<n {
+                let (r, g, b) = (UInt32(rgb[3 * i]), UInt32(rgb[3 * i + 1]), UInt32(rgb[3 * i + 2]))
+                switch style {
+                case .bgra32, .bgr32: expected += [UInt8(b), UInt8(g), UInt8(r), 255]
+                case .bgr16:
+                    let v = UInt16((r * 31 + 127) / 255) << 10 | UInt16((g * 31 + 127) / 255) << 5 | UInt16((b * 31 + 127) / 255)
+                    expected += [UInt8(v & 0xFF), UInt8(v >> 8)]
+                case .grayscale8: expected.append(UInt8((77 * r + 150 * g + 29 * b + 128) >> 8))
+                }
+            }
+            #expect(fast == expected && slow == expected, "\(style), \(n) pixels")
         }
     }
 }

@@ -1,9 +1,9 @@
-// Fixed-point Lanczos-3 passes (see CResample.h). The vector versions multiply pairs of taps at
+// Fixed-point Lanczos-3 passes (see CPixels.h). The vector versions multiply pairs of taps at
 // once with `pmaddwd` (two 16-bit products summed into 32 bits), the shape libvips' and
 // Pillow-SIMD's 8-bit resamplers use: four times the lanes of 32-bit floats, and no conversion
 // from bytes to floats per tap. Sums cannot overflow: a vertical sum is at most
 // 255 × 1.3 × 2^14 and a horizontal one 21,000 × 1.3 × 2^14, both far below 2^31.
-#include "CResample.h"
+#include "CPixels.h"
 #include <string.h>
 
 #define MID_ROUND (1 << (CRESAMPLE_WEIGHT_BITS - CRESAMPLE_MID_BITS - 1))

@@ -1,10 +1,10 @@
-#ifndef CRESAMPLE_H
-#define CRESAMPLE_H
+#ifndef CPIXELS_H
+#define CPIXELS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-// The inner loops of the direct path's separable Lanczos-3 resampler (`ImagePipeline/Lanczos3.swift`,
+// The direct path's pixel loops. First the inner loops of its separable Lanczos-3 resampler (`ImagePipeline/Lanczos3.swift`,
 // which computes the taps), in fixed point: weights are int16 with 14 fractional bits summing to
 // exactly 1 << 14, the vertical pass turns 8-bit samples into int16 with 6 fractional bits, and the
 // horizontal pass rounds those to 8 bits once. AVX2 and SSSE3/SSE4.1 versions are chosen at run
@@ -28,7 +28,14 @@ void cresample_vertical(const uint8_t *src, ptrdiff_t stride, const int16_t *wei
 void cresample_horizontal(const int16_t *row, int channels, const int32_t *start, const int32_t *count,
                           const int16_t *weights, int tapWidth, int base, int first, int n, uint8_t *out);
 
+/// Packs `n` opaque 8-bit RGB pixels (3 bytes each) into table style `style` (FORMAT.md's codes:
+/// 1 `32BitBGRA`, which opaque pixels store as `B, G, R, 255`; 2 `32BitBGR`; 3 `16BitBGR`, each
+/// channel `(c × 31 + 127) / 255`, little-endian `0RRRRRGGGGGBBBBB`; 4 `8BitGrayscale`,
+/// `(77 R + 150 G + 29 B + 128) >> 8`) at `out`.
+void cpixels_pack_rgb(const uint8_t *rgb, int n, int style, uint8_t *out);
+
 /// The portable versions, for the tests.
+void cpixels_pack_rgb_portable(const uint8_t *rgb, int n, int style, uint8_t *out);
 void cresample_vertical_portable(const uint8_t *src, ptrdiff_t stride, const int16_t *weights, int count, int16_t *out, int n);
 void cresample_horizontal_portable(const int16_t *row, int channels, const int32_t *start, const int32_t *count,
                                    const int16_t *weights, int tapWidth, int base, int first, int n, uint8_t *out);
