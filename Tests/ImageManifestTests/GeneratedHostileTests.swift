@@ -50,6 +50,15 @@ private let validBody = "version: 1\noutput: tables\nfamilies:\n  users:\n    so
                     expected: "1:1 missing-key"),
         HostileCase(testDescription: "thousands of unknown keys", bytes: { text((0..<5000).map { "k\($0): 1\n" }.joined()) },
                     expected: "1:1 unknown-key"),
+        // The syntax error's placement and the lax checks stay linear in the text.
+        HostileCase(testDescription: "an unclosed bracket around 40,000 quoted values on one line",
+                    bytes: { text("x: [" + String(repeating: "\"a\", ", count: 40_000) + "@\n") }, expected: "1:4 yaml-syntax"),
+        HostileCase(testDescription: "30 unclosed brackets", bytes: { text("x: " + String(repeating: "[", count: 30) + "a, @\n") },
+                    expected: "1:33 yaml-syntax"),
+        HostileCase(testDescription: "20,000 documents, each with a directive",
+                    bytes: { text(String(repeating: "%YAML 1.2\n---\na\n...\n", count: 20_000)) }, expected: "3:1 wrong-type"),
+        HostileCase(testDescription: "thousands of unknown keys on one line",
+                    bytes: { text("{" + (0..<5000).map { "k\($0): 1" }.joined(separator: ", ") + "}\n") }, expected: "1:2 unknown-key"),
     ]
 
     @Test(arguments: cases)
