@@ -22,8 +22,9 @@ import Testing
             + [Base(name: "cli-valid.yaml", text: Array(CLITests.validYAML.utf8))]
     }()
 
-    /// What is inserted: the characters that open and close YAML's constructs, and others.
-    static let insertions = Array("\"'[]{}:-#,&*!|>% \t\nx".utf8)
+    /// What is inserted: the characters that open and close YAML's constructs, others, and bytes
+    /// that are not UTF-8 alone (0x85 after 0xC2 is a NEL, a line break for libyaml).
+    static let insertions = Array("\"'[]{}:-#,&*!|>% \t\n\rx".utf8) + [0xC2, 0x85, 0xE9]
     static let openers = Array("\"'[{".utf8)
 
     @Test func manifestsAreMany() {
@@ -124,7 +125,8 @@ enum FlowScanProbe {
     }
 }
 
-/// Lines as YAML counts them (LF, CR LF, a lone CR), independently of the code under test.
+/// Lines as libyaml counts them (LF, CR LF, a lone CR, NEL, LS, PS), independently of the code
+/// under test.
 struct TestLines {
     private var starts: [Int] = [0]
     private var lengths: [Int] = []
@@ -134,8 +136,12 @@ struct TestLines {
         self.text = text
         var i = 0, length = 0
         while i < text.count {
-            if text[i] == 0x0A || text[i] == 0x0D {
-                i += text[i] == 0x0D && i + 1 < text.count && text[i + 1] == 0x0A ? 2 : 1
+            let rest = text[i...]
+            let width = rest.starts(with: [0x0D, 0x0A]) ? 2 : rest.starts(with: [0xC2, 0x85]) ? 2
+                : rest.starts(with: [0xE2, 0x80, 0xA8]) || rest.starts(with: [0xE2, 0x80, 0xA9]) ? 3
+                : text[i] == 0x0A || text[i] == 0x0D ? 1 : 0
+            if width > 0 {
+                i += width
                 lengths.append(length)
                 starts.append(i)
                 length = 0

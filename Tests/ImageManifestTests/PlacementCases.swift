@@ -50,6 +50,8 @@ struct PlacementCase: Sendable, CustomTestStringConvertible {
                       says: "this '[' is never closed (did not find expected ',' or ']' at 7:5)"),
         PlacementCase(name: "missing-space-after-colon", yaml: base(line: 5, "    sources:photos"), expected: ["5:13 yaml-syntax"],
                       says: "did you forget a space after the ':' in 'sources:photos'?"),
+        PlacementCase(name: "key-indented-into-a-value", yaml: base(line: 3, "  families:"), expected: ["3:3 yaml-syntax"],
+                      says: "line 3 continues the value that starts at 2:9, because it is indented more than that value's key"),
         PlacementCase(name: "quote-closed-too-early", yaml: base(line: 6, "    include: [\"*.jpg, \"*.png\"]"),
                       expected: ["6:15 yaml-syntax"], says: "is a closing \" missing before it?"),
         // libyaml accepts these; YAML 1.2 does not.

@@ -11,7 +11,8 @@ import CLibYAML
 ///    closing quote: that value, whose closing quote is probably missing (or misplaced);
 /// 3. an error inside a `[` or `{` that nothing closes: that bracket;
 /// 4. "mapping values are not allowed" after a plain value that runs on from an earlier line:
-///    where that line's `:` is missing, when it starts with a key;
+///    where that line's `:` is missing, when it starts with a key; otherwise the start of the
+///    line indented as if it continued the value;
 /// 5. a key without its `:`: where the `:` is missing;
 /// 6. otherwise libyaml's own position.
 ///
@@ -132,7 +133,7 @@ private struct Reading {
         let offsets = trail.openFlows.map { lines.offset(of: $0.start) }
         let unclosed = FlowScan.unclosed(offsets, in: lines.text)
         for (bracket, offset) in zip(trail.openFlows, offsets).reversed() {
-            guard unclosed.contains(offset) else { continue }
+            guard unclosed.contains(offset), offset < lines.text.endIndex else { continue }
             let isList = lines.text[offset] == UInt8(ascii: "[")
             return ("this '\(isList ? "[" : "{")' is never closed (\(problem) \(at(problemAt))); add the '\(isList ? "]" : "}")' "
                     + "that ends the \(isList ? "list" : "mapping")", bracket.start)
@@ -145,7 +146,8 @@ private struct Reading {
               value.start.line < problemAt.line else { return nil }
         guard let (hint, location) = missingColon(inKeyAt: value.start) else {
             return ("\(problem): line \(problemAt.line) continues the value that starts at \(value.start), because it is indented "
-                    + "more than that value's key; indent it as the key, or end the value with a ':'", problemAt)
+                    + "more than that value's key; if it starts a key of its own, indent it no more than the key on line \(value.start.line)",
+                    SourceLocation(line: problemAt.line, column: lines.indentation(ofLine: problemAt.line) + 1))
         }
         return ("line \(value.start.line) has no ':' after its key, so it runs on into line \(problemAt.line), where \(problem) "
                 + "\(at(problemAt)); \(hint)", location)
@@ -167,7 +169,7 @@ private struct Reading {
         let line = lines.bytes(ofLine: start.line)
         let from = lines.offset(of: start)
         // Only blanks and sequence dashes may come before a key on its line.
-        guard line[line.startIndex..<from].allSatisfy({ $0 == 0x20 || $0 == UInt8(ascii: "-") }),
+        guard (line.startIndex...line.endIndex).contains(from), line[line.startIndex..<from].allSatisfy({ $0 == 0x20 || $0 == UInt8(ascii: "-") }),
               let first = line[from...].first, ![UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: "["), UInt8(ascii: "{")].contains(first)
         else { return nil }
         let word = line[from...].prefix { $0 != 0x20 && $0 != 0x09 }
