@@ -59,6 +59,20 @@ import Testing
         }
     }
 
+    @Test func laxYAMLIsAWarningThatStrictCIMakesAnError() throws {
+        let dir = try workspace()
+        let lax = PlacementCase.all.filter { $0.expected.allSatisfy { $0.hasSuffix(" lax-yaml") } }.map(\.fileName)
+        #expect(lax.count == 6)
+        let lenient = try run(Products.imagetable, ["validate"] + lax, in: dir.path)
+        #expect(lenient.status == 0, "\(lenient.stdout)")
+        let strict = try run(Products.imagetable, ["validate", "--warnings-as-errors"] + lax, in: dir.path)
+        #expect(strict.status == 1)
+        #expect(strict.stdout.contains("comment-after-quote.yaml:2:17: error: '#' right after a quoted value starts a comment only "
+                                       + "for libyaml, since a comment must follow a blank; not valid YAML 1.2: other tools will refuse it; "
+                                       + "put a space before the '#' [lax-yaml]\n"))
+        #expect(strict.stdout.hasSuffix("6 manifests: 0 valid, 6 invalid\n"))
+    }
+
     @Test func theLineIsShownWithACaretUnderTheColumn() throws {
         let result = try validate([], in: try workspace())
         #expect(result.stdout.contains("""
