@@ -5,7 +5,7 @@ import Testing
 
 /// Runs the built `imagetable validate` as CI would, checking output and exit status in every format.
 @Suite struct CLITests {
-    private static let validYAML = """
+    static let validYAML = """
         version: 1
         output: tables
         families:
@@ -57,6 +57,8 @@ import Testing
         #expect(result.status == 1)
         #expect(result.stdout == """
             invalid.yaml:10:16: error: unknown style '32BitRGBA'; did you mean '32BitBGRA'? [unknown-style]
+               10 |         style: 32BitRGBA
+                  |                ^
             invalid.yaml: invalid (1 error, 0 warnings)
 
             """)

@@ -45,12 +45,15 @@ import Testing
         #expect(pairs.map { $0.value.scalar?.text } == ["1", "2"])
     }
 
-    @Test func aliasesShareTheirTargetAndItsPosition() throws {
+    @Test func aliasesShareTheirTargetAndItsPositionAndKnowTheirOwn() throws {
         let result = compose("a: &x [1, 2]\nb: *x\n")
         #expect(result.problems.isEmpty)
-        guard case .mapping(let pairs) = try #require(result.root).kind else { return }
-        #expect(pairs[1].value === pairs[0].value)
+        guard case .mapping(let pairs) = try #require(result.root).kind,
+              case .sequence(let items) = pairs[0].value.kind, case .sequence(let aliased) = pairs[1].value.kind else { return }
+        #expect(zip(items, aliased).allSatisfy { $0 === $1 })
         #expect(pairs[1].value.location == SourceLocation(line: 1, column: 4))
+        #expect(pairs[1].value.aliasLocation == SourceLocation(line: 2, column: 4))
+        #expect(pairs[0].value.aliasLocation == nil)
         // Root, two keys, the list and its two items, and the alias counted as its three nodes.
         #expect(try #require(result.root).weight == 1 + 2 + 3 + 3)
     }

@@ -27,6 +27,10 @@ private let validBody = "version: 1\noutput: tables\nfamilies:\n  users:\n    so
         HostileCase(testDescription: "overlong UTF-8 encoding of '/'", bytes: { text("output: a") + [0xC0, 0xAF] }, expected: "1:10 invalid-utf8"),
         HostileCase(testDescription: "UTF-8 surrogate", bytes: { text("a: é") + [0xED, 0xA0, 0x80] }, expected: "1:5 invalid-utf8"),
         HostileCase(testDescription: "truncated sequence at the end", bytes: { text("a: b\n") + [0xE2, 0x82] }, expected: "2:1 invalid-utf8"),
+        HostileCase(testDescription: "Latin-1 byte after a byte-order mark", bytes: { [0xEF, 0xBB, 0xBF] + text("a: caf") + [0xE9] },
+                    expected: "1:7 invalid-utf8"),
+        HostileCase(testDescription: "bad byte after a NEL, a line break for libyaml", bytes: { text("a: b") + [0xC2, 0x85] + text("c") + [0xFF] },
+                    expected: "2:2 invalid-utf8"),
         HostileCase(testDescription: "UTF-16 with a byte-order mark", bytes: { [0xFF, 0xFE] + Array("v\0e\0".utf8) }, expected: "1:1 invalid-utf8"),
         HostileCase(testDescription: "NUL byte", bytes: { text("version: 1\noutput: a\0b\n") }, expected: "2:10 yaml-syntax"),
         HostileCase(testDescription: "one byte over 1 MiB of comment", bytes: { text("#" + String(repeating: "x", count: (1 << 20) - 1) + "\n") },
@@ -50,6 +54,15 @@ private let validBody = "version: 1\noutput: tables\nfamilies:\n  users:\n    so
                     expected: "1:1 missing-key"),
         HostileCase(testDescription: "thousands of unknown keys", bytes: { text((0..<5000).map { "k\($0): 1\n" }.joined()) },
                     expected: "1:1 unknown-key"),
+        // The syntax error's placement and the lax checks stay linear in the text.
+        HostileCase(testDescription: "an unclosed bracket around 40,000 quoted values on one line",
+                    bytes: { text("x: [" + String(repeating: "\"a\", ", count: 40_000) + "@\n") }, expected: "1:4 yaml-syntax"),
+        HostileCase(testDescription: "30 unclosed brackets", bytes: { text("x: " + String(repeating: "[", count: 30) + "a, @\n") },
+                    expected: "1:33 yaml-syntax"),
+        HostileCase(testDescription: "20,000 documents, each with a directive",
+                    bytes: { text(String(repeating: "%YAML 1.2\n---\na\n...\n", count: 20_000)) }, expected: "3:1 wrong-type"),
+        HostileCase(testDescription: "thousands of unknown keys on one line",
+                    bytes: { text("{" + (0..<5000).map { "k\($0): 1" }.joined(separator: ", ") + "}\n") }, expected: "1:2 unknown-key"),
     ]
 
     @Test(arguments: cases)

@@ -45,7 +45,7 @@ struct TerminalEscapeTests {
         try "version: 1\noutput: tables\nfamilies: {}\nbogus: 1\n".write(toFile: manifest, atomically: true, encoding: .utf8)
         let run = try imagetable("validate", manifest)
         #expect(run.status == 1)
-        expectClean(run, lines: 3)
+        expectClean(run, lines: 7)  // two diagnostics, each with its line and caret, and the status
         #expect(run.stdout.hasPrefix(scratch.file(Self.escaped) + ".yaml:3:11: error: "))
     }
 }

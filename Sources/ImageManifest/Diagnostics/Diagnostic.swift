@@ -60,6 +60,10 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
     /// The dotted path of the key concerned, such as `families.users.formats.small.style`;
     /// empty for problems that concern the whole document.
     public var keyPath: String
+    /// The text of the line at ``location``, without its line break, so that outputs can show
+    /// it with a caret under the column; `nil` when the problem is not on a line of the text
+    /// (the file is unreadable, too large, not UTF-8 or empty) or the line is over 4 KiB.
+    public var sourceLine: String?
 
     /// Creates a diagnostic.
     ///

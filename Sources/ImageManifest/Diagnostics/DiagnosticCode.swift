@@ -14,8 +14,12 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable {
     case emptyFile = "empty-file"
     /// The file is not UTF-8 (the position is the first offending byte).
     case invalidUTF8 = "invalid-utf8"
-    /// libyaml rejected the text; the position is the parser's.
+    /// libyaml rejected the text; the position is where the mistake is (an unclosed quote or
+    /// bracket, a missing `:`), libyaml's own when no rule places it better.
     case yamlSyntax = "yaml-syntax"
+    /// Warning: a form libyaml accepts that YAML 1.2 forbids (`"out"# c`, `[-]`, a quoted or
+    /// flow value continued at column 1), which other tools refuse.
+    case laxYAML = "lax-yaml"
     /// A second document (`---`) follows the first.
     case multipleDocuments = "multiple-documents"
     /// Collections nest deeper than ``ManifestLimits/maxDepth``, aliases expanded.
@@ -117,7 +121,7 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable {
     /// The severity this kind of problem has unless `--warnings-as-errors` promotes it.
     public var defaultSeverity: Severity {
         switch self {
-        case .cropWithoutCover, .backgroundAlphaIgnored, .missingSources, .moreSourcesThanSlots: .warning
+        case .cropWithoutCover, .backgroundAlphaIgnored, .missingSources, .moreSourcesThanSlots, .laxYAML: .warning
         default: .error
         }
     }

@@ -5,6 +5,9 @@ struct Fields {
     let path: String
     /// Known keys present, by name.
     private(set) var pairs: [String: YAMLPair] = [:]
+    /// For keys that came from a merge, where the merged mapping is named: the alias after
+    /// `<<` (or the mapping itself), so that what repeats through it can be reported there.
+    private(set) var mergedThrough: [String: SourceLocation] = [:]
 
     subscript(_ key: String) -> YAMLPair? { pairs[key] }
 
@@ -33,7 +36,7 @@ struct Fields {
             }
             return nil
         }
-        var merged: [YAMLPair] = []
+        var merged: [(pair: YAMLPair, through: SourceLocation)] = []
         // A misspelt required key is reported once, as unknown with a suggestion, not also as missing.
         var suggested: Set<String> = []
         for pair in explicit {
@@ -53,10 +56,11 @@ struct Fields {
             }
             pairs[pair.name] = pair
         }
-        for pair in merged where pairs[pair.name] == nil && known.contains(pair.name) {
+        for (pair, through) in merged where pairs[pair.name] == nil && known.contains(pair.name) {
             pairs[pair.name] = pair
+            mergedThrough[pair.name] = through
         }
-        for pair in merged where !known.contains(pair.name) && !pair.name.hasPrefix("x-") {
+        for (pair, _) in merged where !known.contains(pair.name) && !pair.name.hasPrefix("x-") {
             context.report(.unknownKey, "unknown key '\(pair.name)' merged into \(what)\(Suggestion.hint(for: pair.name, in: known))",
                            at: pair.key.location, keyPath: path.appendingKey(pair.name))
         }
@@ -71,7 +75,8 @@ struct Fields {
     }
 
     /// The pairs a merge key brings in, first source first, nested merges applied.
-    private static func mergedPairs(_ value: YAMLNode, path: String, context: ValidationContext) -> [YAMLPair] {
+    private static func mergedPairs(_ value: YAMLNode, path: String, context: ValidationContext)
+        -> [(pair: YAMLPair, through: SourceLocation)] {
         let sources: [YAMLNode]
         switch value.kind {
         case .mapping: sources = [value]
@@ -82,8 +87,9 @@ struct Fields {
                            at: value.location, keyPath: path.appendingKey("<<"))
             return []
         }
-        var result: [YAMLPair] = []
+        var result: [(pair: YAMLPair, through: SourceLocation)] = []
         for source in sources {
+            let through = source.aliasLocation ?? source.location
             guard case .mapping(let pairs) = source.kind else {
                 if !source.isInvalid {
                     context.report(.wrongType, "'<<' merges mappings, not \(source.typeDescription)",
@@ -95,7 +101,7 @@ struct Fields {
             let own = pairs.filter { !isMergeKey($0.key) }
             let nested = pairs.filter { isMergeKey($0.key) }.flatMap { mergedPairs($0.value, path: path, context: context) }
             let ownNames = Set(own.map(\.name))
-            result += own + nested.filter { !ownNames.contains($0.name) }
+            result += (own + nested.map(\.pair).filter { !ownNames.contains($0.name) }).map { ($0, through) }
         }
         return result
     }

@@ -11,10 +11,14 @@ struct ManifestReader {
     static let familyKeys = ["sources", "include", "exclude", "failOn", "formats"]
 
     /// The manifest, or `nil` when an error was reported.
-    func read(_ root: YAMLNode) -> Manifest? {
+    ///
+    /// - Parameters:
+    ///   - root: the first document's root.
+    ///   - isOnlyDocument: whether no other document follows, for the message about an empty one.
+    func read(_ root: YAMLNode, isOnlyDocument: Bool = true) -> Manifest? {
         if root.isEmptyScalar {
-            context.report(.emptyFile, "the manifest's only document is empty; it needs 'version', 'output' and 'families'",
-                           at: .start, keyPath: "")
+            context.report(.emptyFile, "the manifest's \(isOnlyDocument ? "only" : "first") document is empty; it needs 'version', "
+                           + "'output' and 'families'", at: .start, keyPath: "")
             return nil
         }
         if case .scalar = root.kind, !root.isInvalid {
@@ -79,7 +83,10 @@ struct ManifestReader {
         } ?? FailLevel.error
         var formats: [ReadFormat] = []
         if let formatsPair = fields["formats"] {
-            formats = readFormats(formatsPair, family: name, path: path.appendingKey("formats"), names: &names)
+            // A family or formats written as an alias repeats the anchor's format names: the
+            // repeat is where the alias is.
+            let through = pair.value.aliasLocation ?? fields.mergedThrough["formats"] ?? formatsPair.value.aliasLocation
+            formats = readFormats(formatsPair, family: name, path: path.appendingKey("formats"), through: through, names: &names)
         }
         guard nameIsValid, let sources, let include, let exclude, let failOn else { return nil }
         return Manifest.Family(name: name, sources: sources.written, sourcesPath: sources.resolved,
@@ -87,7 +94,8 @@ struct ManifestReader {
                                exclude: exclude, failOn: failOn, formats: formats.flatMap(\.tables), location: pair.key.location)
     }
 
-    private func readFormats(_ pair: YAMLPair, family: String, path: String, names: inout FormatRegistry) -> [ReadFormat] {
+    private func readFormats(_ pair: YAMLPair, family: String, path: String, through alias: SourceLocation?,
+                             names: inout FormatRegistry) -> [ReadFormat] {
         guard case .mapping(let pairs) = pair.value.kind else {
             context.reportWrongType(pair, expected: "a mapping of format names to formats", path: path)
             return []
@@ -99,7 +107,7 @@ struct ManifestReader {
             if isMergeKey(format, kind: "format", path: path) { return nil }
             let formatPath = path.appendingKey(format.name)
             let nameIsValid = checkName(format.name, kind: "format", at: format.key.location, path: formatPath)
-                && names.claim(format.name, family: family, at: format.key.location, path: formatPath, context: context)
+                && names.claim(format.name, family: family, at: format.key.location, through: alias, path: formatPath, context: context)
             guard let read = FormatReader(context: context).read(format, family: family, path: formatPath), nameIsValid else {
                 return nil
             }
@@ -184,10 +192,16 @@ struct FormatRegistry {
     var valid: [ReadFormat] = []
     private var seen: [String: (family: String, location: SourceLocation)] = [:]
 
-    mutating func claim(_ name: String, family: String, at location: SourceLocation, path: String, context: ValidationContext) -> Bool {
+    /// Records format `name` of `family`, written at `location`, or reports it as a repeat.
+    ///
+    /// - Parameter alias: where the alias is written when the name comes through one (its
+    ///   `location` is then the anchor's); the repeat is reported there.
+    mutating func claim(_ name: String, family: String, at location: SourceLocation, through alias: SourceLocation? = nil, path: String,
+                        context: ValidationContext) -> Bool {
         if let first = seen[name.lowercased()] {
-            context.report(.duplicateFormat, "format name '\(name)' is already used at line \(first.location.line), column \(first.location.column) (family '\(first.family)'); format names name table files, so they must be unique in the manifest, ignoring case",
-                           at: location, keyPath: path)
+            let repeated = alias == nil ? "is already used" : "comes again through this alias (family '\(family)'); it is already used"
+            context.report(.duplicateFormat, "format name '\(name)' \(repeated) at line \(first.location.line), column \(first.location.column) (family '\(first.family)'); format names name table files, so they must be unique in the manifest, ignoring case",
+                           at: alias ?? location, keyPath: path)
             return false
         }
         seen[name.lowercased()] = (family, location)

@@ -63,14 +63,14 @@ public struct ManifestValidator: Sendable {
             let d = Diagnostic(.error, error.code, error.message, file: file, location: error.location)
             return ValidationReport(file: file, diagnostics: [d], manifest: nil)
         }
-        let context = ValidationContext(file: file, directory: directory, options: options, text: text)
-        let composed = YAMLComposer.compose(text)
+        let context = ValidationContext(file: file, directory: directory, options: options, lines: SourceLines(text))
+        let composed = YAMLComposer.compose(context.lines)
         for problem in composed.problems {
             context.report(problem.code, problem.message, at: problem.location, keyPath: "")
         }
         var manifest: Manifest?
         if let root = composed.root {
-            manifest = ManifestReader(context: context).read(root)
+            manifest = ManifestReader(context: context).read(root, isOnlyDocument: composed.documents <= 1)
         }
         var diagnostics = context.diagnostics.enumerated().sorted {
             ($0.element.code == .tooManyProblems ? 1 : 0, $0.element.location, $0.offset)

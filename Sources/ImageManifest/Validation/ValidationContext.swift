@@ -9,17 +9,18 @@ final class ValidationContext {
     let options: ValidationOptions
     /// The absolute directory `output` and `sources` must stay inside.
     let root: String
-    /// The text, for hints that look at how a line was written.
-    let text: ArraySlice<UInt8>
+    /// The text by lines, for hints that look at how a line was written and for the line each
+    /// diagnostic quotes.
+    let lines: SourceLines
     private(set) var diagnostics: [Diagnostic] = []
     private var truncated = false
 
-    init(file: String, directory: String, options: ValidationOptions, text: ArraySlice<UInt8>) {
+    init(file: String, directory: String, options: ValidationOptions, lines: SourceLines) {
         self.file = file
         self.directory = directory
         self.options = options
         root = options.root.map { ManifestValidator.absolutePath($0) } ?? directory
-        self.text = text
+        self.lines = lines
     }
 
     /// Records a problem with its code's default severity.
@@ -32,9 +33,17 @@ final class ValidationContext {
                                           file: file, location: location, keyPath: keyPath))
             return
         }
-        diagnostics.append(Diagnostic(code.defaultSeverity, code, Self.printable(message), file: file, location: location,
-                                      keyPath: Self.printable(keyPath)))
+        var diagnostic = Diagnostic(code.defaultSeverity, code, Self.printable(message), file: file, location: location,
+                                    keyPath: Self.printable(keyPath))
+        if location.line <= lines.count, lines.bytes(ofLine: location.line).count <= Self.maxQuotedLineBytes {
+            diagnostic.sourceLine = lines.string(ofLine: location.line)
+        }
+        diagnostics.append(diagnostic)
     }
+
+    /// The longest line a diagnostic carries for its excerpt: a hostile one-line megabyte would
+    /// otherwise be copied into each of up to 200 diagnostics.
+    static let maxQuotedLineBytes = 4096
 
     /// Messages quote what the manifest says, and a manifest can say anything: control and
     /// bidirectional characters are escaped, and hostile lengths cut.
@@ -53,11 +62,7 @@ final class ValidationContext {
     var errorCount: Int { diagnostics.lazy.filter { $0.severity == .error }.count }
 
     /// The text of line `line`, without its line break.
-    func sourceLine(_ line: Int) -> Substring {
-        let lines = text.split(separator: 0x0A, maxSplits: line, omittingEmptySubsequences: false)
-        guard line >= 1, line <= lines.count else { return "" }
-        return Substring(decoding: lines[line - 1], as: UTF8.self)
-    }
+    func sourceLine(_ line: Int) -> String { lines.string(ofLine: line) }
 }
 
 /// Dotted key paths: `families.users.formats.small.style`, `families.users.include[1]`.

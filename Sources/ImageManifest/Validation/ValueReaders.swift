@@ -20,10 +20,21 @@ extension ValidationContext {
         switch s.resolved {
         case .int(let value): return .some(value)
         case .string(let text) where ScalarValue.resolve(text, style: .plain, tag: nil).isInteger:
-            report(.wrongType, "'\(pair.name)' must be an integer, not a string; remove the quotes", at: pair.value.location, keyPath: path)
+            report(.wrongType, "'\(pair.name)' must be an integer, not a string; \(s.whyString)", at: pair.value.location, keyPath: path)
+            return nil
+        case .string(let text) where s.style == .plain && s.tag == nil && ScalarValue.decimalSpelling(ofNonDecimal: text) != nil:
+            reportNonDecimal(pair, text, path: path)
             return nil
         default: return typeMismatch(pair, expected: "an integer", path: path)
         }
+    }
+
+    /// `0x10` where a number belongs: YAML 1.2 reads it as sixteen, manifests as a string, and
+    /// the message says which spelling to use.
+    private func reportNonDecimal(_ pair: YAMLPair, _ text: String, path: String) {
+        let decimal = ScalarValue.decimalSpelling(ofNonDecimal: text) ?? ""
+        report(.wrongType, "'\(pair.name)' must be a decimal integer; manifests read '\(text)' as a string, since they accept "
+               + "only decimal numbers: write \(decimal)", at: pair.value.location, keyPath: path)
     }
 
     /// A number, integer or not.
@@ -32,6 +43,9 @@ extension ValidationContext {
         switch s.resolved {
         case .int(let value): return value.map(Double.init) ?? .infinity
         case .float(let value): return value
+        case .string(let text) where s.style == .plain && s.tag == nil && ScalarValue.decimalSpelling(ofNonDecimal: text) != nil:
+            reportNonDecimal(pair, text, path: path)
+            return nil
         default: return typeMismatch(pair, expected: "a number", path: path)
         }
     }

@@ -5,6 +5,8 @@ struct ComposerState {
     /// A collection whose end event has not arrived yet.
     private struct Frame {
         let isMapping: Bool
+        /// Written in brackets (`[…]`, `{…}`) rather than by indentation.
+        let isFlow: Bool
         let location: SourceLocation
         let anchor: String?
         var badTag = false
@@ -14,42 +16,65 @@ struct ComposerState {
         var key: YAMLNode?
         /// The pending pair is dropped (duplicate or complex key); its value is still composed.
         var dropPair = false
-        var seenKeys: [String: SourceLocation] = [:]
+        var seenKeys: [ScalarValue.KeyIdentity: (text: String, location: SourceLocation)] = [:]
     }
 
     var result = YAMLComposer.Result()
     var root: YAMLNode?
     private(set) var stopped = false
+    private let lax: LaxYAML
     private var stack: [Frame] = []
+    /// The flow collections among `stack`, kept so that checks need not walk it.
+    private var flowDepth = 0
     private var anchors: [String: YAMLNode] = [:]
     /// Anchors of collections still open: an alias to one of them would be recursive.
     private var openAnchors: [String: Int] = [:]
-    private var documents = 0
+    /// Documents started so far. Those after the first are composed for their YAML problems
+    /// only: their nodes are dropped and their other problems not reported.
+    private(set) var documents = 0
     /// Nodes so far, every alias counted as its target's whole subtree.
     private var expanded = 0
 
+    /// Starts a composition of `lines`, the text the events come from.
+    init(lines: SourceLines) {
+        lax = LaxYAML(lines: lines)
+    }
+
     /// Records a problem that ends composition.
     mutating func fail(_ code: DiagnosticCode, _ message: String, at location: SourceLocation) {
+        // A syntax error placed on a construct already reported as lax YAML says more about it.
+        result.problems.removeAll { $0.code == .laxYAML && $0.location == location && code == .yamlSyntax }
         result.problems.append(.init(code: code, message: message, location: location))
         stopped = true
     }
 
     private mutating func report(_ code: DiagnosticCode, _ message: String, at location: SourceLocation) {
+        guard documents <= 1 || code == .laxYAML else { return }
         result.problems.append(.init(code: code, message: message, location: location))
+    }
+
+    private mutating func report(_ problem: YAMLComposer.Problem?) {
+        if let problem { report(problem.code, problem.message, at: problem.location) }
     }
 
     /// Applies one libyaml event.
     mutating func handle(_ event: yaml_event_t) {
-        let at = SourceLocation(line: event.start_mark.line + 1, column: event.start_mark.column + 1)
+        let at = SourceLocation(event.start_mark)
         switch event.type {
         case YAML_DOCUMENT_START_EVENT:
             documents += 1
-            if documents > 1 {
-                fail(.multipleDocuments, "a second YAML document starts here; a manifest is exactly one document", at: at)
+            anchors = [:]
+            if event.data.document_start.version_directive != nil {
+                lax.directiveComments(before: SourceLocation(event.end_mark).line).forEach { report($0) }
+            }
+            if documents == 2 {
+                result.problems.append(.init(code: .multipleDocuments, message: "a second YAML document starts here; a manifest is "
+                                             + "exactly one document (the first is checked, the rest only for YAML syntax)", location: at))
             }
         case YAML_STREAM_END_EVENT:
             stopped = true
         case YAML_SCALAR_EVENT:
+            report(lax.check(scalar: event, in: nesting))
             scalar(event, at: at)
         case YAML_ALIAS_EVENT:
             alias(String(cString: event.data.alias.anchor), at: at)
@@ -57,8 +82,13 @@ struct ComposerState {
             let isMapping = event.type == YAML_MAPPING_START_EVENT
             let anchor = isMapping ? event.data.mapping_start.anchor : event.data.sequence_start.anchor
             let tag = isMapping ? event.data.mapping_start.tag : event.data.sequence_start.tag
-            open(isMapping: isMapping, anchor: anchor.map { String(cString: $0) }, tag: tag.map { String(cString: $0) }, at: at)
+            let isFlow = isMapping ? event.data.mapping_start.style == YAML_FLOW_MAPPING_STYLE
+                : event.data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE
+            open(isMapping: isMapping, isFlow: isFlow, anchor: anchor.map { String(cString: $0) }, tag: tag.map { String(cString: $0) }, at: at)
         case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:
+            if flowDepth > 0, let top = stack.indices.last, stack[top].isFlow {
+                lax.check(flowEnd: event, from: stack[top].location, in: nesting).forEach { report($0) }
+            }
             close()
         default:
             break
@@ -92,7 +122,7 @@ struct ComposerState {
             case YAML_LITERAL_SCALAR_STYLE, YAML_FOLDED_SCALAR_STYLE: .block
             default: .quoted
             }
-            switch Self.shortTag(data.tag.map { String(cString: $0) }, allowed: ["str", "int", "float", "bool", "null"]) {
+            switch Self.shortTag(data.tag.map { String(cString: $0) }, allowed: Self.scalarTags) {
             case .success(let tag): node = YAMLNode(.scalar(YAMLScalar(text: text, style: style, tag: tag)), at: location)
             case .failure(let error):
                 report(.unsupportedTag, error.message, at: location)
@@ -116,25 +146,27 @@ struct ComposerState {
             return fail(.tooDeep, "alias *\(name) would nest collections deeper than \(ManifestLimits.maxDepth) levels", at: location)
         }
         guard count(target.weight, at: location, alias: name) else { return }
-        attach(target)
+        attach(YAMLNode(aliasOf: target, at: location))
     }
 
-    private mutating func open(isMapping: Bool, anchor: String?, tag: String?, at location: SourceLocation) {
+    private mutating func open(isMapping: Bool, isFlow: Bool, anchor: String?, tag: String?, at location: SourceLocation) {
         guard stack.count < ManifestLimits.maxDepth else {
             return fail(.tooDeep, "collections nest deeper than \(ManifestLimits.maxDepth) levels; manifests need 6", at: location)
         }
         guard count(1, at: location) else { return }
-        var frame = Frame(isMapping: isMapping, location: location, anchor: anchor)
-        if case .failure(let error) = Self.shortTag(tag, allowed: [isMapping ? "map" : "seq"]) {
+        var frame = Frame(isMapping: isMapping, isFlow: isFlow, location: location, anchor: anchor)
+        if case .failure(let error) = Self.shortTag(tag, allowed: isMapping ? ["map"] : ["seq"]) {
             report(.unsupportedTag, error.message, at: location)
             frame.badTag = true
         }
         if let anchor { openAnchors[anchor, default: 0] += 1 }
+        if isFlow { flowDepth += 1 }
         stack.append(frame)
     }
 
     private mutating func close() {
         guard let frame = stack.popLast() else { return }
+        if frame.isFlow { flowDepth -= 1 }
         let node: YAMLNode
         if frame.badTag {
             node = YAMLNode(.invalid, at: frame.location)
@@ -150,7 +182,7 @@ struct ComposerState {
 
     private mutating func attach(_ node: YAMLNode) {
         guard !stack.isEmpty else {
-            root = node
+            if documents <= 1 { root = node }
             return
         }
         let top = stack.count - 1
@@ -176,19 +208,27 @@ struct ComposerState {
             report(.complexKey, "a key must be a plain value, not \(key.typeDescription)", at: key.location)
             return true
         case .scalar(let s):
-            if let first = stack[top].seenKeys[s.text] {
-                report(.duplicateKey, "duplicate key '\(s.text)'; it is already defined at line \(first.line), column \(first.column)",
+            // Keys are equal when their values are: `1` and `01` are the same integer, `1` and
+            // `"1"` are not the same value.
+            let identity = s.keyIdentity
+            if let first = stack[top].seenKeys[identity] {
+                let same = first.text == s.text ? "" : " as '\(first.text)', the same value"
+                report(.duplicateKey, "duplicate key '\(s.text)'; it is already defined at line \(first.location.line), column \(first.location.column)\(same)",
                        at: key.location)
                 return true
             }
-            stack[top].seenKeys[s.text] = key.location
+            stack[top].seenKeys[identity] = (s.text, key.location)
             return false
         }
     }
 
-    /// The short name of a standard tag (`tag:yaml.org,2002:str` → `str`); `nil` for none or `!`.
+    private static let scalarTags: Set<String> = ["str", "int", "float", "bool", "null"]
+
+    /// The short name of a standard tag (`tag:yaml.org,2002:str` → `str`), `!` for the
+    /// non-specific tag on a scalar (which makes it a string), `nil` for none.
     private static func shortTag(_ tag: String?, allowed: Set<String>) -> Result<String?, TagError> {
-        guard let tag, tag != "!" else { return .success(nil) }
+        guard let tag else { return .success(nil) }
+        if tag == "!" { return .success(allowed.contains("str") ? "!" : nil) }
         let prefix = "tag:yaml.org,2002:"
         if tag.hasPrefix(prefix), allowed.contains(String(tag.dropFirst(prefix.count))) {
             return .success(String(tag.dropFirst(prefix.count)))
@@ -199,5 +239,16 @@ struct ComposerState {
 
     struct TagError: Error {
         let message: String
+    }
+
+    // MARK: YAML 1.2 forms libyaml lets through
+
+    /// Where the next event sits, as the lax checks need it.
+    private var nesting: LaxYAML.Nesting {
+        let block = stack.indices.last { !stack[$0].isFlow }
+        // A flow value's lines need one more space than the innermost block collection's
+        // indentation (its first key or `-`), none at the top level.
+        return LaxYAML.Nesting(flowDepth: flowDepth, innermostIsFlow: flowDepth > 0 && stack[stack.count - 1].isFlow,
+                               required: block.map { stack[$0].location.column } ?? 0)
     }
 }

@@ -16,10 +16,11 @@ enum ScalarValue: Sendable, Equatable {
     /// - Parameters:
     ///   - text: the scalar's text.
     ///   - style: plain scalars are resolved; quoted and block ones are strings.
-    ///   - tag: an explicit standard tag's short name forces that type when the text allows it.
+    ///   - tag: an explicit standard tag's short name forces that type when the text allows it;
+    ///     the non-specific tag `!` makes the scalar a string, as YAML 1.2 says.
     static func resolve(_ text: String, style: YAMLScalar.Style, tag: String?) -> ScalarValue {
         switch tag {
-        case "str": return .string(text)
+        case "str", "!": return .string(text)
         case "null": return .null
         case "bool": return boolean(text).map { .bool($0) } ?? .string(text)
         case "int": return integer(text) ?? .string(text)
@@ -86,5 +87,75 @@ enum ScalarValue: Sendable, Equatable {
         case let (.string(a), .string(b)): a == b
         default: false
         }
+    }
+}
+
+extension ScalarValue {
+    /// What makes two mapping keys the same key: their values, not their spelling. `1`, `01`
+    /// and `!!int 1` are one key; `1` and `"1"` are two (an integer and a string).
+    enum KeyIdentity: Hashable {
+        case null, merge
+        case bool(Bool)
+        /// The canonical decimal digits, so that integers too large for 64 bits compare too.
+        case int(String)
+        /// The bit pattern, with every NaN one value and -0 equal to 0.
+        case float(UInt64)
+        case string(String)
+    }
+
+    /// The decimal spelling of `text` when it is an integer written another way that YAML 1.2
+    /// (`0x10`, `0o17`) or 1.1 (`0b101`, `1_000`) reads as one, which manifests take as a string;
+    /// `nil` otherwise, or when it does not fit in 64 bits.
+    static func decimalSpelling(ofNonDecimal text: String) -> String? {
+        var body = Substring(text)
+        let negative = body.first == "-"
+        if body.first == "-" || body.first == "+" { body = body.dropFirst() }
+        let radix: Int, digits: Substring
+        switch body.prefix(2) {
+        case "0x": (radix, digits) = (16, body.dropFirst(2))
+        case "0o": (radix, digits) = (8, body.dropFirst(2))
+        case "0b": (radix, digits) = (2, body.dropFirst(2))
+        default:
+            guard body.contains("_"), body.first != "_", body.allSatisfy({ $0 == "_" || $0.isASCII && $0.isNumber }) else { return nil }
+            (radix, digits) = (10, Substring(body.filter { $0 != "_" }))
+        }
+        guard !digits.isEmpty, let value = Int(digits, radix: radix) else { return nil }
+        return (negative ? "-" : "") + String(value)
+    }
+}
+
+extension YAMLScalar {
+    /// This scalar's identity as a mapping key.
+    var keyIdentity: ScalarValue.KeyIdentity {
+        if tag == nil {
+            guard style == .plain else { return .string(text) }
+            if text == "<<" { return .merge }
+            // Most keys are words; only these first bytes can begin a null, a boolean or a number.
+            if let first = text.utf8.first, !Self.resolvableFirstBytes.contains(first) { return .string(text) }
+        }
+        switch resolved {
+        case .null: return .null
+        case .bool(let value): return .bool(value)
+        case .int(let value?): return .int(String(value))
+        case .int(nil):
+            var digits = Substring(text.filter { $0 != "+" })
+            let negative = digits.first == "-"
+            digits = digits.drop { $0 == "-" || $0 == "0" }
+            return .int((negative ? "-" : "") + digits)
+        case .float(let value): return .float(value.isNaN ? Double.nan.bitPattern : value == 0 ? 0 : value.bitPattern)
+        case .string(let value): return .string(value)
+        }
+    }
+
+    private static let resolvableFirstBytes = Set("0123456789+-.~nNtTfF".utf8)
+
+    /// Why this scalar is a string though its text reads as another type, as the fix to make.
+    var whyString: String {
+        var reasons: [String] = []
+        if tag == "str" { reasons.append("remove the '!!str' tag") }
+        if tag == "!" { reasons.append("remove the '!' tag, which makes any value a string") }
+        if style == .quoted { reasons.append("remove the quotes") }
+        if style == .block { reasons.append("write it on the key's line, without '|' or '>'") }
+        return reasons.isEmpty ? "write it without quotes or tags" : reasons.joined(separator: " and ")
     }
 }

@@ -41,7 +41,8 @@ enum SourceText {
     /// The offset and position of the first byte that is not part of a well-formed UTF-8
     /// sequence (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF).
     static func firstInvalidUTF8(_ bytes: [UInt8]) -> (offset: Int, location: SourceLocation)? {
-        var i = 0, line = 1, column = 1
+        // A byte-order mark takes no column, as in every other position (it is dropped).
+        var i = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0, line = 1, column = 1
         while i < bytes.count {
             let b = bytes[i]
             let length: Int
@@ -63,8 +64,10 @@ enum SourceText {
                     return (i, SourceLocation(line: line, column: column))
                 }
             }
-            // Line breaks as YAML counts them: LF, CR LF, or a lone CR.
-            if b == 0x0A || (b == 0x0D && (i + 1 == bytes.count || bytes[i + 1] != 0x0A)) {
+            // Line breaks as libyaml counts them (``SourceLines``): LF, CR LF, a lone CR, NEL, LS, PS.
+            let isBreak = b == 0x0A || (b == 0x0D && (i + 1 == bytes.count || bytes[i + 1] != 0x0A))
+                || (b == 0xC2 && bytes[i + 1] == 0x85) || (b == 0xE2 && bytes[i + 1] == 0x80 && bytes[i + 2] & 0xFE == 0xA8)
+            if isBreak {
                 line += 1
                 column = 1
             } else if b != 0x0D {

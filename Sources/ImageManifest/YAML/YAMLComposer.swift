@@ -23,14 +23,24 @@ struct YAMLComposer {
     struct Result {
         var root: YAMLNode?
         var problems: [Problem] = []
+        /// The number of documents that started, so that an empty first one is not called the only one.
+        var documents = 0
     }
 
-    /// Composes the first document of `text`, which must already be valid UTF-8 without a BOM.
+    /// Composes the first document of `text`, which must already be valid UTF-8 without a BOM;
+    /// later documents are read for their syntax only.
     ///
     /// - Parameter text: the manifest's bytes.
     /// - Returns: the document's root and every problem found.
-    static func compose(_ text: ArraySlice<UInt8>) -> Result {
-        var state = ComposerState()
+    static func compose(_ text: ArraySlice<UInt8>) -> Result { compose(SourceLines(text)) }
+
+    /// Composes the first document of `lines`' text.
+    ///
+    /// - Parameter lines: the manifest's bytes, by lines.
+    /// - Returns: the document's root and every problem found.
+    static func compose(_ lines: SourceLines) -> Result {
+        let text = lines.text
+        var state = ComposerState(lines: lines)
         text.withUnsafeBufferPointer { buffer in
             var parser = yaml_parser_t()
             guard yaml_parser_initialize(&parser) == 1 else {
@@ -43,8 +53,8 @@ struct YAMLComposer {
             var event = yaml_event_t()
             while !state.stopped {
                 guard yaml_parser_parse(&parser, &event) == 1 else {
-                    let (code, message, location) = syntaxError(parser, text: buffer)
-                    state.fail(code, message, at: location)
+                    let error = YAMLSyntaxError(parser, text: buffer, lines: lines)
+                    state.fail(error.code, error.message, at: error.location)
                     break
                 }
                 state.handle(event)
@@ -55,69 +65,7 @@ struct YAMLComposer {
             state.fail(.emptyFile, "the manifest holds no YAML document, only comments", at: .start)
         }
         state.result.root = state.root
+        state.result.documents = state.documents
         return state.result
-    }
-
-    /// libyaml's description of a syntax error and where it is.
-    private static func syntaxError(_ parser: yaml_parser_t, text: UnsafeBufferPointer<UInt8>)
-        -> (DiagnosticCode, String, SourceLocation) {
-        let problem = parser.problem.map { String(cString: $0) } ?? "unknown error"
-        var location: SourceLocation
-        if parser.error == YAML_READER_ERROR {
-            // Reader errors carry a byte offset, not a mark.
-            location = TextPosition.location(ofByte: parser.problem_offset, in: text)
-        } else {
-            location = SourceLocation(line: parser.problem_mark.line + 1, column: parser.problem_mark.column + 1)
-        }
-        if problem.hasPrefix("Maximum nesting level") {
-            // libyaml's scanner runs ahead through flow collections ("[[[[…"), so its own limit
-            // of 1000 levels can trip before the first event reaches our limit of 32.
-            return (.tooDeep, "collections nest deeper than libyaml's limit of 1000 levels; manifests need 6", location)
-        }
-        var message = "YAML syntax error: \(problem)"
-        if let context = parser.context.map({ String(cString: $0) }), parser.error != YAML_READER_ERROR {
-            let mark = parser.context_mark
-            message += " (\(context) at \(mark.line + 1):\(mark.column + 1))"
-        }
-        if TextPosition.character(at: location, in: text) == 0x09 {
-            message += "; YAML does not allow tabs for indentation, use spaces"
-        }
-        return (.yamlSyntax, message, location)
-    }
-}
-
-/// Positions in the raw text, for problems libyaml reports by byte offset or that need the
-/// character at a position.
-enum TextPosition {
-    /// The line and column of byte `offset`.
-    static func location(ofByte offset: Int, in text: UnsafeBufferPointer<UInt8>) -> SourceLocation {
-        var line = 1, column = 1, i = 0
-        while i < min(offset, text.count) {
-            let b = text[i]
-            if b == 0x0A || (b == 0x0D && (i + 1 == text.count || text[i + 1] != 0x0A)) {
-                line += 1
-                column = 1
-            } else if b != 0x0D && (b & 0xC0) != 0x80 {
-                column += 1
-            }
-            i += 1
-        }
-        return SourceLocation(line: line, column: column)
-    }
-
-    /// The first byte of the character at `location`, or `nil` past the end of its line.
-    static func character(at location: SourceLocation, in text: UnsafeBufferPointer<UInt8>) -> UInt8? {
-        var line = 1, column = 1
-        for b in text {
-            if line == location.line && column == location.column { return b }
-            if b == 0x0A {
-                if line == location.line { return nil }
-                line += 1
-                column = 1
-            } else if (b & 0xC0) != 0x80 {
-                column += 1
-            }
-        }
-        return nil
     }
 }

@@ -20,14 +20,28 @@ final class YAMLNode: Sendable {
 
     let kind: Kind
     let location: SourceLocation
+    /// Where the alias that stands for this node is written (`*name`), when it is one; its
+    /// ``location`` is then the anchored node's.
+    let aliasLocation: SourceLocation?
     /// Nodes in this subtree, aliases expanded, capped just past ``ManifestLimits/maxNodes``.
     let weight: Int
     /// Collections on the deepest path through this subtree; 0 for scalars.
     let height: Int
 
+    /// An alias: the anchored node, shared, as used at `location`. Costs no copy; its weight is
+    /// the target's, which the composer has already charged.
+    init(aliasOf target: YAMLNode, at location: SourceLocation) {
+        kind = target.kind
+        self.location = target.location
+        aliasLocation = location
+        weight = target.weight
+        height = target.height
+    }
+
     init(_ kind: Kind, at location: SourceLocation) {
         self.kind = kind
         self.location = location
+        aliasLocation = nil
         switch kind {
         case .scalar, .invalid:
             weight = 1
@@ -80,7 +94,8 @@ struct YAMLScalar: Sendable {
 
     let text: String
     let style: Style
-    /// The explicit tag's short name (`str`, `int`…), or `nil` when untagged or `!`.
+    /// The explicit tag's short name (`str`, `int`…), `!` for the non-specific tag (which
+    /// makes the scalar a string), or `nil` when untagged.
     let tag: String?
 
     /// The value under the YAML 1.2 core schema (decimal integers only).

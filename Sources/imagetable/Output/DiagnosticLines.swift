@@ -8,6 +8,32 @@ enum DiagnosticLines {
     /// in the message are whatever the manifest's author wrote.
     static func compilerStyle(_ d: Diagnostic) -> String { PrintableText.escaped(d.description) }
 
+    /// The line a diagnostic points at, with a caret under its column, as compilers show it:
+    ///
+    /// ```
+    ///     2 | output: "tables
+    ///       |         ^
+    /// ```
+    ///
+    /// The line is escaped like every other text, and the caret placed under the escaped form;
+    /// a long line is cut around the column. `nil` when the diagnostic has no line.
+    static func excerpt(_ d: Diagnostic) -> String? {
+        guard let line = d.sourceLine else { return nil }
+        let scalars = line.unicodeScalars
+        let split = scalars.index(scalars.startIndex, offsetBy: min(max(d.column - 1, 0), scalars.count))
+        var before = PrintableText.escaped(String(scalars[..<split]))
+        var after = PrintableText.escaped(String(scalars[split...]))
+        if before.count > excerptHalf { before = "…" + before.suffix(excerptHalf - 1) }
+        if after.count > excerptHalf { after = after.prefix(excerptHalf - 1) + "…" }
+        let number = String(d.line)
+        let width = max(5, number.count)
+        let gutter = String(repeating: " ", count: width - number.count) + number + " | "
+        return gutter + before + after + "\n" + String(repeating: " ", count: width) + " | " + String(repeating: " ", count: before.count) + "^"
+    }
+
+    /// The characters shown on each side of the column in an excerpt.
+    private static let excerptHalf = 80
+
     /// A GitHub Actions workflow command: `::error file=…,line=…,col=…,title=…::message`.
     static func githubAnnotation(_ d: Diagnostic) -> String {
         let properties = "file=\(escapeProperty(d.file)),line=\(d.line),col=\(d.column),title=\(escapeProperty(d.code.rawValue))"

@@ -1,13 +1,16 @@
 import ImageManifest
 import ImageTableCore
 
-/// `--format text`: compiler-style diagnostics, then a status line per manifest and, for a valid
-/// manifest, its plan.
+/// `--format text`: compiler-style diagnostics, each with its line and a caret under the column,
+/// then a status line per manifest and, for a valid manifest, its plan.
 enum TextReport {
     static func render(_ reports: [ValidationReport]) -> String {
         var out = ""
         for report in reports {
-            for d in report.diagnostics { out += DiagnosticLines.compilerStyle(d) + "\n" }
+            for d in report.diagnostics {
+                out += DiagnosticLines.compilerStyle(d) + "\n"
+                if let excerpt = DiagnosticLines.excerpt(d) { out += excerpt + "\n" }
+            }
             out += statusLine(report) + "\n"
             if let manifest = report.manifest { out += PlanTable.render(manifest) }
         }
