@@ -88,20 +88,26 @@ enum WireJSON: Equatable {
     /// A JSON string: `"` and `\` escaped, control characters (the line terminator among them,
     /// so a message stays one line) as `\uXXXX`, everything else as UTF-8.
     private static func writeString(_ s: String, to out: inout [UInt8]) {
-        let hex = Array("0123456789abcdef".utf8)
+        var s = s
+        s.makeContiguousUTF8()
         out.append(UInt8(ascii: "\""))
-        for byte in s.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                out.append(UInt8(ascii: "\\"))
-                out.append(byte)
-            case 0..<0x20, 0x7F:
-                out.append(contentsOf: "\\u00".utf8)
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0xF)])
-            default:
-                out.append(byte)
+        s.utf8.withContiguousStorageIfAvailable { bytes in
+            // Runs that need no escape (nearly every byte of a path or a format) are copied whole.
+            var run = 0
+            for (i, byte) in bytes.enumerated() where byte < 0x20 || byte == 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<i]))
+                run = i + 1
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                    out.append(UInt8(ascii: "\\"))
+                    out.append(byte)
+                } else {
+                    let hex = Array("0123456789abcdef".utf8)
+                    out.append(contentsOf: "\\u00".utf8)
+                    out.append(hex[Int(byte >> 4)])
+                    out.append(hex[Int(byte & 0xF)])
+                }
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
         }
         out.append(UInt8(ascii: "\""))
     }
