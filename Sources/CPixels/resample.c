@@ -116,21 +116,21 @@ static void horizontal_avx2(const int16_t *row, int channels, const int32_t *sta
         // Both run the longer count: the other's weights past its own count are zero.
         const int taps = count[i] > count[i + 1] ? count[i] : count[i + 1];
         __m256i acc0 = round, acc1 = _mm256_setzero_si256();
+        // Eight weights of each pixel per load: as 32-bit lanes they are the pairs (k, k+1) …
+        // (k+6, k+7), which a lane permutation broadcasts, pixel 0's to the low half and
+        // pixel 1's to the high half.
         int k = 0;
-        for (; k + 3 < taps; k += 4) {
-            __m256i a = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p0 + k * channels))),
-                                                _mm_loadu_si128((const __m128i *)(p1 + k * channels)), 1);
-            __m256i b = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p0 + (k + 2) * channels))),
-                                                _mm_loadu_si128((const __m128i *)(p1 + (k + 2) * channels)), 1);
-            const int32_t wa0 = pair(w0, k), wa1 = pair(w1, k), wb0 = pair(w0, k + 2), wb1 = pair(w1, k + 2);
-            acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(_mm256_shuffle_epi8(a, gather), _mm256_setr_epi32(wa0, wa0, wa0, wa0, wa1, wa1, wa1, wa1)));
-            acc1 = _mm256_add_epi32(acc1, _mm256_madd_epi16(_mm256_shuffle_epi8(b, gather), _mm256_setr_epi32(wb0, wb0, wb0, wb0, wb1, wb1, wb1, wb1)));
-        }
-        for (; k < taps; k += 2) {
-            __m256i a = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p0 + k * channels))),
-                                                _mm_loadu_si128((const __m128i *)(p1 + k * channels)), 1);
-            const int32_t wa0 = pair(w0, k), wa1 = pair(w1, k);
-            acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(_mm256_shuffle_epi8(a, gather), _mm256_setr_epi32(wa0, wa0, wa0, wa0, wa1, wa1, wa1, wa1)));
+        for (; k < taps; k += 8) {
+            const __m256i w = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(w0 + k))),
+                                                      _mm_loadu_si128((const __m128i *)(w1 + k)), 1);
+            for (int j = 0; j < 4 && k + 2 * j < taps; j++) {
+                const int t = k + 2 * j;
+                __m256i px = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p0 + t * channels))),
+                                                     _mm_loadu_si128((const __m128i *)(p1 + t * channels)), 1);
+                __m256i wj = _mm256_permutevar8x32_epi32(w, _mm256_setr_epi32(j, j, j, j, j + 4, j + 4, j + 4, j + 4));
+                __m256i product = _mm256_madd_epi16(_mm256_shuffle_epi8(px, gather), wj);
+                if (j & 1) acc1 = _mm256_add_epi32(acc1, product); else acc0 = _mm256_add_epi32(acc0, product);
+            }
         }
         __m256i v = _mm256_srai_epi32(_mm256_add_epi32(acc0, acc1), OUT_SHIFT);
         __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
