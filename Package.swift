@@ -37,7 +37,7 @@ let package = Package(
         // SQLite, for the bake state.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         // Scan, state, plan and worker processes: manifest + protocol + core, no libvips.
-        .target(name: "ImageBake", dependencies: ["ImageTableCore", "ImageManifest", "WorkerProtocol", "CSQLite"]),
+        .target(name: "ImageBake", dependencies: ["ImageTableCore", "ImageManifest", "WorkerProtocol", "CSQLite", "CTableSupport"]),
         // The runtime cache: the core alone, so an app that renders with its own decoders links
         // neither libvips nor a YAML parser.
         .target(name: "ImageCache", dependencies: ["ImageTableCore"]),

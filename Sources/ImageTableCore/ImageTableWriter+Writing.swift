@@ -27,7 +27,7 @@ extension ImageTableWriter {
             reservations.forEach(abandon)
             throw error
         }
-        let now = UInt64(Date().timeIntervalSince1970)
+        let now = options.timestamp ?? UInt64(Date().timeIntervalSince1970)
         try state.withLock { s throws(ImageTableError) in
             // A closed handle no longer holds the writer lock: nothing may reach the file.
             guard !s.closed else { throw ImageTableError(.notWritable, "table is closed", path: path) }
