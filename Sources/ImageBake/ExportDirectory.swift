@@ -68,12 +68,17 @@ struct ExportDirectory {
     /// The prefix of staging directories, and of the old set while it is removed.
     private var stagingPrefix: String { ".\(name).export-" }
 
-    /// Creates an empty staging directory beside the destination, after removing those that
-    /// exports which were killed left behind.
+    /// Creates an empty staging directory beside the destination (and the directories above it
+    /// that are missing), after removing those that exports which were killed left behind.
     ///
     /// - Returns: its path.
     /// - Throws: ``ImageTableError`` when it cannot be created.
     func makeStaging() throws(ImageTableError) -> String {
+        do {
+            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        } catch {
+            throw ImageTableError(.io, "cannot create the directory: \(error.localizedDescription)", path: parent)
+        }
         removeAbandonedStaging()
         let staging = "\(parent)/\(stagingPrefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         guard mkdir(staging, 0o700) == 0 else { throw ImageTableError.system("mkdir", path: staging) }
