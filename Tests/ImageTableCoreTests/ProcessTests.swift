@@ -30,6 +30,16 @@ struct ProcessTests {
     struct Expectation {
         var committed: UUID?
         var inFlight: (delete: Bool, source: UUID?)?
+        /// What earlier operations on the key left if they completed: a writer killed after it
+        /// published, before it logged `E` (or `d`), leaves an entry the log never confirms, and
+        /// the next writer's operation on the key replaces it as the one in flight.
+        var unconfirmed: [UUID?] = []
+
+        /// Records the start of an operation, keeping the outcome of the one it interrupts.
+        mutating func begin(delete: Bool, source: UUID?) {
+            if let previous = inFlight { unconfirmed.append(previous.delete ? nil : previous.source) }
+            inFlight = (delete, source)
+        }
     }
 
     static func expectations(log: String) -> (keys: [String: Expectation], writes: Int) {
@@ -40,9 +50,9 @@ struct ProcessTests {
             guard f.count >= 2, f[0] != "O" else { continue }
             var e = keys[f[1]] ?? Expectation()
             switch f[0] {
-            case "B": e.inFlight = (false, UUID(uuidString: f[2]))
+            case "B": e.begin(delete: false, source: UUID(uuidString: f[2]))
             case "E": e = Expectation(committed: UUID(uuidString: f[2]), inFlight: nil); writes += 1
-            case "D": e.inFlight = (true, nil)
+            case "D": e.begin(delete: true, source: nil)
             case "d": e = Expectation(committed: nil, inFlight: nil)
             default: break
             }
@@ -85,7 +95,7 @@ struct ProcessTests {
                 for (key, e) in expected {
                     let present = table.entry(forKey: key)?.sourceUUID
                     if let flight = e.inFlight {
-                        let allowed: [UUID?] = [nil, e.committed] + (flight.delete ? [] : [flight.source])
+                        let allowed: [UUID?] = [nil, e.committed] + (flight.delete ? [] : [flight.source]) + e.unconfirmed
                         #expect(allowed.contains(present), "round \(round): \(key) in flight is \(String(describing: present))")
                     } else {
                         #expect(present == e.committed, "round \(round): \(key) should be \(String(describing: e.committed))")
