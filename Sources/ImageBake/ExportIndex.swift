@@ -11,9 +11,11 @@ public struct ExportIndex: Sendable, Codable, Equatable {
     public struct Table: Sendable, Codable, Equatable {
         /// The table's file name in the export directory.
         public let file: String
-        /// Its format's name, family and scale.
+        /// The name of its format.
         public let format: String
+        /// The family of its format.
         public let family: String
+        /// Its scale.
         public let scale: Int
         /// Its pixel style.
         public let style: String
