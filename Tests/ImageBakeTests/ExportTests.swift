@@ -84,7 +84,7 @@ import Testing
             let original = try ImageTableReader(path: project.tables + "/\(name).imagetable")
             let reader = try ImageTableReader(path: path)
             #expect(reader.header.createdAt == Self.epoch)
-            #expect(reader.clock == UInt64(reader.count))
+            #expect(reader.clock == UInt64(reader.count) && reader.changeCount == UInt64(reader.count))
             let entries = reader.entries()
             #expect(entries.map(\.key) == original.entries().map(\.key).sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
             #expect(entries.map(\.slot) == Array(0..<entries.count))
