@@ -2,11 +2,12 @@
 SWIFT ?= swift
 RELEASE_BIN = .build/release
 
-.PHONY: help deps build test demo bench soak fuzz clean
+.PHONY: help deps build test demo docs bench soak fuzz clean
 
 help:
 	@echo "make demo   build, then bake samples/ into tables/ with manifests/demo.yaml"
 	@echo "make test   build and run every test (installs libvips-dev when missing and root)"
+	@echo "make docs   DocC archives of the library products, failing on any broken link"
 	@echo "make bench  release build, then the benchmarks (figures in the README)"
 	@echo "make soak   release build, then bakes killed at random while sources change (minutes)"
 	@echo "make fuzz   libFuzzer on the table reader and the manifest validator (FUZZ_SECONDS each, 180)"
@@ -31,6 +32,17 @@ demo: deps
 	@echo "The tables are in tables/. Next: bake again (nothing is decoded twice), or"
 	@echo "  .build/debug/imagetable validate --root . manifests/*.yaml"
 
+# The DocC plugin is a dependency only when IMAGETABLES_DOCS=1 (see Package.swift), and the
+# documentation builds in a scratch directory of its own, so `make test`, CI and consumers of the
+# package never resolve or build it.
+DOC_TARGETS = ImageTableCore ImageManifest ImagePipeline ImageCache ImageCacheVips
+docs: deps
+	IMAGETABLES_DOCS=1 $(SWIFT) package --scratch-path .build-docs generate-documentation \
+		$(addprefix --target ,$(DOC_TARGETS)) --warnings-as-errors
+	@echo
+	@echo "The archives are in .build-docs/plugins/Swift-DocC/outputs/. To browse one:"
+	@echo "  IMAGETABLES_DOCS=1 swift package --scratch-path .build-docs --disable-sandbox preview-documentation --target ImageTableCore"
+
 bench:
 	@./scripts/ensure-deps.sh bench
 	$(SWIFT) build -c release --product imagetable-bench
@@ -54,4 +66,4 @@ fuzz: deps
 	./scripts/fuzz.sh $(FUZZ_SECONDS)
 
 clean:
-	rm -rf .build tables bench-out
+	rm -rf .build .build-docs tables bench-out

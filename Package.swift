@@ -1,5 +1,15 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
+
+// Everything beyond the table core and the runtime cache needs system libraries (libvips, libjpeg,
+// libyaml, SQLite) and ArgumentParser. SwiftPM resolves every package dependency of a package and
+// asks pkg-config about every system library its products reach, whether the consumer uses them
+// or not, so a consumer of ImageTableCore alone would fetch ArgumentParser and see vips.pc's
+// "prohibited flag(s): -pthread". The trait `Baking` (on by default) guards those edges: a
+// consumer that depends on this package with `traits: []` resolves nothing else and asks
+// pkg-config about nothing; the core, the cache and their consumers build as ever.
+let baking: TargetDependencyCondition? = .when(traits: ["Baking"])
+
 
 let package = Package(
     name: "ImageTables",
@@ -12,6 +22,10 @@ let package = Package(
         .library(name: "ImageCacheVips", targets: ["ImageCacheVips"]),
         .executable(name: "imagetable", targets: ["imagetable"]),
         .executable(name: "imagetable-worker", targets: ["imagetable-worker"]),
+    ],
+    traits: [
+        .trait(name: "Baking", description: "The manifest, pipeline, bake and tools: libvips, libjpeg, libyaml, SQLite, ArgumentParser."),
+        .default(enabledTraits: ["Baking"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -27,17 +41,19 @@ let package = Package(
         .target(name: "WorkerProtocol"),
         // libyaml's event API, for the manifest's composer (positions, styles, tags, anchors).
         .systemLibrary(name: "CLibYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]),
-        .target(name: "ImageManifest", dependencies: ["ImageTableCore", "CLibYAML"]),
+        .target(name: "ImageManifest", dependencies: ["ImageTableCore", .target(name: "CLibYAML", condition: baking)]),
         .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
         // libjpeg(-turbo) for the direct JPEG path; it comes with libvips-dev.
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg-dev"])]),
         // The direct path's pixel loops (resampling in fixed point, packing into styles), with vector versions chosen at run time.
         .target(name: "CPixels", path: "Sources/CPixels"),
-        .target(name: "ImagePipeline", dependencies: ["CVips", "CJPEG", "CPixels", "ImageTableCore"]),
+        .target(name: "ImagePipeline", dependencies: [.target(name: "CVips", condition: baking), .target(name: "CJPEG", condition: baking),
+                                                     "CPixels", "ImageTableCore"]),
         // SQLite, for the bake state.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         // Scan, state, plan and worker processes: manifest + protocol + core, no libvips.
-        .target(name: "ImageBake", dependencies: ["ImageTableCore", "ImageManifest", "WorkerProtocol", "CSQLite"]),
+        .target(name: "ImageBake", dependencies: ["ImageTableCore", "ImageManifest", "WorkerProtocol", .target(name: "CSQLite", condition: baking),
+                                                 "CTableSupport"]),
         // The runtime cache: the core alone, so an app that renders with its own decoders links
         // neither libvips nor a YAML parser.
         .target(name: "ImageCache", dependencies: ["ImageTableCore"]),
@@ -48,7 +64,7 @@ let package = Package(
             name: "imagetable",
             dependencies: [
                 "ImageTableCore", "ImageManifest", "ImageBake", "WorkerProtocol",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: baking),
             ]
         ),
         // The pixel work: bake jobs from `imagetable bake`, one process per job slot.
@@ -83,3 +99,9 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// `make docs` alone adds the DocC plugin (and builds in a scratch directory of its own), so that
+// `make test`, CI and every consumer of the package resolve and build exactly what they did.
+if Context.environment["IMAGETABLES_DOCS"] == "1" {
+    package.dependencies.append(.package(url: "https://github.com/apple/swift-docc-plugin", exact: "1.5.0"))
+}

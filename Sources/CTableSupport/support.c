@@ -7,9 +7,11 @@
 #include <fcntl.h>
 
 #include <unistd.h>
+#include <stdio.h>
 #if defined(__APPLE__)
 #include <sys/stat.h>
 #else
+#include <sys/syscall.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #endif
@@ -48,5 +50,18 @@ void itc_keep_heap(int bytes) {
     mallopt(M_TRIM_THRESHOLD, bytes);
 #else
     (void)bytes;
+#endif
+}
+
+// The system call rather than glibc's renameat2 wrapper, which only glibc 2.28 and later have.
+int itc_exchange_paths(const char *a, const char *b) {
+#if defined(__APPLE__)
+    return renamex_np(a, b, RENAME_SWAP);
+#elif defined(__linux__) && defined(SYS_renameat2)
+    return (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 2 /* RENAME_EXCHANGE */);
+#else
+    (void)a; (void)b;
+    errno = ENOSYS;
+    return -1;
 #endif
 }

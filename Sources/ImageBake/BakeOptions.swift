@@ -34,6 +34,9 @@ public struct BakeOptions: Sendable {
     public var publishBatch: Int
     /// Called with progress, at most every tenth of a second and once at the end.
     public var progress: (@Sendable (BakeProgress) -> Void)?
+    /// Called with each source a worker fails to bake, as it fails, from the thread that saw it:
+    /// for a display that shows failures while the bake runs. They are in the summary too.
+    public var failed: (@Sendable (SourceFailure) -> Void)?
 
     /// Options with the documented defaults.
     ///
@@ -53,6 +56,7 @@ public struct BakeOptions: Sendable {
         durability = .flushed
         publishBatch = 32
         progress = nil
+        failed = nil
     }
 
     /// The decode limits for a family's sources, as the worker protocol carries them: the

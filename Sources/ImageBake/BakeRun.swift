@@ -84,6 +84,7 @@ final class BakeRun: @unchecked Sendable {
                     s.stop = true
                 }
             }
+            if case .failed(let failure) = result { options.failed?(failure) }
             report(force: false)
         }
     }

@@ -5,7 +5,7 @@ import ImageTableCore
 ///
 /// JSON (`bake --format json`): `family`, `key`, `path`, `code`, `message` and, when the decoder
 /// said something, `cause`.
-public struct SourceFailure: Sendable, Equatable, Encodable {
+public struct SourceFailure: Sendable, Hashable, Encodable {
     /// The family it belongs to.
     public let family: String
     /// Why: its code (`truncated`, `too-many-pixels`, `worker-crashed`, `key-too-long`…), a

@@ -4,12 +4,12 @@ import ImageTableCore
 /// Something that has an image: FastImageCache's entity, reduced to its two identifiers.
 ///
 /// ``key`` names the entity in every table (FastImageCache's `UUID`; here the table key, whose
-/// entity UUID is ``EntityKey/uuid(for:)``). ``sourceID`` names the *version* of its source
+/// entity UUID is `EntityKey.uuid(for:)`). ``sourceID`` names the *version* of its source
 /// image (FastImageCache's `sourceImageUUID`): a stored entry made from another source ID is
 /// stale, so changing it (a new avatar, an edited photo) makes the next request fetch again.
 ///
 /// The bake's rule is `key` = the source file's path relative to the family's `sources`
-/// directory and `sourceID` = ``SourceFingerprint`` of its bytes; use
+/// directory and `sourceID` = `SourceFingerprint` of its bytes; use
 /// ``sourceID(contentsOf:)`` for entities that must hit baked tables.
 public struct CacheEntity: Sendable, Hashable {
     /// The entity's key in every table; at most 160 UTF-8 bytes to be stored.
@@ -41,7 +41,7 @@ public struct CacheEntity: Sendable, Hashable {
     }
 
     /// A source ID from a name: the version-5 UUID of `urn:imagetables:source-name:` + `name`
-    /// in ``EntityKey/namespace``. The prefix keeps these apart from entity UUIDs; equal names
+    /// in `EntityKey.namespace`. The prefix keeps these apart from entity UUIDs; equal names
     /// give equal IDs in every process and language.
     ///
     /// - Parameter name: anything that changes when the source image changes.
@@ -49,10 +49,10 @@ public struct CacheEntity: Sendable, Hashable {
         EntityKey.uuid(for: "urn:imagetables:source-name:" + name)
     }
 
-    /// The source ID the bake records for a file: ``SourceFingerprint`` of its content.
+    /// The source ID the bake records for a file: `SourceFingerprint` of its content.
     ///
     /// - Parameter path: the source file.
-    /// - Throws: ``ImageTableError`` `source-unavailable` when the file cannot be read.
+    /// - Throws: `ImageTableError` `source-unavailable` when the file cannot be read.
     public static func sourceID(contentsOf path: String) throws(ImageTableError) -> UUID {
         do {
             return try SourceFingerprint.uuid(contentsOf: path).uuid
@@ -61,7 +61,7 @@ public struct CacheEntity: Sendable, Hashable {
         }
     }
 
-    /// The source ID the bake would record for these bytes: ``SourceFingerprint`` of them.
+    /// The source ID the bake would record for these bytes: `SourceFingerprint` of them.
     ///
     /// - Parameter data: the source image's bytes.
     public static func sourceID(of data: Data) -> UUID {

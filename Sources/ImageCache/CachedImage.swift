@@ -89,7 +89,7 @@ public struct CachedImage: Sendable {
     }
 
     /// The entry converted to 8-bit RGBA with straight alpha, rows packed: `width × height × 4`
-    /// bytes, by ``PixelConversion/rgba8(_:)`` (`docs/FORMAT.md`'s rules).
+    /// bytes, by `PixelConversion.rgba8(_:)` (`docs/FORMAT.md`'s rules).
     ///
     /// - Returns: the pixels, or `nil` when the entry no longer holds this image.
     public func rgba8() -> [UInt8]? {

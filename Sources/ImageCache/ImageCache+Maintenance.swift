@@ -14,7 +14,7 @@ extension ImageCache {
     ///   - entity: the entity; its source ID is recorded with the entries.
     ///   - format: a format identifier; its family decides the other formats drawn.
     /// - Returns: the handle for `format`.
-    /// - Throws: ``ImageTableError``: `unknown-format`, `invalid-request` (key too long), the
+    /// - Throws: `ImageTableError`: `unknown-format`, `invalid-request` (key too long), the
     ///   renderer's source code (`truncated`, `unsupported-format`…), a table's code (`no-space`…),
     ///   `not-writable` after ``close()``, `cancelled` (only before rendering started).
     public func setImage(_ source: SourceImage, for entity: CacheEntity, format: String) async throws(ImageTableError) -> CachedImage {
@@ -48,7 +48,7 @@ extension ImageCache {
     /// - Parameters:
     ///   - entity: the entity.
     ///   - format: a format identifier.
-    /// - Returns: the prefetch's task; its value throws ``ImageTableError`` (for example
+    /// - Returns: the prefetch's task; its value throws `ImageTableError` (for example
     ///   `unknown-format`, `source-unavailable`, `cancelled`). Ignoring it is fine.
     @discardableResult
     public func prefetch(_ entity: CacheEntity, format: String) -> Task<Void, any Error> {
@@ -67,7 +67,7 @@ extension ImageCache {
     ///   - key: the entity's key.
     ///   - format: a format identifier, or `nil` for every format.
     /// - Returns: the number of entries removed.
-    /// - Throws: ``ImageTableError``: `unknown-format`; `io` or `no-space` when flushing the index
+    /// - Throws: `ImageTableError`: `unknown-format`; `io` or `no-space` when flushing the index
     ///   failed (the entry is gone from the cache regardless); `not-writable` after ``close()``.
     @discardableResult
     public func deleteImage(forKey key: String, format: String? = nil) throws(ImageTableError) -> Int {
@@ -87,7 +87,7 @@ extension ImageCache {
     /// size (the slots are reused); fetches under way still store their results when they end.
     ///
     /// - Returns: the number of entries removed.
-    /// - Throws: ``ImageTableError`` `io` or `no-space` when flushing an index failed.
+    /// - Throws: `ImageTableError` `io` or `no-space` when flushing an index failed.
     @discardableResult
     public func reset() throws(ImageTableError) -> Int {
         var removed = 0

@@ -56,7 +56,7 @@ public final class ImageCache: Sendable {
     ///   - configuration: formats, directory and policies.
     ///   - provider: supplies sources on a miss.
     ///   - renderer: draws them (`ImageCacheVips.VipsRenderer` for the bake's pipeline).
-    /// - Throws: ``ImageTableError``: `invalid-request` for no formats, duplicate identifiers or
+    /// - Throws: `ImageTableError`: `invalid-request` for no formats, duplicate identifiers or
     ///   invalid names; `io` when the directory cannot be created; the core's own code when a
     ///   table cannot be opened (`locked` by a bake past ``Configuration/lockTimeout``,
     ///   `insecure-file`, …).
@@ -115,7 +115,7 @@ public final class ImageCache: Sendable {
     ///   - entity: the entity; an entry from another source ID is a miss.
     ///   - format: a format identifier (`TableFormat.id`).
     /// - Returns: the handle, or `nil` on a miss.
-    /// - Throws: ``ImageTableError`` `unknown-format`.
+    /// - Throws: `ImageTableError` `unknown-format`.
     public func cachedImage(for entity: CacheEntity, format: String) throws(ImageTableError) -> CachedImage? {
         let table = try formatTable(format)
         guard let image = table.hit(entity) else { return nil }
@@ -136,7 +136,7 @@ public final class ImageCache: Sendable {
     ///   - format: a format identifier.
     ///   - body: reads the view.
     /// - Returns: `body`'s result, or `nil` on a miss.
-    /// - Throws: ``ImageTableError`` `unknown-format`.
+    /// - Throws: `ImageTableError` `unknown-format`.
     public func withCachedPixels<R>(for entity: CacheEntity, format: String, _ body: (ImageView) -> R) throws(ImageTableError) -> R? {
         let table = try formatTable(format)
         guard let result = try? table.table.withImage(entityUUID: entity.entityUUID, sourceUUID: entity.sourceID, body) else {
@@ -157,7 +157,7 @@ public final class ImageCache: Sendable {
     ///   - entity: the entity; a stored entry from another source ID is stale and refetched.
     ///   - format: a format identifier (`TableFormat.id`).
     /// - Returns: the handle.
-    /// - Throws: ``ImageTableError``: `unknown-format`; `invalid-request` for a key over 160 UTF-8
+    /// - Throws: `ImageTableError`: `unknown-format`; `invalid-request` for a key over 160 UTF-8
     ///   bytes; `source-unavailable` when the provider threw; the renderer's source code
     ///   (`truncated`, `unsupported-format`…); a table's code (`no-space`…); `not-writable` after
     ///   ``close()``; `cancelled`; `not-stored` when the table is so small that other writes
@@ -177,7 +177,7 @@ public final class ImageCache: Sendable {
     /// - Parameters:
     ///   - entity: the entity.
     ///   - format: a format identifier.
-    /// - Throws: ``ImageTableError`` `unknown-format`.
+    /// - Throws: `ImageTableError` `unknown-format`.
     public func containsImage(for entity: CacheEntity, format: String) throws(ImageTableError) -> Bool {
         try formatTable(format).isFresh(entity)
     }

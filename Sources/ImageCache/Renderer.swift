@@ -22,7 +22,7 @@ public protocol Renderer: Sendable {
     ///   - targets: one per format to fill.
     /// - Returns: each target's content rectangle, in order: the part of the slot the image
     ///   covers (the whole slot but for `inside` fits).
-    /// - Throws: ``ImageTableError`` with a source code (`truncated`, `unsupported-format`…);
+    /// - Throws: `ImageTableError` with a source code (`truncated`, `unsupported-format`…);
     ///   it reaches the request unchanged, and no entry is evicted for it.
     func render(_ source: SourceImage, into targets: [RenderTarget]) throws(ImageTableError) -> [PixelRect]
 }

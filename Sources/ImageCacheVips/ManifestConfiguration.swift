@@ -24,7 +24,7 @@ extension ImageCache {
     ///   - configuration: formats, directory and policies.
     ///   - provider: supplies sources on a miss.
     ///   - decoding: the decode limits and strictness for fetched sources.
-    /// - Throws: what ``ImageCache/init(configuration:provider:renderer:)`` throws.
+    /// - Throws: what `ImageCache.init(configuration:provider:renderer:)` throws.
     public convenience init(configuration: Configuration, provider: any SourceProvider,
                             decoding: DecodeOptions = DecodeOptions()) throws(ImageTableError) {
         try self.init(configuration: configuration, provider: provider, renderer: VipsRenderer(options: decoding))

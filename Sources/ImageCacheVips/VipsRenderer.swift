@@ -24,7 +24,7 @@ public struct VipsRenderer: Renderer {
     ///   - source: the encoded image.
     ///   - targets: one per format.
     /// - Returns: each target's content rectangle.
-    /// - Throws: the pipeline's ``ImageTableError`` (`truncated`, `unsupported-format`…).
+    /// - Throws: the pipeline's `ImageTableError` (`truncated`, `unsupported-format`…).
     public func render(_ source: SourceImage, into targets: [RenderTarget]) throws(ImageTableError) -> [PixelRect] {
         try pipeline.render(source, into: targets).members.map(\.contentRect)
     }

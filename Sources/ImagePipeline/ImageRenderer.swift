@@ -14,7 +14,7 @@ import Synchronization
 /// // report.members[i].contentRect goes into each entry's record.
 /// ```
 ///
-/// One call reads the header (refusing images over ``DecodeOptions/maxPixels`` before any
+/// One call reads the header (refusing images over `DecodeOptions.maxPixels` before any
 /// decoding), decodes once with shrink-on-load to the smallest size that covers every member,
 /// auto-rotated by EXIF orientation and converted to 8-bit sRGB (ICC profiles and CMYK
 /// included), then derives each member from the smallest uncropped intermediate at least twice
@@ -63,7 +63,7 @@ public final class ImageRenderer: Sendable {
     ///   - targets: the members to draw and where; may be empty (the source is then only checked
     ///     and decoded).
     /// - Returns: per-target content rectangles, the number of decodes and facts about the source.
-    /// - Throws: ``ImageTableError`` naming the source, for unreadable, empty, oversized, corrupt,
+    /// - Throws: `ImageTableError` naming the source, for unreadable, empty, oversized, corrupt,
     ///   truncated or unsupported sources and for invalid targets.
     public func render(_ source: SourceImage, into targets: [RenderTarget]) throws(ImageTableError) -> RenderReport {
         let name = source.name
@@ -90,11 +90,11 @@ public final class ImageRenderer: Sendable {
     ///   - bytes: the encoded image.
     ///   - name: what errors name, such as the file's path.
     ///   - targets: the members to draw and where.
-    /// - Returns: per-target content rectangles, the number of decodes and facts about the source.
-    /// - Throws: as ``render(_:into:)``.
     ///   - planned: more formats of the family that are not drawn now but shape the decode as
     ///     when they are: a member's pixels then depend only on its source and its family's
     ///     formats, not on which of them a call happens to draw.
+    /// - Returns: per-target content rectangles, the number of decodes and facts about the source.
+    /// - Throws: as ``render(_:into:)``.
     public func render(bytes: [UInt8], name: String, into targets: [RenderTarget],
                        planningWith planned: [TableFormat] = []) throws(ImageTableError) -> RenderReport {
         try validate(targets, name: name)

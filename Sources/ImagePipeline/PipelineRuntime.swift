@@ -78,7 +78,7 @@ public enum PipelineRuntime {
     /// Starts libvips if it has not started, applying the current settings. Thread-safe and
     /// idempotent; renderers call it themselves.
     ///
-    /// - Throws: ``ImageTableError/Code/libraryUnavailable`` when `vips_init` fails.
+    /// - Throws: `ImageTableError.Code.libraryUnavailable` when `vips_init` fails.
     public static func start() throws(ImageTableError) {
         try startOnce.get()
     }
@@ -122,7 +122,7 @@ public enum PipelineRuntime {
 
     /// The libvips version this process runs, for example `8.14.1`. Starts libvips.
     ///
-    /// - Throws: ``ImageTableError/Code/libraryUnavailable`` when libvips cannot start.
+    /// - Throws: `ImageTableError.Code.libraryUnavailable` when libvips cannot start.
     public static func libvipsVersion() throws(ImageTableError) -> String {
         try start()
         return String(cString: vips_version_string())
@@ -132,7 +132,7 @@ public enum PipelineRuntime {
     /// module problems) to `handler` instead of stderr. With no handler (the default) they are
     /// dropped. Warnings a render's own thread logs are that render's: they reach the handler
     /// when it finishes, and are in its ``RenderReport/warnings`` when it succeeds or its error's
-    /// ``ImageTableError/cause`` when it fails; warnings from libvips' own threads reach the
+    /// `ImageTableError.cause` when it fails; warnings from libvips' own threads reach the
     /// handler as they happen.
     ///
     /// - Parameter handler: receives each warning's text; `nil` drops them.
@@ -154,7 +154,7 @@ public enum PipelineRuntime {
     ///
     /// - Parameter body: code that calls libvips.
     /// - Returns: what `body` returns.
-    /// - Throws: what `body` throws, or ``ImageTableError/Code/libraryUnavailable``.
+    /// - Throws: what `body` throws, or `ImageTableError.Code.libraryUnavailable`.
     public static func withLibvips<T>(_ body: () throws -> T) throws -> T {
         try start()
         return try libvipsLock.withLock { _ in try body() }

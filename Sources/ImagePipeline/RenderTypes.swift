@@ -3,7 +3,7 @@ import ImageTableCore
 
 /// What rendering one member produced.
 public struct MemberResult: Sendable, Equatable {
-    /// The part of the slot the image covers: the whole slot except for ``Fit/inside``, where it
+    /// The part of the slot the image covers: the whole slot except for `Fit.inside`, where it
     /// is the rectangle the fitted image occupies (the rest is transparent or background). Store
     /// it in the entry's index record.
     public var contentRect: PixelRect

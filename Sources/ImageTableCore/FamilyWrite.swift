@@ -38,8 +38,8 @@ public protocol FamilyWriteTable {
 ///    free slot, without evicting anything. A member whose table is full, or holds the key already
 ///    (its entry must stay until the new pixels are ready), gets a place in scratch memory instead.
 /// 2. The caller renders every member into ``destinations``: in process through
-///    ``renderTargets(format:)``, or in a worker that maps the same memory.
-/// 3. Only once the source has decoded, ``complete(contentRects:)`` takes the slots of the members
+///    `ImagePipeline`'s `ImageRenderer`, or in a worker that maps the same memory.
+/// 3. Only once the source has decoded, ``complete(contentRects:sourceUUID:pixelChecksums:)`` takes the slots of the members
 ///    drawn in scratch memory (the key's own, replacing its old entry, or one made by eviction)
 ///    and copies them in. The caller then publishes the reservations (at once, or in batches).
 ///    A source that fails leaves every entry as it was, the key's previous image included.
@@ -50,7 +50,7 @@ public struct FamilyWrite {
     public enum Destination {
         /// A reserved slot: the pixels go straight into the table.
         case slot(SlotReservation)
-        /// Scratch memory at this offset, with the table's row size; placed by ``complete(contentRects:)``.
+        /// Scratch memory at this offset, with the table's row size; placed by ``complete(contentRects:sourceUUID:pixelChecksums:)``.
         case scratch(offset: Int)
     }
 
@@ -126,9 +126,9 @@ public struct FamilyWrite {
     ///
     /// - Parameters:
     ///   - contentRects: one per member, in order, from the render.
-    ///   - sourceUUID: the fingerprint of the bytes the render decoded, when it is only known now
-    ///     (a worker reads the source once and fingerprints what it decodes); ``sourceUUID`` when
-    ///     `nil`.
+    ///   - decoded: the argument `sourceUUID:`, the fingerprint of the bytes the render decoded,
+    ///     when it is only known now (a worker reads the source once and fingerprints what it
+    ///     decodes); ``sourceUUID`` when `nil`.
     ///   - pixelChecksums: each member's CRC-32 of its image bytes, when the renderer computed
     ///     them (a worker); `nil` to have publishing compute them.
     /// - Returns: the reservations to publish, in the order of the tables.

@@ -113,6 +113,11 @@ extension ImageTableError {
         case outputFailed = "output-failed"
         /// A preview sheet would have too many pixels.
         case sheetTooLarge = "sheet-too-large"
+        /// Export: a table was made with other parameters than the manifest gives it (the next
+        /// bake rebuilds it), so it is not what the manifest describes.
+        case staleTable = "stale-table"
+        /// Export: the destination exists and is not an earlier export, so it is not replaced.
+        case notAnExport = "not-an-export"
 
         // MARK: The runtime cache
 

@@ -75,7 +75,7 @@ public struct ImageTableError: Error, Sendable, Hashable, CustomStringConvertibl
     /// - Parameters:
     ///   - call: the call, as people know it (`open`, `msync`).
     ///   - path: the file concerned.
-    ///   - errno: the error number; the current `errno` by default.
+    ///   - e: the error number (the argument `errno:`); the current `errno` by default.
     public static func system(_ call: String, path: String?, errno e: Int32 = currentErrno) -> ImageTableError {
         let reason = String(cString: strerror(e))
         switch e {

@@ -22,6 +22,9 @@ public final class ImageTableReader: @unchecked Sendable {
     /// Records the open skipped as damaged or interrupted.
     public let notices: [TableNotice]
     let file: TableFile
+    /// The device and inode of the file this reader has open, to tell when its path names
+    /// another file (``isReplaced``).
+    let identity: FileIdentity?
     private let directory: Mutex<Directory>
 
     /// Opens `path` read-only.
@@ -31,6 +34,7 @@ public final class ImageTableReader: @unchecked Sendable {
     public init(path: String) throws(ImageTableError) {
         self.path = path
         file = try TableFile(path: path, writable: false)
+        identity = FileIdentity(descriptor: file.fd)
         let scan = RecordScan(file)
         notices = scan.problems.map { TableNotice(kind: $0.kind, message: "slot \($0.slot): \($0.reason); skipped it", slot: $0.slot) }
         directory = Mutex(Self.directory(from: scan, changeCount: file.changeCount))

@@ -29,15 +29,22 @@ public final class ImageTableWriter: @unchecked Sendable {
         public var lockTimeout: Double
         /// See ``Durability``.
         public var durability: Durability
+        /// The time to record, in seconds since 1970, as the creation time of a table this
+        /// handle creates and as the write time of every entry it publishes; `nil` records the
+        /// current time. Reproducible output (`imagetable export`, `SOURCE_DATE_EPOCH`) fixes it,
+        /// since the clock is the one thing two otherwise identical writes disagree on.
+        public var timestamp: UInt64?
 
         /// Creates options.
         ///
         /// - Parameters:
         ///   - lockTimeout: seconds to wait for another writer.
         ///   - durability: flush policy.
-        public init(lockTimeout: Double = 10, durability: Durability = .flushed) {
+        ///   - timestamp: the time to record instead of the current time; see ``timestamp``.
+        public init(lockTimeout: Double = 10, durability: Durability = .flushed, timestamp: UInt64? = nil) {
             self.lockTimeout = lockTimeout
             self.durability = durability
+            self.timestamp = timestamp
         }
     }
 
@@ -102,7 +109,7 @@ public final class ImageTableWriter: @unchecked Sendable {
             throw Posix.error("lstat", path: path)
         }
         if opened == nil {
-            try TableCreation.create(at: path, format: format, layout: layout)
+            try TableCreation.create(at: path, format: format, layout: layout, createdAt: options.timestamp)
             opened = try TableFile(path: path, writable: true)
         }
         file = opened!

@@ -4,7 +4,7 @@
 /// expecting RGBA); the hit itself stays zero-copy.
 ///
 /// The rules are `docs/FORMAT.md`'s: 5-bit channels widen as `(v << 3) | (v >> 2)`,
-/// premultiplied channels unpremultiply as `round(c × 255 / a)` (0 when `a` is 0), grey repeats
+/// premultiplied channels unpremultiply as `c × 255 / a` rounded half up (0 when `a` is 0), grey repeats
 /// into R, G and B, and styles without alpha are opaque.
 public enum PixelConversion {
     /// Converts a view's rows into `destination`, `width × height × 4` bytes of RGBA.

@@ -21,8 +21,9 @@ enum TableCreation {
     ///   - path: the final path.
     ///   - format: the format.
     ///   - layout: its layout.
+    ///   - createdAt: the creation time to record, in seconds since 1970; `nil` for now.
     /// - Throws: ``ImageTableError`` (`io`, `noSpace`).
-    static func create(at path: String, format: TableFormat, layout: TableLayout) throws(ImageTableError) {
+    static func create(at path: String, format: TableFormat, layout: TableLayout, createdAt: UInt64? = nil) throws(ImageTableError) {
         let dir = Posix.directory(of: path)
         let temp = "\(dir)/\(temporaryPrefix(for: path))\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = Posix.retrying { open(temp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
@@ -33,7 +34,7 @@ enum TableCreation {
             if !keep { unlink(temp) }
         }
         guard fchmod(fd, mode_t(format.protection.permissions)) == 0 else { throw Posix.error("fchmod", path: temp) }
-        let header = TableHeader(format: format, layout: layout, createdAt: UInt64(Date().timeIntervalSince1970))
+        let header = TableHeader(format: format, layout: layout, createdAt: createdAt ?? UInt64(Date().timeIntervalSince1970))
         var bytes = [UInt8](repeating: 0, count: TableLimits.headerBytes)
         bytes.withUnsafeMutableBytes { header.encode(into: $0.baseAddress!) }
         // The index must be fully backed before anyone maps it: records are read without checks.

@@ -3,45 +3,51 @@ import Foundation
 import ImageBake
 import ImageManifest
 import ImageTableCore
+import Synchronization
 
 /// `imagetable bake MANIFEST`: validates the manifest, then bakes every family's sources into
 /// its tables, decoding each changed source once for its whole family.
 struct BakeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bake",
-        abstract: "Bake a manifest's source images into its tables; unchanged sources are skipped.",
+        abstract: "Bake a manifest's sources into its tables.",
         discussion: """
-            The manifest is validated first, with the same diagnostics as
-            `imagetable validate`. Then the tables are locked, the sources
-            listed and compared with the bake state (beside the tables): a file
-            whose stat is unchanged is not even read, and a source every table
-            already holds from the same bytes is not decoded. The others are
-            decoded once, by worker processes (imagetable-worker, installed next
-            to imagetable), and rendered into every format of the family.
+            The manifest is validated first, with the diagnostics of `imagetable
+            validate`. Then the tables are locked, the sources listed and compared
+            with the bake state (beside the tables): a file whose stat is unchanged is
+            not even read, and a source every table already holds from the same bytes
+            is not decoded. The others are decoded once, by worker processes
+            (imagetable-worker, installed next to imagetable), and rendered into every
+            format of the family.
 
             When a family has more sources than a table's maximumCount, the most
-            recently modified get its slots and the rest are left out (reported,
-            not failed). A full table only evicts entries whose source is gone or
-            left out. docs/BAKE.md states the rules.
+            recently modified get its slots and the rest are left out (reported, not
+            failed). A full table only evicts entries whose source is gone or left
+            out. docs/BAKE.md states the rules.
 
             A source that cannot be baked (truncated, corrupt, over --max-pixels,
-            unreadable, a decoder crash) is reported on standard error as
-            `path: error: message [code]`; it keeps its previous entry, if any,
-            and the bake goes on. Files that are not images are skipped with a
-            warning.
+            unreadable, a decoder crash) is reported on standard error as `path:
+            error: message [code]`, as it fails when a progress display is on; it
+            keeps its previous entry, if any, and the bake goes on. Files that are not
+            images are skipped with a warning.
+
+            On a terminal a progress bar redraws one line on standard error. With
+            --progress and standard error not a terminal (a CI log), a plain line is
+            printed every few seconds instead; --no-progress shows neither.
 
             EXAMPLES
               imagetable bake --root . manifests/demo.yaml
-              imagetable bake site.yaml --dry-run          # the plan, nothing else
-              imagetable bake site.yaml --list             # new, changed, unchanged, removed
-              imagetable bake site.yaml --prune            # drop entries of deleted files
-              imagetable bake site.yaml --format json --strict   # for CI
+              imagetable bake site.yaml --dry-run       # the plan, nothing else
+              imagetable bake site.yaml --list          # new, changed, unchanged
+              imagetable bake site.yaml --prune         # drop entries of deleted files
+              imagetable bake site.yaml --format json --strict
+              imagetable bake site.yaml --format github --progress   # in a workflow
 
             EXIT STATUS
               0   every source is baked or unchanged
-              1   fatal: invalid manifest, missing sources directory, a table
-                  that cannot be written (disk full, locked), or with --strict
-                  any failed source
+              1   fatal: invalid manifest, missing sources directory, a table that
+                  cannot be written (disk full, locked), a missing imagetable-worker,
+                  or with --strict any failed source
               3   the bake finished but some sources failed
               64  bad usage
             """
@@ -86,11 +92,12 @@ struct BakeCommand: ParsableCommand {
                                valueName: "seconds"))
     var minAge: Double?
 
-    @Option(help: "Output: text (a summary for people) or json (one document on standard output).")
-    var format: BakeOutputFormat = .text
+    @Option(help: "Output: text (a summary), json (one document) or github (annotations, then the summary).")
+    var format: OutputFormat = .text
 
-    @Flag(inversion: .prefixedNo, help: "Show a progress bar when standard error is a terminal.")
-    var progress = true
+    @Flag(inversion: .prefixedNo,
+          help: "Show progress on standard error: a bar on a terminal (the default), else plain lines; or none.")
+    var progress: Bool?
 
     @Option(help: ArgumentHelp("The directory output and sources must stay inside (default: the manifest's directory).",
                                valueName: "dir"))
@@ -119,8 +126,12 @@ struct BakeCommand: ParsableCommand {
             BakeReport.printInvalid(report, format: format)
             throw ExitStatus.failure
         }
-        for diagnostic in report.diagnostics where format == .text {
-            StandardError.print(DiagnosticLines.compilerStyle(diagnostic))
+        for diagnostic in report.diagnostics {
+            switch format {
+            case .text: StandardError.print(DiagnosticLines.compilerStyle(diagnostic))
+            case .github: Swift.print(DiagnosticLines.githubAnnotation(diagnostic))
+            case .json: break
+            }
         }
         var options = BakeOptions(workerExecutable: Self.workerPath)
         options.jobs = jobs ?? options.jobs
@@ -134,16 +145,23 @@ struct BakeCommand: ParsableCommand {
         options.rehash = rehash
         options.minAge = minAge
         options.allowOutsidePaths = allowOutsidePaths
-        let bar = progress && !list && isatty(2) == 1 ? ProgressBar() : nil
-        if let bar {
-            options.progress = { @Sendable progress in bar.update(progress) }
+        let display = progressDisplay()
+        let shown = Mutex<Set<SourceFailure>>([])
+        if let display {
+            options.progress = { @Sendable progress in display.update(progress) }
+            if format != .json {
+                options.failed = { @Sendable failure in
+                    shown.withLock { _ = $0.insert(failure) }
+                    display.failed(failure)
+                }
+            }
         }
         let summary: BakeSummary
         do {
             summary = try Baker.bake(plan, options: options)
-            bar?.finish()
+            display?.finish()
         } catch {
-            bar?.finish()
+            display?.finish()
             BakeReport.printFatal(error, report: report, format: format)
             throw ExitStatus.failure
         }
@@ -152,8 +170,15 @@ struct BakeCommand: ParsableCommand {
             Swift.print(format == .json ? SourceListing.json(listing) : SourceListing.text(listing), terminator: "")
             return
         }
-        BakeReport.print(summary, report: report, manifestPath: manifest, format: format)
+        BakeReport.print(summary, report: report, manifestPath: manifest, format: format, alreadyShown: shown.withLock { $0 })
         if !summary.failed.isEmpty { throw ExitCode(3) }
+    }
+
+    /// A bar on a terminal unless `--no-progress`; plain lines elsewhere only with `--progress`.
+    private func progressDisplay() -> (any BakeProgressDisplay)? {
+        guard !list, !dryRun else { return nil }
+        if isatty(2) == 1 { return progress == false ? nil : ProgressBar() }
+        return progress == true ? ProgressLines() : nil
     }
 
     /// This executable.
@@ -165,8 +190,3 @@ struct BakeCommand: ParsableCommand {
     }
 }
 
-/// `--format` for bake: GitHub annotations make no sense for a bake summary.
-enum BakeOutputFormat: String, CaseIterable, ExpressibleByArgument {
-    case text
-    case json
-}

@@ -8,6 +8,10 @@ struct ExtractCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "extract",
         abstract: "Write table entries as PNG files.",
+        usage: """
+            imagetable extract [<options>] <table> <key> -o <file>
+              imagetable extract [<options>] <table> --all <dir>
+            """,
         discussion: """
             Pixels are converted from the table's style by docs/FORMAT.md's rules:
               32BitBGRA       RGBA PNG, alpha unpremultiplied (straight, as PNG wants)
@@ -29,8 +33,7 @@ struct ExtractCommand: ParsableCommand {
             Each file is written under a temporary name, then renamed into place;
             existing files are replaced. Files get the table's protection (0644, 0640
             or 0600, less the umask). An entry whose pixels fail their checksum is
-            written as it is, with a warning. With -o -, the PNG goes to standard
-            output.
+            written as it is, with a warning; -o - writes the PNG to standard output.
 
             EXAMPLES
               imagetable extract tables/grid@2x.imagetable photos/cat.jpg -o cat.png

@@ -4,23 +4,37 @@ import ArgumentParser
 ///
 /// Each subcommand lives in its own file. This executable does not link libvips: pixel work runs
 /// in `imagetable-worker` processes, so commands that touch no pixels start without loading it.
+///
+/// Every help text is wrapped by hand to fit 80 columns, which is where ArgumentParser wraps
+/// when standard output is not a terminal: a longer line would be broken again and leave single
+/// words on lines of their own (`HelpTextTests` renders each one to check).
 @main
 struct ImageTableCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "imagetable",
-        abstract: "Bake images into memory-mappable image tables, driven by a YAML manifest.",
+        abstract: "Bake images into memory-mappable image tables from a YAML manifest.",
         discussion: """
-            Manifests are documented in docs/MANIFEST.md; the table file format in docs/FORMAT.md;
-            every command, its options and its JSON output in docs/CLI.md.
+            Manifests are documented in docs/MANIFEST.md, the table file format in
+            docs/FORMAT.md, and every command, option and JSON field in docs/CLI.md.
+
+            EXAMPLES
+              imagetable validate --root . manifests/*.yaml
+              imagetable bake --root . manifests/demo.yaml
+              imagetable export --root . manifests/demo.yaml --to build/tables
+              imagetable inspect tables/*.imagetable --no-entries
+              imagetable --generate-completion-script bash > imagetable.bash
 
             EXIT STATUS
-              0   success (for validate: every manifest is valid; for verify: every table is sound)
-              1   failure (for validate: some manifest has errors; for bake: a fatal error; for
-                  inspect, verify, extract and preview: a table, entry or output file failed)
+              0   success (validate: every manifest is valid; verify: all tables sound)
+              1   failure (validate: a manifest has errors; bake and export: a fatal
+                  error; inspect, verify, extract and preview: a table, an entry or an
+                  output file failed)
+              2   verify: no damage, but interrupted writes the next bake completes
               3   bake finished but some sources failed
               64  bad usage: unknown option, missing or malformed argument
             """,
-        subcommands: [ValidateCommand.self, BakeCommand.self, InspectCommand.self, VerifyCommand.self, ExtractCommand.self,
-                      PreviewCommand.self]
+        version: ToolVersion.current,
+        subcommands: [ValidateCommand.self, BakeCommand.self, ExportCommand.self, InspectCommand.self, VerifyCommand.self,
+                      ExtractCommand.self, PreviewCommand.self, VersionCommand.self]
     )
 }

@@ -9,6 +9,7 @@ struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",
         abstract: "Show tables' headers, sizes and entries.",
+        usage: "imagetable inspect [<options>] <table> ...",
         discussion: """
             For each table: its format (name, family, scale, protection), pixel size
             and style, row and slot sizes, how many entries it holds of its capacity,

@@ -6,7 +6,8 @@ import WorkerProtocol
 struct PreviewCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "preview",
-        abstract: "Draw a contact sheet of a table's entries, to see a bake at a glance.",
+        abstract: "Draw a contact sheet of a table's entries.",
+        usage: "imagetable preview [<options>] <table> -o <file>",
         discussion: """
             The sheet is an RGB PNG: a title line (format, family, size, style, entry
             count), then a grid of tiles, one per entry, with its key below it

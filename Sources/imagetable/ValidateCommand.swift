@@ -7,15 +7,23 @@ import ImageManifest
 struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
-        abstract: "Check manifests and show the tables they would make, without baking anything.",
+        abstract: "Check manifests and show the tables they would make.",
+        usage: "imagetable validate [<options>] <manifest> ...",
         discussion: """
-            Every problem in every manifest is reported, with its line, column and a stable code
-            (see docs/MANIFEST.md, "Diagnostics"). For a valid manifest the tables are listed with
-            their pixel size, style, bytes per row, slot size, capacity and maximum size on disk
-            (at a 4 KiB page size).
+            Every problem in every manifest is reported, with its line, column and a
+            stable code (docs/MANIFEST.md, "Diagnostics"). For a valid manifest the
+            tables are listed with their pixel size, style, bytes per row, slot size,
+            capacity and maximum size on disk (at a 4 KiB page size); so they are for a
+            manifest whose only error is the --max-disk budget, to show which tables
+            take the space.
 
-            SIZE is a number with an optional unit: B, kB, MB, GB, TB (powers of 1000) or KiB,
-            MiB, GiB, TiB (powers of 1024), case-insensitive, such as 500MB or 2GiB.
+            SIZE is a number with an optional unit: B, kB, MB, GB, TB (powers of 1000)
+            or KiB, MiB, GiB, TiB (powers of 1024), in any case, such as 500MB or 2GiB.
+
+            EXAMPLES
+              imagetable validate --root . manifests/*.yaml
+              imagetable validate --format github --max-disk 2GiB manifests/*.yaml
+              imagetable validate --format json site.yaml | jq .manifests[0].tables
 
             EXIT STATUS
               0   every manifest is valid
@@ -25,7 +33,7 @@ struct ValidateCommand: ParsableCommand {
     )
 
     @Argument(help: ArgumentHelp("The manifests to check.", valueName: "manifest"))
-    var manifests: [String] = []
+    var manifests: [String]
 
     @Option(help: "Output: text (compiler-style), json (one document) or github (workflow annotations).")
     var format: OutputFormat = .text
@@ -42,10 +50,6 @@ struct ValidateCommand: ParsableCommand {
 
     @Flag(help: "Allow output and sources paths that are absolute or leave the manifest's directory (or --root).")
     var allowOutsidePaths = false
-
-    func validate() throws {
-        guard !manifests.isEmpty else { throw ValidationError("Give at least one manifest to validate.") }
-    }
 
     func run() throws {
         let options = ValidationOptions(allowOutsidePaths: allowOutsidePaths, warningsAsErrors: warningsAsErrors,

@@ -7,7 +7,8 @@ import ImageTableCore
 struct VerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Check tables' headers, index records and every entry's pixel checksum.",
+        abstract: "Check tables' headers, records and pixel checksums.",
+        usage: "imagetable verify [<options>] <table> ...",
         discussion: """
             The header must decode and its checksum hold; every index record must be
             sound (state, record checksum, key matching its entity UUID, content
@@ -25,11 +26,10 @@ struct VerifyCommand: ParsableCommand {
             to --lock-timeout for a bake), so that the next bake renders it again. A
             damaged header cannot be repaired: the next bake rebuilds the table.
 
-            Each problem is a line on standard error,
-              a.imagetable: error: slot 3 ('cat.jpg'): pixel checksum mismatch
-              [pixel-checksum-mismatch]
-            and each table gets a status line on standard output. The JSON fields
-            are documented in docs/CLI.md ("verify").
+            Each problem is a line on standard error, such as
+              a.imagetable: error: slot 3 ('cat.jpg'): record checksum mismatch [...]
+            ending with its code, and each table gets a status line on standard
+            output. The JSON fields are documented in docs/CLI.md ("verify").
 
             EXAMPLES
               imagetable verify tables/*.imagetable

@@ -115,7 +115,26 @@ import Testing
         #expect(try validate(["--max-disk", "7MiB", "valid.yaml"], in: dir).status == 0)
         let over = try validate(["--max-disk", "7MB", "valid.yaml"], in: dir)
         #expect(over.status == 1)
-        #expect(over.stdout.contains("[disk-budget-exceeded]"))
+        // Over the budget alone, the plan still shows which tables take the space.
+        #expect(over.stdout == """
+            valid.yaml:3:1: error: the tables may grow to 6.9 MiB (7233536 bytes), over the --max-disk budget of 6.7 MiB (7000000 bytes) [disk-budget-exceeded]
+                3 | families:
+                  | ^
+            valid.yaml: invalid (1 error, 0 warnings)
+              table                family  pixels   style     bytes/row  slot bytes  count  max size
+              small@2x.imagetable  users   100x100  16BitBGR        256       28672    250   6.9 MiB
+              total: 1 table, at most 6.9 MiB (7233536 bytes) on disk
+
+            """)
+        let json = try validate(["--max-disk", "7MB", "--format", "json", "valid.yaml", "invalid.yaml"], in: dir)
+        let document = try #require(try JSONSerialization.jsonObject(with: json.output) as? [String: Any])
+        let manifests = try #require(document["manifests"] as? [[String: Any]])
+        #expect(document["valid"] as? Bool == false && document["totalMaxBytes"] as? Int == 0)
+        #expect((manifests[0]["tables"] as? [Any])?.count == 1 && manifests[0]["totalMaxBytes"] as? Int == 7233536)
+        #expect((manifests[1]["tables"] as? [Any])?.isEmpty == true && manifests[1]["totalMaxBytes"] as? Int == 0)
+        // With another error besides, there is no plan.
+        let both = try validate(["--max-disk", "1", "invalid.yaml"], in: dir)
+        #expect(both.status == 1 && !both.stdout.contains("table "))
     }
 
     @Test func outsidePathsAndRoot() throws {

@@ -6,7 +6,7 @@ import Testing
 /// docs/CLI.md stays in step with the commands: every option `--help` lists and every JSON
 /// field the table commands emit is documented in the command's section.
 struct DocsTests {
-    static let commands = ["validate", "bake", "inspect", "verify", "extract", "preview"]
+    static let commands = ["validate", "bake", "export", "inspect", "verify", "extract", "preview", "version"]
 
     /// The text of `## command` up to the next `## ` heading.
     private func section(_ command: String) throws -> String {
@@ -34,7 +34,8 @@ struct DocsTests {
         })
         #expect(!options.isEmpty)
         let doc = try section(command)
-        for option in options where option != "--help" {
+        // `--help` and `--version` are every command's; Conventions documents them.
+        for option in options where option != "--help" && option != "--version" {
             // `--no-progress` may be documented as `--[no-]progress`.
             let base = option.replacingOccurrences(of: "--no-", with: "--")
             #expect(doc.contains("`\(option)") || doc.contains(option + " ") || doc.contains(base.replacingOccurrences(of: "--", with: "--[no-]")),

@@ -53,3 +53,18 @@ public enum Corpus {
         return names.filter { $0.hasSuffix(".png") }.sorted().map { "\(pngSuiteDirectory)/\($0)" }
     }
 }
+
+/// The repository the tests were built from: its documents, manifests and scripts.
+public enum Checkout {
+    /// The repository's root directory.
+    public static let root: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }  // Products.swift, TestSupport, Tests
+        return url.path
+    }()
+
+    /// A file of the repository, by its path from the root (`docs/CLI.md`).
+    ///
+    /// - Parameter relativePath: the path from the repository's root.
+    public static func file(_ relativePath: String) -> String { root + "/" + relativePath }
+}

@@ -57,4 +57,10 @@ void itc_keep_heap(int bytes);
 /// Returns 0, or -1 when the parent is already gone.
 int itc_die_with_parent(void);
 
+/// Swaps what two paths name, in one step (Linux `renameat2` with `RENAME_EXCHANGE`, macOS
+/// `renamex_np` with `RENAME_SWAP`): for replacing a whole directory so that every other process
+/// sees the old one or the new one, never neither. Returns 0, or -1 with `errno` set (`EINVAL`
+/// or `ENOSYS` where the file system or the kernel cannot).
+int itc_exchange_paths(const char *a, const char *b);
+
 #endif

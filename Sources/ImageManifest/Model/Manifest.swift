@@ -66,7 +66,7 @@ public struct Manifest: Sendable {
         /// The patterns of files to leave out, even when included.
         public let exclude: [GlobPattern]
         /// How strictly the decoders treat damaged data in this family's sources (libvips'
-        /// `fail_on`); ``FailLevel/error`` when not given.
+        /// `fail_on`); `FailLevel.error` when not given.
         public let failOn: FailLevel
         /// The family's formats at each of their scales, in manifest order.
         public let formats: [TableFormat]

@@ -63,7 +63,7 @@ public struct SourceScanner: Sendable {
     ///
     /// - Returns: the sources, sorted by key, and why each file that was not taken was skipped
     ///   (each error names its key and path).
-    /// - Throws: ``ImageTableError`` `sources-unreadable` when `root` is missing or not a directory.
+    /// - Throws: `ImageTableError` `sources-unreadable` when `root` is missing or not a directory.
     public func scan() throws(ImageTableError) -> (sources: [SourceFile], skipped: [ImageTableError]) {
         var rootStat = stat()
         guard let resolvedRoot = Self.realPath(root), stat(resolvedRoot, &rootStat) == 0, rootStat.st_mode & S_IFMT == S_IFDIR else {

@@ -10,7 +10,8 @@ struct ManifestReader {
     static let rootKeys = ["version", "output", "families"]
     static let familyKeys = ["sources", "include", "exclude", "failOn", "formats"]
 
-    /// The manifest, or `nil` when an error was reported.
+    /// The manifest, or `nil` when an error was reported (other than the disk budget's, which
+    /// the validator judges).
     ///
     /// - Parameters:
     ///   - root: the first document's root.
@@ -40,7 +41,8 @@ struct ManifestReader {
         }
         if let output { checkOutputIsNotSources(output, families) }
         if context.options.countsSources, !context.hasErrors { checkSourceCounts(families, formats.valid, output: output?.resolved) }
-        guard let version, let output, sized, !context.hasErrors else { return nil }
+        let blocking = context.diagnostics.contains { $0.severity == .error && $0.code != .diskBudgetExceeded }
+        guard let version, let output, sized, !blocking else { return nil }
         return Manifest(file: context.file, directory: context.directory, version: version, output: output.written,
                         outputPath: output.resolved, families: families)
     }

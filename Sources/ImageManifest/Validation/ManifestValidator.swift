@@ -79,8 +79,10 @@ public struct ManifestValidator: Sendable {
         if options.warningsAsErrors {
             for i in diagnostics.indices { diagnostics[i].severity = .error }
         }
-        let valid = !diagnostics.contains { $0.severity == .error }
-        return ValidationReport(file: file, diagnostics: diagnostics, manifest: valid ? manifest : nil)
+        let errors = diagnostics.filter { $0.severity == .error }
+        let overBudgetAlone = !errors.isEmpty && errors.allSatisfy { $0.code == .diskBudgetExceeded }
+        return ValidationReport(file: file, diagnostics: diagnostics, manifest: errors.isEmpty ? manifest : nil,
+                                plannedManifest: errors.isEmpty || overBudgetAlone ? manifest : nil)
     }
 
     /// `path` made absolute against the working directory and normalised.

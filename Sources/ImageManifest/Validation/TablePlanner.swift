@@ -4,8 +4,9 @@ import ImageTableCore
 struct TablePlanner {
     let context: ValidationContext
 
-    /// Whether every table fits the per-table limit and the total fits the disk budget; reports
-    /// each one that does not.
+    /// Whether every table fits the per-table limit; reports each one that does not, and the
+    /// total when it is over the disk budget. A manifest over the budget alone is still sized:
+    /// its plan is what shows which tables take the space.
     ///
     /// - Parameters:
     ///   - formats: the valid formats.
@@ -29,7 +30,6 @@ struct TablePlanner {
         if let budget = context.options.maxDiskBytes, total > budget {
             context.report(.diskBudgetExceeded, "the tables may grow to \(ByteSize.describe(total)) (\(total) bytes), over the --max-disk budget of \(ByteSize.describe(budget)) (\(budget) bytes)",
                            at: familiesPair.key.location, keyPath: "families")
-            return false
         }
         return true
     }

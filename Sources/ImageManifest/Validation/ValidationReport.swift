@@ -42,6 +42,9 @@ public struct ValidationReport: Sendable {
     public let diagnostics: [Diagnostic]
     /// The validated manifest, present exactly when there are no errors.
     public let manifest: Manifest?
+    /// The manifest as planned: ``manifest`` when it is valid, and also when its only error is
+    /// the disk budget's (`--max-disk`), so that its plan can show which tables take the space.
+    public private(set) var plannedManifest: Manifest? = nil
 
     /// Whether there are no errors (warnings allowed, unless promoted).
     public var isValid: Bool { manifest != nil }

@@ -28,7 +28,16 @@ enum BakeReport {
     }
 
 
-    static func print(_ summary: BakeSummary, report: ValidationReport, manifestPath: String, format: BakeOutputFormat) {
+    /// Prints a finished bake's report.
+    ///
+    /// - Parameters:
+    ///   - summary: what the bake did.
+    ///   - report: the manifest's validation, for its diagnostics.
+    ///   - manifestPath: the manifest as given.
+    ///   - format: text, json or github.
+    ///   - alreadyShown: failures a progress display printed as they happened, not repeated.
+    static func print(_ summary: BakeSummary, report: ValidationReport, manifestPath: String, format: OutputFormat,
+                      alreadyShown: Set<SourceFailure> = []) {
         switch format {
         case .json:
             let sources = Sources(found: summary.sourcesFound, decoded: summary.decoded, unchanged: summary.unchanged,
@@ -43,9 +52,24 @@ enum BakeReport {
             for skip in summary.skipped {
                 StandardError.print(skip.error.description.replacingOccurrences(of: ": error: ", with: ": warning: "))
             }
-            for failure in summary.failed { StandardError.report(failure.error) }
+            for failure in summary.failed where !alreadyShown.contains(failure) { StandardError.report(failure.error) }
             Swift.print(text(summary, manifestPath: manifestPath), terminator: "")
+        case .github:
+            var out = ""
+            for warning in summary.warnings { out += DiagnosticLines.githubCommand("warning", file: nil, title: "warning", message: warning) + "\n" }
+            for skip in summary.skipped { out += annotation("warning", skip.error) + "\n" }
+            for failure in summary.failed { out += annotation("error", failure.error) + "\n" }
+            Swift.print(out + text(summary, manifestPath: manifestPath), terminator: "")
         }
+    }
+
+    /// A GitHub annotation of a source's problem, on the source file, named from the working
+    /// directory (a workflow's checkout), since GitHub places annotations by relative paths.
+    private static func annotation(_ severity: String, _ error: ImageTableError) -> String {
+        let cwd = FileManager.default.currentDirectoryPath + "/"
+        let file = error.path.map { $0.hasPrefix(cwd) ? String($0.dropFirst(cwd.count)) : $0 }
+        return DiagnosticLines.githubCommand(severity, file: file, title: error.code.rawValue,
+                                      message: (error.key.map { "'\($0)': " } ?? "") + error.message + (error.cause.map { " (\($0))" } ?? ""))
     }
 
     static func text(_ s: BakeSummary, manifestPath: String) -> String {
@@ -78,20 +102,25 @@ enum BakeReport {
         return out
     }
 
-    static func printInvalid(_ report: ValidationReport, format: BakeOutputFormat) {
+    static func printInvalid(_ report: ValidationReport, format: OutputFormat) {
         switch format {
         case .json:
             emit(failure(report, ImageTableError(.invalidManifest, "the manifest has errors", path: report.file)))
         case .text:
             Swift.print(TextReport.render([report]), terminator: "")
+        case .github:
+            Swift.print(GitHubReport.render([report]), terminator: "")
         }
     }
 
-    static func printFatal(_ error: ImageTableError, report: ValidationReport, format: BakeOutputFormat) {
+    static func printFatal(_ error: ImageTableError, report: ValidationReport, format: OutputFormat) {
         switch format {
         case .json:
             emit(failure(report, error))
         case .text:
+            StandardError.report(error)
+        case .github:
+            Swift.print(DiagnosticLines.githubCommand("error", file: error.path, title: error.code.rawValue, message: error.message))
             StandardError.report(error)
         }
     }

@@ -40,6 +40,13 @@ enum DiagnosticLines {
         return "::\(d.severity.rawValue) \(properties)::\(escapeData(d.message))"
     }
 
+    /// A GitHub Actions workflow command without a position: `::error file=…,title=…::message`
+    /// (a bake's failed source, a fatal error), or with no `file` when there is none.
+    static func githubCommand(_ severity: String, file: String?, title: String, message: String) -> String {
+        let properties = (file.map { ["file=\(escapeProperty($0))"] } ?? []) + ["title=\(escapeProperty(title))"]
+        return "::\(severity) \(properties.joined(separator: ","))::\(escapeData(message))"
+    }
+
     /// "1 error, 2 warnings".
     static func counts(errors: Int, warnings: Int) -> String {
         "\(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")"

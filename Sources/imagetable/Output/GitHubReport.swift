@@ -9,7 +9,7 @@ enum GitHubReport {
         for report in reports {
             for d in report.diagnostics { out += DiagnosticLines.githubAnnotation(d) + "\n" }
             out += TextReport.statusLine(report) + "\n"
-            if let manifest = report.manifest { out += PlanTable.render(manifest) }
+            if let manifest = report.plannedManifest { out += PlanTable.render(manifest) }
         }
         if reports.count > 1 { out += TextReport.summaryLine(reports) + "\n" }
         return out

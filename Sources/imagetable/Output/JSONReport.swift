@@ -78,12 +78,12 @@ enum JSONReport {
             ManifestEntry(
                 file: r.file, valid: r.isValid, errorCount: r.errorCount, warningCount: r.warningCount,
                 diagnostics: r.diagnostics.map(DiagnosticEntry.init),
-                tables: r.manifest.map { m in m.formats.map { TableEntry($0, of: m) } } ?? [],
-                totalMaxBytes: r.manifest?.totalMaxBytes ?? 0)
+                tables: r.plannedManifest.map { m in m.formats.map { TableEntry($0, of: m) } } ?? [],
+                totalMaxBytes: r.plannedManifest?.totalMaxBytes ?? 0)
         }
         let document = Document(valid: entries.allSatisfy(\.valid), errorCount: entries.reduce(0) { $0 + $1.errorCount },
                                 warningCount: entries.reduce(0) { $0 + $1.warningCount },
-                                totalMaxBytes: entries.reduce(0) { $0 + $1.totalMaxBytes }, manifests: entries)
+                                totalMaxBytes: entries.filter(\.valid).reduce(0) { $0 + $1.totalMaxBytes }, manifests: entries)
         return JSONOutput.encode(document)
     }
 }

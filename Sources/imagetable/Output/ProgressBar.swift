@@ -1,35 +1,123 @@
 import Foundation
 import ImageBake
+import ImageTableCore
 import Synchronization
 
-/// A one-line progress bar on standard error: count, rate and time left. Only used when standard
-/// error is a terminal; redirected output gets the final summary alone.
-final class ProgressBar: Sendable {
-    private let lastWidth = Mutex(0)
+/// What a bake shows while it runs, on standard error: a bar on a terminal, plain lines in a log.
+/// Either way a source that fails is reported the moment it does.
+protocol BakeProgressDisplay: Sendable {
+    /// Shows the bake's progress.
+    func update(_ progress: BakeProgress)
+    /// Reports a source that failed, as it fails.
+    func failed(_ failure: SourceFailure)
+    /// Leaves standard error ready for the summary.
+    func finish()
+}
+
+/// A one-line progress bar on a terminal: count, rate, time left and failures, redrawn in place
+/// (`\r`, then erase to the end of the line) and never wider than the terminal, whose width is
+/// asked again at every redraw, so a resized window never makes it wrap into the scrollback.
+/// A failure erases the bar, takes a line of its own, and the bar is drawn again below it.
+final class ProgressBar: BakeProgressDisplay {
+    private struct State {
+        var last: BakeProgress?
+        var drawn = false
+    }
+
+    private let state = Mutex(State())
 
     func update(_ p: BakeProgress) {
-        let rate = p.elapsed > 0 ? Double(p.done) / p.elapsed : 0
-        let left = rate > 0 ? Double(p.total - p.done) / rate : 0
-        let width = 30
-        let filled = p.total > 0 ? width * p.done / p.total : width
-        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-        var line = "\(bar) \(p.done)/\(p.total) sources  \(String(format: "%.1f", rate))/s"
-        if p.done < p.total { line += "  ~\(Self.duration(left)) left" }
-        if p.failed > 0 { line += "  \(p.failed) failed" }
-        let pad = lastWidth.withLock { w in
-            defer { w = line.count }
-            return max(0, w - line.count)
+        state.withLock { s in
+            s.last = p
+            s.drawn = true
+            StandardError.write("\r\(Self.line(p, width: TerminalWidth.standardError()))\u{1B}[K")
         }
-        FileHandle.standardError.write(Data(("\r" + line + String(repeating: " ", count: pad)).utf8))
+    }
+
+    func failed(_ failure: SourceFailure) {
+        state.withLock { s in
+            var out = s.drawn ? "\r\u{1B}[K" : ""
+            out += PrintableText.escaped(failure.error.description) + "\n"
+            if let last = s.last { out += "\r" + Self.line(last, width: TerminalWidth.standardError()) + "\u{1B}[K" }
+            StandardError.write(out)
+        }
     }
 
     func finish() {
-        let width = lastWidth.withLock { $0 }
-        guard width > 0 else { return }
-        FileHandle.standardError.write(Data(("\r" + String(repeating: " ", count: width) + "\r").utf8))
+        state.withLock { s in
+            if s.drawn { StandardError.write("\r\u{1B}[K") }
+            s.drawn = false
+        }
+    }
+
+    /// The bar for `width` columns: at most `width - 1` characters, since a character in the last
+    /// column makes some terminals wrap. The bar itself shrinks first, then goes; then the text
+    /// is cut.
+    static func line(_ p: BakeProgress, width: Int) -> String {
+        let rate = p.elapsed > 0 ? Double(p.done) / p.elapsed : 0
+        var text = "\(p.done)/\(p.total) sources  \(String(format: "%.1f", rate))/s"
+        if p.done < p.total && rate > 0 { text += "  ~\(duration(Double(p.total - p.done) / rate)) left" }
+        if p.failed > 0 { text += "  \(p.failed) failed" }
+        let room = max(1, width - 1)
+        let barWidth = min(30, room - text.count - 1)
+        guard barWidth >= 10 else { return String(text.prefix(room)) }
+        let filled = p.total > 0 ? barWidth * p.done / p.total : barWidth
+        return String(repeating: "█", count: filled) + String(repeating: "░", count: barWidth - filled) + " " + text
     }
 
     static func duration(_ seconds: Double) -> String {
         seconds < 60 ? "\(Int(seconds.rounded(.up))) s" : "\(Int(seconds / 60)) min \(Int(seconds) % 60) s"
+    }
+}
+
+/// `--progress` when standard error is not a terminal (a CI log): a plain line every few
+/// seconds, never a carriage return, each failure as it happens, and a last line at the end.
+final class ProgressLines: BakeProgressDisplay {
+    private struct State {
+        var last: BakeProgress?
+        var printedAt: Double?
+    }
+
+    private let state = Mutex(State())
+    /// Seconds between two progress lines.
+    private let interval: Double
+
+    init(interval: Double = 5) { self.interval = interval }
+
+    func update(_ p: BakeProgress) {
+        state.withLock { s in
+            s.last = p
+            if let at = s.printedAt, p.elapsed - at < interval { return }
+            s.printedAt = p.elapsed
+            StandardError.write(Self.line(p) + "\n")
+        }
+    }
+
+    func failed(_ failure: SourceFailure) {
+        StandardError.write(PrintableText.escaped(failure.error.description) + "\n")
+    }
+
+    func finish() {
+        state.withLock { s in
+            guard let last = s.last, s.printedAt != last.elapsed else { return }
+            s.printedAt = last.elapsed
+            StandardError.write(Self.line(last) + "\n")
+        }
+    }
+
+    /// `progress: 12/40 sources, 1 failed, 3.2 s`.
+    static func line(_ p: BakeProgress) -> String {
+        "progress: \(p.done)/\(p.total) sources" + (p.failed > 0 ? ", \(p.failed) failed" : "") + ", \(String(format: "%.1f", p.elapsed)) s"
+    }
+}
+
+/// The width of the terminal standard error is, or `nil` when it is not one.
+enum TerminalWidth {
+    /// The terminal's columns; `COLUMNS` when the terminal does not say; 80 when neither does.
+    static func standardError() -> Int {
+        var size = winsize()
+        if ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 0 { return columns }
+        return 80
     }
 }

@@ -49,6 +49,11 @@ enum StandardError {
         FileHandle.standardError.write(Data((PrintableText.escaped(line) + "\n").utf8))
     }
 
+    /// Writes `text` as it is: for terminal control that the caller has already escaped around.
+    static func write(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+
     /// Writes an error compiler-style: `path: error: message (cause) [code]`.
     static func report(_ error: ImageTableError) {
         print(error.description)

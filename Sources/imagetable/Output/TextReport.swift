@@ -2,7 +2,8 @@ import ImageManifest
 import ImageTableCore
 
 /// `--format text`: compiler-style diagnostics, each with its line and a caret under the column,
-/// then a status line per manifest and, for a valid manifest, its plan.
+/// then a status line per manifest and, for a valid manifest or one over `--max-disk` alone, its
+/// plan (which shows the tables that take the space).
 enum TextReport {
     static func render(_ reports: [ValidationReport]) -> String {
         var out = ""
@@ -12,7 +13,7 @@ enum TextReport {
                 if let excerpt = DiagnosticLines.excerpt(d) { out += excerpt + "\n" }
             }
             out += statusLine(report) + "\n"
-            if let manifest = report.manifest { out += PlanTable.render(manifest) }
+            if let manifest = report.plannedManifest { out += PlanTable.render(manifest) }
         }
         if reports.count > 1 { out += summaryLine(reports) + "\n" }
         return out

@@ -1,0 +1,136 @@
+import CTableSupport
+import Foundation
+import ImageTableCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The destination of an export, replaced whole: the new set of files is written into a hidden
+/// staging directory beside it, then the two are swapped in one `rename`, so that another
+/// process looking at the path sees the old set or the new one, never a mix and never neither.
+struct ExportDirectory {
+    /// The path as given, without trailing slashes.
+    let path: String
+    /// Its parent and its last component.
+    let parent: String
+    let name: String
+
+    /// Checks `path` as an export destination.
+    ///
+    /// - Parameter path: the directory to replace.
+    /// - Throws: ``ImageTableError`` `notAnExport` when it exists and is not an earlier export
+    ///   (or an empty directory): an export replaces everything in it, so it must not be a
+    ///   directory of other files, such as the tables the bake writes; `invalidArgument` for a
+    ///   path with no last component to replace (`/`, `.`, `..`).
+    init(_ path: String) throws(ImageTableError) {
+        var trimmed = path
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
+        self.path = trimmed
+        let slash = trimmed.lastIndex(of: "/")
+        name = slash.map { String(trimmed[trimmed.index(after: $0)...]) } ?? trimmed
+        parent = slash.map { $0 == trimmed.startIndex ? "/" : String(trimmed[..<$0]) } ?? "."
+        guard !name.isEmpty, name != ".", name != ".." else {
+            throw ImageTableError(.invalidArgument, "an export replaces a directory by name; give one, not '\(path)'", path: path)
+        }
+        try checkReplaceable()
+    }
+
+    /// Refuses a destination that holds anything but an earlier export.
+    private func checkReplaceable() throws(ImageTableError) {
+        var st = stat()
+        guard lstat(path, &st) == 0 else {
+            guard errno == ENOENT else { throw ImageTableError.system("lstat", path: path) }
+            return
+        }
+        guard st.st_mode & S_IFMT == S_IFDIR else {
+            throw ImageTableError(.notAnExport, "exists and is not a directory; an export only replaces a directory it wrote", path: path)
+        }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: path)
+        } catch {
+            throw ImageTableError(.io, "cannot list the directory: \(error.localizedDescription)", path: path)
+        }
+        guard !names.isEmpty else { return }
+        guard let index = ExportIndex.read(directory: path) else {
+            throw ImageTableError(.notAnExport, "is not an earlier export (it has no \(ExportIndex.fileName) of one), so it is not "
+                                  + "replaced: an export replaces everything in its directory; name a new or empty one", path: path)
+        }
+        let listed = Set(index.tables.map(\.file) + [ExportIndex.fileName])
+        if let other = names.sorted().first(where: { !listed.contains($0) }) {
+            throw ImageTableError(.notAnExport, "holds '\(other)', which the export there did not write, so it is not replaced",
+                                  path: path)
+        }
+    }
+
+    /// The prefix of staging directories, and of the old set while it is removed.
+    private var stagingPrefix: String { ".\(name).export-" }
+
+    /// Creates an empty staging directory beside the destination (and the directories above it
+    /// that are missing), after removing those that exports which were killed left behind.
+    ///
+    /// - Returns: its path.
+    /// - Throws: ``ImageTableError`` when it cannot be created.
+    func makeStaging() throws(ImageTableError) -> String {
+        do {
+            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        } catch {
+            throw ImageTableError(.io, "cannot create the directory: \(error.localizedDescription)", path: parent)
+        }
+        removeAbandonedStaging()
+        let staging = "\(parent)/\(stagingPrefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        guard mkdir(staging, 0o700) == 0 else { throw ImageTableError.system("mkdir", path: staging) }
+        return staging
+    }
+
+    /// Removes staging directories whose export process is gone; those of a live export (two
+    /// exports to one destination may run at once) are left alone.
+    private func removeAbandonedStaging() {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: parent) else { return }
+        for name in names where name.hasPrefix(stagingPrefix) {
+            let pid = name.dropFirst(stagingPrefix.count).prefix { $0 != "-" }
+            guard let pid = pid_t(pid), pid > 0, kill(pid, 0) != 0, errno == ESRCH else { continue }
+            try? FileManager.default.removeItem(atPath: "\(parent)/\(name)")
+        }
+    }
+
+    /// Puts `staging` at the destination's path in one step, then removes what was there.
+    ///
+    /// Where the file system cannot swap two directories (`RENAME_EXCHANGE` is refused), the
+    /// old one is renamed aside first: then, for a moment, the path names nothing, but still
+    /// never a mix.
+    ///
+    /// - Parameter staging: a complete, synced staging directory from ``makeStaging()``.
+    /// - Throws: ``ImageTableError`` when neither rename works; the staging directory is removed.
+    func install(_ staging: String) throws(ImageTableError) {
+        var st = stat()
+        if lstat(path, &st) != 0 {
+            guard rename(staging, path) == 0 else {
+                let error = ImageTableError.system("rename", path: path)
+                try? FileManager.default.removeItem(atPath: staging)
+                throw error
+            }
+        } else if itc_exchange_paths(staging, path) != 0 {
+            // `staging` keeps the new set until the old one is out of the way.
+            let aside = "\(parent)/\(stagingPrefix)\(getpid())-old-\(UInt32.random(in: 0...UInt32.max))"
+            guard rename(path, aside) == 0 else {
+                let error = ImageTableError.system("rename", path: path)
+                try? FileManager.default.removeItem(atPath: staging)
+                throw error
+            }
+            guard rename(staging, path) == 0 else {
+                let error = ImageTableError.system("rename", path: path)
+                _ = rename(aside, path)
+                try? FileManager.default.removeItem(atPath: staging)
+                throw error
+            }
+            try? FileManager.default.removeItem(atPath: aside)
+        } else {
+            // After the swap `staging` names the old set.
+            try? FileManager.default.removeItem(atPath: staging)
+        }
+        ExportFiles.sync(parent)
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import ImageManifest
+import ImageTableCore
+
+/// What an export did: the index it wrote, which also lists every table.
+public struct ExportSummary: Sendable {
+    /// The destination directory, as given.
+    public let directory: String
+    /// The index written into it.
+    public let index: ExportIndex
+}
+
+/// `imagetable export`: a compact, reproducible copy of a manifest's tables, for an app bundle, a
+/// container image or a release artifact (`docs/CLI.md`, "export").
+///
+/// Each table is read as any reader reads it and written anew through ``ImageTableWriter``, so
+/// the copy is an ordinary table of the same format, parameter hash and capacity, which a bake or
+/// a cache opens as its own. What differs from one bake to the next is made canonical: entries go
+/// to slots in the order of their keys' UTF-8 bytes (slot 0 first, no gaps, the file ends after
+/// the last), every time recorded is the one given (`SOURCE_DATE_EPOCH`), recency counts up in
+/// slot order, and row padding is zero. Bakes of the same sources and manifest therefore export
+/// the same bytes, whatever their `--jobs`, history or directory, on machines of one page size.
+public enum TableExport {
+    /// Exports the tables of `manifest` into `directory`, replacing it whole.
+    ///
+    /// The tables' writer locks are held while they are read, so a bake is seen finished or not
+    /// begun, never halfway (a bake locks every table of its manifest before it starts). The
+    /// new set is written beside `directory` and swapped in at once (``ExportDirectory``).
+    ///
+    /// - Parameters:
+    ///   - manifest: a validated manifest whose tables a bake has made.
+    ///   - directory: the destination; absent, empty, or an earlier export.
+    ///   - timestamp: the time to record, seconds since 1970.
+    ///   - lockTimeout: seconds to wait for a bake that holds a table.
+    /// - Returns: the index it wrote.
+    /// - Throws: ``ImageTableError``: `notAnExport` for a destination of other files, `notFound`
+    ///   for a table no bake has made, `staleTable` for one made with other parameters, `locked`,
+    ///   `damagedRecord`, `interruptedWrite` or `pixelChecksumMismatch` for a table that is not
+    ///   sound (`verify` says more), and what reading and writing files throw.
+    public static func export(_ manifest: Manifest, to directory: String, timestamp: UInt64,
+                              lockTimeout: Double) throws(ImageTableError) -> ExportSummary {
+        let destination = try ExportDirectory(directory)
+        // Said here, before any lock: a missing output directory would fail taking one.
+        for format in manifest.formats where !FileManager.default.fileExists(atPath: manifest.tablePath(of: format)) {
+            throw ImageTableError(.notFound, "no such table; bake the manifest before exporting it", path: manifest.displayPath(of: format))
+        }
+        // The bake's order, so that an export and a bake waiting for each other's locks cannot
+        // each hold what the other needs.
+        let locks = try manifest.formats.map { format throws(ImageTableError) in
+            try TableLock(tablePath: manifest.tablePath(of: format), timeout: lockTimeout)
+        }
+        defer { locks.forEach { $0.release() } }
+        let staging = try destination.makeStaging()
+        var tables: [ExportIndex.Table] = []
+        do throws(ImageTableError) {
+            for format in manifest.formats {
+                tables.append(try copy(format, from: manifest.tablePath(of: format), display: manifest.displayPath(of: format),
+                                       into: staging, timestamp: timestamp))
+            }
+            locks.forEach { $0.release() }
+            tables.sort { Array($0.file.utf8).lexicographicallyPrecedes(Array($1.file.utf8)) }
+            let index = ExportIndex(sourceDateEpoch: timestamp, tables: tables)
+            let indexPath = staging + "/" + ExportIndex.fileName
+            try ExportFiles.create(indexPath, holding: index.encoded(), mode: 0o644)
+            ExportFiles.setTime(indexPath, seconds: timestamp)
+            guard chmod(staging, 0o755) == 0 else { throw ImageTableError.system("chmod", path: staging) }
+            ExportFiles.setTime(staging, seconds: timestamp)
+            ExportFiles.sync(staging)
+            try destination.install(staging)
+            return ExportSummary(directory: directory, index: index)
+        } catch {
+            try? FileManager.default.removeItem(atPath: staging)
+            throw error
+        }
+    }
+
+    /// Copies one table into `staging`, canonically.
+    private static func copy(_ format: TableFormat, from path: String, display: String, into staging: String,
+                             timestamp: UInt64) throws(ImageTableError) -> ExportIndex.Table {
+        let reader: ImageTableReader
+        do {
+            reader = try ImageTableReader(path: path)
+        } catch let error where error.code == .notFound {
+            throw ImageTableError(.notFound, "no such table; bake the manifest before exporting it", path: display)
+        } catch {
+            throw error.at(display)
+        }
+        guard reader.header.parametersHash == format.parametersHash, reader.header.disagreements(with: format).isEmpty else {
+            throw ImageTableError(.staleTable, "the table was made with other parameters than the manifest gives it "
+                                  + "(\(reader.header.summary), not \(format.summary)); bake the manifest first", path: display)
+        }
+        if let notice = reader.notices.first {
+            let code: ImageTableError.Code = notice.kind == .damagedRecord ? .damagedRecord : .interruptedWrite
+            throw ImageTableError(code, "\(notice.message); run imagetable verify, and bake again before exporting", path: display)
+        }
+        let target = staging + "/" + format.fileName
+        let writer = try ImageTableWriter(path: target, format: format,
+                                          options: .init(lockTimeout: 0, durability: .processCrashOnly, timestamp: timestamp))
+        let entries = reader.entries().sorted { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }
+        do throws(ImageTableError) {
+            for entry in entries { try copy(entry, from: reader, to: writer, display: display) }
+        } catch {
+            writer.close()
+            throw error
+        }
+        let size = writer.layout.slotOffset(entries.count)
+        writer.close()
+        // The writer's lock file is the only thing beside the table that the export did not ask for.
+        unlink(target + ".lock")
+        // Writers grow a file by several slots at a time; the export ends at its last entry.
+        try ExportFiles.truncate(target, to: size)
+        ExportFiles.setTime(target, seconds: timestamp)
+        let digest: String
+        do {
+            digest = try SHA256.digest(ofFileAt: target)
+        } catch {
+            throw ImageTableError(.io, "cannot read the exported table back: \(error.localizedDescription)", path: target)
+        }
+        return ExportIndex.Table(file: format.fileName, format: format.name, family: format.family, scale: format.scale,
+                                 style: format.style.rawValue, entries: entries.count, bytes: size, sha256: digest)
+    }
+
+    /// Copies one entry, checking its pixels against their checksum first: an export must not
+    /// ship damage that `verify` would report. The pixels are copied out of the seqlocked read
+    /// and written after it, since a read may run its closure again.
+    private static func copy(_ entry: EntryInfo, from reader: ImageTableReader, to writer: ImageTableWriter,
+                             display: String) throws(ImageTableError) {
+        let read = try? reader.withImage(entityUUID: entry.entityUUID, sourceUUID: entry.sourceUUID) { view in
+            (pixels: [UInt8](view.bytes), bytesPerRow: view.bytesPerRow, contentRect: view.contentRect)
+        }
+        guard let read else {
+            throw ImageTableError(.entryUnavailable, "slot \(entry.slot) ('\(entry.key)') vanished while it was read", path: display)
+        }
+        guard CRC32.checksum(read.pixels) == entry.pixelChecksum else {
+            throw ImageTableError(.pixelChecksumMismatch, "slot \(entry.slot) ('\(entry.key)'): pixel checksum mismatch; "
+                                  + "run imagetable verify --repair, and bake again before exporting", path: display)
+        }
+        let written = read.pixels.withUnsafeBytes { pixels in
+            Result { () throws(ImageTableError) in
+                try writer.write(key: entry.key, sourceUUID: entry.sourceUUID, pixels: pixels, bytesPerRow: read.bytesPerRow,
+                                 contentRect: read.contentRect)
+            }
+        }
+        _ = try written.get()
+    }
+}

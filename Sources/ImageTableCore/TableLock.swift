@@ -1,0 +1,39 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A table's writer lock, held without opening the table for writing: for a tool that reads
+/// tables and must not see a writer change them meanwhile, such as `imagetable export`.
+///
+/// It is the lock every ``ImageTableWriter`` takes (an exclusive `flock` of `<table>.lock`,
+/// `docs/FORMAT.md`, "Commit protocol"), so while it is held no bake and no runtime cache
+/// writes the table, and a bake, which locks every table of its manifest before it starts,
+/// has either finished with all of them or not begun. Unlike opening a writer, taking it never
+/// changes the table: a table whose parameters differ is not rebuilt, and interrupted writes are
+/// not cleared.
+public final class TableLock: Sendable {
+    private let lock: WriterLock
+
+    /// Takes the lock of the table at `tablePath`, waiting up to `timeout` seconds for a writer
+    /// that holds it.
+    ///
+    /// The lock file is created if missing, with the table's permissions (read permissions
+    /// only), as a writer would create it.
+    ///
+    /// - Parameters:
+    ///   - tablePath: the table; its lock file is `tablePath + ".lock"`.
+    ///   - timeout: seconds to wait for another process.
+    /// - Throws: ``ImageTableError`` `locked`, naming the process that holds it, when it is
+    ///   still held after `timeout`; `io` or `permissionDenied` when the lock file cannot be
+    ///   opened.
+    public init(tablePath: String, timeout: Double) throws(ImageTableError) {
+        var st = stat()
+        let permissions = lstat(tablePath, &st) == 0 ? UInt16(st.st_mode & 0o644) : 0o644
+        lock = try WriterLock(tablePath: tablePath, permissions: permissions, timeout: timeout)
+    }
+
+    /// Releases the lock; idempotent. Also done when the lock is deinitialised.
+    public func release() { lock.release() }
+}

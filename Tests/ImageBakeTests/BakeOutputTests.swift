@@ -1,0 +1,110 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// What `imagetable bake` shows while and after it runs: GitHub annotations, progress on a
+/// terminal of any width and in a log, failures as they happen, and a missing worker.
+@Suite struct BakeOutputTests {
+    /// Three good photos, one that ends early (fails: truncated) and one that is not an image
+    /// (skipped with a warning).
+    static func project() throws -> BakeProject {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 16, maximumCount: 10))
+        for i in 0..<3 { try project.add("p\(i).jpg", from: Corpus.photo("Landscape_\(i)")) }
+        let photo = try Data(contentsOf: URL(fileURLWithPath: Corpus.photo("Portrait_1")))
+        project.add("broken.jpg", bytes: Array(photo.prefix(4000)))
+        project.add("notes.jpg", bytes: Array("not a picture".utf8))
+        return project
+    }
+
+    static let truncated = "src/broken.jpg: error: the image data ends early"
+
+    @Test func githubFormatAnnotatesFailedAndSkippedSources() throws {
+        let project = try Self.project()
+        let result = try run(Products.imagetable, ["bake", "--format", "github", "manifest.yaml"], in: project.root)
+        #expect(result.status == 3)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first { $0.hasPrefix("::error ") }?.hasPrefix("::error file=src/broken.jpg,title=truncated::'broken.jpg': the image data ends early") == true,
+                "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("::warning file=src/notes.jpg,title=not-an-image::'notes.jpg': not an image") })
+        #expect(lines.contains("manifest.yaml: baked 5 sources in " + (lines.first { $0.hasPrefix("manifest.yaml: baked") }?
+            .dropFirst("manifest.yaml: baked 5 sources in ".count) ?? "")))
+        #expect(lines.contains { $0.hasSuffix("3 decoded, 0 unchanged, 1 failed, 1 skipped") })
+        // The manifest's own problems are annotated as validate annotates them.
+        try project.editManifest { $0.replacingOccurrences(of: "32BitBGRA", with: "32BitRGBA") }
+        let invalid = try run(Products.imagetable, ["bake", "--format", "github", "manifest.yaml"], in: project.root)
+        #expect(invalid.status == 1)
+        #expect(invalid.stdout.hasPrefix("::error file=manifest.yaml,line=9,col=16,title=unknown-style::unknown style '32BitRGBA'"))
+    }
+
+    @Test func progressInALogIsPlainLinesWithEachFailureOnce() throws {
+        let project = try Self.project()
+        let result = try run(Products.imagetable, ["bake", "--progress", "manifest.yaml"], in: project.root)
+        #expect(result.status == 3)
+        #expect(!result.stderr.contains("\r") && !result.stderr.contains("\u{1B}"))
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        let failure = try #require(lines.firstIndex { $0.contains(Self.truncated) })
+        let last = try #require(lines.lastIndex { $0.hasPrefix("progress: ") })
+        #expect(lines[last].hasPrefix("progress: 4/4 sources, 1 failed, "))
+        #expect(failure < last, "the failure is shown as it happens, before the bake's last progress line")
+        #expect(lines.filter { $0.contains(Self.truncated) }.count == 1)
+        // Without --progress a log gets no progress, and the failure after the bake.
+        let quiet = try run(Products.imagetable, ["bake", "--rehash", "manifest.yaml"], in: project.root)
+        #expect(!quiet.stderr.contains("progress: ") && quiet.stderr.components(separatedBy: Self.truncated).count == 2)
+    }
+
+    /// On a terminal of 60 columns (a pseudo-terminal), the bar is redrawn on one line that never
+    /// reaches the last column, the failure gets a line of its own, and the bar is erased at the
+    /// end: the scrollback keeps the failure and nothing else.
+    @Test func theBarFitsANarrowTerminalAndLeavesOnlyTheFailure() throws {
+        let project = try Self.project()
+        let script = """
+            import fcntl, json, os, pty, struct, subprocess, sys, termios
+            master, slave = pty.openpty()
+            fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 20, 60, 0, 0))
+            p = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
+            os.close(slave)
+            out = b""
+            while True:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            print(json.dumps({"status": p.wait(), "stderr": out.decode()}))
+            """
+        let result = try run("/usr/bin/env", ["python3", "-c", script, Products.imagetable, "bake", "manifest.yaml"], in: project.root,
+                             environment: ["COLUMNS": "200"])
+        let document = try #require(try JSONSerialization.jsonObject(with: result.output) as? [String: Any], "\(result.stderr)")
+        #expect(document["status"] as? Int == 3)
+        // The terminal turns each "\n" into "\r\n".
+        let stderr = try #require(document["stderr"] as? String).replacingOccurrences(of: "\r\n", with: "\n")
+        #expect(stderr.contains("/4 sources"), "the bar was drawn")
+        let segments = stderr.replacingOccurrences(of: "\u{1B}[K", with: "").split(whereSeparator: { $0 == "\r" || $0 == "\n" })
+        let bars = segments.filter { $0.contains("/4 sources") }
+        #expect(bars.last?.contains("4/4 sources") == true && bars.last?.contains("1 failed") == true)
+        for bar in bars {
+            #expect(bar.count <= 59, "\(bar.count) columns on a terminal of 60: \(bar)")
+        }
+        // The last bar is erased before anything else is written.
+        #expect(stderr.contains("4/4 sources  ") && stderr.components(separatedBy: "1 failed\u{1B}[K\r\u{1B}[K").count == 2)
+        let lines = stderr.split(separator: "\n", omittingEmptySubsequences: false)
+        // What stays on the screen: each line up to its last erase, which the bar's redraws use.
+        let kept = lines.map { line in String(line.split(separator: "\r", omittingEmptySubsequences: false).last ?? "") }
+            .map { $0.replacingOccurrences(of: "\u{1B}[K", with: "") }.filter { !$0.isEmpty }
+        #expect(kept.count == 2 && kept.filter { $0.contains(Self.truncated) }.count == 1, "\(kept)")
+        #expect(kept.filter { $0.contains("notes.jpg: warning: not an image") }.count == 1, "\(kept)")
+    }
+
+    @Test func aMissingWorkerIsNamedWhereItWasExpected() throws {
+        let project = try Self.project()
+        let bin = project.root + "/bin"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try FileManager.default.linkItem(atPath: Products.imagetable, toPath: bin + "/imagetable")
+        let result = try run(bin + "/imagetable", ["bake", "manifest.yaml"], in: project.root)
+        #expect(result.status == 1)
+        #expect(result.stderr == "\(bin)/imagetable-worker: error: cannot run the worker \(bin)/imagetable-worker: No such file or "
+                + "directory; imagetable-worker must be installed next to imagetable [worker-unavailable]\n")
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import ImageBake
+import ImageTableCore
+import TestSupport
+import Testing
+
+/// `imagetable export`: the bytes it writes depend on the sources and the manifest alone.
+@Suite struct ExportTests {
+    static let formats = BakeProject.fourStyles(size: 24, maximumCount: 50) + """
+              inside:
+                size: 30x20
+                style: 32BitBGRA
+                maximumCount: 50
+                fit: inside
+              few:
+                size: 16x16
+                style: 16BitBGR
+                maximumCount: 7
+
+        """
+    static let epoch: UInt64 = 1_700_000_000
+
+    /// Nine photos (the direct JPEG path) and three PNGs (libvips, one with alpha), each with its
+    /// own modification time, so that the 7-slot format leaves the same ones out in every copy.
+    static func project() throws -> BakeProject {
+        let project = try BakeProject(formats: formats)
+        var sources = (0...8).map { ("photos/l\($0).jpg", Corpus.photo("Landscape_\($0)")) }
+        sources += ["basn6a08", "basn2c08", "tbrn2c08"].map { ("png/\($0).png", Corpus.png($0)) }
+        for (i, (key, path)) in sources.enumerated() {
+            try project.add(key, from: path)
+            project.setModified(key, secondsAgo: 100 + i * 10)
+        }
+        return project
+    }
+
+    /// Runs `imagetable` with `SOURCE_DATE_EPOCH` set to `epoch`, or unset when `nil`.
+    private func imagetable(_ arguments: [String], in directory: String, epoch: UInt64? = ExportTests.epoch) throws -> ProcessResult {
+        guard let epoch else {
+            return try run("/usr/bin/env", ["-u", "SOURCE_DATE_EPOCH", Products.imagetable] + arguments, in: directory)
+        }
+        return try run(Products.imagetable, arguments, in: directory, environment: ["SOURCE_DATE_EPOCH": "\(epoch)"])
+    }
+
+    private func files(in directory: String) throws -> [String: Data] {
+        var out: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+            out[name] = try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name))
+        }
+        return out
+    }
+
+    @Test func bakesWithOneAndEightJobsInTwoDirectoriesExportTheSameBytes() throws {
+        let (a, b) = (try Self.project(), try Self.project())
+        for (project, jobs) in [(a, "1"), (b, "8")] {
+            let bake = try imagetable(["bake", "--jobs", jobs, "manifest.yaml"], in: project.root)
+            #expect(bake.status == 0, "\(bake.stderr)")
+            let export = try imagetable(["export", "manifest.yaml", "--to", "out"], in: project.root)
+            #expect(export.status == 0, "\(export.stderr)")
+        }
+        let (left, right) = (try files(in: a.root + "/out"), try files(in: b.root + "/out"))
+        #expect(Set(left.keys) == ["index.json", "bgra.imagetable", "bgr.imagetable", "rgb555.imagetable", "grey.imagetable",
+                                   "inside.imagetable", "few.imagetable"])
+        for (name, bytes) in left {
+            #expect(right[name] == bytes, "\(name) differs between the -j 1 and the -j 8 export")
+        }
+        // The index's digests are what sha256sum computes.
+        let index = try #require(ExportIndex.read(directory: a.root + "/out"))
+        #expect(index.sourceDateEpoch == Self.epoch && index.tables.count == 6)
+        let sums = try run("/usr/bin/env", ["sha256sum"] + index.tables.map(\.file), in: a.root + "/out")
+        #expect(sums.stdout == index.tables.map { "\($0.sha256)  \($0.file)\n" }.joined())
+        #expect(index.tables.first { $0.file == "few.imagetable" }?.entries == 7)
+        #expect(index.tables.first { $0.file == "bgra.imagetable" }?.entries == 12)
+    }
+
+    @Test func anExportedTableIsCanonical() throws {
+        let project = try Self.project()
+        _ = try project.bake(jobs: 4)
+        let export = try imagetable(["export", "manifest.yaml", "--to", "out", "--format", "json"], in: project.root)
+        #expect(export.status == 0, "\(export.stderr)")
+        let document = try #require(try JSONSerialization.jsonObject(with: export.output) as? [String: Any])
+        #expect(document["ok"] as? Bool == true && document["sourceDateEpoch"] as? Int == Int(Self.epoch))
+        for name in ["bgra", "inside", "few"] {
+            let path = project.root + "/out/\(name).imagetable"
+            let original = try ImageTableReader(path: project.tables + "/\(name).imagetable")
+            let reader = try ImageTableReader(path: path)
+            #expect(reader.header.createdAt == Self.epoch)
+            #expect(reader.clock == UInt64(reader.count) && reader.changeCount == UInt64(reader.count))
+            let entries = reader.entries()
+            #expect(entries.map(\.key) == original.entries().map(\.key).sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+            #expect(entries.map(\.slot) == Array(0..<entries.count))
+            #expect(entries.map(\.recency) == (1...UInt64(entries.count)).map { $0 })
+            #expect(entries.allSatisfy { $0.writtenAt == Self.epoch })
+            for entry in entries {
+                let before = try #require(original.entry(forKey: entry.key))
+                #expect(entry.sourceUUID == before.sourceUUID && entry.contentRect == before.contentRect)
+                let same = try original.withImage(forKey: entry.key) { old in
+                    try reader.withImage(forKey: entry.key) { new in
+                        (0..<old.height).allSatisfy { Array(old.row($0)) == Array(new.row($0)) }
+                    }
+                }
+                #expect(same == .some(.some(true)), "\(name): \(entry.key)")
+            }
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            #expect(attributes[.size] as? Int == reader.layout.slotOffset(entries.count))
+            #expect((attributes[.modificationDate] as? Date)?.timeIntervalSince1970 == Double(Self.epoch))
+            #expect(TableVerifier.verify(path: path).isValid)
+        }
+        // Without SOURCE_DATE_EPOCH every time is 0.
+        let again = try imagetable(["export", "manifest.yaml", "--to", "out"], in: project.root, epoch: nil)
+        #expect(again.status == 0)
+        #expect(try ImageTableReader(path: project.root + "/out/bgra.imagetable").header.createdAt == 0)
+    }
+
+    @Test func aDirectoryOfOtherFilesIsNeverReplaced() throws {
+        let project = try Self.project()
+        _ = try project.bake()
+        let before = try files(in: project.tables)
+        let intoTables = try imagetable(["export", "manifest.yaml", "--to", "tables"], in: project.root)
+        #expect(intoTables.status == 1)
+        #expect(intoTables.stderr.hasPrefix("tables: error: is not an earlier export") && intoTables.stderr.hasSuffix("[not-an-export]\n"))
+        #expect(try files(in: project.tables) == before)
+        // An earlier export with a file added is not one any more.
+        #expect(try imagetable(["export", "manifest.yaml", "--to", "out"], in: project.root).status == 0)
+        #expect(FileManager.default.createFile(atPath: project.root + "/out/notes.txt", contents: Data("mine".utf8)))
+        let extra = try imagetable(["export", "manifest.yaml", "--to", "out"], in: project.root)
+        #expect(extra.status == 1 && extra.stderr == "out: error: holds 'notes.txt', which the export there did not write, so it is not replaced [not-an-export]\n")
+        #expect(FileManager.default.fileExists(atPath: project.root + "/out/notes.txt"))
+        // Nothing is left beside it.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: project.root).filter { $0.hasPrefix(".out.") }.isEmpty)
+    }
+
+    @Test func aMissingStaleOrLockedTableIsRefused() throws {
+        let project = try Self.project()
+        let missing = try imagetable(["export", "manifest.yaml", "--to", "out"], in: project.root)
+        #expect(missing.status == 1)
+        #expect(missing.stderr == "tables/bgra.imagetable: error: no such table; bake the manifest before exporting it [not-found]\n")
+        _ = try project.bake()
+        try project.editManifest { $0.replacingOccurrences(of: "maximumCount: 7", with: "maximumCount: 8") }
+        let stale = try imagetable(["export", "manifest.yaml", "--to", "out"], in: project.root)
+        #expect(stale.status == 1 && stale.stderr.hasPrefix("tables/few.imagetable: error: the table was made with other parameters"))
+        #expect(stale.stderr.hasSuffix("[stale-table]\n"))
+        _ = try project.bake()
+        let writer = try ImageTableWriter(path: project.tables + "/grey.imagetable", format: try project.manifest().formats[3])
+        let locked = try imagetable(["export", "manifest.yaml", "--to", "out", "--lock-timeout", "0.2"], in: project.root)
+        #expect(locked.status == 1 && locked.stderr.hasSuffix("[locked]\n"), "\(locked.stderr)")
+        writer.close()
+        #expect(!FileManager.default.fileExists(atPath: project.root + "/out"))
+        #expect(try imagetable(["export", "manifest.yaml", "--to", "out"], in: project.root).status == 0)
+    }
+
+    @Test(arguments: ["", "12a", "-5", "1.5", "99999999999999999999"])
+    func aSourceDateEpochThatIsNotWholeSecondsIsBadUsage(_ value: String) throws {
+        let project = try Self.project()
+        let result = try run(Products.imagetable, ["export", "manifest.yaml", "--to", "out"], in: project.root,
+                             environment: ["SOURCE_DATE_EPOCH": value])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("SOURCE_DATE_EPOCH must be a whole number of seconds since 1970, not '\(value)'."))
+    }
+}
