@@ -107,4 +107,19 @@ import Testing
         #expect(result.problems.first?.code == .yamlSyntax)
         #expect(result.problems.first?.message.hasSuffix("YAML does not allow tabs for indentation, use spaces") == true)
     }
+
+    /// libyaml places the end of a text whose last line has no line break on a line of its own,
+    /// past the text; `make fuzz` found the syntax error reported there (Fuzz/Corpus/manifests).
+    @Test(arguments: [
+        ("version: 1\noutput: tables\nfamilies: {users: {sources: ., formats: [\n# expect: error yaml-syntax 6:1\n# schej",
+         ImageManifest.SourceLocation(line: 5, column: 8), "while parsing a flow node at 5:8"),
+        ("version: 1\r\noutput: tables\r\nfamilies: {a: [", ImageManifest.SourceLocation(line: 3, column: 16), "while parsing a flow node at 3:16"),
+        ("version: 1\noutput: tables\nfamilies: {a: [\n", ImageManifest.SourceLocation(line: 4, column: 1), "while parsing a flow node at 4:1"),
+    ])
+    func aSyntaxErrorAtTheEndIsPlacedInsideTheText(_ yaml: String, _ location: ImageManifest.SourceLocation, _ context: String) {
+        let result = compose(yaml)
+        #expect(result.problems.map(\.code) == [.yamlSyntax])
+        #expect(result.problems.first?.location == location)
+        #expect(result.problems.first?.message == "YAML syntax error: did not find expected node content (\(context))")
+    }
 }

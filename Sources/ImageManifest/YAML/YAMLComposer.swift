@@ -67,7 +67,7 @@ struct YAMLComposer {
             // Reader errors carry a byte offset, not a mark.
             location = TextPosition.location(ofByte: parser.problem_offset, in: text)
         } else {
-            location = SourceLocation(line: parser.problem_mark.line + 1, column: parser.problem_mark.column + 1)
+            location = TextPosition.inside(parser.problem_mark, of: text)
         }
         if problem.hasPrefix("Maximum nesting level") {
             // libyaml's scanner runs ahead through flow collections ("[[[[…"), so its own limit
@@ -76,8 +76,8 @@ struct YAMLComposer {
         }
         var message = "YAML syntax error: \(problem)"
         if let context = parser.context.map({ String(cString: $0) }), parser.error != YAML_READER_ERROR {
-            let mark = parser.context_mark
-            message += " (\(context) at \(mark.line + 1):\(mark.column + 1))"
+            let mark = TextPosition.inside(parser.context_mark, of: text)
+            message += " (\(context) at \(mark.line):\(mark.column))"
         }
         if TextPosition.character(at: location, in: text) == 0x09 {
             message += "; YAML does not allow tabs for indentation, use spaces"
@@ -103,6 +103,15 @@ enum TextPosition {
             i += 1
         }
         return SourceLocation(line: line, column: column)
+    }
+
+    /// A libyaml mark as a position inside `text`. At the end of a text whose last line has no
+    /// line break, libyaml moves its mark to a line of its own (it forces a new line before the
+    /// stream end), one past the text's last line; such a mark is the end of the last line.
+    static func inside(_ mark: yaml_mark_t, of text: UnsafeBufferPointer<UInt8>) -> SourceLocation {
+        let location = SourceLocation(line: mark.line + 1, column: mark.column + 1)
+        let end = Self.location(ofByte: text.count, in: text)
+        return location.line > end.line ? end : location
     }
 
     /// The first byte of the character at `location`, or `nil` past the end of its line.
