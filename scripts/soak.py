@@ -4,8 +4,8 @@
     python3 scripts/soak.py [--bin .build/release] [--kills 1000] [--rounds 6] [--seconds 10] [--seed N]
 
 Rounds of `--seconds` each run until the bakes have been killed with SIGKILL `--kills` times
-(1,000 by default: some 50 rounds, 10 to 15 minutes on a 2-core machine) and at least `--rounds`
-rounds have run. Each round, for `--seconds`:
+(1,000 by default: about 30 rounds, 6 to 7 minutes on an idle 2-core machine) and at least
+`--rounds` rounds have run. Each round, for `--seconds`:
   - a mutator changes the sources without pause: slow writes (truncate, then a few KiB at a
     time), atomic replaces (write aside, rename over), in-place overwrites (no truncation until
     the end, so a reader can see half of each version), deletions, renames, and rollbacks to the
