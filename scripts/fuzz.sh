@@ -38,6 +38,10 @@ fi
 
 mkdir -p "$work"
 cd "$root/Fuzz"
+# SwiftPM keeps the plan of a path dependency's files from the last build, so a file added to the
+# main package would fail an incremental build of Fuzz/ ("cannot find ... in scope"); without its
+# build manifest it plans again (a second), and recompiles only what changed.
+rm -f .build/release.yaml
 if ! swift build -c release -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library >"$work/build.log" 2>&1; then
     grep -E "error|warning: [^p]" "$work/build.log" | head -20 >&2 || tail -20 "$work/build.log" >&2
     echo "fuzz: the targets did not build (the whole log: $work/build.log)" >&2

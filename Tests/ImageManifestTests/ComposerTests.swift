@@ -122,4 +122,14 @@ import Testing
         #expect(result.problems.first?.location == location)
         #expect(result.problems.first?.message == "YAML syntax error: did not find expected node content (\(context))")
     }
+
+    /// So does an empty value at the very end, which libyaml places at the stream's end: a
+    /// merge key with no value was reported on line 2 of a one-line text (`make fuzz`).
+    @Test func anEmptyValueAtTheEndIsPlacedInsideTheText() throws {
+        let result = compose("? <<")
+        guard case .mapping(let pairs) = try #require(result.root).kind else { Issue.record("not a mapping"); return }
+        #expect(pairs.map(\.value.location) == [ImageManifest.SourceLocation(line: 1, column: 5)])
+        let report = ManifestValidator(options: ValidationOptions()).validate(contents: Array("? <<".utf8), file: "fuzz.yaml")
+        #expect(summary(report) == ["1:1 missing-key", "1:1 missing-key", "1:1 missing-key", "1:5 wrong-type"])
+    }
 }

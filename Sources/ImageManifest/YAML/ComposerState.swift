@@ -28,6 +28,14 @@ struct ComposerState {
     /// Nodes so far, every alias counted as its target's whole subtree.
     private var expanded = 0
 
+    /// The end of the text: a mark past it (see ``TextPosition/inside(_:end:)``) is placed there.
+    private let end: SourceLocation
+
+    /// A composition of a text that ends at `end`.
+    init(end: SourceLocation) {
+        self.end = end
+    }
+
     /// Records a problem that ends composition.
     mutating func fail(_ code: DiagnosticCode, _ message: String, at location: SourceLocation) {
         result.problems.append(.init(code: code, message: message, location: location))
@@ -40,7 +48,7 @@ struct ComposerState {
 
     /// Applies one libyaml event.
     mutating func handle(_ event: yaml_event_t) {
-        let at = SourceLocation(line: event.start_mark.line + 1, column: event.start_mark.column + 1)
+        let at = TextPosition.inside(event.start_mark, end: end)
         switch event.type {
         case YAML_DOCUMENT_START_EVENT:
             documents += 1

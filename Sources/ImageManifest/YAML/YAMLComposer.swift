@@ -30,7 +30,8 @@ struct YAMLComposer {
     /// - Parameter text: the manifest's bytes.
     /// - Returns: the document's root and every problem found.
     static func compose(_ text: ArraySlice<UInt8>) -> Result {
-        var state = ComposerState()
+        let end = text.withUnsafeBufferPointer { TextPosition.location(ofByte: $0.count, in: $0) }
+        var state = ComposerState(end: end)
         text.withUnsafeBufferPointer { buffer in
             var parser = yaml_parser_t()
             guard yaml_parser_initialize(&parser) == 1 else {
@@ -43,7 +44,7 @@ struct YAMLComposer {
             var event = yaml_event_t()
             while !state.stopped {
                 guard yaml_parser_parse(&parser, &event) == 1 else {
-                    let (code, message, location) = syntaxError(parser, text: buffer)
+                    let (code, message, location) = syntaxError(parser, text: buffer, end: end)
                     state.fail(code, message, at: location)
                     break
                 }
@@ -59,7 +60,7 @@ struct YAMLComposer {
     }
 
     /// libyaml's description of a syntax error and where it is.
-    private static func syntaxError(_ parser: yaml_parser_t, text: UnsafeBufferPointer<UInt8>)
+    private static func syntaxError(_ parser: yaml_parser_t, text: UnsafeBufferPointer<UInt8>, end: SourceLocation)
         -> (DiagnosticCode, String, SourceLocation) {
         let problem = parser.problem.map { String(cString: $0) } ?? "unknown error"
         var location: SourceLocation
@@ -67,7 +68,7 @@ struct YAMLComposer {
             // Reader errors carry a byte offset, not a mark.
             location = TextPosition.location(ofByte: parser.problem_offset, in: text)
         } else {
-            location = TextPosition.inside(parser.problem_mark, of: text)
+            location = TextPosition.inside(parser.problem_mark, end: end)
         }
         if problem.hasPrefix("Maximum nesting level") {
             // libyaml's scanner runs ahead through flow collections ("[[[[…"), so its own limit
@@ -76,7 +77,7 @@ struct YAMLComposer {
         }
         var message = "YAML syntax error: \(problem)"
         if let context = parser.context.map({ String(cString: $0) }), parser.error != YAML_READER_ERROR {
-            let mark = TextPosition.inside(parser.context_mark, of: text)
+            let mark = TextPosition.inside(parser.context_mark, end: end)
             message += " (\(context) at \(mark.line):\(mark.column))"
         }
         if TextPosition.character(at: location, in: text) == 0x09 {
@@ -105,12 +106,13 @@ enum TextPosition {
         return SourceLocation(line: line, column: column)
     }
 
-    /// A libyaml mark as a position inside `text`. At the end of a text whose last line has no
-    /// line break, libyaml moves its mark to a line of its own (it forces a new line before the
-    /// stream end), one past the text's last line; such a mark is the end of the last line.
-    static func inside(_ mark: yaml_mark_t, of text: UnsafeBufferPointer<UInt8>) -> SourceLocation {
+    /// A libyaml mark as a position inside a text that ends at `end` (``location(ofByte:in:)``
+    /// of its length). At the end of a text whose last line has no line break, libyaml moves its
+    /// mark to a line of its own (it forces a new line before the stream end), one past the
+    /// text's last line: an error there, or a value left empty (`? <<`), is placed at the end of
+    /// the last line instead.
+    static func inside(_ mark: yaml_mark_t, end: SourceLocation) -> SourceLocation {
         let location = SourceLocation(line: mark.line + 1, column: mark.column + 1)
-        let end = Self.location(ofByte: text.count, in: text)
         return location.line > end.line ? end : location
     }
 
