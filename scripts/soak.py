@@ -1,20 +1,28 @@
 #!/usr/bin/env python3
 """`make soak`: bakes that run, overlap and are killed while their sources change under them.
 
-    python3 scripts/soak.py [--bin .build/release] [--rounds 40] [--seconds 10] [--seed N]
+    python3 scripts/soak.py [--bin .build/release] [--kills 1000] [--rounds 6] [--seconds 10] [--seed N]
 
-Each round, for `--seconds`:
+Rounds of `--seconds` each run until the bakes have been killed with SIGKILL `--kills` times
+(1,000 by default: about 30 rounds, 6 to 7 minutes on an idle 2-core machine) and at least
+`--rounds` rounds have run. Each round, for `--seconds`:
   - a mutator changes the sources without pause: slow writes (truncate, then a few KiB at a
     time), atomic replaces (write aside, rename over), in-place overwrites (no truncation until
     the end, so a reader can see half of each version), deletions, renames, and rollbacks to the
     previous version with its old modification time put back (as `cp -p` does);
   - a generator flips two hot files between two versions every few milliseconds (A, B, A...);
-  - two loops run `imagetable bake` back to back (so runs overlap and wait for the locks), some
-    with `--prune`, and kill 7 in 10 at a random instant (4 in 5 of those with SIGKILL);
+  - two loops run `imagetable bake` of the one manifest back to back (so runs overlap and wait
+    for the locks), some with `--prune`; each bake is given a kill at a random instant with
+    probability 7 in 10 (`bakes.KILL_RATE`), 4 in 5 of those as SIGKILL and the rest SIGTERM
+    (`bakes.SIGKILL_SHARE`); a kill timed after the bake had finished is not counted;
+  - after every bake that a signal killed, `imagetable verify` checks every table at once, while
+    the other loop may be baking: exit 0 (sound) or 2 (interrupted, the next bake completes it)
+    is what a kill may leave; 1 (damage) is a problem;
   - a reader process reads random entries through the checked read; rendering is
     deterministic, so two different pixel checksums for one (table, source) are a torn read.
-The manifest has a family with a slot for every source and one with fewer slots than sources
-(8 for about 20: the over-full rules and eviction at every bake).
+The sources are crops of the corpus photos (real JPEGs, some re-encoded as PNG). The manifest has a
+family with a slot for every source and one with fewer slots than sources (8 for about 20: the
+over-full rules and eviction at every bake).
 Then, with the mutator stopped:
   - no `imagetable-worker` of this binary may be left running;
   - a quiet bake (`--prune`) must exit 0, and a second one must decode nothing;
@@ -22,7 +30,7 @@ Then, with the mutator stopped:
     same entries: the same keys, and per key the same source UUID, content rectangle and pixels,
     byte for byte (read with the reader in docs/FORMAT.md, not with our own code); so every
     present source has its entry, and nothing whose source did not change was lost;
-  - `imagetable verify` passes;
+  - `imagetable verify` passes (exit 0: the quiet bake completed every interrupted write);
   - a full disk: a bake into a 600 KB tmpfs must fail cleanly (exit 1, `no-space`); once the
     tmpfs is grown, the next bake must complete and equal the clean bake (skipped where tmpfs
     cannot be mounted: not root, or a container that forbids it).
@@ -83,7 +91,8 @@ def round_checks(n, binary, worker, manifest, sources, tables, read_table, probl
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin", default=os.path.join(ROOT, ".build", "release"))
-    parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--kills", type=int, default=1000, help="run rounds until this many bakes were killed with SIGKILL")
+    parser.add_argument("--rounds", type=int, default=6, help="run at least this many rounds")
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--seed", type=int, default=int(time.time()))
     args = parser.parse_args()
@@ -102,17 +111,21 @@ def main():
     for name in NAMES[::2]:
         mutator.write_slowly(name, mutator.pick_bytes(name), truncate_first=True)
         mutator.remember(name)
-    tally = dict(bakes=0, killed=0, kill9=0, exit3=0)
+    tally = dict(bakes=0, killed=0, kill9=0, exit3=0, verify=0, verify2=0, verify1=0)
+    lock = threading.Lock()
     reads = dict(reads=0, consistent=0, busy=0, torn=0)
     compared = verified = full_disks = 0
     problems = []
     started = time.time()
-    print(f"soak: seed {args.seed}, {args.rounds} rounds of {args.seconds:g} s, {binary}", flush=True)
-    for n in range(1, args.rounds + 1):
+    print(f"soak: seed {args.seed}, rounds of {args.seconds:g} s until {args.kills} kill -9 (at least {args.rounds} rounds), {binary}",
+          flush=True)
+    n = 0
+    while n < args.rounds or tally["kill9"] < args.kills:
+        n += 1
         stop = threading.Event()
         reader = reader_process(bench, tables, args.seconds)
         threads = [threading.Thread(target=mutator.run, args=(stop,)), threading.Thread(target=mutator.flip, args=(stop,))]
-        threads += [threading.Thread(target=bakes.BakeLoop(binary, manifest, random.Random(rng.random()), tally, problems).run,
+        threads += [threading.Thread(target=bakes.BakeLoop(binary, manifest, tables, random.Random(rng.random()), tally, problems, lock).run,
                                      args=(stop,)) for _ in range(2)]
         for t in threads:
             t.start()
@@ -130,7 +143,7 @@ def main():
             problems.append(f"round {n}: the reader saw {counts['torn']} torn reads")
         c, ok, ran = round_checks(n, binary, worker, manifest, sources, tables, read_table, problems)
         compared, verified, full_disks = compared + c, verified + ok, full_disks + ran
-        print(f"  round {n}: {tally['bakes']} bakes, {tally['kill9']} kill -9 so far; {c} entries equal to a clean bake; "
+        print(f"  round {n}: {tally['bakes']} bakes, {tally['kill9']} kill -9 and {tally['verify']} verify after a kill so far; {c} entries equal to a clean bake; "
               f"{counts.get('reads', 0)} reads; {len(problems)} problems", flush=True)
         if problems:
             break
@@ -139,6 +152,7 @@ def main():
         print(f"soak: error: {p}", file=sys.stderr)
     print(f"soak: {n} rounds, {time.time() - started:.0f} s, seed {args.seed}: "
           f"{tally['bakes']} bakes ({tally['kill9']} kill -9, {tally['killed'] - tally['kill9']} SIGTERM, {tally['exit3']} exit 3), "
+          f"verify after each kill {tally['verify']} ({tally['verify2']} interrupted, {tally['verify1']} damaged), "
           f"{sum(m.values())} mutations ({m['slow']} slow, {m['atomic']} atomic, {m['inplace']} in place, "
           f"{m['delete']} deleted, {m['rename']} renamed, {m['rollback']} rolled back, {m['flip']} flipped); "
           f"{reads['reads']} reads ({reads['torn']} torn, {reads['busy']} busy); {full_disks} full disks; "

@@ -70,6 +70,9 @@ extension ImageTableError {
         case keyTooLong = "key-too-long"
         /// A symbolic link leads outside the sources directory.
         case outsideSources = "outside-sources"
+        /// The file's name is not UTF-8, so it cannot be a key; its path is printed with each
+        /// byte that is not part of a UTF-8 character as `\xFF`.
+        case nameNotUTF8 = "name-not-utf8"
         /// The file changed while it was read (its stat differed before and after); nothing was
         /// baked from it, and the next bake reads it again.
         case changedWhileReading = "changed-while-reading"

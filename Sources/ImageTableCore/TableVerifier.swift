@@ -121,8 +121,11 @@ public enum TableVerifier {
     ///   - writerMayBeActive: `false` when the caller holds the writer lock, so nothing can change
     ///     and an odd generation can only be an interrupted write.
     static func verify(_ file: TableFile, writerMayBeActive: Bool) -> Report {
-        // Under the lock nothing changes, so one reading settles every slot.
-        let attempts = writerMayBeActive ? 3 : 1
+        // Readings are repeated, with pauses, to give a live writer time to finish a write. Under
+        // the lock nothing changes, and with no writer holding it there is none to wait for: one
+        // reading settles every slot (a writer that comes meanwhile is caught by the lock check
+        // below). Without this, every odd generation of a damaged table cost milliseconds.
+        let attempts = writerMayBeActive && WriterLock.isHeld(tablePath: file.path) != false ? 3 : 1
         var checks = VerifierPass(file: file)
         checks.run(slots: Array(0..<file.layout.capacity), attempts: attempts)
         if !checks.unsettled.isEmpty {

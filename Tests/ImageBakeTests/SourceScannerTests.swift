@@ -4,6 +4,9 @@ import Testing
 import ImageManifest
 import ImageTableCore
 @testable import ImageBake
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct SourceScannerTests {
     static func tree() throws -> String {
@@ -38,5 +41,58 @@ struct SourceScannerTests {
     @Test func aMissingDirectoryIsAnError() {
         let error = #expect(throws: ImageTableError.self) { try SourceScanner(root: "/nonexistent/dir", selects: { _ in true }).scan() }
         #expect(error?.code == .sourcesUnreadable)
+    }
+
+    /// Creates a file whose name is raw bytes (not necessarily UTF-8) in `directory`.
+    static func create(_ name: [UInt8], in directory: String, directory isDirectory: Bool = false) -> Bool {
+        let path = (Array(directory.utf8) + [0x2F] + name + [0]).map { CChar(bitPattern: $0) }
+        if isDirectory { return mkdir(path, 0o755) == 0 }
+        let fd = open(path, O_CREAT | O_WRONLY, 0o644)
+        defer { close(fd) }
+        return fd >= 0
+    }
+
+    /// Foundation's directory listing leaves out names that are not UTF-8; the scan reports them.
+    @Test func namesThatAreNotUTF8AreReportedWithTheirBytesEscaped() throws {
+        let root = NSTemporaryDirectory() + "scan-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: root + "/sub", withIntermediateDirectories: true)
+        #expect(Self.create([0x69, 0xFF, 0xFE, 0x2E, 0x6A, 0x70, 0x67], in: root + "/sub"))  // i\xFF\xFE.jpg
+        #expect(Self.create([0x61, 0xC3, 0xA9, 0xE2, 0x82, 0x2E, 0x6A, 0x70, 0x67], in: root))  // aé, then a cut character
+        #expect(Self.create([0x6E, 0x6F, 0x74, 0x65, 0xFF, 0x2E, 0x74, 0x78, 0x74], in: root))  // note\xFF.txt: not selected
+        #expect(Self.create([0x64, 0x69, 0x72, 0x80], in: root, directory: true))  // dir\x80
+        #expect(Self.create([0x64, 0x69, 0x72, 0x80] + Array("/hidden-by-its-directory.jpg".utf8), in: root))
+        _ = FileManager.default.createFile(atPath: root + "/good.jpg", contents: Data([1]))
+        let (sources, skipped) = try SourceScanner(root: root, selects: { $0.hasSuffix(".jpg") }).scan()
+        #expect(sources.map(\.key) == ["good.jpg"])
+        let file = "the name is not UTF-8, so it cannot be a key; rename it (bytes outside UTF-8 are shown as \\xFF)"
+        let dir = "a directory whose name is not UTF-8: nothing in it is scanned; rename it (bytes outside UTF-8 are shown as \\xFF)"
+        #expect(skipped == [
+            ImageTableError(.nameNotUTF8, file, path: root + "/a\u{E9}\\xE2\\x82.jpg", key: "a\u{E9}\\xE2\\x82.jpg"),
+            ImageTableError(.nameNotUTF8, dir, path: root + "/dir\\x80", key: "dir\\x80"),
+            ImageTableError(.nameNotUTF8, file, path: root + "/sub/i\\xFF\\xFE.jpg", key: "sub/i\\xFF\\xFE.jpg"),
+        ])
+    }
+
+    /// A directory named like an image is scanned and reported; so is a link to one, which is
+    /// not followed. A directory named otherwise is only scanned.
+    @Test func directoriesNamedLikeImagesAreScannedAndReported() throws {
+        let root = NSTemporaryDirectory() + "scan-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        for dir in ["folder.jpg", "plain", "Album.PNG/inner.webp"] {
+            try FileManager.default.createDirectory(atPath: root + "/" + dir, withIntermediateDirectories: true)
+        }
+        _ = FileManager.default.createFile(atPath: root + "/folder.jpg/inside.jpg", contents: Data([1]))
+        try FileManager.default.createSymbolicLink(atPath: root + "/link.gif", withDestinationPath: root + "/plain")
+        let (sources, skipped) = try SourceScanner(root: root, selects: { _ in true }).scan()
+        #expect(sources.map(\.key) == ["folder.jpg/inside.jpg"])
+        let named = "a directory named like an image, not a regular file; it is scanned for sources, not baked"
+        #expect(skipped == [
+            ImageTableError(.notARegularFile, named, path: root + "/Album.PNG", key: "Album.PNG"),
+            ImageTableError(.notARegularFile, named, path: root + "/Album.PNG/inner.webp", key: "Album.PNG/inner.webp"),
+            ImageTableError(.notARegularFile, named, path: root + "/folder.jpg", key: "folder.jpg"),
+            ImageTableError(.notARegularFile, "a symbolic link to a directory (\(root)/plain), not a regular file; directory links are not followed",
+                            path: root + "/link.gif", key: "link.gif"),
+        ])
     }
 }

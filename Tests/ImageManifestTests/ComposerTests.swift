@@ -110,4 +110,30 @@ import Testing
         #expect(result.problems.first?.code == .yamlSyntax)
         #expect(result.problems.first?.message.hasSuffix("YAML does not allow tabs for indentation, use spaces") == true)
     }
+
+    /// libyaml places the end of a text whose last line has no line break on a line of its own,
+    /// past the text; `make fuzz` found the syntax error reported there (Fuzz/Corpus/manifests).
+    /// It is reported at the bracket left open, inside the text, whatever the line breaks.
+    @Test(arguments: [
+        ("version: 1\noutput: tables\nfamilies: {users: {sources: ., formats: [\n# expect: error yaml-syntax 6:1\n# schej",
+         ImageManifest.SourceLocation(line: 3, column: 41)),
+        ("version: 1\r\noutput: tables\r\nfamilies: {a: [", ImageManifest.SourceLocation(line: 3, column: 15)),
+        ("version: 1\noutput: tables\nfamilies: {a: [\n", ImageManifest.SourceLocation(line: 3, column: 15)),
+    ])
+    func aSyntaxErrorAtTheEndIsPlacedInsideTheText(_ yaml: String, _ location: ImageManifest.SourceLocation) {
+        let result = compose(yaml)
+        #expect(result.problems.map(\.code) == [.yamlSyntax])
+        #expect(result.problems.first?.location == location)
+        #expect(result.problems.first?.message.hasPrefix("YAML syntax error: this '[' is never closed") == true)
+    }
+
+    /// So does an empty value at the very end, which libyaml places at the stream's end: a
+    /// merge key with no value was reported on line 2 of a one-line text (`make fuzz`).
+    @Test func anEmptyValueAtTheEndIsPlacedInsideTheText() throws {
+        let result = compose("? <<")
+        guard case .mapping(let pairs) = try #require(result.root).kind else { Issue.record("not a mapping"); return }
+        #expect(pairs.map(\.value.location) == [ImageManifest.SourceLocation(line: 1, column: 5)])
+        let report = ManifestValidator(options: ValidationOptions()).validate(contents: Array("? <<".utf8), file: "fuzz.yaml")
+        #expect(summary(report) == ["1:1 missing-key", "1:1 missing-key", "1:1 missing-key", "1:5 wrong-type"])
+    }
 }

@@ -25,9 +25,10 @@ public struct SourceFile: Sendable, Equatable {
 /// `realpath(3)`, as the kernel will follow them, so a link whose target cannot be named (under
 /// `/proc`) cannot pass for one inside. Nothing here opens a file: FIFOs, devices and sockets
 /// (which could block a read forever or never end) are only ever `lstat`ed and `stat`ed. Keys
-/// longer than a table allows, links leading outside, special files, hidden image files and
-/// unreadable directories are reported (`key-too-long`, `outside-sources`, `not-a-regular-file`,
-/// `hidden-file`, `unreadable`), not taken. The output directory, when it lies inside the
+/// longer than a table allows, links leading outside, special files and directories named like
+/// images, hidden image files, names that are not UTF-8 and unreadable directories are reported
+/// (`key-too-long`, `outside-sources`, `not-a-regular-file`, `hidden-file`, `name-not-utf8`,
+/// `unreadable`), not taken. The output directory, when it lies inside the
 /// sources, is not scanned: the tables and the bake state are not sources.
 public struct SourceScanner: Sendable {
     /// The directory to scan.
@@ -74,17 +75,29 @@ public struct SourceScanner: Sendable {
         var pending = [""]
         while let relative = pending.popLast() {
             let dir = relative.isEmpty ? resolvedRoot : "\(resolvedRoot)/\(relative)"
-            guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else {
+            guard let names = DirectoryListing.names(in: dir) else {
                 skipped.append(ImageTableError(.unreadable, "directory is not readable", path: dir, key: relative))
                 continue
             }
-            for name in names {
+            for entry in names {
+                guard case .utf8(let name) = entry else {
+                    if case .notUTF8(let bytes, let printable) = entry,
+                       let problem = notUTF8(bytes, printable: printable, in: dir, relative: relative) {
+                        skipped.append(problem)
+                    }
+                    continue
+                }
                 let key = relative.isEmpty ? name : "\(relative)/\(name)"
                 let path = "\(dir)/\(name)"
                 var st = stat()
                 guard lstat(path, &st) == 0 else { continue }
                 switch st.st_mode & S_IFMT {
-                case S_IFDIR: if path != excluding { pending.append(key) }
+                case S_IFDIR:
+                    if path != excluding { pending.append(key) }
+                    if namedLikeImage(key) {
+                        skipped.append(ImageTableError(.notARegularFile, "a directory named like an image, not a regular file; "
+                                                       + "it is scanned for sources, not baked", path: path, key: key))
+                    }
                 case S_IFREG: consider(key: key, path: path, stat: FileStat(st), into: &sources, &skipped)
                 case S_IFLNK:
                     guard let target = Self.realPath(path), stat(target, &st) == 0 else {
@@ -95,7 +108,13 @@ public struct SourceScanner: Sendable {
                         }
                         continue
                     }
-                    guard st.st_mode & S_IFMT != S_IFDIR else { continue }
+                    guard st.st_mode & S_IFMT != S_IFDIR else {
+                        if namedLikeImage(key) {
+                            skipped.append(ImageTableError(.notARegularFile, "a symbolic link to a directory (\(target)), "
+                                                           + "not a regular file; directory links are not followed", path: path, key: key))
+                        }
+                        continue
+                    }
                     guard allowOutside || resolvedRoot == "/" || target.hasPrefix(resolvedRoot + "/") else {
                         if selects(key) {
                             skipped.append(ImageTableError(.outsideSources, "symbolic link leads outside the sources directory",
@@ -131,6 +150,24 @@ public struct SourceScanner: Sendable {
             return
         }
         sources.append(SourceFile(key: key, path: path, stat: stat))
+    }
+
+    /// Whether the patterns select `key` and it has an image's extension: a directory so named
+    /// is reported, since whoever named it may have meant it as a source.
+    private func namedLikeImage(_ key: String) -> Bool {
+        selects(key) && GlobPattern.images.matches(key)
+    }
+
+    /// The failure for an entry whose name is not UTF-8 (a key must be), when the patterns
+    /// select its printable form, or when it is a directory: nothing under one is scanned.
+    private func notUTF8(_ name: [UInt8], printable: String, in dir: String, relative: String) -> ImageTableError? {
+        let key = relative.isEmpty ? printable : "\(relative)/\(printable)"
+        let isDirectory = DirectoryListing.entryStat(name, in: dir).map { $0.st_mode & S_IFMT == S_IFDIR } ?? false
+        guard isDirectory || selects(key) else { return nil }
+        let what = isDirectory ? "a directory whose name is not UTF-8: nothing in it is scanned"
+            : "the name is not UTF-8, so it cannot be a key"
+        return ImageTableError(.nameNotUTF8, what + "; rename it (bytes outside UTF-8 are shown as \\xFF)",
+                               path: "\(dir)/\(printable)", key: key)
     }
 
     /// The warning for a FIFO, device or socket that the patterns select: never opened, since a

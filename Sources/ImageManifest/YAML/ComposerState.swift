@@ -23,6 +23,9 @@ struct ComposerState {
     var root: YAMLNode?
     private(set) var stopped = false
     private let lax: LaxYAML
+    /// The text by lines: libyaml marks the end of a text without a final line break on a line
+    /// after it, and every position reported must lie inside the file.
+    private let lines: SourceLines
     private var stack: [Frame] = []
     /// The flow collections among `stack`, kept so that checks need not walk it.
     private var flowDepth = 0
@@ -37,6 +40,7 @@ struct ComposerState {
 
     /// Starts a composition of `lines`, the text the events come from.
     init(lines: SourceLines) {
+        self.lines = lines
         lax = LaxYAML(lines: lines)
     }
 
@@ -59,7 +63,8 @@ struct ComposerState {
 
     /// Applies one libyaml event.
     mutating func handle(_ event: yaml_event_t) {
-        let at = SourceLocation(event.start_mark)
+        var at = SourceLocation(event.start_mark)
+        if at.line > lines.count { at = lines.clamped(at) }
         switch event.type {
         case YAML_DOCUMENT_START_EVENT:
             documents += 1
