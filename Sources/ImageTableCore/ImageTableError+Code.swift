@@ -47,6 +47,9 @@ extension ImageTableError {
         case damagedRecord = "damaged-record"
         /// A write was interrupted (its record's generation is odd).
         case interruptedWrite = "interrupted-write"
+        /// The hash index does not lead to an entry (format version 2): readers miss it until a
+        /// writer, or `verify --repair`, rebuilds the index.
+        case damagedIndex = "damaged-index"
 
         // MARK: Sources
 

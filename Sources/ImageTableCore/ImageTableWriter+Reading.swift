@@ -27,7 +27,7 @@ extension ImageTableWriter {
     /// - Throws: what `body` throws, or ``ImageTableError`` `busy`.
     public func withImage<R>(entityUUID: UUID, sourceUUID: UUID? = nil, _ body: (ImageView) throws -> R) throws -> R? {
         for _ in 0..<8 {
-            guard let slot = state.withLock({ $0.closed ? nil : $0.directory.slot(of: entityUUID) }) else { return nil }
+            guard let slot = state.withLock({ $0.closed ? nil : file.indexedSlot(of: entityUUID) }) else { return nil }
             switch try file.read(slot: slot, entity: entityUUID, source: sourceUUID, body) {
             case .miss: return nil
             case .changed: continue
@@ -63,7 +63,7 @@ extension ImageTableWriter {
     @discardableResult
     public func touch(key: String, sourceUUID: UUID? = nil) -> Bool {
         let entity = EntityKey.uuid(for: key)
-        guard let slot = state.withLock({ $0.closed ? nil : $0.directory.slot(of: entity) }),
+        guard let slot = state.withLock({ $0.closed ? nil : file.indexedSlot(of: entity) }),
               let info = file.entryInfo(slot: slot), info.entityUUID == entity,
               sourceUUID == nil || info.sourceUUID == sourceUUID else { return false }
         recordUse(of: entity, slot: slot)
@@ -75,8 +75,9 @@ extension ImageTableWriter {
     private func recordUse(of entity: UUID, slot: Int) {
         let stamp = file.nextClock()
         state.withLock { s in
-            guard !s.closed, s.directory.entity(in: slot) == entity else { return }
-            file.record(slot).setRecency(stamp)
+            let record = file.record(slot)
+            guard !s.closed, record.state == IndexRecord.stateCommitted, record.entityUUID == entity else { return }
+            record.setRecency(stamp)
             s.directory.touch(slot, recency: stamp)
         }
     }

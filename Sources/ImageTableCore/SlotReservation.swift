@@ -31,6 +31,9 @@ public struct SlotReservation: @unchecked Sendable {
     public let style: PixelStyle
     /// The part of the slot the image covers; the whole slot unless the filler says otherwise.
     public var contentRect: PixelRect
+    /// When the source was last modified, in nanoseconds since 1970, for the record (0: unknown).
+    /// A bake sets it so that `imagetable merge` can rank entries as the bake ranks sources.
+    public var sourceModifiedNs: Int64 = 0
     /// The CRC-32 of ``pixels`` when whoever filled them computed it (a worker process, while
     /// the pixels were in its cache); `nil` makes ``ImageTableWriter/publish(_:)`` compute it.
     /// A wrong value is caught like any damage: readers and `verify` check it against the pixels.

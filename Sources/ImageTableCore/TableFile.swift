@@ -21,6 +21,9 @@ final class TableFile: @unchecked Sendable {
     private let mappedBytes: Int
     /// The file size last observed; it only grows. Atomic because reader threads refresh it.
     private let observedSize: Atomic<Int>
+    /// The end of the records this handle has allocated disk blocks for (version 2, whose index
+    /// is a hole until it is used). Only a writer holding the lock changes it, under its mutex.
+    private var allocatedRecordsEnd = 0
 
     var fileSize: Int { observedSize.load(ordering: .acquiring) }
 
@@ -57,6 +60,13 @@ final class TableFile: @unchecked Sendable {
             let protections = writable ? PROT_READ | PROT_WRITE : PROT_READ
             let mapping = mmap(nil, header.layout.maxFileBytes, protections, MAP_SHARED, fd, 0)
             guard let mapping, mapping != MAP_FAILED else { throw Posix.error("mmap", path: path) }
+            if header.layout.formatVersion >= 2 {
+                // Buckets are read at random, one per lookup: no readahead, no fault-around of
+                // the neighbouring pages, which would only make the index look resident.
+                let l = header.layout, page = TableLayout.systemPageSize
+                let start = l.bucketsOffset / page * page
+                _ = madvise(mapping + start, l.slotsOffset - start, MADV_RANDOM)
+            }
             self.fd = fd
             self.header = header
             base = mapping
@@ -125,15 +135,20 @@ final class TableFile: @unchecked Sendable {
         return end <= size
     }
 
-    /// Extends the file so that slots `0 ... index` are backed by disk blocks.
+    /// Extends the file so that slots `0 ... index` are backed by disk blocks, and (version 2)
+    /// allocates the blocks of the slot's record.
     ///
-    /// Grows by at least 16 slots (capped at the table's maximum) to keep system calls rare.
+    /// Grows by up to 16 slots at a time, but by no more than about 1 MiB beyond the slot
+    /// needed (one slot when slots are larger), so system calls stay rare for small slots and a
+    /// table of large ones grows by what is written, not by 16 of them at once.
     /// - Throws: `noSpace` when the disk is full, so no store can ever SIGBUS.
     func ensureBacked(slot index: Int) throws(ImageTableError) {
+        if layout.formatVersion >= 2 { try allocateRecord(index) }
         let fileSize = self.fileSize
         let needed = layout.slotOffset(index) + layout.slotStride
         guard needed > fileSize else { return }
-        var target = min(layout.maxFileBytes, max(needed, fileSize + 16 * layout.slotStride))
+        let growth = max(1, min(16, (1 << 20) / layout.slotStride)) * layout.slotStride
+        var target = min(layout.maxFileBytes, max(needed, fileSize + growth))
         var result = itc_reserve(fd, Int64(fileSize), Int64(target - fileSize))
         if result != 0 && target > needed {
             // The generous chunk may not fit where the one slot still does.
@@ -142,6 +157,37 @@ final class TableFile: @unchecked Sendable {
         }
         guard result == 0 else { throw Posix.error("posix_fallocate", path: path, errno: result) }
         observedSize.store(target, ordering: .releasing)
+    }
+
+    /// Allocates the blocks under record `index` (and the records before it) before a writer
+    /// stores into it: the index of a version 2 table is a hole until it is used, and a store
+    /// into a hole on a full disk would be SIGBUS. 64 KiB at a time.
+    private func allocateRecord(_ index: Int) throws(ImageTableError) {
+        let end = layout.recordOffset(index) + TableLimits.recordBytes
+        guard end > allocatedRecordsEnd else { return }
+        let chunkEnd = min(layout.bucketsOffset, (end + 65535) / 65536 * 65536)
+        try allocate(offset: allocatedRecordsEnd, count: chunkEnd - allocatedRecordsEnd)
+        allocatedRecordsEnd = chunkEnd
+    }
+
+    /// Allocates disk blocks for a range inside the file, keeping what is there.
+    func allocate(offset: Int, count: Int) throws(ImageTableError) {
+        let result = itc_allocate(fd, Int64(offset), Int64(count))
+        guard result == 0 else { throw Posix.error("posix_fallocate", path: path, errno: result) }
+    }
+
+    /// Slots wholly inside the file: `(fileSize − slotsOffset) / slotStride`, at most the capacity.
+    var backedSlots: Int {
+        min(layout.capacity, max(0, fileSize - layout.slotsOffset) / layout.slotStride)
+    }
+
+    /// The records a scan must look at: every record in version 1; in version 2 those a writer
+    /// may have used, `min(capacity, max(recordsInUse, backedSlots))`: records are used lowest
+    /// first, and `recordsInUse` still covers the records of slots cut off by a truncation.
+    var scanLimit: Int {
+        guard layout.formatVersion >= 2 else { return layout.capacity }
+        let inUse = recordsInUse
+        return min(layout.capacity, max(inUse > UInt64(layout.capacity) ? layout.capacity : Int(inUse), backedSlots))
     }
 
     /// Flushes `count` bytes at `offset` of the mapping to disk. Never retried: a failed flush
@@ -168,9 +214,17 @@ final class TableFile: @unchecked Sendable {
     /// batch writer calls this for slots it is done with, so its resident size does not grow with
     /// the table.
     func dropPages(slot index: Int) {
+        dropPages(offset: layout.slotOffset(index), count: layout.slotStride)
+    }
+
+    /// Unmaps the pages of any range of the mapping from this process (their data stays in the
+    /// file and the page cache): scans of a large index call this as they go, so that what they
+    /// have read does not stay resident.
+    func dropPages(offset: Int, count: Int) {
         let page = TableLayout.systemPageSize
-        let start = layout.slotOffset(index) / page * page
-        let end = layout.slotOffset(index) + layout.slotStride
+        let start = offset / page * page
+        let end = min(mappedBytes, offset + count)
+        guard end > start else { return }
         _ = madvise(base + start, end - start, MADV_DONTNEED)
     }
 
@@ -192,4 +246,27 @@ final class TableFile: @unchecked Sendable {
 
     /// The current change count.
     var changeCount: UInt64 { itc_load_acquire_u64(base + TableHeader.changeCountOffset) }
+
+    /// The live header's index selector (version 2): its low bit is the active bucket area, and
+    /// every switch to a rebuilt area adds one, so a reader that saw it change retries.
+    var indexSelector: UInt64 { itc_load_acquire_u64(base + TableHeader.indexSelectorOffset) }
+
+    /// The live header's entry count (version 2): what writers last counted.
+    var entryCount: UInt64 {
+        get { itc_load_acquire_u64(base + TableHeader.entryCountOffset) }
+        set { itc_store_release_u64(base + TableHeader.entryCountOffset, newValue) }
+    }
+
+    /// The live header's count of buckets in use, live or stale, in the active area (version 2).
+    var usedBuckets: UInt64 {
+        get { itc_load_acquire_u64(base + TableHeader.usedBucketsOffset) }
+        set { itc_store_release_u64(base + TableHeader.usedBucketsOffset, newValue) }
+    }
+
+    /// The live header's `recordsInUse` (version 2): one more than the highest record a writer
+    /// has reserved. It never decreases.
+    var recordsInUse: UInt64 {
+        get { itc_load_acquire_u64(base + TableHeader.recordsInUseOffset) }
+        set { itc_store_release_u64(base + TableHeader.recordsInUseOffset, newValue) }
+    }
 }
