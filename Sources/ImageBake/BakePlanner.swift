@@ -20,6 +20,13 @@ import ImageTableCore
 ///    A selected source's entry is never evicted: every present source counts as used before
 ///    any eviction is chosen.
 struct BakePlanner {
+    /// Why a source cannot be baked, found before decoding: boxed, since few sources have one
+    /// and a bake holds a ``Source`` for every source it plans.
+    final class Failure: Sendable {
+        let error: ImageTableError
+        init(_ error: ImageTableError) { self.error = error }
+    }
+
     /// A source of a family after the diff.
     struct Source {
         let file: SourceFile
@@ -27,7 +34,7 @@ struct BakePlanner {
         /// some table of the family holds, unless the source failed.
         let fingerprint: UUID?
         /// Why it cannot be baked, found before decoding.
-        let failure: ImageTableError?
+        let failure: Failure?
         /// Modified too recently to be baked this time (`--min-age`): its previous entry stays.
         var deferred = false
     }
@@ -68,7 +75,7 @@ struct BakePlanner {
                 if source.deferred {
                     plan.deferred += 1
                 } else if let failure = source.failure {
-                    plan.failures.append(SourceFailure(family: family.name, error: failure.at(source.file.path, key: key)))
+                    plan.failures.append(SourceFailure(family: family.name, error: failure.error.at(source.file.path, key: key)))
                 } else if let tables = writes[key] {
                     plan.jobs.append(BakePlan.Job(family: familyIndex, familyName: family.name, source: source.file, tables: tables.sorted(),
                                                   status: held.contains(key) ? .changed : .new))

@@ -117,7 +117,7 @@ extension ImageTableWriter {
                 pixels: staging ?? UnsafeMutableRawBufferPointer(start: file.slot(slot), count: l.imageBytes),
                 width: l.width, height: l.height, bytesPerRow: l.bytesPerRow, style: l.style,
                 contentRect: PixelRect(x: 0, y: 0, width: l.width, height: l.height),
-                generation: odd, owner: ObjectIdentifier(self))
+                isStaged: staging != nil, generation: odd, owner: ObjectIdentifier(self))
         }
     }
 

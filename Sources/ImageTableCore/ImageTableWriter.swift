@@ -194,13 +194,22 @@ public final class ImageTableWriter: @unchecked Sendable {
 
     /// Every committed entry, in slot order. Reads every record in use.
     public func entries() -> [EntryInfo] {
-        let limit = state.withLock { s in s.closed ? 0 : s.directory.highWater }
         var out: [EntryInfo] = []
         out.reserveCapacity(count)
+        forEachEntry { out.append($0) }
+        return out
+    }
+
+    /// Runs `body` on every committed entry, in slot order, without collecting them: for a
+    /// caller that keeps only part of each (a bake's plan keeps the key, source and recency).
+    /// The index pages read are dropped as it goes.
+    ///
+    /// - Parameter body: called once per entry.
+    public func forEachEntry(_ body: (EntryInfo) -> Void) {
+        let limit = state.withLock { s in s.closed ? 0 : s.directory.highWater }
         file.forEachRecord { slot in
             guard slot < limit, file.record(slot).state == IndexRecord.stateCommitted, let info = file.entryInfo(slot: slot) else { return }
-            out.append(info)
+            body(info)
         }
-        return out
     }
 }

@@ -38,6 +38,10 @@ public struct SlotReservation: @unchecked Sendable {
     /// the pixels were in its cache); `nil` makes ``ImageTableWriter/publish(_:)`` compute it.
     /// A wrong value is caught like any damage: readers and `verify` check it against the pixels.
     public var pixelChecksum: UInt32?
+    /// Whether ``pixels`` is the writer's own memory rather than the slot (a slot that held an
+    /// entry, reserved with `staged`): the pixels reach the slot when the reservation is
+    /// published, so no other process may be told to write the slot.
+    public var isStaged = false
     /// The odd generation the record carries while reserved: the token another process shows
     /// ``DelegatedSlots`` to prove the slot is still reserved for it.
     public let generation: UInt64

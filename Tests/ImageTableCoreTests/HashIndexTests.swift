@@ -106,6 +106,22 @@ struct HashIndexTests {
         #expect(try reader.withImage(forKey: "two") { rows(of: $0) } == pattern(for: "two", layout: layout))
     }
 
+    /// The file grows by what is written: up to 16 slots at a time when they are small, but by
+    /// no more than about 1 MiB beyond the slot needed, so two 4 MiB entries take two slots
+    /// (it used to grow 16 slots at a time, 64 MiB here, 1 GiB for 4096×4096 images).
+    @Test func theFileGrowsByWhatIsWritten() throws {
+        let dir = try TemporaryDirectory()
+        let large = try openTable(dir.file("large.imagetable"), descriptor(width: 1024, height: 1024, style: .bgra32, capacity: 100))
+        for key in ["a", "b"] { try put(large, key) }
+        #expect(large.file.fileSize == large.layout.slotOffset(2))
+        let small = try openTable(dir.file("small.imagetable"), descriptor(width: 8, height: 8, style: .grayscale8, capacity: 100))
+        try put(small, "a")
+        #expect(small.file.fileSize == small.layout.slotOffset(16))
+        let mid = try openTable(dir.file("mid.imagetable"), descriptor(width: 200, height: 200, style: .bgra32, capacity: 100))
+        try put(mid, "a")
+        #expect(mid.file.fileSize == mid.layout.slotOffset(6), "six 160 KiB slots: the most within 1 MiB")
+    }
+
     /// Opening a table of a million slots and looking entries up touches a handful of pages, not
     /// its index: the resident part of the reader's mapping stays within a few MiB (version 1
     /// read all 256 MB of records at open), and listing the entries reads theirs alone.
