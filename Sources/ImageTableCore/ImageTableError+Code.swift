@@ -116,6 +116,13 @@ extension ImageTableError {
         case outputFailed = "output-failed"
         /// A preview sheet would have too many pixels.
         case sheetTooLarge = "sheet-too-large"
+        /// Shards that do not go together: a bake's output directory holds another shard (or an
+        /// unsharded bake), or a merge's shards were split into different numbers, or one is
+        /// given twice or missing.
+        case shardMismatch = "shard-mismatch"
+        /// Tables that were not baked from the same manifest: a merge's inputs differ in their
+        /// tables or in a table's parameters.
+        case manifestMismatch = "manifest-mismatch"
 
         // MARK: The runtime cache
 
