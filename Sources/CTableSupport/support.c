@@ -96,7 +96,7 @@ int itc_exchange(const char *from, const char *to) {
 #if defined(__APPLE__)
     return renamex_np(from, to, RENAME_SWAP) == 0 ? 0 : errno;
 #elif defined(SYS_renameat2)
-    return syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 1 /* RENAME_EXCHANGE */) == 0 ? 0 : errno;
+    return syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 2 /* RENAME_EXCHANGE */) == 0 ? 0 : errno;
 #else
     (void)from; (void)to;
     return ENOSYS;

@@ -42,6 +42,8 @@ public final class TableBuilder {
     let file: TableFile
     private var index: IndexWriter
     private var clock: UInt64 = 0
+    /// One image's bytes, for ``append(copying:from:recency:)``.
+    let copyBuffer: UnsafeMutableRawBufferPointer
 
     /// Creates `path` (which must not exist) as an empty version 2 table with `header`'s format
     /// fields, mode from its protection.
@@ -67,7 +69,10 @@ public final class TableBuilder {
         }
         file = try TableFile(path: path, writable: true)
         index = IndexWriter(file: file)
+        copyBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: header.layout.imageBytes, alignment: 64)
     }
+
+    deinit { copyBuffer.deallocate() }
 
     /// The header of a version 2 table with `header`'s format fields and page size.
     ///

@@ -15,12 +15,14 @@ struct ImageTableCommand: AsyncParsableCommand {
 
             EXIT STATUS
               0   success (for validate: every manifest is valid; for verify: every table is sound)
-              1   failure (for validate: some manifest has errors; for bake: a fatal error; for
-                  inspect, verify, extract and preview: a table, entry or output file failed)
-              3   bake finished but some sources failed
+              1   failure (for validate: some manifest has errors; for bake and merge: a fatal
+                  error; for inspect, verify, extract and preview: a table, entry or output
+                  file failed)
+              3   bake finished but some sources failed; merge finished but left some
+                  damaged entries out
               64  bad usage: unknown option, missing or malformed argument
             """,
-        subcommands: [ValidateCommand.self, BakeCommand.self, InspectCommand.self, VerifyCommand.self, ExtractCommand.self,
-                      PreviewCommand.self]
+        subcommands: [ValidateCommand.self, BakeCommand.self, MergeCommand.self, InspectCommand.self, VerifyCommand.self,
+                      ExtractCommand.self, PreviewCommand.self]
     )
 }
