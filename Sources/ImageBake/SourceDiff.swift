@@ -116,20 +116,30 @@ struct SourceDiff {
 
     /// The outcomes of the work items, written by the reading threads: fingerprints and flags in
     /// a plain array, failures apart.
+    ///
+    /// The storage is raw memory, not arrays: a mutating access to an array property from two
+    /// threads at once is an exclusivity violation (a trap) even when they touch different elements.
     private final class Outcomes: @unchecked Sendable {
-        private var fingerprints: [UUID?]
-        private var vanished: [Bool]
+        private let fingerprints: UnsafeMutableBufferPointer<UUID?>
+        private let vanished: UnsafeMutableBufferPointer<Bool>
         private let failures = Mutex([Int: ImageTableError]())
 
         init(count: Int) {
-            fingerprints = Array(repeating: nil, count: count)
-            vanished = Array(repeating: false, count: count)
+            fingerprints = .allocate(capacity: count)
+            fingerprints.initialize(repeating: nil)
+            vanished = .allocate(capacity: count)
+            vanished.initialize(repeating: false)
+        }
+
+        deinit {
+            fingerprints.deallocate()
+            vanished.deallocate()
         }
 
         /// Each index is written by one thread only, and read after every thread has joined.
         func set(_ i: Int, _ outcome: Outcome) {
-            fingerprints.withUnsafeMutableBufferPointer { $0[i] = outcome.fingerprint }
-            vanished.withUnsafeMutableBufferPointer { $0[i] = outcome.vanished }
+            fingerprints[i] = outcome.fingerprint
+            vanished[i] = outcome.vanished
             if let failure = outcome.failure { failures.withLock { $0[i] = failure } }
         }
 
