@@ -58,6 +58,34 @@ extension TableFile {
         return selector
     }
 
+    /// Runs `body` on `entity`'s pixels, found through the index: each slot the probe offers
+    /// is read under its seqlock until one holds the entity. A miss counts only if no writer
+    /// switched index areas meanwhile. Takes no lock: the index is only ever changed by single
+    /// aligned stores, and a rebuild shows in the selector (`docs/FORMAT.md`, "Hash index").
+    ///
+    /// - Returns: `body`'s result and the slot, or `nil` on a miss.
+    /// - Throws: what `body` throws, or `busy` after eight torn reads in a row.
+    @inline(__always)
+    func indexedRead<R>(_ entity: UUID, source: UUID?, _ body: (ImageView) throws -> R) throws -> (result: R, slot: Int)? {
+        for _ in 0..<8 {
+            var found: (result: R, slot: Int)?
+            var changed = false
+            let selector = try probe(entity) { slot in
+                switch try read(slot: slot, entity: entity, source: source, body) {
+                case .hit(let r): found = (r, slot)
+                case .changed: changed = true
+                case .miss: return false
+                }
+                return true
+            }
+            if let found { return found }
+            if changed { continue }
+            itc_fence_acquire()
+            if indexSelector == selector { return nil }
+        }
+        throw ImageTableError(.busy, "entry changed during eight consecutive reads", path: path)
+    }
+
     /// The slot the index leads to for `entity`, as a reader finds it: the first slot on the
     /// probe path whose record is committed with that entity, or `nil`. Retries while a writer
     /// switches areas.

@@ -113,26 +113,9 @@ public final class ImageTableReader: @unchecked Sendable {
         throw ImageTableError(.busy, "entry changed during eight consecutive reads", path: path)
     }
 
-    /// A lookup through the hash index: each slot the probe offers is read under its seqlock
-    /// until one holds the entity. A miss counts only if no writer switched index areas meanwhile.
+    /// A lookup through the hash index (``TableFile/indexedRead(_:source:_:)``).
     private func indexedImage<R>(_ entity: UUID, _ source: UUID?, _ body: (ImageView) throws -> R) throws -> R? {
-        for _ in 0..<8 {
-            var result: R?
-            var changed = false
-            let selector = try file.probe(entity) { slot in
-                switch try file.read(slot: slot, entity: entity, source: source, body) {
-                case .hit(let r): result = r
-                case .changed: changed = true
-                case .miss: return false
-                }
-                return true
-            }
-            if let result { return result }
-            if changed { continue }
-            itc_fence_acquire()
-            if file.indexSelector == selector { return nil }
-        }
-        throw ImageTableError(.busy, "entry changed during eight consecutive reads", path: path)
+        try file.indexedRead(entity, source: source, body)?.result
     }
 
     /// The view of `key`'s entry without the seqlock check: safe only while no writer is active

@@ -26,17 +26,11 @@ extension ImageTableWriter {
     /// - Returns: `body`'s result, or `nil` on a miss.
     /// - Throws: what `body` throws, or ``ImageTableError`` `busy`.
     public func withImage<R>(entityUUID: UUID, sourceUUID: UUID? = nil, _ body: (ImageView) throws -> R) throws -> R? {
-        for _ in 0..<8 {
-            guard let slot = state.withLock({ $0.closed ? nil : file.indexedSlot(of: entityUUID) }) else { return nil }
-            switch try file.read(slot: slot, entity: entityUUID, source: sourceUUID, body) {
-            case .miss: return nil
-            case .changed: continue
-            case .hit(let result):
-                recordUse(of: entityUUID, slot: slot)
-                return result
-            }
-        }
-        throw ImageTableError(.busy, "entry changed during eight consecutive reads", path: path)
+        // The lookup takes no lock, as a reader's: after close() the mapping is private zeros,
+        // where every probe misses.
+        guard let (result, slot) = try file.indexedRead(entityUUID, source: sourceUUID, body) else { return nil }
+        recordUse(of: entityUUID, slot: slot)
+        return result
     }
 
     /// The zero-copy view of `key`'s entry without the seqlock check, counting the read as a use.

@@ -88,7 +88,9 @@ extension ImageTableWriter {
                 evictedKey = file.record(victim).key
                 slot = victim
             }
-            if UInt64(slot) >= file.recordsInUse { file.recordsInUse = UInt64(slot + 1) }
+            // Raised 64 records at a time, so that the header it lives in is flushed once per 64
+            // new slots rather than with every write to a new slot.
+            if UInt64(slot) >= file.recordsInUse { file.recordsInUse = UInt64(min(file.layout.capacity, (slot + 64) / 64 * 64)) }
             let record = file.record(slot)
             let odd = (record.generation | 1) &+ (record.generation & 1 == 1 ? 2 : 0)
             record.beginWrite(odd)

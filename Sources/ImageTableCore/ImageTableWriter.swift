@@ -49,6 +49,8 @@ public final class ImageTableWriter: @unchecked Sendable {
         var closed = false
         /// `recordsInUse` as last flushed, to know when the header must be flushed with records.
         var flushedRecordsInUse: UInt64 = 0
+        /// File offsets of the buckets publishing wrote since ``ImageTableWriter/releaseMappedPages(slots:)`` last ran.
+        var writtenBuckets: [Int] = []
     }
 
     /// A reservation in flight.

@@ -14,6 +14,8 @@ struct IndexWriter {
     private var allocated: [[UInt64]] = [[], []]
     /// How many rebuilds this handle has made (for tests).
     private(set) var rebuilds = 0
+    /// The 64 KiB windows of records ``isStale(_:)`` read.
+    private var recordWindows = Set<Int>()
 
     init(file: TableFile) {
         self.file = file
@@ -131,13 +133,24 @@ struct IndexWriter {
     /// A bucket is stale when the record it leads to is not committed with an entity of its tag,
     /// and no write is in flight there (odd generation): it can be reused without any committed
     /// entry losing its way.
-    private func isStale(_ bucket: UInt64) -> Bool {
+    ///
+    /// The buckets an insert passes lead to records anywhere in the index; the 64 KiB windows of
+    /// records read are remembered, so that a batch writer can unmap them
+    /// (``ImageTableWriter/releaseMappedPages(slots:)``) rather than hold the whole index.
+    private mutating func isStale(_ bucket: UInt64) -> Bool {
         let slot = Int(truncatingIfNeeded: bucket & 0xFFFF_FFFF) - 1
         guard slot >= 0 && slot < layout.capacity else { return true }
+        if recordWindows.count < 4096 { recordWindows.insert(layout.recordOffset(slot) / 65536) }
         let record = file.record(slot)
         if record.generation & 1 == 1 { return false }
         guard record.state == IndexRecord.stateCommitted else { return true }
         return BucketIndex.hash(record.entityUUID).tag != UInt32(truncatingIfNeeded: bucket >> 32)
+    }
+
+    /// The 64 KiB windows of records read since the last call, to unmap.
+    mutating func takeRecordWindows() -> Set<Int> {
+        defer { recordWindows = [] }
+        return recordWindows
     }
 
     private func find(_ entity: UUID, in area: Int, where match: (UInt64) -> Bool) -> Int? {

@@ -139,6 +139,7 @@ extension TableFile {
     /// Runs `body` on slot `slot` if it holds `entity` (with `source`, when given), under the
     /// seqlock of `docs/FORMAT.md`: generation even before, unchanged after.
     func read<R>(slot: Int, entity: UUID, source: UUID?, _ body: (ImageView) throws -> R) rethrows -> SlotRead<R> {
+        itc_prefetch(base + layout.slotOffset(slot))
         let record = record(slot)
         let before = record.generation
         guard before & 1 == 0, record.state == IndexRecord.stateCommitted, record.entityUUID == entity else {

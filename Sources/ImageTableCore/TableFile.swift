@@ -138,16 +138,17 @@ final class TableFile: @unchecked Sendable {
     /// Extends the file so that slots `0 ... index` are backed by disk blocks, and (version 2)
     /// allocates the blocks of the slot's record.
     ///
-    /// Grows by up to 16 slots at a time, but by no more than about 1 MiB beyond the slot
-    /// needed (one slot when slots are larger), so system calls stay rare for small slots and a
-    /// table of large ones grows by what is written, not by 16 of them at once.
+    /// Grows by up to 16 slots at a time, but by no more than about 4 MiB beyond the slot
+    /// needed (one slot when slots are larger), so that growing (a change of the file's size,
+    /// which the next flush must commit to the journal) stays rare for small slots, and a table
+    /// of large ones grows by what is written, not by 16 of them at once.
     /// - Throws: `noSpace` when the disk is full, so no store can ever SIGBUS.
     func ensureBacked(slot index: Int) throws(ImageTableError) {
         if layout.formatVersion >= 2 { try allocateRecord(index) }
         let fileSize = self.fileSize
         let needed = layout.slotOffset(index) + layout.slotStride
         guard needed > fileSize else { return }
-        let growth = max(1, min(16, (1 << 20) / layout.slotStride)) * layout.slotStride
+        let growth = max(1, min(16, (4 << 20) / layout.slotStride)) * layout.slotStride
         var target = min(layout.maxFileBytes, max(needed, fileSize + growth))
         var result = itc_reserve(fd, Int64(fileSize), Int64(target - fileSize))
         if result != 0 && target > needed {

@@ -107,7 +107,7 @@ struct HashIndexTests {
     }
 
     /// The file grows by what is written: up to 16 slots at a time when they are small, but by
-    /// no more than about 1 MiB beyond the slot needed, so two 4 MiB entries take two slots
+    /// no more than about 4 MiB beyond the slot needed, so two 4 MiB entries take two slots
     /// (it used to grow 16 slots at a time, 64 MiB here, 1 GiB for 4096×4096 images).
     @Test func theFileGrowsByWhatIsWritten() throws {
         let dir = try TemporaryDirectory()
@@ -117,9 +117,9 @@ struct HashIndexTests {
         let small = try openTable(dir.file("small.imagetable"), descriptor(width: 8, height: 8, style: .grayscale8, capacity: 100))
         try put(small, "a")
         #expect(small.file.fileSize == small.layout.slotOffset(16))
-        let mid = try openTable(dir.file("mid.imagetable"), descriptor(width: 200, height: 200, style: .bgra32, capacity: 100))
+        let mid = try openTable(dir.file("mid.imagetable"), descriptor(width: 400, height: 400, style: .bgra32, capacity: 100))
         try put(mid, "a")
-        #expect(mid.file.fileSize == mid.layout.slotOffset(6), "six 160 KiB slots: the most within 1 MiB")
+        #expect(mid.file.fileSize == mid.layout.slotOffset(6), "six 628 KiB slots: the most within 4 MiB")
     }
 
     /// Opening a table of a million slots and looking entries up touches a handful of pages, not
