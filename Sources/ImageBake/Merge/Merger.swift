@@ -5,11 +5,13 @@ import ImageTableCore
 public struct MergedTable: Sendable, Codable, Equatable {
     /// The table file in the output directory, as a person would type it.
     public let path: String
-    /// The format's name and the table's scale.
+    /// The format's name.
     public let format: String
+    /// The table's scale.
     public let scale: Int
-    /// Entries in the merged table, and its capacity.
+    /// Entries in the merged table.
     public let entries: Int
+    /// The table's capacity (`maximumCount`).
     public let capacity: Int
     /// Entries that did not fit the capacity: the least recently modified sources' (the plan's rule).
     public let leftOut: Int
