@@ -52,6 +52,7 @@ bench:
 	python3 Benchmarks/bake-bench.py --bin $(RELEASE_BIN)
 	python3 Benchmarks/converge-bench.py --bin $(RELEASE_BIN)
 	python3 Benchmarks/floor-bench.py --bin $(RELEASE_BIN)
+	python3 Benchmarks/scale-bench.py --bin $(RELEASE_BIN)
 	$(RELEASE_BIN)/imagetable-bench render bench-out/floor-src-small
 	$(RELEASE_BIN)/imagetable-bench render bench-out/floor-src-photos
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure what the build and tests need is present: libvips (with pkg-config) for the
-# pipeline, libyaml for the manifest parser, SQLite for the bake state, python3 for the format-spec reader test, and
+# pipeline, libyaml for the manifest parser, SQLite for the bake state, python3 for the format-spec reader test,
+# GNU parallel for the test that bakes shards the way docs/SCALE.md shows, and
 # python3's jsonschema (Draft 2020-12) and yaml modules for the test that keeps
 # schema/manifest.schema.json in step with the validator. Installs system packages with apt-get when run as root, Python modules with pip.
 #
@@ -19,6 +20,8 @@ command -v vips >/dev/null 2>&1 || missing+=(libvips-tools)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 # The tests that prove an unchanged re-bake opens no source count open calls with strace.
 command -v strace >/dev/null 2>&1 || missing+=(strace)
+# GNU parallel runs the shards of the sharded-bake test (moreutils has another `parallel`).
+parallel --version 2>/dev/null | grep -q "GNU parallel" || missing+=(parallel)
 if [ "${1:-}" = bench ]; then
     [ -f /usr/include/turbojpeg.h ] || missing+=(libturbojpeg0-dev)
     command -v mogrify >/dev/null 2>&1 || missing+=(imagemagick)
@@ -35,7 +38,7 @@ if [ ${#missing[@]} -ne 0 ]; then
     else
         echo "ensure-deps: missing system packages: ${missing[*]}" >&2
         echo "  Debian/Ubuntu: sudo apt-get install ${missing[*]}" >&2
-        echo "  macOS:         brew install vips libyaml sqlite pkg-config" >&2
+        echo "  macOS:         brew install vips libyaml sqlite pkg-config parallel" >&2
         exit 1
     fi
 fi

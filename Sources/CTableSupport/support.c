@@ -6,14 +6,17 @@
 #include <errno.h>
 #include <fcntl.h>
 
-#include <unistd.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #if defined(__APPLE__)
 #include <sys/stat.h>
 #else
-#include <sys/syscall.h>
+#include <linux/falloc.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #endif
 
 // posix_fallocate returns an errno value rather than setting errno; macOS lacks it, so there we
@@ -53,15 +56,87 @@ void itc_keep_heap(int bytes) {
 #endif
 }
 
-// The system call rather than glibc's renameat2 wrapper, which only glibc 2.28 and later have.
-int itc_exchange_paths(const char *a, const char *b) {
+int itc_allocate(int fd, int64_t offset, int64_t length) {
 #if defined(__APPLE__)
-    return renamex_np(a, b, RENAME_SWAP);
-#elif defined(__linux__) && defined(SYS_renameat2)
-    return (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 2 /* RENAME_EXCHANGE */);
+    struct stat st;
+    if (fstat(fd, &st) == -1) return errno;
+    if (offset + length <= st.st_size) return 0;
+    return itc_reserve(fd, st.st_size, offset + length - st.st_size);
 #else
-    (void)a; (void)b;
-    errno = ENOSYS;
-    return -1;
+    int result;
+    do { result = posix_fallocate(fd, offset, length); } while (result == EINTR);
+    return result;
 #endif
+}
+
+static int write_zeros(int fd, int64_t offset, int64_t length) {
+    static const char zeros[65536];
+    while (length > 0) {
+        size_t n = length < (int64_t)sizeof zeros ? (size_t)length : sizeof zeros;
+        ssize_t w = pwrite(fd, zeros, n, offset);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        offset += w;
+        length -= w;
+    }
+    return 0;
+}
+
+int itc_punch(int fd, int64_t offset, int64_t length) {
+#if defined(__linux__)
+    if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset, length) == 0) return 0;
+    if (errno != EOPNOTSUPP && errno != ENOSYS) return errno;
+#endif
+    return write_zeros(fd, offset, length);
+}
+
+int itc_exchange(const char *from, const char *to) {
+#if defined(__APPLE__)
+    return renamex_np(from, to, RENAME_SWAP) == 0 ? 0 : errno;
+#elif defined(SYS_renameat2)
+    return syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 2 /* RENAME_EXCHANGE */) == 0 ? 0 : errno;
+#else
+    (void)from; (void)to;
+    return ENOSYS;
+#endif
+}
+
+int itc_copy_range(int from, int64_t fromOffset, int to, int64_t toOffset, int64_t length) {
+#if defined(__linux__)
+    off_t in = fromOffset, out = toOffset;
+    while (length > 0) {
+        ssize_t n = copy_file_range(from, &in, to, &out, (size_t)length, 0);
+        if (n > 0) { length -= n; continue; }
+        if (n == 0) return EIO;
+        if (errno == EINTR) continue;
+        if (errno != EXDEV && errno != ENOSYS && errno != EOPNOTSUPP && errno != EINVAL) return errno;
+        fromOffset = in;
+        toOffset = out;
+        break;
+    }
+    if (length == 0) return 0;
+#endif
+    char *buffer = malloc(1 << 20);
+    if (!buffer) return ENOMEM;
+    int result = 0;
+    while (length > 0 && result == 0) {
+        size_t want = length < (1 << 20) ? (size_t)length : (1 << 20);
+        ssize_t r = pread(from, buffer, want, fromOffset);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) { result = r == 0 ? EIO : errno; break; }
+        ssize_t done = 0;
+        while (done < r) {
+            ssize_t w = pwrite(to, buffer + done, (size_t)(r - done), toOffset + done);
+            if (w < 0 && errno == EINTR) continue;
+            if (w < 0) { result = errno; break; }
+            done += w;
+        }
+        fromOffset += r;
+        toOffset += r;
+        length -= r;
+    }
+    free(buffer);
+    return result;
 }

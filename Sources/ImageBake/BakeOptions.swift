@@ -32,6 +32,9 @@ public struct BakeOptions: Sendable {
     public var durability: ImageTableWriter.Durability
     /// Entries published per flush, per table (bounded by a quarter of the table's capacity).
     public var publishBatch: Int
+    /// Bake only the sources of one shard (`--shard K/N`), into an output directory of its own;
+    /// `nil` bakes every source.
+    public var shard: ShardSelection?
     /// Called with progress, at most every tenth of a second and once at the end.
     public var progress: (@Sendable (BakeProgress) -> Void)?
     /// Called with each source a worker fails to bake, as it fails, from the thread that saw it:
@@ -55,6 +58,7 @@ public struct BakeOptions: Sendable {
         lockTimeout = 10
         durability = .flushed
         publishBatch = 32
+        shard = nil
         progress = nil
         failed = nil
     }

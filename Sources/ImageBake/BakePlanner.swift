@@ -20,6 +20,13 @@ import ImageTableCore
 ///    A selected source's entry is never evicted: every present source counts as used before
 ///    any eviction is chosen.
 struct BakePlanner {
+    /// Why a source cannot be baked, found before decoding: boxed, since few sources have one
+    /// and a bake holds a ``Source`` for every source it plans.
+    final class Failure: Sendable {
+        let error: ImageTableError
+        init(_ error: ImageTableError) { self.error = error }
+    }
+
     /// A source of a family after the diff.
     struct Source {
         let file: SourceFile
@@ -27,7 +34,7 @@ struct BakePlanner {
         /// some table of the family holds, unless the source failed.
         let fingerprint: UUID?
         /// Why it cannot be baked, found before decoding.
-        let failure: ImageTableError?
+        let failure: Failure?
         /// Modified too recently to be baked this time (`--min-age`): its previous entry stays.
         var deferred = false
     }
@@ -68,7 +75,7 @@ struct BakePlanner {
                 if source.deferred {
                     plan.deferred += 1
                 } else if let failure = source.failure {
-                    plan.failures.append(SourceFailure(family: family.name, error: failure.at(source.file.path, key: key)))
+                    plan.failures.append(SourceFailure(family: family.name, error: failure.error.at(source.file.path, key: key)))
                 } else if let tables = writes[key] {
                     plan.jobs.append(BakePlan.Job(family: familyIndex, familyName: family.name, source: source.file, tables: tables.sorted(),
                                                   status: held.contains(key) ? .changed : .new))
@@ -92,12 +99,15 @@ struct BakePlanner {
         var change = BakePlan.TableChange()
         change.capacity = table.capacity
         change.entriesBefore = table.entries.count
-        let candidates = family.sources
-            .filter { ($0.failure == nil && !$0.deferred) || table.entries[$0.file.key] != nil }
-            .sorted { ($0.file.stat.modifiedNs, $1.file.key) > ($1.file.stat.modifiedNs, $0.file.key) }
+        // Sorted as indices, not copies: a plan of a million sources would otherwise hold a
+        // second copy of every source per table while it sorts.
+        let sources = family.sources
+        let candidates = sources.indices
+            .filter { (sources[$0].failure == nil && !sources[$0].deferred) || table.entries[sources[$0].file.key] != nil }
+            .sorted { (sources[$0].file.stat.modifiedNs, sources[$1].file.key) > (sources[$1].file.stat.modifiedNs, sources[$0].file.key) }
         change.candidates = candidates.count
-        let selected = candidates.prefix(table.capacity)
-        change.leftOut = candidates.dropFirst(table.capacity).map(\.file.key).sorted()
+        let selected = candidates.prefix(table.capacity).lazy.map { sources[$0] }
+        change.leftOut = candidates.dropFirst(table.capacity).map { sources[$0].file.key }.sorted()
         var newKeys = 0
         for source in selected where source.failure == nil && !source.deferred {
             guard let entry = table.entries[source.file.key] else {
@@ -112,7 +122,7 @@ struct BakePlanner {
         }
         change.writes.sort()
         let selectedKeys = Set(selected.map(\.file.key))
-        let present = Set(family.sources.map(\.file.key))
+        let present = Set(sources.lazy.map(\.file.key))
         let unselected = table.entries.keys.filter { !selectedKeys.contains($0) }
         let gone = unselected.filter { !present.contains($0) }.sorted()
         if prune { change.prunes = gone }

@@ -151,7 +151,13 @@ final class BakeRun: @unchecked Sendable {
                 let placed = try write.complete(contentRects: rendered.contentRects.map {
                     PixelRect(x: $0.x, y: $0.y, width: $0.width, height: $0.height)
                 }, sourceUUID: fingerprint, pixelChecksums: rendered.pixelChecksums)
-                for (t, reservation) in zip(job.tables, placed) { try tables[t].enqueue(reservation) }
+                for (t, reservation) in zip(job.tables, placed) {
+                    // The modification time of the bytes decoded: `imagetable merge` ranks
+                    // entries by it, as the plan ranks sources.
+                    var reservation = reservation
+                    reservation.sourceModifiedNs = rendered.stat.modifiedNs
+                    try tables[t].enqueue(reservation)
+                }
             } catch {
                 return .fatal(error)
             }

@@ -99,6 +99,8 @@ public struct BakeSummary: Sendable {
     public var stoppedEarly = false
     /// The plan the bake followed (what a dry run prints).
     public var plan: BakePlan?
+    /// The shard baked (`--shard`), or `nil` for every source.
+    public var shard: ShardSelection?
 }
 
 /// Progress of a running bake, for a progress bar.

@@ -27,6 +27,10 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     private let reader: ImageTableReader?
     private let batchLimit: Int
     private let pending = Mutex<[SlotReservation]>([])
+    /// Bytes of staged pixels (slots whose old entry goes) held by the pending batch: published
+    /// early past ``stagedLimit``, so a batch of large images does not hold them all in memory.
+    private let stagedBytes = Mutex(0)
+    private static let stagedLimit = 32 << 20
     /// The entries the plan chose to evict, in order: taken one by one by new keys that find no
     /// free slot, so the bake evicts exactly what the plan says whatever the order of the jobs.
     private let victims = Mutex<ArraySlice<String>>([])
@@ -81,8 +85,14 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
 
     /// What the table holds now: key → source UUID and recency.
     func snapshot() -> [String: (source: UUID, recency: UInt64)] {
-        let entries = table?.entries() ?? reader?.entries() ?? []
-        return Dictionary(entries.map { ($0.key, (source: $0.sourceUUID, recency: $0.recency)) }, uniquingKeysWith: { a, _ in a })
+        var held: [String: (source: UUID, recency: UInt64)] = [:]
+        if let table {
+            held.reserveCapacity(table.count)
+            table.forEachEntry { held[$0.key] = ($0.sourceUUID, $0.recency) }
+        } else if let reader {
+            for e in reader.entries() where held[e.key] == nil { held[e.key] = (e.sourceUUID, e.recency) }
+        }
+        return held
     }
 
     /// Sets the evictions the plan chose.
@@ -100,10 +110,12 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
         for _ in 0..<2000 {
             do throws(ImageTableError) {
                 do throws(ImageTableError) {
-                    return try table!.reserve(key: key, sourceUUID: sourceUUID, evicting: .none)
+                    // Only a reservation made once the source has decoded (`evicting`) may stage:
+                    // the others may be handed to a worker, which writes the slot itself.
+                    return try table!.reserve(key: key, sourceUUID: sourceUUID, evicting: .none, staged: evicting)
                 } catch where error.code == .full && evicting {
                     guard let victim = victims.withLock({ $0.popFirst() }) else { throw error }
-                    let reservation = try table!.reserve(key: key, sourceUUID: sourceUUID, evicting: .entry(key: victim))
+                    let reservation = try table!.reserve(key: key, sourceUUID: sourceUUID, evicting: .entry(key: victim), staged: true)
                     if reservation.evictedKey != nil { counts.withLock { $0.evicted += 1 } }
                     return reservation
                 }
@@ -131,11 +143,15 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
         }
     }
 
-    /// Queues a filled reservation; publishes the batch once it is full.
+    /// Queues a filled reservation; publishes the batch once it is full, or once the staged
+    /// pixels it holds pass ``stagedLimit``.
     func enqueue(_ reservation: SlotReservation) throws(ImageTableError) {
+        let imageBytes = reservation.isStaged ? reservation.pixels.count : 0
         let batch: [SlotReservation]? = pending.withLock { p in
             p.append(reservation)
-            guard p.count >= batchLimit else { return nil }
+            let staged = stagedBytes.withLock { $0 += imageBytes; return $0 }
+            guard p.count >= batchLimit || staged >= Self.stagedLimit else { return nil }
+            stagedBytes.withLock { $0 = 0 }
             defer { p = [] }
             return p
         }
@@ -145,6 +161,7 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     /// Publishes whatever is queued.
     func publishPending() throws(ImageTableError) {
         let batch = pending.withLock { p in
+            stagedBytes.withLock { $0 = 0 }
             defer { p = [] }
             return p
         }

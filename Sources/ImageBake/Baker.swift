@@ -42,6 +42,14 @@ public enum Baker {
                 throw ImageTableError(.io, "cannot create the output directory: \(error.localizedDescription)", path: manifest.outputPath)
             }
         }
+        // Before any table is opened (a rebuild or an upgrade is a write): one shard a directory.
+        if FileManager.default.fileExists(atPath: manifest.outputPath) {
+            do {
+                try ShardMarker.claim(manifest.outputPath, for: options.shard, write: !options.dryRun)
+            } catch {
+                throw error.at(manifest.displayOutput)
+            }
+        }
         let tables = try manifest.formats.map { format throws(ImageTableError) in try BakeTable(format, of: manifest, options: options) }
         defer { tables.forEach { $0.close() } }
         // The state is opened once the tables' locks are held, so two bakes of one manifest never
@@ -54,8 +62,13 @@ public enum Baker {
         var scanFailures: [SourceFailure] = []
         let snapshots = tables.map { $0.snapshot() }
         for family in manifest.families {
+            // A shard's bake sees only its own sources: every other key is no source of its, and
+            // is reported by no warning of its.
+            let shard = options.shard
             let scanner = SourceScanner(root: family.sourcesPath, allowOutside: options.allowOutsidePaths, excluding: manifest.outputPath,
-                                        selectsHidden: { family.selectsHiddenImage($0) }) { family.selects($0) }
+                                        selectsHidden: { family.selectsHiddenImage($0) && shard?.contains(key: $0) != false }) {
+                family.selects($0) && shard?.contains(key: $0) != false
+            }
             let (sources, skipped) = try scanner.scan()
             let held = Set(tables.indices.filter { tables[$0].format.family == family.name }.flatMap { snapshots[$0].keys })
             scanned.append((sources, held))
@@ -121,6 +134,7 @@ public enum Baker {
         var summary = run
         summary.plan = plan
         summary.dryRun = options.dryRun
+        summary.shard = options.shard
         summary.unchanged = plan.unchanged
         summary.leftOut = plan.leftOut
         summary.deferred = plan.deferred

@@ -112,7 +112,7 @@ struct ExportDirectory {
                 try? FileManager.default.removeItem(atPath: staging)
                 throw error
             }
-        } else if itc_exchange_paths(staging, path) != 0 {
+        } else if itc_exchange(staging, path) != 0 {
             // `staging` keeps the new set until the old one is out of the way.
             let aside = "\(parent)/\(stagingPrefix)\(getpid())-old-\(UInt32.random(in: 0...UInt32.max))"
             guard rename(path, aside) == 0 else {

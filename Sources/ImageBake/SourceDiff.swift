@@ -34,61 +34,143 @@ struct SourceDiff {
 
     /// Each family's sources with what the diff learnt.
     ///
+    /// Memory is a few dozen bytes per source beyond the sources themselves: the work is an
+    /// array of indices sorted by path, the outcomes an array beside it, and failures (rare) are
+    /// kept apart, so that a bake of a million sources does not hold a million error values.
+    ///
     /// - Parameters:
     ///   - families: per family, its scanned sources and the keys its tables hold.
     /// - Returns: per family, the planner's sources and those that vanished.
     func run(_ families: [(sources: [SourceFile], held: Set<String>)]) -> [Family] {
-        // Work out each path once, even when several families list it.
-        var work: [String: (file: SourceFile, read: Bool)] = [:]
-        for family in families {
-            for file in family.sources {
-                let read = family.held.contains(file.key) || work[file.path]?.read == true
-                work[file.path] = (file, read)
+        // Every (family, source) once, sorted by path: a path several families list is worked
+        // out once, read if any of them holds its key. In path order, since with one thread the
+        // reads should come in the same order every time (reproducible traces, forced races).
+        var all: [(family: Int32, index: Int32)] = []
+        all.reserveCapacity(families.reduce(0) { $0 + $1.sources.count })
+        for (f, family) in families.enumerated() {
+            for i in family.sources.indices { all.append((Int32(f), Int32(i))) }
+        }
+        func file(_ item: (family: Int32, index: Int32)) -> SourceFile { families[Int(item.family)].sources[Int(item.index)] }
+        all.sort { Self.pathOrder(file($0), file($1)) < 0 }
+        // One work item per distinct path: its first position in `all`, and whether to read it.
+        var starts: [Int32] = []
+        var reads: [Bool] = []
+        for (position, item) in all.enumerated() {
+            let holds = families[Int(item.family)].held.contains(file(item).key)
+            if let last = starts.last, Self.pathOrder(file(all[Int(last)]), file(item)) == 0 {
+                reads[reads.count - 1] = reads[reads.count - 1] || holds
+            } else {
+                starts.append(Int32(position))
+                reads.append(holds)
             }
         }
-        // In path order: a dictionary's order changes from run to run, and with one thread the
-        // reads should come in the same order every time (reproducible traces, forced races).
-        let items = work.values.sorted { $0.file.path < $1.file.path }
-        let results = Mutex([String: Outcome]())
-        Parallel.forEach(items.count, threads: jobs) { i in
-            let outcome = examine(items[i].file, read: items[i].read)
-            results.withLock { $0[items[i].file.path] = outcome }
+        let outcomes = Outcomes(count: starts.count)
+        let items = starts.map { file(all[Int($0)]) }, toRead = reads
+        Parallel.forEach(items.count, threads: jobs) { w in
+            outcomes.set(w, examine(items[w], read: toRead[w]))
         }
-        let found = results.withLock { $0 }
-        return families.map { family in
-            let vanished = family.sources.filter { found[$0.path]!.vanished }
-            let sources = family.sources.filter { !found[$0.path]!.vanished }.map { file in
-                let outcome = found[file.path]!
-                return BakePlanner.Source(file: file, fingerprint: outcome.fingerprint, failure: outcome.failure?.at(file.path, key: file.key))
+        // Back to the families, in scan order.
+        var work = Array(repeating: [Int32](), count: families.count)
+        for (f, family) in families.enumerated() { work[f] = Array(repeating: -1, count: family.sources.count) }
+        var w = -1
+        for (position, item) in all.enumerated() {
+            if w + 1 < starts.count && Int(starts[w + 1]) == position { w += 1 }
+            work[Int(item.family)][Int(item.index)] = Int32(w)
+        }
+        return families.enumerated().map { f, family in
+            var sources: [BakePlanner.Source] = [], vanished: [SourceFile] = []
+            sources.reserveCapacity(family.sources.count)
+            for (i, source) in family.sources.enumerated() {
+                let outcome = outcomes.get(Int(work[f][i]))
+                if outcome.vanished {
+                    vanished.append(source)
+                } else {
+                    sources.append(BakePlanner.Source(file: source, fingerprint: outcome.fingerprint,
+                                                      failure: outcome.failure.map { BakePlanner.Failure($0.at(source.path, key: source.key)) }))
+                }
             }
             return Family(sources: sources, vanished: vanished)
         }
     }
 
+    /// Compares two files' paths byte by byte without building them (a sort of a million
+    /// sources would otherwise build forty million strings): negative, zero or positive.
+    static func pathOrder(_ a: SourceFile, _ b: SourceFile) -> Int {
+        func order<S: Sequence<UInt8>>(_ x: S, _ y: S) -> Int {
+            var i = x.makeIterator(), j = y.makeIterator()
+            while true {
+                switch (i.next(), j.next()) {
+                case (nil, nil): return 0
+                case (nil, _): return -1
+                case (_, nil): return 1
+                case let (p?, q?): if p != q { return p < q ? -1 : 1 }
+                }
+            }
+        }
+        if a.root == b.root { return order(a.key.utf8, b.key.utf8) }
+        let slash = CollectionOfOne(UInt8(ascii: "/"))
+        return order([Array(a.root.utf8), Array(slash), Array(a.key.utf8)].joined(), [Array(b.root.utf8), Array(slash), Array(b.key.utf8)].joined())
+    }
+
     private typealias Outcome = (fingerprint: UUID?, failure: ImageTableError?, vanished: Bool)
 
+    /// The outcomes of the work items, written by the reading threads: fingerprints and flags in
+    /// a plain array, failures apart.
+    ///
+    /// The storage is raw memory, not arrays: a mutating access to an array property from two
+    /// threads at once is an exclusivity violation (a trap) even when they touch different elements.
+    private final class Outcomes: @unchecked Sendable {
+        private let fingerprints: UnsafeMutableBufferPointer<UUID?>
+        private let vanished: UnsafeMutableBufferPointer<Bool>
+        private let failures = Mutex([Int: ImageTableError]())
+
+        init(count: Int) {
+            fingerprints = .allocate(capacity: count)
+            fingerprints.initialize(repeating: nil)
+            vanished = .allocate(capacity: count)
+            vanished.initialize(repeating: false)
+        }
+
+        deinit {
+            fingerprints.deallocate()
+            vanished.deallocate()
+        }
+
+        /// Each index is written by one thread only, and read after every thread has joined.
+        func set(_ i: Int, _ outcome: Outcome) {
+            fingerprints[i] = outcome.fingerprint
+            vanished[i] = outcome.vanished
+            if let failure = outcome.failure { failures.withLock { $0[i] = failure } }
+        }
+
+        func get(_ i: Int) -> Outcome {
+            (fingerprints[i], failures.withLock { $0[i] }, vanished[i])
+        }
+    }
+
     private func examine(_ file: SourceFile, read: Bool) -> Outcome {
-        if !rehash, let known = state.trustedFingerprint(path: file.path, stat: file.stat) { return (known, nil, false) }
+        let path = file.path
+        if !rehash, let known = state.trustedFingerprint(path: path, stat: file.stat) { return (known, nil, false) }
         do throws(ImageTableError) {
             let header: [UInt8]
             var fingerprint: UUID?
             if read {
-                let bytes = try SourceRead(path: file.path, maxBytes: decoding.maxSourceBytes)
-                state.remember(path: file.path, BakeState.FileRecord(stat: bytes.stat, fingerprint: bytes.fingerprint!,
-                                                                     checkedNs: bytes.startedNs, tables: []))
+                let bytes = try SourceRead(path: path, maxBytes: decoding.maxSourceBytes)
+                state.remember(path: path, BakeState.FileRecord(stat: bytes.stat, fingerprint: bytes.fingerprint!,
+                                                                checkedNs: bytes.startedNs, tables: []))
                 (header, fingerprint) = (bytes.header, bytes.fingerprint)
             } else {
-                header = try SourceRead.peek(path: file.path, maxBytes: decoding.maxSourceBytes).header
+                header = try SourceRead.peek(path: path, maxBytes: decoding.maxSourceBytes).header
             }
             guard ImageSignature.format(of: header) != nil else {
                 return (fingerprint, ImageTableError(.notAnImage, "not an image by its first bytes (JPEG, PNG, GIF, WebP, TIFF or HEIF); skipped",
-                                                     path: file.path), false)
+                                                     path: path), false)
             }
             return (fingerprint, nil, false)
         } catch {
             // The same test as the worker's (`BakeRun`): a file that cannot be opened and is no
             // longer there was deleted, not damaged.
-            if error.code == .unreadable && FileStat(path: file.path) == nil { return (nil, nil, true) }
+            if error.code == .unreadable && FileStat(path: path) == nil { return (nil, nil, true) }
             return (nil, error, false)
         }
     }

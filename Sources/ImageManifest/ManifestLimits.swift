@@ -24,9 +24,11 @@ public enum ManifestLimits {
     public static let maxNameBytes = TableLimits.maxNameBytes
     /// The scales a format may list.
     public static let scales = 1...8
-    /// Largest maximum size of one table: 64 GiB. Bigger is almost surely a typo in `size` or
-    /// `maximumCount`, and would not fit the memory map of a phone-class reader anyway.
-    public static let maxTableBytes = 64 << 30
+    /// Largest maximum size of one table: 16 TiB, the largest file ext4 holds with 4 KiB blocks.
+    /// Bigger is almost surely a typo in `size` or `maximumCount`. Tables are allocated as they
+    /// fill, so a large limit costs nothing until it is used: ten million 150×150 thumbnails
+    /// take about 1 TB.
+    public static let maxTableBytes = 16 << 40
     /// The page size the plan assumes, so the sizes it reports are the same on every machine.
     /// Tables on machines with larger pages (16 KiB on Apple silicon) are somewhat larger.
     public static let planPageSize = 4096

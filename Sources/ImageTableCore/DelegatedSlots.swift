@@ -67,8 +67,14 @@ public final class DelegatedSlots: @unchecked Sendable {
         guard slot >= 0, slot < file.layout.capacity, generation & 1 == 1 else {
             throw ImageTableError(.invalidArgument, "slot \(slot) with generation \(generation) is not a reservation", path: file.path)
         }
-        let record = file.record(slot)
-        guard record.generation == generation, record.state == IndexRecord.stateEmpty, file.slotIsBacked(slot) else {
+        // Read with pread, not through the mapping: a worker checks every reservation of a
+        // bake, and mapping the records' pages would leave a worker holding the whole index.
+        var fields = (generation: UInt64(0), recency: UInt64(0), state: UInt32(0))
+        let read = withUnsafeMutableBytes(of: &fields) { raw in
+            SystemIO.read(file.fd, into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<20]), at: file.layout.recordOffset(slot))
+        }
+        guard case .success(20) = read, UInt64(littleEndian: fields.generation) == generation,
+              UInt32(littleEndian: fields.state) == IndexRecord.stateEmpty, file.slotIsBacked(slot) else {
             throw ImageTableError(.invalidArgument, "slot \(slot) is no longer reserved with generation \(generation)", path: file.path)
         }
     }

@@ -47,6 +47,9 @@ extension ImageTableError {
         case damagedRecord = "damaged-record"
         /// A write was interrupted (its record's generation is odd).
         case interruptedWrite = "interrupted-write"
+        /// The hash index does not lead to an entry (format version 2): readers miss it until a
+        /// writer, or `verify --repair`, rebuilds the index.
+        case damagedIndex = "damaged-index"
 
         // MARK: Sources
 
@@ -121,6 +124,13 @@ extension ImageTableError {
         case staleTable = "stale-table"
         /// Export: the destination exists and is not an earlier export, so it is not replaced.
         case notAnExport = "not-an-export"
+        /// Shards that do not go together: a bake's output directory holds another shard (or an
+        /// unsharded bake), or a merge's shards were split into different numbers, or one is
+        /// given twice or missing.
+        case shardMismatch = "shard-mismatch"
+        /// Tables that were not baked from the same manifest: a merge's inputs differ in their
+        /// tables or in a table's parameters.
+        case manifestMismatch = "manifest-mismatch"
 
         // MARK: The runtime cache
 

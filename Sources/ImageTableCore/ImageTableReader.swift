@@ -1,31 +1,47 @@
+import CTableSupport
 import Foundation
 import Synchronization
 
 /// A table opened read-only, for runtime readers and inspection tools. Takes no lock and never
 /// changes the file; reads do not count as use.
 ///
-/// Lookups go through an in-memory dictionary built by one scan of the index at open. When a
-/// lookup misses and the header's `changeCount` shows that a writer has published or removed
-/// entries since, the reader rescans once and retries, so it sees new entries without polling.
-/// Every hit is checked with the record's seqlock, so a concurrent writer never hands it torn
-/// pixels through ``withImage(forKey:sourceUUID:_:)``.
+/// Opening reads the header and maps the file, nothing more: lookups go through the table's
+/// persisted hash index (format version 2), so opening a table of a million entries costs what
+/// opening one of ten does, and a lookup probes a bucket or two and checks the record it leads
+/// to. Entries a writer publishes later are found at once, without polling. Every hit is
+/// checked with the record's seqlock, so a concurrent writer never hands it torn pixels through
+/// ``withImage(forKey:sourceUUID:_:)``.
+///
+/// Version 1 tables, which have no hash index, are read as before: one scan of the index at
+/// open into an in-memory dictionary, rescanned when a lookup misses and the header's
+/// `changeCount` shows that a writer changed something.
 public final class ImageTableReader: @unchecked Sendable {
     struct Directory {
         var slotByEntity: [UUID: Int32] = [:]
         var changeCount: UInt64 = 0
     }
 
+    /// A version 1 table's in-memory directory, shared by the reader's threads.
+    final class ScannedDirectory: Sendable {
+        let mutex: Mutex<Directory>
+        init(_ directory: Directory) { mutex = Mutex(directory) }
+        func withLock<R>(_ body: (inout Directory) -> R) -> R { mutex.withLock { body(&$0) } }
+    }
+
     /// The table file.
     public let path: String
     /// The validated header.
     public var header: TableHeader { file.header }
-    /// Records the open skipped as damaged or interrupted.
-    public let notices: [TableNotice]
+    /// Records skipped as damaged or interrupted: found at open in a version 1 table, and by the
+    /// last ``entries()`` in a version 2 one (whose open reads no record).
+    public var notices: [TableNotice] { found.withLock { $0 } }
     let file: TableFile
     /// The device and inode of the file this reader has open, to tell when its path names
     /// another file (``isReplaced``).
     let identity: FileIdentity?
-    private let directory: Mutex<Directory>
+    /// The in-memory directory of a version 1 table; `nil` for version 2.
+    private let directory: ScannedDirectory?
+    private let found: Mutex<[TableNotice]>
 
     /// Opens `path` read-only.
     ///
@@ -35,9 +51,14 @@ public final class ImageTableReader: @unchecked Sendable {
         self.path = path
         file = try TableFile(path: path, writable: false)
         identity = FileIdentity(descriptor: file.fd)
-        let scan = RecordScan(file)
-        notices = scan.problems.map { TableNotice(kind: $0.kind, message: "slot \($0.slot): \($0.reason); skipped it", slot: $0.slot) }
-        directory = Mutex(Self.directory(from: scan, changeCount: file.changeCount))
+        if file.layout.formatVersion == 1 {
+            let scan = RecordScan(file)
+            found = Mutex(scan.problems.map { TableNotice(kind: $0.kind, message: "slot \($0.slot): \($0.reason); skipped it", slot: $0.slot) })
+            directory = ScannedDirectory(Self.directory(from: scan, changeCount: file.changeCount))
+        } else {
+            found = Mutex([])
+            directory = nil
+        }
     }
 
     private static func directory(from scan: RecordScan, changeCount: UInt64) -> Directory {
@@ -47,8 +68,12 @@ public final class ImageTableReader: @unchecked Sendable {
         return d
     }
 
-    /// The number of entries found at open or at the last rescan.
-    public var count: Int { directory.withLock { $0.slotByEntity.count } }
+    /// The number of entries: as the header counts them (version 2: what the last writer
+    /// counted, read without touching the index), or as the last scan found (version 1).
+    public var count: Int {
+        if let directory { return directory.withLock { $0.slotByEntity.count } }
+        return Int(min(file.entryCount, UInt64(file.layout.capacity)))
+    }
 
     /// The table's layout.
     public var layout: TableLayout { file.layout }
@@ -75,6 +100,7 @@ public final class ImageTableReader: @unchecked Sendable {
     /// - Returns: `body`'s result, or `nil` on a miss.
     /// - Throws: what `body` throws, or ``ImageTableError`` `busy`.
     public func withImage<R>(entityUUID: UUID, sourceUUID: UUID? = nil, _ body: (ImageView) throws -> R) throws -> R? {
+        guard let directory else { return try indexedImage(entityUUID, sourceUUID, body) }
         var rescanned = false
         for _ in 0..<8 {
             let slot = directory.withLock { $0.slotByEntity[entityUUID] }
@@ -89,6 +115,11 @@ public final class ImageTableReader: @unchecked Sendable {
             rescanned = true
         }
         throw ImageTableError(.busy, "entry changed during eight consecutive reads", path: path)
+    }
+
+    /// A lookup through the hash index (``TableFile/indexedRead(_:source:_:)``).
+    private func indexedImage<R>(_ entity: UUID, _ source: UUID?, _ body: (ImageView) throws -> R) throws -> R? {
+        try file.indexedRead(entity, source: source, body)?.result
     }
 
     /// The view of `key`'s entry without the seqlock check: safe only while no writer is active
@@ -107,6 +138,9 @@ public final class ImageTableReader: @unchecked Sendable {
     /// - Parameter key: the entry's key.
     public func entry(forKey key: String) -> EntryInfo? {
         let entity = EntityKey.uuid(for: key)
+        guard let directory else {
+            return file.indexedSlot(of: entity).flatMap { file.entryInfo(slot: $0) }.flatMap { $0.entityUUID == entity ? $0 : nil }
+        }
         if let slot = directory.withLock({ $0.slotByEntity[entity] }), let info = file.entryInfo(slot: Int(slot)),
            info.entityUUID == entity {
             return info
@@ -116,8 +150,14 @@ public final class ImageTableReader: @unchecked Sendable {
     }
 
     /// Every entry the reader serves, in slot order, as the index is now: damaged and
-    /// interrupted records are left out (they are in ``notices``).
+    /// interrupted records are left out (they are in ``notices``). In a version 2 table this
+    /// reads every record in use, so it costs what the entries do; opening does not.
     public func entries() -> [EntryInfo] {
+        guard let directory else {
+            let scan = IndexedEntries(file)
+            found.withLock { $0 = scan.notices }
+            return scan.entries
+        }
         refreshIfChanged()
         let slots = directory.withLock { $0.slotByEntity.values.map(Int.init) }
         return slots.sorted().compactMap { file.entryInfo(slot: $0) }
@@ -129,15 +169,56 @@ public final class ImageTableReader: @unchecked Sendable {
     /// The header's live change counter: bumped whenever a writer publishes or removes an entry.
     public var changeCount: UInt64 { file.changeCount }
 
-    /// Rescans the index if a writer changed it since the last scan.
+    /// Rescans the index of a version 1 table if a writer changed it since the last scan. A
+    /// version 2 table has nothing to rescan: its lookups read the index as it is.
     ///
     /// - Returns: whether it rescanned.
     @discardableResult
     public func refreshIfChanged() -> Bool {
+        guard let directory else { return false }
         let now = file.changeCount
         guard directory.withLock({ $0.changeCount != now }) else { return false }
-        let fresh = Self.directory(from: RecordScan(file), changeCount: now)
+        let scan = RecordScan(file)
+        let fresh = Self.directory(from: scan, changeCount: now)
         directory.withLock { $0 = fresh }
         return true
+    }
+}
+
+/// The entries of a version 2 table as its readers serve them: every sound committed record in
+/// use that the hash index leads to. A record the index does not lead to is a notice: either
+/// another record claims its entity (the index leads there) or the index lost it (a writer
+/// rebuilds the index when it opens the table).
+struct IndexedEntries {
+    private(set) var entries: [EntryInfo] = []
+    private(set) var notices: [TableNotice] = []
+
+    init(_ file: TableFile) {
+        var entries: [EntryInfo] = [], notices: [TableNotice] = []
+        func note(_ kind: TableNotice.Kind, _ slot: Int, _ reason: String) {
+            notices.append(TableNotice(kind: kind, message: "slot \(slot): \(reason); skipped it", slot: slot))
+        }
+        file.forEachRecord { slot in
+            let generation = file.record(slot).generation
+            switch RecordScan.judge(slot: slot, of: file, checkKeys: false) {
+            case .empty: return
+            case .interrupted: note(.discardedInterruptedWrite, slot, "interrupted write")
+            case .damaged(let reason): note(.damagedRecord, slot, reason)
+            case .committed(let entity):
+                guard let info = file.entryInfo(slot: slot) else { return }
+                let indexed = file.indexedSlot(of: entity)
+                // A record a writer changed meanwhile says nothing about the index.
+                guard file.record(slot).generation == generation else { return }
+                if indexed == slot {
+                    entries.append(info)
+                } else if let other = indexed {
+                    note(.damagedRecord, slot, "slot \(other) also claims this entry's entity, and the index leads there")
+                } else {
+                    note(.damagedIndex, slot, "the hash index does not lead to this entry (a writer rebuilds the index)")
+                }
+            }
+        }
+        self.entries = entries
+        self.notices = notices
     }
 }

@@ -26,17 +26,11 @@ extension ImageTableWriter {
     /// - Returns: `body`'s result, or `nil` on a miss.
     /// - Throws: what `body` throws, or ``ImageTableError`` `busy`.
     public func withImage<R>(entityUUID: UUID, sourceUUID: UUID? = nil, _ body: (ImageView) throws -> R) throws -> R? {
-        for _ in 0..<8 {
-            guard let slot = state.withLock({ $0.closed ? nil : $0.directory.slot(of: entityUUID) }) else { return nil }
-            switch try file.read(slot: slot, entity: entityUUID, source: sourceUUID, body) {
-            case .miss: return nil
-            case .changed: continue
-            case .hit(let result):
-                recordUse(of: entityUUID, slot: slot)
-                return result
-            }
-        }
-        throw ImageTableError(.busy, "entry changed during eight consecutive reads", path: path)
+        // The lookup takes no lock, as a reader's: after close() the mapping is private zeros,
+        // where every probe misses.
+        guard let (result, slot) = try file.indexedRead(entityUUID, source: sourceUUID, body) else { return nil }
+        recordUse(of: entityUUID, slot: slot)
+        return result
     }
 
     /// The zero-copy view of `key`'s entry without the seqlock check, counting the read as a use.
@@ -63,7 +57,7 @@ extension ImageTableWriter {
     @discardableResult
     public func touch(key: String, sourceUUID: UUID? = nil) -> Bool {
         let entity = EntityKey.uuid(for: key)
-        guard let slot = state.withLock({ $0.closed ? nil : $0.directory.slot(of: entity) }),
+        guard let slot = state.withLock({ $0.closed ? nil : file.indexedSlot(of: entity) }),
               let info = file.entryInfo(slot: slot), info.entityUUID == entity,
               sourceUUID == nil || info.sourceUUID == sourceUUID else { return false }
         recordUse(of: entity, slot: slot)
@@ -75,8 +69,9 @@ extension ImageTableWriter {
     private func recordUse(of entity: UUID, slot: Int) {
         let stamp = file.nextClock()
         state.withLock { s in
-            guard !s.closed, s.directory.entity(in: slot) == entity else { return }
-            file.record(slot).setRecency(stamp)
+            let record = file.record(slot)
+            guard !s.closed, record.state == IndexRecord.stateCommitted, record.entityUUID == entity else { return }
+            record.setRecency(stamp)
             s.directory.touch(slot, recency: stamp)
         }
     }

@@ -23,15 +23,24 @@ extension ImageTableWriter {
     /// source has decoded) passes ``Eviction/none``, so that a source that turns out to be bad never
     /// costs a good entry its place; a bake that planned its evictions names the entry to replace.
     ///
+    /// A slot that held an entry must not receive new pixels before the entry's removal is on
+    /// disk: after a power cut, the old record over new pixels would serve a torn image. A
+    /// reservation that replaces or evicts therefore flushes the record at once, unless `staged`:
+    /// then ``SlotReservation/pixels`` is memory of the writer's own, and ``publish(_:)`` makes
+    /// every removal of its batch durable with one flush before it copies the pixels in. A bake
+    /// stages: one flush per batch instead of one per evicting write and table.
+    ///
     /// - Parameters:
     ///   - key: the entry's key, at most 160 UTF-8 bytes.
     ///   - sourceUUID: identifies the source the pixels are made from.
     ///   - evicting: what a full table may replace.
+    ///   - staged: give a slot that held an entry pixels in the writer's memory until publishing.
     /// - Returns: the reservation to fill and publish.
     /// - Throws: ``ImageTableError``: `invalidArgument` for a long key, `busy` when the key is already
     ///   being written or every slot is reserved, `full` (``Eviction/none``, or the named entry is
     ///   gone), `noSpace`, `io`, `notWritable` after close.
-    public func reserve(key: String, sourceUUID: UUID, evicting: Eviction = .leastRecentlyUsed) throws(ImageTableError) -> SlotReservation {
+    public func reserve(key: String, sourceUUID: UUID, evicting: Eviction = .leastRecentlyUsed,
+                        staged: Bool = false) throws(ImageTableError) -> SlotReservation {
         guard key.utf8.count <= TableLimits.maxKeyBytes else {
             throw ImageTableError(.invalidArgument, "key is \(key.utf8.count) UTF-8 bytes; the limit is \(TableLimits.maxKeyBytes)", path: path)
         }
@@ -44,27 +53,44 @@ extension ImageTableWriter {
             }
             var evictedKey: String?
             let slot: Int
-            let replaces: Bool
-            if let own = s.directory.slot(of: entity) {
-                s.directory.remove(entity: entity)
+            var replaces = false
+            if let own = file.indexedSlot(of: entity) {
+                s.directory.remove(slot: own)
                 (slot, replaces) = (own, true)
             } else if case .entry(let victim) = evicting, !s.directory.hasFreeSlot {
-                let victimEntity = EntityKey.uuid(for: victim)
-                guard let taken = s.directory.slot(of: victimEntity) else {
+                guard let taken = file.indexedSlot(of: EntityKey.uuid(for: victim)) else {
                     throw ImageTableError(.full, "the table is full and the entry to replace, \(PrintableText.quoted(victim)), is gone", path: path)
                 }
-                s.directory.remove(entity: victimEntity)
-                (slot, replaces, evictedKey) = (taken, false, victim)
-            } else {
-                if evicting == .none && !s.directory.hasFreeSlot {
-                    throw ImageTableError(.full, "the table is full and this write may not evict", path: path)
+                s.directory.remove(slot: taken)
+                (slot, evictedKey) = (taken, victim)
+            } else if let free = s.directory.takeFreeSlot() {
+                do throws(ImageTableError) {
+                    try file.ensureBacked(slot: free)
+                } catch {
+                    s.directory.release(slot: free)
+                    throw error
                 }
-                guard let taken = s.directory.takeSlot(fileRecency: { file.record($0).recency }) else {
+                slot = free
+            } else {
+                guard evicting != .none else { throw ImageTableError(.full, "the table is full and this write may not evict", path: path) }
+                let limit = s.directory.highWater
+                guard let victim = s.directory.leastRecentlyUsed(fileRecency: { file.record($0).recency }, committed: {
+                    var all: [(slot: Int, recency: UInt64)] = []
+                    file.forEachRecord { i in
+                        let r = file.record(i)
+                        if i < limit && r.generation & 1 == 0 && r.state == IndexRecord.stateCommitted { all.append((i, r.recency)) }
+                    }
+                    return all
+                }) else {
                     throw ImageTableError(.busy, "every slot is reserved by writes in progress", path: path)
                 }
-                if taken.evicted != nil { evictedKey = file.record(taken.slot).key }
-                (slot, replaces) = (taken.slot, false)
+                s.directory.remove(slot: victim)
+                evictedKey = file.record(victim).key
+                slot = victim
             }
+            // Raised 64 records at a time, so that the header it lives in is flushed once per 64
+            // new slots rather than with every write to a new slot.
+            if UInt64(slot) >= file.recordsInUse { file.recordsInUse = UInt64(min(file.layout.capacity, (slot + 64) / 64 * 64)) }
             let record = file.record(slot)
             let odd = (record.generation | 1) &+ (record.generation & 1 == 1 ? 2 : 0)
             record.beginWrite(odd)
@@ -72,26 +98,28 @@ extension ImageTableWriter {
             if wasPublished {
                 record.clear()
                 file.bumpChangeCount()
+                file.entryCount = UInt64(s.directory.count)
             }
-            do throws(ImageTableError) {
-                try file.ensureBacked(slot: slot)
-                if wasPublished && options.durability == .flushed {
+            let stage = wasPublished && staged && options.durability == .flushed
+            if wasPublished && !stage && options.durability == .flushed {
+                do throws(ImageTableError) {
                     try file.flush(offset: file.layout.recordOffset(slot), count: TableLimits.recordBytes)
+                } catch {
+                    record.endWrite(odd &+ 1)
+                    s.directory.release(slot: slot)
+                    throw error
                 }
-            } catch {
-                record.endWrite(odd &+ 1)
-                s.directory.release(slot: slot)
-                throw error
             }
-            s.pending[entity] = (slot, odd)
             let l = file.layout
+            let staging = stage ? UnsafeMutableRawBufferPointer.allocate(byteCount: l.imageBytes, alignment: 64) : nil
+            s.pending[entity] = Pending(slot: slot, generation: odd, staging: staging)
             return SlotReservation(
                 slot: slot, key: key, entityUUID: entity, sourceUUID: sourceUUID, evictedKey: evictedKey,
                 replacesExisting: replaces,
-                pixels: UnsafeMutableRawBufferPointer(start: file.slot(slot), count: l.imageBytes),
+                pixels: staging ?? UnsafeMutableRawBufferPointer(start: file.slot(slot), count: l.imageBytes),
                 width: l.width, height: l.height, bytesPerRow: l.bytesPerRow, style: l.style,
                 contentRect: PixelRect(x: 0, y: 0, width: l.width, height: l.height),
-                generation: odd, owner: ObjectIdentifier(self))
+                isStaged: staging != nil, generation: odd, owner: ObjectIdentifier(self))
         }
     }
 
@@ -101,11 +129,12 @@ extension ImageTableWriter {
     public func abandon(_ reservation: SlotReservation) {
         guard reservation.owner == ObjectIdentifier(self) else { return }
         state.withLock { s in
-            guard s.pending.removeValue(forKey: reservation.entityUUID) != nil else { return }
+            guard let pending = s.pending.removeValue(forKey: reservation.entityUUID) else { return }
             let record = file.record(reservation.slot)
             record.clear()
             record.endWrite(reservation.generation &+ 1)
             s.directory.release(slot: reservation.slot)
+            pending.staging?.deallocate()
         }
     }
 }

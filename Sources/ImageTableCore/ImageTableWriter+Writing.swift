@@ -21,8 +21,24 @@ extension ImageTableWriter {
             }
         }
         let checksums = reservations.map { $0.pixelChecksum ?? CRC32.checksum(UnsafeRawBufferPointer($0.pixels)) }
-        do {
-            if options.durability == .flushed { try flushSlots(reservations) }
+        let flushed = options.durability == .flushed
+        do throws(ImageTableError) {
+            let staged = state.withLock { s in reservations.compactMap { r in s.pending[r.entityUUID]?.staging.map { (r.slot, $0) } } }
+            if !staged.isEmpty {
+                // The removals of the entries these slots held reach the disk before their new pixels do.
+                if flushed { try file.flushAll() }
+                for (slot, pixels) in staged {
+                    if let error = SystemIO.writeAll(file.fd, UnsafeRawBufferPointer(pixels), at: l.slotOffset(slot)) {
+                        throw ImageTableError(.io, "could not write slot \(slot): \(error.reason)", path: path)
+                    }
+                }
+            }
+            let buckets = try indexReservations(reservations)
+            if flushed { try flushSlots(reservations, buckets: buckets) }
+            state.withLock { s in
+                // Kept for a batch writer's releaseMappedPages; bounded, since one that never calls it needs none.
+                if s.writtenBuckets.count < 65_536 { s.writtenBuckets += buckets }
+            }
         } catch {
             reservations.forEach(abandon)
             throw error
@@ -34,17 +50,19 @@ extension ImageTableWriter {
             for (r, crc) in zip(reservations, checksums) {
                 let record = file.record(r.slot)
                 record.writeFields(entity: r.entityUUID, source: r.sourceUUID, key: r.key, pixelChecksum: crc,
-                                   rect: r.contentRect, writtenAt: now)
+                                   rect: r.contentRect, writtenAt: now, sourceModifiedNs: r.sourceModifiedNs)
                 let stamp = file.nextClock()
                 record.setRecency(stamp)
                 record.setCommitted()
                 record.endWrite(r.generation &+ 1)
                 file.bumpChangeCount()
+                s.pending[r.entityUUID]?.staging?.deallocate()
                 s.pending[r.entityUUID] = nil
-                s.directory.insert(entity: r.entityUUID, slot: r.slot, recency: stamp)
+                s.directory.insert(slot: r.slot, recency: stamp)
             }
+            file.entryCount = UInt64(s.directory.count)
         }
-        if options.durability == .flushed {
+        if flushed {
             do {
                 try flushRecords(reservations.map(\.slot))
             } catch {
@@ -56,14 +74,33 @@ extension ImageTableWriter {
         return reservations.map { WriteOutcome(slot: $0.slot, evictedKey: $0.evictedKey, replacedExisting: $0.replacesExisting) }
     }
 
-    /// Unmaps the pages of `slots` from this process; the data stays in the file and the page
-    /// cache, and reading the entries again maps it back. For batch writers that publish many
-    /// entries and read none of them, so that resident memory stays flat however large the
-    /// table; a runtime cache that reads what it writes has no reason to call it.
+    /// Makes the hash index lead to every reservation's slot before any of them is committed
+    /// (a committed record the index does not lead to would be invisible to readers), rebuilding
+    /// the index when stale buckets leave no room.
     ///
-    /// - Parameter slots: slot indices, such as ``WriteOutcome/slot`` or ``SlotReservation/slot``.
-    public func releaseMappedPages(slots: [Int]) {
-        for slot in slots where slot >= 0 && slot < file.layout.capacity { file.dropPages(slot: slot) }
+    /// - Returns: the file offsets of the buckets written, for a single write's flush.
+    private func indexReservations(_ reservations: [SlotReservation]) throws(ImageTableError) -> [Int] {
+        let durable = options.durability == .flushed
+        return try state.withLock { s throws(ImageTableError) in
+            guard !s.closed else { throw ImageTableError(.notWritable, "table is closed", path: path) }
+            var offsets: [Int] = []
+            for r in reservations {
+                do {
+                    if let offset = try s.index.insert(entity: r.entityUUID, slot: r.slot) { offsets.append(offset) }
+                } catch let error as ImageTableError {
+                    throw error
+                } catch {
+                    // No room on the probe path: the rebuild, made durable, includes every reservation in flight.
+                    _ = try Self.rebuildIndex(file, state: &s, durable: durable)
+                    return []
+                }
+            }
+            if s.index.isCrowded {
+                _ = try Self.rebuildIndex(file, state: &s, durable: durable)
+                return []
+            }
+            return offsets
+        }
     }
 
     /// Writes one entry by letting `fill` render straight into its slot, then publishes it.
@@ -149,34 +186,49 @@ extension ImageTableWriter {
         return true
     }
 
-    /// Clears an entity's record under the seqlock and frees its slot; returns the slot.
+    /// Clears an entity's record under the seqlock and frees its slot; returns the slot. Its
+    /// bucket stays: it leads to an empty record, which readers pass over, and the next insert
+    /// on that probe path reuses it.
     private func remove(entity: UUID) throws(ImageTableError) -> Int? {
         try state.withLock { s throws(ImageTableError) in
             guard !s.closed else { throw ImageTableError(.notWritable, "table is closed", path: path) }
-            guard let slot = s.directory.slot(of: entity) else { return nil }
+            guard let slot = file.indexedSlot(of: entity) else { return nil }
             let record = file.record(slot)
             let odd = record.generation | 1
             record.beginWrite(odd)
             record.clear()
             record.endWrite(odd &+ 1)
             file.bumpChangeCount()
-            s.directory.remove(entity: entity)
+            s.directory.remove(slot: slot)
             s.directory.release(slot: slot)
+            file.entryCount = UInt64(s.directory.count)
             return slot
         }
     }
 
-    private func flushSlots(_ reservations: [SlotReservation]) throws(ImageTableError) {
-        if reservations.count == 1, let r = reservations.first {
+    private func flushSlots(_ reservations: [SlotReservation], buckets: [Int]) throws(ImageTableError) {
+        if reservations.count == 1, let r = reservations.first, buckets.isEmpty {
             try file.flush(offset: file.layout.slotOffset(r.slot), count: file.layout.imageBytes)
         } else if !reservations.isEmpty {
+            // The slot and a bucket far from it: one fdatasync costs less than two msyncs.
             try file.flushAll()
         }
     }
 
+    /// Flushes the records of `slots`, and the header's first bytes when `recordsInUse` grew
+    /// (so that scans after a power cut still reach every committed record).
     private func flushRecords(_ slots: [Int]) throws(ImageTableError) {
         guard let low = slots.min(), let high = slots.max() else { return }
         let l = file.layout
+        if l.recordOffset(low) < 4096 {
+            try file.flush(offset: 0, count: l.recordOffset(high) + TableLimits.recordBytes)
+            return
+        }
+        let grew = state.withLock { s in
+            defer { s.flushedRecordsInUse = file.recordsInUse }
+            return file.recordsInUse != s.flushedRecordsInUse
+        }
+        if grew { try file.flush(offset: 0, count: TableLimits.headerBytes) }
         try file.flush(offset: l.recordOffset(low), count: l.recordOffset(high) - l.recordOffset(low) + TableLimits.recordBytes)
     }
 }

@@ -50,16 +50,30 @@ public final class ImageTableWriter: @unchecked Sendable {
 
     struct State {
         var directory: SlotDirectory
-        /// Reservations not yet published or abandoned: entity → (slot, odd generation).
-        var pending: [UUID: (slot: Int, generation: UInt64)] = [:]
+        var index: IndexWriter
+        /// Reservations not yet published or abandoned: entity → (slot, odd generation, staged pixels).
+        var pending: [UUID: Pending] = [:]
         var closed = false
+        /// `recordsInUse` as last flushed, to know when the header must be flushed with records.
+        var flushedRecordsInUse: UInt64 = 0
+        /// File offsets of the buckets publishing wrote since ``ImageTableWriter/releaseMappedPages(slots:)`` last ran.
+        var writtenBuckets: [Int] = []
+    }
+
+    /// A reservation in flight.
+    struct Pending {
+        let slot: Int
+        let generation: UInt64
+        /// Where the caller writes pixels for a slot whose old entry's removal is not yet on disk
+        /// (``ImageTableWriter/reserve(key:sourceUUID:evicting:staged:)``); copied in at publish.
+        let staging: UnsafeMutableRawBufferPointer?
     }
 
     /// The table file.
     public let path: String
     /// The validated header.
     public var header: TableHeader { file.header }
-    /// What opening did on the caller's behalf (a reset, discarded interrupted writes…).
+    /// What opening did on the caller's behalf (a reset, an upgrade, discarded interrupted writes…).
     public let notices: [TableNotice]
     let file: TableFile
     let options: Options
@@ -68,7 +82,12 @@ public final class ImageTableWriter: @unchecked Sendable {
 
     /// Opens the table at `path` for writing, creating it, or rebuilding it empty when its
     /// recorded parameters differ from `format`, any header field disagrees with `format` (see
-    /// ``TableHeader/disagreements(with:)``), or it is damaged beyond its index.
+    /// ``TableHeader/disagreements(with:)``), or it is damaged beyond its index. A version 1
+    /// table is rewritten as version 2 first, keeping its entries.
+    ///
+    /// Opening reads every record in use (not the whole capacity): it clears what a killed
+    /// writer left (odd generations) and damaged records, checks that the hash index leads to
+    /// every entry, and rebuilds the index if not. The pages it reads are dropped as it goes.
     ///
     /// - Parameters:
     ///   - path: the table file; its directory must exist.
@@ -99,6 +118,9 @@ public final class ImageTableWriter: @unchecked Sendable {
                     // The hash says "unchanged" but a field does not: a tampered or miswritten header.
                     notices.append(TableNotice(kind: .reset, message: "the header disagrees with its own parameter hash ("
                         + disagreements.joined(separator: "; ") + "); rebuilt the table empty", slot: nil))
+                } else if existing.layout.formatVersion == 1 {
+                    notices += try TableUpgrade.upgrade(existing, at: path)
+                    opened = try TableFile(path: path, writable: true)
                 } else {
                     opened = existing
                 }
@@ -113,17 +135,9 @@ public final class ImageTableWriter: @unchecked Sendable {
             opened = try TableFile(path: path, writable: true)
         }
         file = opened!
-        let scan = RecordScan(file)
-        for problem in scan.problems {
-            file.clearRecord(problem.slot)
-            notices.append(TableNotice(kind: problem.kind, message: "slot \(problem.slot): \(problem.reason); dropped it", slot: problem.slot))
-        }
-        if !scan.problems.isEmpty && options.durability == .flushed {
-            try file.flush(offset: TableLimits.indexOffset, count: file.layout.capacity * TableLimits.recordBytes)
-        }
-        var directory = SlotDirectory(capacity: file.layout.capacity)
-        directory.load(committed: scan.committed.map { ($0.slot, $0.entity, $0.recency) })
-        state = Mutex(State(directory: directory))
+        var state = State(directory: SlotDirectory(capacity: file.layout.capacity), index: IndexWriter(file: file))
+        notices += try Self.openScan(file, state: &state, durable: options.durability == .flushed)
+        self.state = Mutex(state)
         self.notices = notices
     }
 
@@ -131,22 +145,24 @@ public final class ImageTableWriter: @unchecked Sendable {
     /// the writer lock. Called on deinit if not before; idempotent.
     ///
     /// After `close()` nothing this handle does reaches the file, whichever thread does it:
-    /// ``reserve(key:sourceUUID:evicting:)``, ``publish(_:)`` and ``delete(key:)`` throw
+    /// ``reserve(key:sourceUUID:evicting:staged:)``, ``publish(_:)`` and ``delete(key:)`` throw
     /// `notWritable`, ``abandon(_:)`` does nothing, reads miss, and pixels a filler still writes
     /// into an old reservation land in private memory (the mapping is replaced by an anonymous
     /// one), since another writer may hold the lock by then.
     public func close() {
-        let open: [(slot: Int, generation: UInt64)]? = state.withLock { s in
+        let open: [Pending]? = state.withLock { s in
             guard !s.closed else { return nil }
             s.closed = true
             defer { s.pending = [:] }
             return Array(s.pending.values)
         }
         guard let open else { return }
-        for (slot, generation) in open {
-            let record = file.record(slot)
+        for p in open {
+            let record = file.record(p.slot)
             record.clear()
-            record.endWrite(generation &+ 1)
+            record.endWrite(p.generation &+ 1)
+            // Staged memory may still be in a filler's hands: it is left, not freed (a rare leak
+            // of one image, rather than a use after free).
         }
         file.detach()
         lock.release()
@@ -163,6 +179,10 @@ public final class ImageTableWriter: @unchecked Sendable {
     /// The table's layout.
     public var layout: TableLayout { file.layout }
 
+    /// How many times this handle has rebuilt the hash index (at open, or when stale buckets
+    /// crowded it): for tests and benchmarks.
+    public var indexRebuilds: Int { state.withLock { $0.index.rebuilds } }
+
     /// Whether an entry for `key` is present (and made from `sourceUUID`, when given).
     ///
     /// - Parameters:
@@ -177,13 +197,28 @@ public final class ImageTableWriter: @unchecked Sendable {
     /// - Parameter key: the entry's key.
     public func entry(forKey key: String) -> EntryInfo? {
         let entity = EntityKey.uuid(for: key)
-        guard let slot = state.withLock({ $0.directory.slot(of: entity) }) else { return nil }
+        guard let slot = state.withLock({ $0.closed ? nil : file.indexedSlot(of: entity) }) else { return nil }
         return file.entryInfo(slot: slot)
     }
 
-    /// Every committed entry, in slot order.
+    /// Every committed entry, in slot order. Reads every record in use.
     public func entries() -> [EntryInfo] {
-        let slots = state.withLock { s in s.directory.slotByEntity.values.map(Int.init) }
-        return slots.sorted().compactMap { file.entryInfo(slot: $0) }
+        var out: [EntryInfo] = []
+        out.reserveCapacity(count)
+        forEachEntry { out.append($0) }
+        return out
+    }
+
+    /// Runs `body` on every committed entry, in slot order, without collecting them: for a
+    /// caller that keeps only part of each (a bake's plan keeps the key, source and recency).
+    /// The index pages read are dropped as it goes.
+    ///
+    /// - Parameter body: called once per entry.
+    public func forEachEntry(_ body: (EntryInfo) -> Void) {
+        let limit = state.withLock { s in s.closed ? 0 : s.directory.highWater }
+        file.forEachRecord { slot in
+            guard slot < limit, file.record(slot).state == IndexRecord.stateCommitted, let info = file.entryInfo(slot: slot) else { return }
+            body(info)
+        }
     }
 }

@@ -82,6 +82,10 @@ public struct EntryInfo: Sendable, Equatable, Codable {
     public let pixelChecksum: UInt32
     /// When the entry was written, seconds since 1970.
     public let writtenAt: UInt64
+    /// When the source the entry was made from was last modified, in nanoseconds since 1970, as
+    /// the writer said (a bake records each source's); 0 when unknown (and in version 1 tables).
+    /// `imagetable merge` ranks entries by it, as a bake ranks sources.
+    public let sourceModifiedNs: Int64
 }
 
 /// Something an open did on the caller's behalf that the caller should tell its user about.
@@ -96,6 +100,11 @@ public struct TableNotice: Sendable, Equatable, CustomStringConvertible {
         case damagedRecord = "damaged-record"
         /// A temporary file left by a killed writer was removed.
         case removedTemporaryFile = "removed-temporary-file"
+        /// The hash index did not lead to a committed entry (a reader skipped it), or was
+        /// rebuilt by a writer because of that.
+        case damagedIndex = "damaged-index"
+        /// A version 1 table was rewritten as version 2 by the first writer to open it.
+        case upgraded
     }
 
     /// What happened.

@@ -55,6 +55,8 @@ struct IndexRecord {
                   width: Int(base.loadLE(UInt32.self, at: 72)), height: Int(base.loadLE(UInt32.self, at: 76)))
     }
     var writtenAt: UInt64 { base.loadLE(UInt64.self, at: 80) }
+    /// The source's modification time in nanoseconds since 1970 (version 2; 0 when unknown).
+    var sourceModifiedNs: Int64 { base.loadLE(Int64.self, at: 88) }
 
     /// The key bytes, or `nil` when the length field is out of range.
     var keyBytes: UnsafeRawBufferPointer? {
@@ -90,7 +92,8 @@ struct IndexRecord {
     }
 
     /// Writes every field but `generation`, `recency` and `state`, then the record checksum.
-    func writeFields(entity: UUID, source: UUID, key: String, pixelChecksum: UInt32, rect: PixelRect, writtenAt: UInt64) {
+    func writeFields(entity: UUID, source: UUID, key: String, pixelChecksum: UInt32, rect: PixelRect, writtenAt: UInt64,
+                     sourceModifiedNs: Int64 = 0) {
         UnsafeMutableRawBufferPointer(start: base + 24, count: 232).initializeMemory(as: UInt8.self, repeating: 0)
         base.storeBytes(of: entity.uuid, toByteOffset: 24, as: uuid_t.self)
         base.storeBytes(of: source.uuid, toByteOffset: 40, as: uuid_t.self)
@@ -102,6 +105,7 @@ struct IndexRecord {
         base.storeLE(UInt32(rect.width), at: 72)
         base.storeLE(UInt32(rect.height), at: 76)
         base.storeLE(writtenAt, at: 80)
+        base.storeLE(sourceModifiedNs, at: 88)
         (base + Self.keyOffset).copyMemory(from: utf8, byteCount: utf8.count)
         base.storeLE(computeChecksum(), at: 20)
     }

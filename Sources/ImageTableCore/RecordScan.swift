@@ -35,11 +35,12 @@ struct RecordScan {
     private(set) var committed: [Committed] = []
     private(set) var problems: [Problem] = []
 
-    /// Scans every record of `file`.
+    /// Scans every record of `file` a writer may have used (``TableFile/scanLimit``).
     ///
     /// Two records that claim one entity are both problems: nothing says which is genuine (a
     /// forged record could otherwise win over the real one and serve another key's image), so
     /// readers serve neither and writers drop both, leaving the next bake to render it again.
+    /// This is how version 1 tables are read, whose readers build their own directory.
     ///
     /// - Parameters:
     ///   - file: the mapped table.
@@ -48,17 +49,19 @@ struct RecordScan {
     init(_ file: TableFile, checkKeys: Bool = false) {
         var candidates: [Committed] = []
         var claims: [UUID: Int] = [:]
-        for slot in 0..<file.layout.capacity {
+        var found: [Problem] = []
+        file.forEachRecord { slot in
             let record = file.record(slot)
             switch Self.judge(slot: slot, of: file, checkKeys: checkKeys) {
-            case .empty: continue
-            case .interrupted: problems.append(Problem(slot: slot, kind: .discardedInterruptedWrite, reason: "interrupted write"))
-            case .damaged(let reason): problems.append(Problem(slot: slot, kind: .damagedRecord, reason: reason))
+            case .empty: return
+            case .interrupted: found.append(Problem(slot: slot, kind: .discardedInterruptedWrite, reason: "interrupted write"))
+            case .damaged(let reason): found.append(Problem(slot: slot, kind: .damagedRecord, reason: reason))
             case .committed(let entity):
                 candidates.append(Committed(slot: slot, entity: entity, recency: record.recency))
                 claims[entity, default: 0] += 1
             }
         }
+        problems = found
         guard claims.count < candidates.count else {
             committed = candidates
             return
@@ -108,6 +111,21 @@ struct RecordScan {
 }
 
 extension TableFile {
+    /// Runs `body` on every record index a scan must look at (``scanLimit``), in order, and
+    /// drops the index pages it has read from this process every 4,096 records (1 MiB), so
+    /// that scanning a large index costs no lasting resident memory.
+    func forEachRecord(_ body: (Int) -> Void) {
+        let limit = scanLimit
+        let chunk = 4096
+        var start = 0
+        while start < limit {
+            let end = min(limit, start + chunk)
+            for slot in start..<end { body(slot) }
+            if limit > chunk { dropPages(offset: layout.recordOffset(start), count: (end - start) * TableLimits.recordBytes) }
+            start = end
+        }
+    }
+
     /// What a checked read of one slot found.
     enum SlotRead<R> {
         /// Nothing usable for that entity (and source) in the slot.
@@ -121,6 +139,7 @@ extension TableFile {
     /// Runs `body` on slot `slot` if it holds `entity` (with `source`, when given), under the
     /// seqlock of `docs/FORMAT.md`: generation even before, unchanged after.
     func read<R>(slot: Int, entity: UUID, source: UUID?, _ body: (ImageView) throws -> R) rethrows -> SlotRead<R> {
+        itc_prefetch(base + layout.slotOffset(slot))
         let record = record(slot)
         let before = record.generation
         guard before & 1 == 0, record.state == IndexRecord.stateCommitted, record.entityUUID == entity else {
@@ -151,7 +170,8 @@ extension TableFile {
               slotIsBacked(slot), let key = record.key else { return nil }
         let info = EntryInfo(key: key, entityUUID: record.entityUUID, sourceUUID: record.sourceUUID, slot: slot,
                              recency: record.recency, contentRect: record.contentRect,
-                             pixelChecksum: record.pixelChecksum, writtenAt: record.writtenAt)
+                             pixelChecksum: record.pixelChecksum, writtenAt: record.writtenAt,
+                             sourceModifiedNs: record.sourceModifiedNs)
         itc_fence_acquire()
         return record.generation == before ? info : nil
     }

@@ -31,10 +31,17 @@ public struct SlotReservation: @unchecked Sendable {
     public let style: PixelStyle
     /// The part of the slot the image covers; the whole slot unless the filler says otherwise.
     public var contentRect: PixelRect
+    /// When the source was last modified, in nanoseconds since 1970, for the record (0: unknown).
+    /// A bake sets it so that `imagetable merge` can rank entries as the bake ranks sources.
+    public var sourceModifiedNs: Int64 = 0
     /// The CRC-32 of ``pixels`` when whoever filled them computed it (a worker process, while
     /// the pixels were in its cache); `nil` makes ``ImageTableWriter/publish(_:)`` compute it.
     /// A wrong value is caught like any damage: readers and `verify` check it against the pixels.
     public var pixelChecksum: UInt32?
+    /// Whether ``pixels`` is the writer's own memory rather than the slot (a slot that held an
+    /// entry, reserved with `staged`): the pixels reach the slot when the reservation is
+    /// published, so no other process may be told to write the slot.
+    public var isStaged = false
     /// The odd generation the record carries while reserved: the token another process shows
     /// ``DelegatedSlots`` to prove the slot is still reserved for it.
     public let generation: UInt64

@@ -35,6 +35,29 @@ public enum SystemIO {
         return .success(done)
     }
 
+    /// Reads up to `buffer.count` bytes at `offset` with `pread`, retrying `EINTR` and
+    /// continuing short reads; fewer only at the end of the file.
+    ///
+    /// - Parameters:
+    ///   - fd: the descriptor.
+    ///   - buffer: where to read.
+    ///   - offset: the file offset.
+    /// - Returns: the bytes read, or the error.
+    public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Result<Int, SystemError> {
+        var done = 0
+        while done < buffer.count {
+            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+            if n > 0 {
+                done += n
+            } else if n == 0 {
+                break
+            } else if errno != EINTR && errno != EAGAIN {
+                return .failure(SystemError(errno: errno))
+            }
+        }
+        return .success(done)
+    }
+
     /// Writes all of `bytes` to `fd`, retrying `EINTR` and continuing short writes.
     ///
     /// - Parameters:

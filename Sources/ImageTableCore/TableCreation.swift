@@ -35,17 +35,33 @@ enum TableCreation {
         }
         guard fchmod(fd, mode_t(format.protection.permissions)) == 0 else { throw Posix.error("fchmod", path: temp) }
         let header = TableHeader(format: format, layout: layout, createdAt: createdAt ?? UInt64(Date().timeIntervalSince1970))
-        var bytes = [UInt8](repeating: 0, count: TableLimits.headerBytes)
-        bytes.withUnsafeMutableBytes { header.encode(into: $0.baseAddress!) }
-        // The index must be fully backed before anyone maps it: records are read without checks.
-        let reserved = itc_reserve(fd, 0, Int64(layout.slotsOffset))
-        guard reserved == 0 else { throw Posix.error("posix_fallocate", path: temp, errno: reserved) }
-        let written = bytes.withUnsafeBytes { raw in Result { () throws(ImageTableError) in try Posix.pwriteAll(fd, raw, at: 0, path: temp) } }
-        try written.get()
+        try write(header, to: fd, path: temp)
         guard Posix.retrying({ fsync(fd) }) == 0 else { throw Posix.error("fsync", path: temp) }
         guard rename(temp, path) == 0 else { throw Posix.error("rename", path: path) }
         keep = true
         Posix.syncDirectory(of: path)
+    }
+
+    /// Writes a new table's header into the empty file `fd` and sizes the file to its index.
+    ///
+    /// The file reaches `slotsOffset` at once, so readers may touch any record or bucket
+    /// (a SIGBUS beyond the end of the file is impossible), but only the header's blocks are
+    /// allocated: the records and buckets are a hole that reads as zeros (empty) until writers
+    /// allocate each part before they store into it. On macOS, where a hole cannot be allocated
+    /// in place, the whole index is allocated here, as version 1 did everywhere.
+    static func write(_ header: TableHeader, to fd: Int32, path: String) throws(ImageTableError) {
+        var bytes = [UInt8](repeating: 0, count: TableLimits.headerBytes)
+        bytes.withUnsafeMutableBytes { header.encode(into: $0.baseAddress!) }
+        let layout = header.layout
+        #if canImport(Darwin)
+        let reserved = itc_reserve(fd, 0, Int64(layout.slotsOffset))
+        #else
+        let reserved = itc_reserve(fd, 0, Int64(min(layout.slotsOffset, 4096)))
+        #endif
+        guard reserved == 0 else { throw Posix.error("posix_fallocate", path: path, errno: reserved) }
+        guard ftruncate(fd, off_t(layout.slotsOffset)) == 0 else { throw Posix.error("ftruncate", path: path) }
+        let written = bytes.withUnsafeBytes { raw in Result { () throws(ImageTableError) in try Posix.pwriteAll(fd, raw, at: 0, path: path) } }
+        try written.get()
     }
 
     /// Removes temporary files that killed writers left beside `path`.

@@ -21,6 +21,9 @@ final class TableFile: @unchecked Sendable {
     private let mappedBytes: Int
     /// The file size last observed; it only grows. Atomic because reader threads refresh it.
     private let observedSize: Atomic<Int>
+    /// The end of the records this handle has allocated disk blocks for (version 2, whose index
+    /// is a hole until it is used). Only a writer holding the lock changes it, under its mutex.
+    private var allocatedRecordsEnd = 0
 
     var fileSize: Int { observedSize.load(ordering: .acquiring) }
 
@@ -57,6 +60,13 @@ final class TableFile: @unchecked Sendable {
             let protections = writable ? PROT_READ | PROT_WRITE : PROT_READ
             let mapping = mmap(nil, header.layout.maxFileBytes, protections, MAP_SHARED, fd, 0)
             guard let mapping, mapping != MAP_FAILED else { throw Posix.error("mmap", path: path) }
+            if header.layout.formatVersion >= 2 {
+                // Buckets are read at random, one per lookup: no readahead, no fault-around of
+                // the neighbouring pages, which would only make the index look resident.
+                let l = header.layout, page = TableLayout.systemPageSize
+                let start = l.bucketsOffset / page * page
+                _ = madvise(mapping + start, l.slotsOffset - start, MADV_RANDOM)
+            }
             self.fd = fd
             self.header = header
             base = mapping
@@ -125,15 +135,21 @@ final class TableFile: @unchecked Sendable {
         return end <= size
     }
 
-    /// Extends the file so that slots `0 ... index` are backed by disk blocks.
+    /// Extends the file so that slots `0 ... index` are backed by disk blocks, and (version 2)
+    /// allocates the blocks of the slot's record.
     ///
-    /// Grows by at least 16 slots (capped at the table's maximum) to keep system calls rare.
+    /// Grows by up to 16 slots at a time, but by no more than about 4 MiB beyond the slot
+    /// needed (one slot when slots are larger), so that growing (a change of the file's size,
+    /// which the next flush must commit to the journal) stays rare for small slots, and a table
+    /// of large ones grows by what is written, not by 16 of them at once.
     /// - Throws: `noSpace` when the disk is full, so no store can ever SIGBUS.
     func ensureBacked(slot index: Int) throws(ImageTableError) {
+        if layout.formatVersion >= 2 { try allocateRecord(index) }
         let fileSize = self.fileSize
         let needed = layout.slotOffset(index) + layout.slotStride
         guard needed > fileSize else { return }
-        var target = min(layout.maxFileBytes, max(needed, fileSize + 16 * layout.slotStride))
+        let growth = max(1, min(16, (4 << 20) / layout.slotStride)) * layout.slotStride
+        var target = min(layout.maxFileBytes, max(needed, fileSize + growth))
         var result = itc_reserve(fd, Int64(fileSize), Int64(target - fileSize))
         if result != 0 && target > needed {
             // The generous chunk may not fit where the one slot still does.
@@ -142,6 +158,23 @@ final class TableFile: @unchecked Sendable {
         }
         guard result == 0 else { throw Posix.error("posix_fallocate", path: path, errno: result) }
         observedSize.store(target, ordering: .releasing)
+    }
+
+    /// Allocates the blocks under record `index` (and the records before it) before a writer
+    /// stores into it: the index of a version 2 table is a hole until it is used, and a store
+    /// into a hole on a full disk would be SIGBUS. 64 KiB at a time.
+    private func allocateRecord(_ index: Int) throws(ImageTableError) {
+        let end = layout.recordOffset(index) + TableLimits.recordBytes
+        guard end > allocatedRecordsEnd else { return }
+        let chunkEnd = min(layout.bucketsOffset, (end + 65535) / 65536 * 65536)
+        try allocate(offset: allocatedRecordsEnd, count: chunkEnd - allocatedRecordsEnd)
+        allocatedRecordsEnd = chunkEnd
+    }
+
+    /// Allocates disk blocks for a range inside the file, keeping what is there.
+    func allocate(offset: Int, count: Int) throws(ImageTableError) {
+        let result = itc_allocate(fd, Int64(offset), Int64(count))
+        guard result == 0 else { throw Posix.error("posix_fallocate", path: path, errno: result) }
     }
 
     /// Flushes `count` bytes at `offset` of the mapping to disk. Never retried: a failed flush
@@ -168,9 +201,17 @@ final class TableFile: @unchecked Sendable {
     /// batch writer calls this for slots it is done with, so its resident size does not grow with
     /// the table.
     func dropPages(slot index: Int) {
+        dropPages(offset: layout.slotOffset(index), count: layout.slotStride)
+    }
+
+    /// Unmaps the pages of any range of the mapping from this process (their data stays in the
+    /// file and the page cache): scans of a large index call this as they go, so that what they
+    /// have read does not stay resident.
+    func dropPages(offset: Int, count: Int) {
         let page = TableLayout.systemPageSize
-        let start = layout.slotOffset(index) / page * page
-        let end = layout.slotOffset(index) + layout.slotStride
+        let start = offset / page * page
+        let end = min(mappedBytes, offset + count)
+        guard end > start else { return }
         _ = madvise(base + start, end - start, MADV_DONTNEED)
     }
 
@@ -180,16 +221,4 @@ final class TableFile: @unchecked Sendable {
     func detach() {
         _ = mmap(base, mappedBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0)
     }
-
-    /// The live header's use counter: takes the next recency stamp.
-    func nextClock() -> UInt64 { itc_add_fetch_u64(base + TableHeader.clockOffset, 1) }
-
-    /// Counts a publication or removal, so readers in other processes know to rescan.
-    func bumpChangeCount() { _ = itc_add_fetch_u64(base + TableHeader.changeCountOffset, 1) }
-
-    /// The last recency stamp handed out.
-    var clock: UInt64 { itc_load_acquire_u64(base + TableHeader.clockOffset) }
-
-    /// The current change count.
-    var changeCount: UInt64 { itc_load_acquire_u64(base + TableHeader.changeCountOffset) }
 }

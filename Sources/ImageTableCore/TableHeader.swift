@@ -7,14 +7,22 @@ import Foundation
 public struct TableHeader: Sendable, Equatable {
     /// `89 49 54 42 0D 0A 1A 0A`.
     public static let magic: [UInt8] = [0x89, 0x49, 0x54, 0x42, 0x0D, 0x0A, 0x1A, 0x0A]
-    /// The format version this code reads and writes.
-    public static let version: UInt32 = 1
+    /// The format version this code writes; it also reads version 1.
+    public static let version: UInt32 = 2
     /// Offset of the header checksum; it covers bytes `0 ..< 252`.
     static let checksumOffset = 252
     /// Offset of the live `clock` field.
     static let clockOffset = 256
     /// Offset of the live `changeCount` field.
     static let changeCountOffset = 264
+    /// Offset of the live `indexSelector` field (version 2): its low bit names the active bucket area.
+    static let indexSelectorOffset = 272
+    /// Offset of the live `entryCount` field (version 2).
+    static let entryCountOffset = 280
+    /// Offset of the live `usedBuckets` field (version 2).
+    static let usedBucketsOffset = 288
+    /// Offset of the live `recordsInUse` field (version 2).
+    static let recordsInUseOffset = 296
 
     /// The layout the header describes.
     public let layout: TableLayout
@@ -28,6 +36,8 @@ public struct TableHeader: Sendable, Equatable {
     public let scale: Int
     /// The parameter hash recorded at creation.
     public let parametersHash: [UInt8]
+    /// The file format version: 1 or 2.
+    public var formatVersion: Int { layout.formatVersion }
     /// Creation time, seconds since 1970.
     public let createdAt: UInt64
 
@@ -56,9 +66,10 @@ public struct TableHeader: Sendable, Equatable {
         raw.copyBytes(from: Self.magic)
         let l = layout
         let fields32: [(Int, Int)] = [
-            (8, Int(Self.version)), (12, TableLimits.headerBytes), (16, l.pageSize), (20, Int(l.style.code)),
+            (8, l.formatVersion), (12, TableLimits.headerBytes), (16, l.pageSize), (20, Int(l.style.code)),
             (24, l.width), (28, l.height), (32, l.style.bytesPerPixel), (36, l.bytesPerRow), (48, l.capacity),
             (52, Int(protection.code)), (56, TableLimits.recordBytes), (60, TableLimits.maxKeyBytes), (240, scale),
+            (244, l.bucketCount),
         ]
         for (offset, value) in fields32 { base.storeLE(UInt32(value), at: offset) }
         for (offset, value) in [(40, l.slotStride), (64, TableLimits.indexOffset), (72, l.slotsOffset), (80, l.maxFileBytes)] {
@@ -86,8 +97,9 @@ public struct TableHeader: Sendable, Equatable {
         let base = bytes.baseAddress!
         func u32(_ o: Int) -> Int { Int(base.loadLE(UInt32.self, at: o)) }
         func u64(_ o: Int) -> UInt64 { base.loadLE(UInt64.self, at: o) }
-        guard u32(8) == Int(version) else {
-            throw ImageTableError(.unsupportedVersion, "table format version \(u32(8)) is not supported (this build reads version \(version))")
+        let formatVersion = u32(8)
+        guard formatVersion == 1 || formatVersion == 2 else {
+            throw ImageTableError(.unsupportedVersion, "table format version \(formatVersion) is not supported (this build reads versions 1 and 2)")
         }
         let storedCRC = base.loadLE(UInt32.self, at: checksumOffset)
         guard CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<checksumOffset])) == storedCRC else {
@@ -103,12 +115,14 @@ public struct TableHeader: Sendable, Equatable {
         }
         let layout: TableLayout
         do {
-            layout = try TableLayout(width: u32(24), height: u32(28), style: style, capacity: u32(48), pageSize: u32(16))
+            layout = try TableLayout(width: u32(24), height: u32(28), style: style, capacity: u32(48), pageSize: u32(16),
+                                     version: formatVersion)
         } catch {
             throw ImageTableError(.corrupt, "header layout is invalid: \(error.message)")
         }
         guard u32(32) == style.bytesPerPixel, u32(36) == layout.bytesPerRow, u64(40) == UInt64(layout.slotStride),
-              u64(72) == UInt64(layout.slotsOffset), u64(80) == UInt64(layout.maxFileBytes) else {
+              u64(72) == UInt64(layout.slotsOffset), u64(80) == UInt64(layout.maxFileBytes),
+              formatVersion == 1 || u32(244) == layout.bucketCount else {
             throw ImageTableError(.corrupt, "header sizes disagree with the layout rules")
         }
         func text(_ offset: Int) throws(ImageTableError) -> String {
@@ -124,7 +138,7 @@ public struct TableHeader: Sendable, Equatable {
                            scale: u32(240), parametersHash: Array(bytes[88..<104]), createdAt: u64(104))
     }
 
-    private init(layout: TableLayout, name: String, family: String, protection: ProtectionMode, scale: Int,
+    init(layout: TableLayout, name: String, family: String, protection: ProtectionMode, scale: Int,
                  parametersHash: [UInt8], createdAt: UInt64) {
         self.layout = layout
         self.name = name

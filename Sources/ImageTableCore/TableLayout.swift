@@ -9,6 +9,9 @@ import Darwin
 /// Every quantity is computed with overflow checks; a layout that cannot be represented is an
 /// error, not a trap. The manifest validator uses this type to size tables before any exist.
 public struct TableLayout: Sendable, Equatable {
+    /// The file format version the layout follows: 2 for every table written now, 1 for tables
+    /// written before the hash index (read, and upgraded by the first writer).
+    public let formatVersion: Int
     /// Slot width in pixels.
     public let width: Int
     /// Slot height in pixels.
@@ -25,6 +28,11 @@ public struct TableLayout: Sendable, Equatable {
     public let imageBytes: Int
     /// `roundUp(imageBytes, pageSize)`: the distance between slot starts.
     public let slotStride: Int
+    /// Buckets in each of the two areas of the hash index: the smallest power of two at least
+    /// twice the capacity (version 2; 0 in version 1, which has no hash index).
+    public let bucketCount: Int
+    /// Offset of bucket area 0, right after the records (version 2; 0 in version 1).
+    public let bucketsOffset: Int
     /// Offset of slot 0.
     public let slotsOffset: Int
     /// The size of a full table; the file never grows past it.
@@ -36,27 +44,35 @@ public struct TableLayout: Sendable, Equatable {
     ///   - width: slot width in pixels, 1 … ``TableLimits/maxDimension``.
     ///   - height: slot height in pixels, 1 … ``TableLimits/maxDimension``.
     ///   - style: the pixel style.
-    ///   - capacity: the number of slots, 1 … ``TableLimits/maxCapacity``.
+    ///   - capacity: the number of slots, 1 … ``TableLimits/maxCapacity`` (1 …
+    ///     ``TableLimits/maxCapacityVersion1`` in version 1).
     ///   - pageSize: slot alignment; defaults to this machine's page size.
+    ///   - version: the file format version, 2 (the one written) by default.
     /// - Throws: ``ImageTableError`` with code `invalidLayout` for out-of-range values or overflow.
-    public init(width: Int, height: Int, style: PixelStyle, capacity: Int, pageSize: Int = TableLayout.systemPageSize) throws(ImageTableError) {
+    public init(width: Int, height: Int, style: PixelStyle, capacity: Int, pageSize: Int = TableLayout.systemPageSize,
+                version: Int = Int(TableHeader.version)) throws(ImageTableError) {
         func invalid(_ why: String) -> ImageTableError { ImageTableError(.invalidLayout, why) }
+        guard version == 1 || version == 2 else { throw invalid("format version \(version) is not 1 or 2") }
+        let maxCapacity = version == 1 ? TableLimits.maxCapacityVersion1 : TableLimits.maxCapacity
         guard (1...TableLimits.maxDimension).contains(width), (1...TableLimits.maxDimension).contains(height) else {
             throw invalid("pixel size \(width)×\(height) is outside 1…\(TableLimits.maxDimension)")
         }
-        guard (1...TableLimits.maxCapacity).contains(capacity) else {
-            throw invalid("capacity \(capacity) is outside 1…\(TableLimits.maxCapacity)")
+        guard (1...maxCapacity).contains(capacity) else {
+            throw invalid("capacity \(capacity) is outside 1…\(maxCapacity)")
         }
         guard TableLimits.pageSizes.contains(pageSize), pageSize & (pageSize - 1) == 0 else {
             throw invalid("page size \(pageSize) is not a power of two in 4096…65536")
         }
+        let buckets = version == 1 ? 0 : Self.bucketCount(capacity: capacity)
         guard let rowBytes = Checked.roundUp(Checked.mul(width, style.bytesPerPixel), TableLimits.rowAlignment),
               let image = Checked.mul(rowBytes, height),
               let stride = Checked.roundUp(image, pageSize),
-              let indexEnd = Checked.add(TableLimits.indexOffset, Checked.mul(capacity, TableLimits.recordBytes)),
+              let recordsEnd = Checked.add(TableLimits.indexOffset, Checked.mul(capacity, TableLimits.recordBytes)),
+              let indexEnd = Checked.add(recordsEnd, Checked.mul(2 * buckets, TableLimits.bucketBytes)),
               let slots = Checked.roundUp(indexEnd, pageSize),
               let maxFile = Checked.add(slots, Checked.mul(capacity, stride))
         else { throw invalid("table size overflows 64 bits") }
+        formatVersion = version
         self.width = width
         self.height = height
         self.style = style
@@ -65,8 +81,18 @@ public struct TableLayout: Sendable, Equatable {
         bytesPerRow = rowBytes
         imageBytes = image
         slotStride = stride
+        bucketCount = buckets
+        bucketsOffset = version == 1 ? 0 : recordsEnd
         slotsOffset = slots
         maxFileBytes = maxFile
+    }
+
+    /// The smallest power of two at least `2 × capacity`: the hash index is at most half full
+    /// of live entries, so a lookup probes about 1.5 buckets and a miss about 2.5.
+    static func bucketCount(capacity: Int) -> Int {
+        var n = 2
+        while n < 2 * capacity { n <<= 1 }
+        return n
     }
 
     /// Offset of index record `index`.
@@ -74,6 +100,9 @@ public struct TableLayout: Sendable, Equatable {
 
     /// Offset of slot `index`.
     public func slotOffset(_ index: Int) -> Int { slotsOffset + index * slotStride }
+
+    /// Offset of bucket area `area` (0 or 1) of the hash index (version 2).
+    public func bucketAreaOffset(_ area: Int) -> Int { bucketsOffset + area * bucketCount * TableLimits.bucketBytes }
 
     /// The page size of this machine.
     public static var systemPageSize: Int { max(4096, Int(sysconf(Int32(_SC_PAGESIZE)))) }

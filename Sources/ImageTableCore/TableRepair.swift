@@ -28,10 +28,15 @@ public enum TableRepair {
         // Opened again under the lock: a writer may have rebuilt the file meanwhile.
         let file = try TableFile(path: path, writable: true)
         let report = TableVerifier.verify(file, writerMayBeActive: false)
-        let slots = report.problems.compactMap(\.slot)
-        guard !slots.isEmpty else { return report }
-        for slot in slots { file.clearRecord(slot) }
-        try file.flush(offset: TableLimits.indexOffset, count: file.layout.capacity * TableLimits.recordBytes)
+        let damaged = report.problems.filter { $0.code != .damagedIndex }.compactMap(\.slot)
+        guard !report.problems.isEmpty else { return report }
+        for slot in damaged { file.clearRecord(slot) }
+        try file.flush(offset: TableLimits.indexOffset, count: file.scanLimit * TableLimits.recordBytes)
+        if file.layout.formatVersion >= 2 {
+            // The index is rebuilt from the records left, as a writer opening the table would.
+            var state = ImageTableWriter.State(directory: SlotDirectory(capacity: file.layout.capacity), index: IndexWriter(file: file))
+            _ = try ImageTableWriter.openScan(file, state: &state, durable: true)
+        }
         return report
     }
 }

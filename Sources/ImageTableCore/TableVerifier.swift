@@ -11,7 +11,7 @@ public enum TableVerifier {
         public let slot: Int?
         /// The entry's key, when it could be read.
         public let key: String?
-        /// `pixelChecksumMismatch`, `damagedRecord` or `interruptedWrite`; for the header or the
+        /// `pixelChecksumMismatch`, `damagedRecord`, `interruptedWrite` or `damagedIndex`; for the header or the
         /// file, why it could not be opened (`corrupt`, `notATable`, `notFound`…).
         public let code: ImageTableError.Code
         /// What is wrong, for people.
@@ -127,7 +127,7 @@ public enum TableVerifier {
         // below). Without this, every odd generation of a damaged table cost milliseconds.
         let attempts = writerMayBeActive && WriterLock.isHeld(tablePath: file.path) != false ? 3 : 1
         var checks = VerifierPass(file: file)
-        checks.run(slots: Array(0..<file.layout.capacity), attempts: attempts)
+        checks.run(slots: 0..<file.scanLimit, attempts: attempts)
         if !checks.unsettled.isEmpty {
             if writerMayBeActive && WriterLock.isHeld(tablePath: file.path) == true {
                 checks.settleAsInProgress()
@@ -140,6 +140,9 @@ public enum TableVerifier {
             }
         }
         checks.findDuplicates()
+        if file.layout.formatVersion >= 2 {
+            checks.checkIndex(writerActive: { writerMayBeActive && WriterLock.isHeld(tablePath: file.path) == true })
+        }
         return Report(header: file.header, validEntries: checks.valid.count, inProgress: checks.inProgress,
                       problems: checks.problems.sorted { ($0.slot ?? -1) < ($1.slot ?? -1) })
     }

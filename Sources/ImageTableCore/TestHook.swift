@@ -9,7 +9,9 @@ import Foundation
 /// Points (`docs/BAKE.md`, "For tests: the hook"): `source-opened` (a source is open and stat'ed,
 /// not yet read), `source-read` (its bytes are read and its stat checked, not yet decoded),
 /// `planned` (the bake has its plan and has touched no table), `state-commit` (inside the bake
-/// state's transaction, before its commit).
+/// state's transaction, before its commit); in every writer, `index-rebuilt` (a rebuilt hash
+/// index area is written, not yet switched to) and `index-switched` (switched to, the header not
+/// yet flushed).
 public enum TestHook {
     private static let executable = ProcessInfo.processInfo.environment["IMAGETABLE_TEST_HOOK"]
 

@@ -45,10 +45,16 @@ struct VerifierPass {
     }
 
     /// Checks `slots`, each with up to `attempts` readings; what stays in flux replaces
-    /// ``unsettled``.
-    mutating func run(slots: [Int], attempts: Int) {
+    /// ``unsettled``. The pages read are dropped from this process as it goes, so verifying a
+    /// large table costs no lasting resident memory.
+    mutating func run(slots: some Sequence<Int>, attempts: Int) {
         var still: [Unsettled] = []
+        var checked = 0
         for slot in slots {
+            checked += 1
+            if checked % 4096 == 0 {
+                file.dropPages(offset: file.layout.recordOffset(max(0, slot - 4096)), count: 4096 * TableLimits.recordBytes)
+            }
             switch check(slot: slot, attempts: attempts) {
             case .empty: break
             case .valid(let v): valid[slot] = v
@@ -80,6 +86,23 @@ struct VerifierPass {
             }
         }
         unsettled = []
+    }
+
+    /// Checks that the hash index leads to every valid entry (format version 2): an entry it
+    /// does not lead to is invisible to readers, a `damagedIndex` problem (or, while a writer
+    /// holds the lock, an entry it may be moving).
+    mutating func checkIndex(writerActive: () -> Bool) {
+        for (slot, v) in valid.sorted(by: { $0.key < $1.key }) where file.indexedSlot(of: v.entity) != slot {
+            let record = file.record(slot)
+            if record.generation != v.generation || writerActive() {
+                valid[slot] = nil
+                inProgress += 1
+                continue
+            }
+            valid[slot] = nil
+            problems.append(TableVerifier.Problem(slot: slot, key: record.key, code: .damagedIndex,
+                                                  reason: "the hash index does not lead to this entry, so readers miss it"))
+        }
     }
 
     /// Two valid records of one entity are both damage when neither changed since it was
@@ -115,6 +138,7 @@ struct VerifierPass {
                 outcome = .problem(TableVerifier.Problem(slot: slot, key: record.key, code: .damagedRecord, reason: reason))
             case .committed(let entity):
                 let pixels = UnsafeRawBufferPointer(start: file.slot(slot), count: file.layout.imageBytes)
+                defer { file.dropPages(slot: slot) }
                 outcome = CRC32.checksum(pixels) == record.pixelChecksum
                     ? .valid(Valid(entity: entity, generation: before))
                     : .problem(TableVerifier.Problem(slot: slot, key: record.key, code: .pixelChecksumMismatch,

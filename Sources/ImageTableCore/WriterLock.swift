@@ -29,13 +29,30 @@ final class WriterLock: Sendable {
     init(tablePath: String, permissions: UInt16, timeout: Double) throws(ImageTableError) {
         let path = tablePath + ".lock"
         self.path = path
-        let fd = Posix.retrying { open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode_t(permissions & 0o644)) }
-        guard fd >= 0 else { throw Posix.error("open lock file", path: path) }
-        state = Mutex((fd, false))
-        // Like the table itself, the lock file's mode must not depend on the umask.
-        _ = fchmod(fd, mode_t(permissions & 0o644))
+        func openLockFile() throws(ImageTableError) -> Int32 {
+            let fd = Posix.retrying { open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode_t(permissions & 0o644)) }
+            guard fd >= 0 else { throw Posix.error("open lock file", path: path) }
+            // Like the table itself, the lock file's mode must not depend on the umask.
+            _ = fchmod(fd, mode_t(permissions & 0o644))
+            return fd
+        }
+        state = Mutex((try openLockFile(), false))
         let deadline = Date().addingTimeInterval(timeout)
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        while true {
+            let fd = state.withLock { $0.fd }
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 {
+                // The file locked must still be the one the path names: a tool that replaced the
+                // table's directory (`imagetable merge`) or deleted the table (`bake --prune`)
+                // took its lock file along, and a lock on that would guard nothing.
+                var held = stat(), named = stat()
+                if fstat(fd, &held) == 0, lstat(path, &named) == 0, held.st_ino == named.st_ino, held.st_dev == named.st_dev { break }
+                let fresh = try openLockFile()
+                state.withLock { s in
+                    close(s.fd)
+                    s.fd = fresh
+                }
+                continue
+            }
             let e = errno
             guard e == EWOULDBLOCK || e == EINTR else {
                 release()
@@ -51,7 +68,10 @@ final class WriterLock: Sendable {
             }
             usleep(20_000)
         }
-        state.withLock { $0.held = true }
+        let fd = state.withLock { s in
+            s.held = true
+            return s.fd
+        }
         let pid = Array("\(getpid())\n".utf8)
         _ = ftruncate(fd, 0)
         _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
@@ -89,4 +109,26 @@ final class WriterLock: Sendable {
     }
 
     deinit { release() }
+}
+
+/// A table's writer lock held without opening the table, for a tool that replaces table files
+/// wholesale (`imagetable merge` swapping its output directory): while it is held, no writer
+/// (a bake, a runtime cache) is inside the table, and none that waits for it can end up writing
+/// into a file that is no longer the table's.
+public final class TableWriterLock: Sendable {
+    private let lock: WriterLock
+
+    /// Takes the writer lock of the table at `tablePath`, waiting up to `timeout` seconds.
+    ///
+    /// - Parameters:
+    ///   - tablePath: the table; its lock file is `tablePath + ".lock"`.
+    ///   - protection: the table's protection, for the lock file's mode when it is created.
+    ///   - timeout: seconds to wait for a writer.
+    /// - Throws: ``ImageTableError`` `locked` naming the holder, or `io`.
+    public init(tablePath: String, protection: ProtectionMode, timeout: Double) throws(ImageTableError) {
+        lock = try WriterLock(tablePath: tablePath, permissions: protection.permissions, timeout: timeout)
+    }
+
+    /// Releases the lock; idempotent.
+    public func release() { lock.release() }
 }

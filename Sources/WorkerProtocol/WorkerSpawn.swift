@@ -65,7 +65,13 @@ enum WorkerSpawn {
             posix_spawn_file_actions_adddup2(&actions, requests.read, WorkerDescriptors.requests)
             posix_spawn_file_actions_adddup2(&actions, replies.write, WorkerDescriptors.replies)
             posix_spawn_file_actions_adddup2(&actions, lifelineRead, WorkerDescriptors.lifeline)
-            if let scratch { posix_spawn_file_actions_adddup2(&actions, scratch, WorkerDescriptors.scratch) }
+            // A scratch descriptor among the fixed numbers would be overwritten by the dup2s above.
+            var scratchCopy: Int32 = -1
+            defer { if scratchCopy >= 0 { close(scratchCopy) } }
+            if let scratch {
+                scratchCopy = scratch < Self.firstFree ? fcntl(scratch, F_DUPFD_CLOEXEC, Self.firstFree) : -1
+                posix_spawn_file_actions_adddup2(&actions, scratchCopy >= 0 ? scratchCopy : scratch, WorkerDescriptors.scratch)
+            }
             var attributes = posix_spawnattr_t()
             posix_spawnattr_init(&attributes)
             defer { posix_spawnattr_destroy(&attributes) }
@@ -92,7 +98,15 @@ enum WorkerSpawn {
         }
     }
 
-    /// A pipe whose two ends are close-on-exec.
+    /// The lowest descriptor our pipe ends may have: above the fixed numbers a worker gets
+    /// (3 to 6). A process whose first descriptors are these pipes (`imagetable extract` opens
+    /// nothing before it) would otherwise have the lifeline's read end at 3, and the dup2 of
+    /// the requests onto 3 would replace it before it is itself copied to 5: the worker's
+    /// "lifeline" was then its request pipe, and the thread watching it took the first byte of
+    /// a request and exited.
+    static let firstFree: Int32 = 10
+
+    /// A pipe whose two ends are close-on-exec and numbered from ``firstFree`` up.
     private static func pipe(_ what: String) throws(SpawnFailure) -> (read: Int32, write: Int32) {
         var ends: [Int32] = [-1, -1]
         #if canImport(Glibc)
@@ -100,7 +114,16 @@ enum WorkerSpawn {
         #else
         guard Darwin.pipe(&ends) == 0 else { throw SpawnFailure(call: "pipe (\(what))", errno: errno) }
         #endif
-        for fd in ends { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        for i in ends.indices {
+            let moved = fcntl(ends[i], F_DUPFD_CLOEXEC, firstFree)
+            guard moved >= 0 else {
+                let e = errno
+                ends.forEach { close($0) }
+                throw SpawnFailure(call: "fcntl (\(what))", errno: e)
+            }
+            close(ends[i])
+            ends[i] = moved
+        }
         return (ends[0], ends[1])
     }
 }

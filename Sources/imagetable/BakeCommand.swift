@@ -42,6 +42,8 @@ struct BakeCommand: ParsableCommand {
               imagetable bake site.yaml --prune         # drop entries of deleted files
               imagetable bake site.yaml --format json --strict
               imagetable bake site.yaml --format github --progress   # in a workflow
+              parallel imagetable bake site.yaml --shard {}/4 --output out/{} ::: 0 1 2 3
+              imagetable merge tables out/0 out/1 out/2 out/3   # docs/SCALE.md
 
             EXIT STATUS
               0   every source is baked or unchanged
@@ -99,6 +101,15 @@ struct BakeCommand: ParsableCommand {
           help: "Show progress on standard error: a bar on a terminal (the default), else plain lines; or none.")
     var progress: Bool?
 
+    @Option(help: ArgumentHelp("Bake only the sources whose key falls in shard K of N (see docs/SCALE.md), into --output; "
+                               + "'auto' or 'auto/N' takes K from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm).",
+                               valueName: "K/N"))
+    var shard: String?
+
+    @Option(help: ArgumentHelp("Write the tables and the bake state here instead of the manifest's output (one directory per shard).",
+                               valueName: "dir"))
+    var output: String?
+
     @Option(help: ArgumentHelp("The directory output and sources must stay inside (default: the manifest's directory).",
                                valueName: "dir"))
     var root: String?
@@ -114,6 +125,17 @@ struct BakeCommand: ParsableCommand {
         }
         guard timeout > 0, lockTimeout >= 0 else { throw ValidationError("timeouts must be positive.") }
         if let minAge, minAge < 0 { throw ValidationError("--min-age must not be negative.") }
+        if let output, output.isEmpty { throw ValidationError("--output needs a directory.") }
+        if let shard {
+            guard output != nil else {
+                throw ValidationError("--shard needs --output: each shard bakes into a directory of its own, which `imagetable merge` combines.")
+            }
+            do {
+                _ = try ShardSelection.parse(shard, environment: ProcessInfo.processInfo.environment)
+            } catch {
+                throw ValidationError("--shard \(shard): \(error.message).")
+            }
+        }
     }
 
     func run() throws {
@@ -122,9 +144,13 @@ struct BakeCommand: ParsableCommand {
         signal(SIGXFSZ, SIG_IGN)
         let validator = ManifestValidator(options: ValidationOptions(allowOutsidePaths: allowOutsidePaths, root: root))
         let report = validator.validate(fileAt: manifest)
-        guard let plan = report.manifest else {
+        guard var plan = report.manifest else {
             BakeReport.printInvalid(report, format: format)
             throw ExitStatus.failure
+        }
+        if let output {
+            let absolute = output.hasPrefix("/") ? output : FileManager.default.currentDirectoryPath + "/" + output
+            plan = plan.writing(to: URL(fileURLWithPath: absolute).standardized.path, display: output)
         }
         for diagnostic in report.diagnostics {
             switch format {
@@ -145,6 +171,7 @@ struct BakeCommand: ParsableCommand {
         options.rehash = rehash
         options.minAge = minAge
         options.allowOutsidePaths = allowOutsidePaths
+        options.shard = try shard.map { try ShardSelection.parse($0, environment: ProcessInfo.processInfo.environment) }
         let display = progressDisplay()
         let shown = Mutex<Set<SourceFailure>>([])
         if let display {

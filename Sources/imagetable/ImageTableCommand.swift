@@ -21,20 +21,22 @@ struct ImageTableCommand: AsyncParsableCommand {
               imagetable validate --root . manifests/*.yaml
               imagetable bake --root . manifests/demo.yaml
               imagetable export --root . manifests/demo.yaml --to build/tables
+              imagetable merge tables out/0 out/1 out/2 out/3
               imagetable inspect tables/*.imagetable --no-entries
               imagetable --generate-completion-script bash > imagetable.bash
 
             EXIT STATUS
               0   success (validate: every manifest is valid; verify: all tables sound)
-              1   failure (validate: a manifest has errors; bake and export: a fatal
-                  error; inspect, verify, extract and preview: a table, an entry or an
-                  output file failed)
+              1   failure (validate: a manifest has errors; bake, merge and export: a
+                  fatal error; inspect, verify, extract and preview: a table, an entry
+                  or an output file failed)
               2   verify: no damage, but interrupted writes the next bake completes
-              3   bake finished but some sources failed
+              3   bake finished but some sources failed; merge finished but left
+                  some damaged entries out
               64  bad usage: unknown option, missing or malformed argument
             """,
         version: ToolVersion.current,
-        subcommands: [ValidateCommand.self, BakeCommand.self, ExportCommand.self, InspectCommand.self, VerifyCommand.self,
-                      ExtractCommand.self, PreviewCommand.self, VersionCommand.self]
+        subcommands: [ValidateCommand.self, BakeCommand.self, MergeCommand.self, ExportCommand.self, InspectCommand.self,
+                      VerifyCommand.self, ExtractCommand.self, PreviewCommand.self, VersionCommand.self]
     )
 }

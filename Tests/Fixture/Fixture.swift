@@ -8,6 +8,7 @@ import Glibc
 ///
 ///     ImageTableFixture kill-writer TABLE CAPACITY KEYS LOG   write until killed, logging intents
 ///     ImageTableFixture rewriter TABLE SECONDS                rewrite entries with uniform fills
+///     ImageTableFixture churner TABLE SECONDS                 keep `stable`, churn other keys (index rebuilds)
 ///     ImageTableFixture hold-lock TABLE SECONDS               hold the writer lock, then exit
 ///     ImageTableFixture fill-until-full TABLE LIMIT_BYTES     write under RLIMIT_FSIZE until it fails
 ///     ImageTableFixture create-with-umask TABLE MASK MODE     create a table under an umask (octal)
@@ -30,6 +31,7 @@ struct Fixture {
         switch args[1] {
         case "kill-writer": try killWriter(table: args[2], capacity: Int(args[3])!, keys: Int(args[4])!, log: args[5])
         case "rewriter": try rewriter(table: args[2], seconds: Double(args[3])!)
+        case "churner": try churner(table: args[2], seconds: Double(args[3])!)
         case "hold-lock": try holdLock(table: args[2], seconds: Double(args[3])!)
         case "fill-until-full": fillUntilFull(table: args[2], limit: Int(args[3])!)
         case "create-with-umask": try createWithUmask(table: args[2], mask: args[3], protection: args[4])
@@ -56,12 +58,18 @@ struct Fixture {
     }
 
     /// Writes and deletes random keys forever. Logs `B key src` before and `E key src` after each
-    /// write, `D key` before and `d key` after each delete.
+    /// write, `D key` before and `d key` after each delete, and `R n` when the hash index has
+    /// been rebuilt `n` times by this process.
     static func killWriter(table path: String, capacity: Int, keys: Int, log logPath: String) throws {
         let logFD = open(logPath, O_WRONLY | O_APPEND | O_CREAT, 0o644)
         let table = try ImageTableWriter(path: path, format: descriptor(capacity: capacity))
         log(logFD, "O \(table.count)")
+        var rebuilds = table.indexRebuilds
         while true {
+            if table.indexRebuilds != rebuilds {
+                rebuilds = table.indexRebuilds
+                log(logFD, "R \(rebuilds)")
+            }
             let key = "key-\(Int.random(in: 0..<keys))"
             if Int.random(in: 0..<10) == 0 {
                 log(logFD, "D \(key)")
@@ -85,6 +93,24 @@ struct Fixture {
             n += 1
         }
         print(n)
+    }
+
+    /// Writes `stable` once, then writes new keys and deletes old ones for `seconds`, never more
+    /// than six at a time in a table of eight: `stable` is never touched, while the stale buckets
+    /// the deletes leave make the writer rebuild its hash index again and again. Prints the
+    /// writes and the rebuilds.
+    static func churner(table path: String, seconds: Double) throws {
+        let table = try ImageTableWriter(path: path, format: descriptor(capacity: 8), options: .init(durability: .processCrashOnly))
+        try write(table, key: "stable", source: UUID())
+        FileHandle.standardOutput.write(Data("ready\n".utf8))
+        let end = Date().addingTimeInterval(seconds)
+        var n = 0
+        while Date() < end {
+            try write(table, key: "churn-\(n)", source: UUID())
+            if n >= 6 { try table.delete(key: "churn-\(n - 6)") }
+            n += 1
+        }
+        print("\(n) \(table.indexRebuilds)")
     }
 
     static func holdLock(table path: String, seconds: Double) throws {

@@ -41,12 +41,13 @@ import Testing
         let result = try validate(["valid.yaml"], in: dir)
         #expect(result.status == 0)
         // 100 px × 2 B = 200, padded to 256 a row; × 100 rows = 25,600, padded to 28,672 a slot;
-        // the index (512 + 250 × 256) pads to 65,536; 65,536 + 250 × 28,672 = 7,233,536.
+        // the records (512 + 250 × 256 = 64,512) and 2 × 512 buckets of 8 bytes pad to 73,728;
+        // 73,728 + 250 × 28,672 = 7,241,728.
         #expect(result.stdout == """
             valid.yaml: valid (0 errors, 0 warnings)
               table                family  pixels   style     bytes/row  slot bytes  count  max size
               small@2x.imagetable  users   100x100  16BitBGR        256       28672    250   6.9 MiB
-              total: 1 table, at most 6.9 MiB (7233536 bytes) on disk
+              total: 1 table, at most 6.9 MiB (7241728 bytes) on disk
 
             """)
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/tables"), "validate must not create tables")
@@ -71,13 +72,13 @@ import Testing
         #expect(document["valid"] as? Bool == false)
         #expect(document["errorCount"] as? Int == 1)
         #expect(document["warningCount"] as? Int == 0)
-        #expect(document["totalMaxBytes"] as? Int == 7_233_536)
+        #expect(document["totalMaxBytes"] as? Int == 7_241_728)
         let manifests = try #require(document["manifests"] as? [[String: Any]])
         #expect(manifests.map { $0["file"] as? String } == ["valid.yaml", "invalid.yaml"])
         let table = try #require((manifests[0]["tables"] as? [[String: Any]])?.first)
         #expect(table as NSDictionary == [
             "format": "small", "family": "users", "scale": 2, "file": "tables/small@2x.imagetable", "pixelWidth": 100,
-            "pixelHeight": 100, "style": "16BitBGR", "bytesPerRow": 256, "slotBytes": 28672, "maximumCount": 250, "maxBytes": 7_233_536,
+            "pixelHeight": 100, "style": "16BitBGR", "bytesPerRow": 256, "slotBytes": 28672, "maximumCount": 250, "maxBytes": 7_241_728,
         ] as NSDictionary)
         let diagnostic = try #require((manifests[1]["diagnostics"] as? [[String: Any]])?.first)
         #expect(diagnostic as NSDictionary == [
@@ -111,26 +112,26 @@ import Testing
 
     @Test func maxDisk() throws {
         let dir = try workspace()
-        #expect(try validate(["--max-disk", "7233536", "valid.yaml"], in: dir).status == 0)
+        #expect(try validate(["--max-disk", "7241728", "valid.yaml"], in: dir).status == 0)
         #expect(try validate(["--max-disk", "7MiB", "valid.yaml"], in: dir).status == 0)
         let over = try validate(["--max-disk", "7MB", "valid.yaml"], in: dir)
         #expect(over.status == 1)
         // Over the budget alone, the plan still shows which tables take the space.
         #expect(over.stdout == """
-            valid.yaml:3:1: error: the tables may grow to 6.9 MiB (7233536 bytes), over the --max-disk budget of 6.7 MiB (7000000 bytes) [disk-budget-exceeded]
+            valid.yaml:3:1: error: the tables may grow to 6.9 MiB (7241728 bytes), over the --max-disk budget of 6.7 MiB (7000000 bytes) [disk-budget-exceeded]
                 3 | families:
                   | ^
             valid.yaml: invalid (1 error, 0 warnings)
               table                family  pixels   style     bytes/row  slot bytes  count  max size
               small@2x.imagetable  users   100x100  16BitBGR        256       28672    250   6.9 MiB
-              total: 1 table, at most 6.9 MiB (7233536 bytes) on disk
+              total: 1 table, at most 6.9 MiB (7241728 bytes) on disk
 
             """)
         let json = try validate(["--max-disk", "7MB", "--format", "json", "valid.yaml", "invalid.yaml"], in: dir)
         let document = try #require(try JSONSerialization.jsonObject(with: json.output) as? [String: Any])
         let manifests = try #require(document["manifests"] as? [[String: Any]])
         #expect(document["valid"] as? Bool == false && document["totalMaxBytes"] as? Int == 0)
-        #expect((manifests[0]["tables"] as? [Any])?.count == 1 && manifests[0]["totalMaxBytes"] as? Int == 7233536)
+        #expect((manifests[0]["tables"] as? [Any])?.count == 1 && manifests[0]["totalMaxBytes"] as? Int == 7241728)
         #expect((manifests[1]["tables"] as? [Any])?.isEmpty == true && manifests[1]["totalMaxBytes"] as? Int == 0)
         // With another error besides, there is no plan.
         let both = try validate(["--max-disk", "1", "invalid.yaml"], in: dir)

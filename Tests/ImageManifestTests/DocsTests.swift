@@ -41,7 +41,7 @@ import Testing
         #expect(has("| \(ManifestLimits.maxDiagnostics), then"))
         #expect(has("| \(grouped(ManifestLimits.maxPixelDimension)) | `size-too-large`"))
         #expect(has("| \(grouped(ManifestLimits.maxCapacity)) | `maximum-count-out-of-range`"))
-        #expect(has("| \(ManifestLimits.maxTableBytes >> 30) GiB | `table-too-large`"))
+        #expect(has("| \(ManifestLimits.maxTableBytes >> 40) TiB | `table-too-large`"))
         #expect(has("| \(ManifestLimits.maxNameBytes) bytes | `invalid-name`"))
         #expect(has("| 1 … \(ManifestLimits.scales.upperBound), no repeats |"))
         #expect(has("page size of \(grouped(ManifestLimits.planPageSize)) bytes"))

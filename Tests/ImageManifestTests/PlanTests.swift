@@ -19,11 +19,12 @@ import ImageTableCore
         #expect(tables.allSatisfy { $0.width == 150 && $0.height == 150 && $0.capacity == 400 && $0.scale == 2 })
         #expect(tables.map(\.style) == [.bgra32, .bgr32, .bgr16, .grayscale8])
         // 150 px × 4 B = 600, padded to 640; 640 × 150 = 96,000, padded to 98,304; the index of
-        // 400 records ends at 512 + 102,400, padded to 106,496; plus 400 slots.
+        // 400 records ends at 512 + 102,400, then 2 × 1,024 buckets of 8 bytes: 119,296, padded
+        // to 122,880; plus 400 slots.
         let layouts = try tables.map { try #require(Manifest.planLayout(of: $0)) }
         #expect(layouts.map(\.bytesPerRow) == [640, 640, 320, 192])
         #expect(layouts.map(\.slotStride) == [98_304, 98_304, 49_152, 32_768])
-        #expect(layouts[0].maxFileBytes == 106_496 + 400 * 98_304)
+        #expect(layouts[0].maxFileBytes == 122_880 + 400 * 98_304)
         #expect(report.manifest?.totalMaxBytes == layouts.reduce(0) { $0 + $1.maxFileBytes })
         // Points × scale: the demo's 12-point corners are 24 pixels.
         #expect(tables.allSatisfy { $0.rendering.cornerRadius == 24 && $0.protection == ProtectionMode.none })
@@ -74,16 +75,17 @@ import ImageTableCore
 
     @Test func diskBudget() throws {
         let format = "size: 150x150\nstyle: 32BitBGRA\nmaximumCount: 400"
-        let total = 106_496 + 400 * 98_304
+        let total = 122_880 + 400 * 98_304
         #expect(try plan(format, options: ValidationOptions(maxDiskBytes: total)).isValid)
         let over = try plan(format, options: ValidationOptions(maxDiskBytes: total - 1))
         #expect(summary(over) == ["3:1 disk-budget-exceeded"])
         #expect(over.diagnostics[0].message.contains("(\(total) bytes)"))
     }
 
-    @Test func tableLimitIsSixtyFourGiB() throws {
-        // 4096 × 4 B rows × 4096 rows = 64 MiB a slot: 1023 slots fit in 64 GiB with the index, 1024 do not.
-        #expect(try plan("size: 4096x4096\nstyle: 32BitBGRA\nmaximumCount: 1023").isValid)
-        #expect(summary(try plan("size: 4096x4096\nstyle: 32BitBGRA\nmaximumCount: 1024")) == ["7:7 table-too-large"])
+    @Test func tableLimitIsSixteenTiB() throws {
+        // 4096 × 4 B rows × 4096 rows = 64 MiB a slot: 262,144 slots are 16 TiB; with the index
+        // (76 MB of records and buckets), 262,142 fit and 262,143 do not.
+        #expect(try plan("size: 4096x4096\nstyle: 32BitBGRA\nmaximumCount: 262142").isValid)
+        #expect(summary(try plan("size: 4096x4096\nstyle: 32BitBGRA\nmaximumCount: 262143")) == ["7:7 table-too-large"])
     }
 }

@@ -8,22 +8,25 @@ import Testing
 struct LayoutTests {
     struct Example {
         let width: Int, height: Int, style: PixelStyle
-        let bytesPerRow: Int, imageBytes: Int, slotStride: Int, capacity: Int, slotsOffset: Int, maxFileBytes: Int
+        let bytesPerRow: Int, imageBytes: Int, slotStride: Int, capacity: Int, bucketCount: Int?, slotsOffset: Int, maxFileBytes: Int
     }
 
-    /// Parses the "Worked examples" table of docs/FORMAT.md.
-    static func examples() throws -> [Example] {
+    /// Parses the rows of the first table after `heading` in docs/FORMAT.md: version 2's "Worked
+    /// examples" (with `bucketCount`) or the version 1 table of "## Version 1" (without).
+    static func examples(after heading: String) throws -> [Example] {
         let spec = try String(contentsOfFile: specPath, encoding: .utf8)
-        let section = try #require(spec.components(separatedBy: "### Worked examples").last)
+        let section = try #require(spec.components(separatedBy: heading).dropFirst().first?.components(separatedBy: "\n## ").first)
         return section.split(separator: "\n").compactMap { line -> Example? in
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard cells.count == 7, let sizeAndStyle = cells.first, sizeAndStyle.contains("×") else { return nil }
+            guard cells.count == 7 || cells.count == 8, let sizeAndStyle = cells.first, sizeAndStyle.contains("×") else { return nil }
             let parts = sizeAndStyle.split(separator: " ")
             let dims = parts[0].split(separator: "×").compactMap { Int($0) }
             let style = PixelStyle(rawValue: parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "`")))!
             let n = cells.dropFirst().map { Int($0.replacingOccurrences(of: ",", with: ""))! }
+            let buckets = cells.count == 8 ? n[4] : nil
+            let rest = cells.count == 8 ? Array(n[5...]) : Array(n[4...])
             return Example(width: dims[0], height: dims[1], style: style, bytesPerRow: n[0], imageBytes: n[1],
-                           slotStride: n[2], capacity: n[3], slotsOffset: n[4], maxFileBytes: n[5])
+                           slotStride: n[2], capacity: n[3], bucketCount: buckets, slotsOffset: rest[0], maxFileBytes: rest[1])
         }
     }
 
@@ -32,15 +35,19 @@ struct LayoutTests {
     }
 
     @Test func workedExamplesInTheSpecMatchTheCode() throws {
-        let examples = try Self.examples()
-        #expect(examples.count == 5)
-        for e in examples {
-            let l = try TableLayout(width: e.width, height: e.height, style: e.style, capacity: e.capacity, pageSize: 4096)
-            #expect(l.bytesPerRow == e.bytesPerRow, "\(e.width)×\(e.height) \(e.style)")
-            #expect(l.imageBytes == e.imageBytes)
-            #expect(l.slotStride == e.slotStride)
-            #expect(l.slotsOffset == e.slotsOffset)
-            #expect(l.maxFileBytes == e.maxFileBytes)
+        let version2 = try Self.examples(after: "### Worked examples")
+        let version1 = try Self.examples(after: "## Version 1")
+        #expect(version2.count == 6 && version1.count == 2)
+        for (version, examples) in [(2, version2), (1, version1)] {
+            for e in examples {
+                let l = try TableLayout(width: e.width, height: e.height, style: e.style, capacity: e.capacity, pageSize: 4096, version: version)
+                #expect(l.bytesPerRow == e.bytesPerRow, "\(e.width)×\(e.height) \(e.style)")
+                #expect(l.imageBytes == e.imageBytes)
+                #expect(l.slotStride == e.slotStride)
+                #expect(l.bucketCount == (e.bucketCount ?? 0))
+                #expect(l.slotsOffset == e.slotsOffset, "\(e.width)×\(e.height) \(e.style) version \(version)")
+                #expect(l.maxFileBytes == e.maxFileBytes)
+            }
         }
     }
 
@@ -50,7 +57,7 @@ struct LayoutTests {
             let l = try TableLayout(width: w, height: h, style: style, capacity: 3, pageSize: 16384)
             #expect(l.bytesPerRow % 64 == 0 && l.bytesPerRow >= w * style.bytesPerPixel && l.bytesPerRow - w * style.bytesPerPixel < 64)
             #expect(l.slotStride % 16384 == 0 && l.slotStride >= l.imageBytes && l.slotStride - l.imageBytes < 16384)
-            #expect(l.slotsOffset % 16384 == 0 && l.slotsOffset >= 512 + 3 * 256)
+            #expect(l.slotsOffset % 16384 == 0 && l.slotsOffset >= 512 + 3 * 256 + 2 * 8 * 8)
             #expect(l.slotOffset(2) == l.slotsOffset + 2 * l.slotStride)
             #expect(l.recordOffset(2) == 512 + 512)
         }
@@ -58,12 +65,16 @@ struct LayoutTests {
 
     @Test func outOfRangeAndOverflowAreTypedErrors() {
         let cases: [(Int, Int, Int, Int)] = [(0, 1, 1, 4096), (1, 16385, 1, 4096), (1, 1, 0, 4096),
-                                             (1, 1, 1_000_001, 4096), (1, 1, 1, 4095), (1, 1, 1, 6000), (1, 1, 1, 131072)]
+                                             (1, 1, 100_000_001, 4096), (1, 1, 1, 4095), (1, 1, 1, 6000), (1, 1, 1, 131072)]
         for (w, h, c, p) in cases {
             #expect(throws: ImageTableError.self) { try TableLayout(width: w, height: h, style: .bgra32, capacity: c, pageSize: p) }
         }
+        // Version 1 stops at a million; version 2 goes a hundred times further.
+        #expect(throws: ImageTableError.self) { try TableLayout(width: 1, height: 1, style: .bgra32, capacity: 1_000_001, version: 1) }
+        #expect((try? TableLayout(width: 1, height: 1, style: .bgra32, capacity: 100_000_000))?.bucketCount == 1 << 28)
         // The largest legal table still fits in 64 bits and is reported, not trapped.
-        let big = try? TableLayout(width: 16384, height: 16384, style: .bgra32, capacity: 1_000_000, pageSize: 65536)
-        #expect(big?.maxFileBytes == 65536 * 3907 + 1_000_000 * 1_073_741_824)
+        let big = try? TableLayout(width: 16384, height: 16384, style: .bgra32, capacity: 100_000_000, pageSize: 65536)
+        let index = 512 + 100_000_000 * 256 + 2 * (1 << 28) * 8
+        #expect(big?.maxFileBytes == (index + 65535) / 65536 * 65536 + 100_000_000 * 1_073_741_824)
     }
 }

@@ -58,7 +58,7 @@ struct ProcessTests {
         var writes = 0
         for line in log.split(separator: "\n") {
             let f = line.split(separator: " ").map(String.init)
-            guard f.count >= 2, f[0] != "O" else { continue }
+            guard f.count >= 2, f[0] != "O", f[0] != "R" else { continue }
             var e = keys[f[1]] ?? Expectation()
             switch f[0] {
             case "B": e.begin(delete: false, source: UUID(uuidString: f[2]))
@@ -72,13 +72,19 @@ struct ProcessTests {
         return (keys, writes)
     }
 
+    /// Index rebuilds the children logged (`R n` lines: each child counts from its open).
+    static func rebuilds(log: String) -> Int {
+        log.split(separator: "\n").filter { $0.hasPrefix("R ") }.count
+    }
+
     /// Runs `rounds` kill-9 rounds of a writer over `keys` keys in a table of `capacity`, checking
-    /// the table after every kill. Returns the number of writes the children completed.
-    static func killRounds(_ rounds: Int, capacity: Int, keys: Int, checkLog: Bool) throws -> Int {
+    /// the table after every kill. Returns the number of writes the children completed and the
+    /// hash index rebuilds they made.
+    static func killRounds(_ rounds: Int, capacity: Int, keys: Int, checkLog: Bool) throws -> (writes: Int, rebuilds: Int) {
         let dir = try TemporaryDirectory()
         let path = dir.file("t.imagetable"), log = dir.file("log")
         let d = fixtureDescriptor(capacity: capacity)
-        var completed = 0
+        var completed = 0, rebuilt = 0
         for round in 0..<rounds {
             let child = try spawn(["kill-writer", path, "\(capacity)", "\(keys)", log])
             usleep(UInt32.random(in: 20_000...90_000))
@@ -86,12 +92,16 @@ struct ProcessTests {
             child.waitUntilExit()
             guard FileManager.default.fileExists(atPath: path) else { continue }
 
-            // Before any repair, a reader serves only complete images.
+            // Before any repair, a reader serves only complete images, and the hash index leads
+            // to every committed record, whatever instant the kill hit (a rebuild included).
             let reader = try ImageTableReader(path: path)
             for info in reader.entries() {
                 let whole = try reader.withImage(forKey: info.key) { v in v.bytes.allSatisfy { $0 == fillByte(v.sourceUUID) } }
-                #expect(whole != false, "round \(round): \(info.key) torn before repair")
+                #expect(whole == true, "round \(round): \(info.key) torn or missed before repair")
             }
+            #expect(!reader.notices.contains { $0.kind == .damagedIndex || $0.kind == .damagedRecord }, "round \(round): \(reader.notices)")
+            let before = TableVerifier.verify(path: path)
+            #expect(before.problems.allSatisfy { $0.code == .interruptedWrite }, "round \(round): \(before.problems)")
             // A writer opens it cleanly; then every entry verifies and matches the log.
             let table = try ImageTableWriter(path: path, format: d, options: .init(lockTimeout: 5))
             let report = TableVerifier.verify(path: path)
@@ -100,8 +110,10 @@ struct ProcessTests {
             var st = stat()
             _ = stat(path, &st)
             #expect(Int(st.st_size) <= table.layout.maxFileBytes)
-            let (expected, writes) = expectations(log: (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            let (expected, writes) = expectations(log: text)
             completed = writes
+            rebuilt = Self.rebuilds(log: text)
             if checkLog {
                 for (key, e) in expected {
                     let present = table.entry(forKey: key)?.sourceUUID
@@ -110,7 +122,7 @@ struct ProcessTests {
             }
             table.close()
         }
-        return completed
+        return (completed, rebuilt)
     }
 
     /// FastImageCache published entries before their pixels and could serve torn images after a
@@ -118,14 +130,51 @@ struct ProcessTests {
     /// write did not touch must survive exactly.
     @Test func killedWritersLoseNothingTheyDidNotTouch() throws {
         let rounds = Int(ProcessInfo.processInfo.environment["IMAGETABLE_KILL_ROUNDS"] ?? "") ?? 60
-        let writes = try Self.killRounds(rounds, capacity: 64, keys: 48, checkLog: true)
+        let (writes, _) = try Self.killRounds(rounds, capacity: 64, keys: 48, checkLog: true)
         #expect(writes > rounds, "the children must actually have written between kills")
     }
 
-    /// The same with a full table, so kills also land in the middle of evictions.
+    /// The same with a full table, so kills also land in the middle of evictions, and in the
+    /// middle of hash index rebuilds: 40 keys churning through 6 slots leave stale buckets that
+    /// crowd the 16-bucket index every few writes.
     @Test func killedWritersDuringEvictionLeaveValidTables() throws {
-        let writes = try Self.killRounds(20, capacity: 6, keys: 40, checkLog: false)
+        let (writes, rebuilds) = try Self.killRounds(20, capacity: 6, keys: 40, checkLog: false)
         #expect(writes > 20)
+        #expect(rebuilds > 0, "the children must have rebuilt the index between kills")
+    }
+
+    /// Kills at the two instants of a rebuild that timing rarely hits: the new area written but
+    /// not switched to, and switched to with the header not yet flushed. Readers then find every
+    /// entry through the index, before any writer repairs anything, and the next writer opens the
+    /// table cleanly.
+    @Test(arguments: ["index-rebuilt", "index-switched"])
+    func aWriterKilledInTheMiddleOfARebuildLosesNothing(point: String) throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable"), log = dir.file("log"), hook = dir.file("hook")
+        try writeExecutable("#!/bin/sh\n[ \"$1\" = \"\(point)\" ] && kill -9 $2\nexit 0\n", to: hook)
+        for round in 0..<3 {
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: Products.fixture)
+            child.arguments = ["kill-writer", path, "6", "40", log]
+            child.environment = ["IMAGETABLE_TEST_HOOK": hook]
+            child.standardOutput = FileHandle.nullDevice
+            try child.run()
+            child.waitUntilExit()
+            #expect(child.terminationReason == .uncaughtSignal && child.terminationStatus == SIGKILL, "round \(round)")
+            let reader = try ImageTableReader(path: path)
+            let entries = reader.entries()
+            #expect(!reader.notices.contains { $0.kind == .damagedIndex }, "round \(round): \(reader.notices)")
+            for info in entries {
+                #expect(try reader.withImage(forKey: info.key) { v in v.bytes.allSatisfy { $0 == Self.fillByte(v.sourceUUID) } } == true)
+            }
+            #expect(TableVerifier.verify(path: path).problems.allSatisfy { $0.code == .interruptedWrite })
+            let writer = try ImageTableWriter(path: path, format: Self.fixtureDescriptor(capacity: 6), options: .init(lockTimeout: 5))
+            #expect(writer.entries().map(\.key) == entries.map(\.key), "round \(round): the writer keeps what readers saw")
+            writer.close()
+            #expect(TableVerifier.verify(path: path).isValid)
+        }
+        let text = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(text.split(separator: "\n").filter { $0.hasPrefix("E ") }.count > 3, "the children wrote before the rebuilds")
     }
 
     @Test func aReaderInAnotherProcessNeverSeesTornPixels() throws {
@@ -154,6 +203,34 @@ struct ProcessTests {
             .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         #expect(torn == 0)
         #expect(reads > 1000 && rewrites > 1000, "reads \(reads), rewrites \(rewrites): the two must overlap a lot")
+    }
+
+    /// A writer in another process rebuilds the hash index again and again (deletes leave stale
+    /// buckets) while this process looks up an entry the writer never touches: the lookup never
+    /// misses, whichever area it probes when the writer switches.
+    @Test func aReaderNeverMissesAnEntryWhileTheIndexIsRebuilt() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable")
+        let pipe = Pipe()
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: Products.fixture)
+        writer.arguments = ["churner", path, "2"]
+        writer.standardOutput = pipe
+        try writer.run()
+        let output = pipe.fileHandleForReading
+        #expect(String(decoding: output.readData(ofLength: 6), as: UTF8.self) == "ready\n")
+        let reader = try ImageTableReader(path: path)
+        var reads = 0, misses = 0
+        while writer.isRunning {
+            let whole = try reader.withImage(forKey: "stable") { v in v.bytes.allSatisfy { $0 == Self.fillByte(v.sourceUUID) } }
+            if whole != true { misses += 1 }
+            reads += 1
+        }
+        writer.waitUntilExit()
+        let counts = String(decoding: output.readDataToEndOfFile(), as: UTF8.self).split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        #expect(misses == 0, "\(misses) of \(reads) lookups missed")
+        #expect(counts.count == 2 && counts[0] > 1000 && counts[1] > 100, "writes and rebuilds: \(counts)")
+        #expect(reads > 1000)
     }
 
     /// A full disk (here: RLIMIT_FSIZE) is a typed error, never SIGBUS, and loses nothing written.

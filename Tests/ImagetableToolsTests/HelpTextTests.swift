@@ -56,7 +56,7 @@ import Testing
         let json = try run(Products.imagetable, ["version", "--format", "json"])
         let document = try #require(try JSONSerialization.jsonObject(with: json.output) as? [String: Any])
         #expect(document["imagetable"] as? String == String(version.stdout.dropLast()))
-        #expect(document["version"] as? Int == 1 && document["tableFormat"] as? Int == 1)
+        #expect(document["version"] as? Int == 1 && document["tableFormat"] as? Int == 2)
         #expect(document["rendering"] as? Int != nil && document["workerProtocol"] as? Int != nil)
         let text = try run(Products.imagetable, ["version"])
         #expect(text.stdout.hasPrefix("imagetable \(semantic.output.0)"))

@@ -22,7 +22,7 @@ struct InspectTests {
         let header = try #require(t["header"] as? [String: Any])
         #expect(header["name"] as? String == "t-16BitBGR" && header["family"] as? String == "tests")
         #expect(header["style"] as? String == "16BitBGR" && header["protection"] as? String == "none")
-        let numbers: [String: Int] = ["width": 11, "height": 6, "scale": 2, "capacity": 5, "bytesPerPixel": 2, "formatVersion": 1,
+        let numbers: [String: Int] = ["width": 11, "height": 6, "scale": 2, "capacity": 5, "bytesPerPixel": 2, "formatVersion": 2,
                                       "bytesPerRow": layout.bytesPerRow, "imageBytes": layout.imageBytes, "slotStride": layout.slotStride,
                                       "slotsOffset": layout.slotsOffset, "pageSize": layout.pageSize, "maxFileBytes": layout.maxFileBytes]
         for (field, value) in numbers { #expect(header[field] as? Int == value, "header.\(field)") }
@@ -115,6 +115,21 @@ struct InspectTests {
         let doc = try #require(try JSONSerialization.jsonObject(with: json.output) as? [String: Any])
         let notices = try #require((doc["tables"] as? [[String: Any]])?.first?["notices"] as? [[String: Any]])
         #expect(notices.count == 1 && notices[0]["kind"] as? String == "damaged-record" && notices[0]["slot"] as? Int == 0)
+    }
+
+    /// `--no-entries` reads the header alone, whatever the index holds: the count is the one the
+    /// header keeps, and damage in the records is neither read nor reported (a listing reports it).
+    @Test func noEntriesReadsNoRecord() throws {
+        let scratch = try TemporaryDirectory()
+        let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, capacity: 2_000_000, keys: ["a", "b", "c"])
+        let layout = try table.descriptor.layout()
+        for slot in 0..<3 { try flipByte(in: table.path, at: layout.recordOffset(slot) + 30) }
+        let brief = try imagetable("inspect", table.path, "--no-entries")
+        #expect(brief.status == 0 && brief.stderr.isEmpty, "\(brief.stderr)")
+        #expect(brief.stdout.contains("  entries     3 of 2000000 (0%)"), "\(brief.stdout)")
+        let listed = try imagetable("inspect", table.path)
+        #expect(listed.stdout.contains("  entries     0 of 2000000 (0%)"))
+        #expect(listed.stderr.split(separator: "\n").count == 3 && listed.stderr.contains("[damaged-record]"))
     }
 
     @Test func unreadableTablesAreErrorsWithExitOneAndTheOthersAreStillShown() throws {

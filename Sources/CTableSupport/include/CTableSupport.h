@@ -33,6 +33,13 @@ static inline uint64_t itc_add_fetch_u64(void *address, uint64_t delta) {
     return __atomic_add_fetch((uint64_t *)address, delta, __ATOMIC_SEQ_CST);
 }
 
+/// Asks the CPU to start loading the cache line at `address` (no fault, no effect on
+/// correctness): a lookup knows its slot's address from the bucket, before it reads the record,
+/// so the two cache misses overlap instead of following each other.
+static inline void itc_prefetch(const void *address) {
+    __builtin_prefetch(address, 0, 0);
+}
+
 /// An acquire fence, for the second read of a seqlock.
 static inline void itc_fence_acquire(void) {
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
@@ -46,6 +53,31 @@ static inline void itc_fence_release(void) {
 /// Runs `fallocate`-style reservation; returns 0 or an errno value (never -1).
 int itc_reserve(int fd, int64_t offset, int64_t length);
 
+/// Allocates disk blocks for a range inside the file (a hole left by `ftruncate`), keeping any
+/// data already there, so that a store through the mapping can never fault on a full disk.
+/// Returns 0 or an errno value. On macOS, where a hole inside a file cannot be filled this way,
+/// tables are created with their index allocated and this only extends the file.
+int itc_allocate(int fd, int64_t offset, int64_t length);
+
+/// Gives a range's blocks back to the file system, leaving a hole that reads as zeros (Linux's
+/// `FALLOC_FL_PUNCH_HOLE`); where that is not supported, writes zeros over it. Returns 0 or an
+/// errno value.
+int itc_punch(int fd, int64_t offset, int64_t length);
+
+/// Swaps two paths in one atomic step (Linux `renameat2(RENAME_EXCHANGE)`, macOS
+/// `renamex_np(RENAME_SWAP)`): both must exist. Returns 0 or an errno value.
+int itc_exchange(const char *from, const char *to);
+
+/// Copies `length` bytes between two files in the kernel where it can (`copy_file_range`),
+/// else through a buffer. Returns 0 or an errno value (`EIO` for a short source).
+int itc_copy_range(int from, int64_t fromOffset, int to, int64_t toOffset, int64_t length);
+
+/// Loads a 64-bit value with relaxed ordering (an index bucket: atomic, ordered by the record's
+/// own seqlock afterwards).
+static inline uint64_t itc_load_relaxed_u64(const void *address) {
+    return __atomic_load_n((const uint64_t *)address, __ATOMIC_RELAXED);
+}
+
 /// Keeps freed heap memory in the process up to `bytes` (glibc's `M_TRIM_THRESHOLD`, with
 /// allocations below `bytes` served from the heap: `M_MMAP_THRESHOLD`), for a worker whose every
 /// job allocates and frees the same few buffers: otherwise the heap shrinks after each job and
@@ -56,11 +88,5 @@ void itc_keep_heap(int bytes);
 /// worker whose bake was killed cannot go on writing into slots a later bake may reuse.
 /// Returns 0, or -1 when the parent is already gone.
 int itc_die_with_parent(void);
-
-/// Swaps what two paths name, in one step (Linux `renameat2` with `RENAME_EXCHANGE`, macOS
-/// `renamex_np` with `RENAME_SWAP`): for replacing a whole directory so that every other process
-/// sees the old one or the new one, never neither. Returns 0, or -1 with `errno` set (`EINVAL`
-/// or `ENOSYS` where the file system or the kernel cannot).
-int itc_exchange_paths(const char *a, const char *b);
 
 #endif

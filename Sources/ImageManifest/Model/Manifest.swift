@@ -17,6 +17,9 @@ public struct Manifest: Sendable {
     public let outputPath: String
     /// The families, in manifest order.
     public let families: [Family]
+    /// Whether ``output`` was typed on a command line (`--output`), relative to the working
+    /// directory rather than to the manifest's.
+    var outputFromCommandLine = false
 
     /// Every table the manifest makes, one format at one scale each: family by family, format by
     /// format, scale by scale.
@@ -34,6 +37,18 @@ public struct Manifest: Sendable {
         try? format.layout(pageSize: ManifestLimits.planPageSize)
     }
 
+    /// The same manifest writing its tables to `path` instead of its `output`: a bake's
+    /// `--output`, such as one directory per shard.
+    ///
+    /// - Parameters:
+    ///   - path: the absolute directory.
+    ///   - display: the directory as a person typed it, for messages.
+    /// - Returns: the manifest with `outputPath` and `output` replaced.
+    public func writing(to path: String, display: String) -> Manifest {
+        Manifest(file: file, directory: directory, version: version, output: display, outputPath: path, families: families,
+                 outputFromCommandLine: true)
+    }
+
     /// The absolute path of a format's table file.
     ///
     /// - Parameter format: one of ``formats``.
@@ -44,9 +59,15 @@ public struct Manifest: Sendable {
     ///
     /// - Parameter format: one of ``formats``.
     public func displayPath(of format: TableFormat) -> String {
-        if output.hasPrefix("/") { return PathResolver.normalize(output + "/" + format.fileName) }
+        PathResolver.normalize(displayOutput + "/" + format.fileName)
+    }
+
+    /// The output directory as a person would type it: `--output` as given, or the manifest's
+    /// path as the caller named it joined with `output` as written.
+    public var displayOutput: String {
+        if output.hasPrefix("/") || outputFromCommandLine { return PathResolver.normalize(output) }
         let base = file.contains("/") ? String(file[..<file.lastIndex(of: "/")!]) : "."
-        return PathResolver.normalize((base.isEmpty ? "/" : base) + "/" + output + "/" + format.fileName)
+        return PathResolver.normalize((base.isEmpty ? "/" : base) + "/" + output)
     }
 
     /// A family: where its source images are, which files to take, and the formats each image

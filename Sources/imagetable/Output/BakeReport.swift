@@ -21,6 +21,13 @@ enum BakeReport {
         /// A dry run's plan, in detail.
         let plan: PlanDocument?
         let fatal: ImageTableError?
+        /// `--shard`: which shard, of how many; absent for a bake of every source.
+        var shard: Shard? = nil
+    }
+
+    struct Shard: Encodable {
+        let index: Int
+        let count: Int
     }
 
     struct Sources: Encodable {
@@ -46,7 +53,8 @@ enum BakeReport {
             emit(Document(manifest: manifestPath, ok: summary.failed.isEmpty, dryRun: summary.dryRun, seconds: summary.seconds,
                           sources: sources, tables: summary.tables, failures: summary.failed, skipped: summary.skipped,
                           warnings: summary.warnings, diagnostics: entries(report),
-                          plan: summary.dryRun ? summary.plan.map { PlanDocument($0, tables: summary.tables) } : nil, fatal: nil))
+                          plan: summary.dryRun ? summary.plan.map { PlanDocument($0, tables: summary.tables) } : nil, fatal: nil,
+                          shard: summary.shard.map { Shard(index: $0.index, count: $0.count) }))
         case .text:
             for warning in summary.warnings { StandardError.print(warning) }
             for skip in summary.skipped {
@@ -80,7 +88,8 @@ enum BakeReport {
         if s.keptPrevious > 0 { extra.append("\(s.keptPrevious) kept the previous image") }
         if !s.skipped.isEmpty { extra.append("\(s.skipped.count) skipped") }
         if s.deferred > 0 { extra.append("\(s.deferred) deferred (--min-age)") }
-        var out = "\(PrintableText.escaped(manifestPath)): \(verb) \(s.sourcesFound) sources in \(String(format: "%.2f", s.seconds)) s: "
+        let shard = s.shard.map { " of shard \($0)" } ?? ""
+        var out = "\(PrintableText.escaped(manifestPath)): \(verb) \(s.sourcesFound) sources\(shard) in \(String(format: "%.2f", s.seconds)) s: "
             + "\(s.decoded) decoded, \(s.unchanged) unchanged, \(s.failed.count) failed"
             + extra.map { ", " + $0 }.joined() + "\n"
         let rows = s.tables.map { t in

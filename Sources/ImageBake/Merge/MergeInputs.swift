@@ -1,0 +1,139 @@
+import Foundation
+import ImageTableCore
+
+/// The directories a merge combines, read and checked before anything is written: each holds
+/// the same tables (by file name) with the same parameters, and, when they are shards, they are
+/// every shard of one split exactly once.
+struct MergeInputs {
+    /// One input directory.
+    struct Input {
+        /// As given on the command line.
+        let path: String
+        /// Its shard marker, if it holds a shard.
+        let marker: ShardMarker?
+        /// Its tables, by file name, open read-only.
+        let tables: [String: ImageTableReader]
+    }
+
+    let inputs: [Input]
+    /// The table file names every input holds, sorted.
+    let tableNames: [String]
+
+    /// Opens every input and checks that they go together.
+    ///
+    /// - Parameters:
+    ///   - paths: the input directories.
+    ///   - output: the merge's output directory (it may not be one of the inputs).
+    /// - Throws: ``ImageTableError``: `not-found`/`io` for an input that cannot be read, the error
+    ///   of a table that cannot be opened, `shard-mismatch` for shards that do not make one
+    ///   whole, `manifest-mismatch` for tables that differ.
+    init(_ paths: [String], output: String) throws(ImageTableError) {
+        guard !paths.isEmpty else { throw ImageTableError(.invalidArgument, "no directory to merge") }
+        var seen: [String: String] = [:]
+        let outputReal = Self.realPath(output)
+        var inputs: [Input] = []
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw ImageTableError(.notFound, "no such directory", path: path)
+            }
+            guard isDirectory.boolValue else { throw ImageTableError(.invalidArgument, "not a directory of tables", path: path) }
+            let real = Self.realPath(path) ?? path
+            if let first = seen[real] { throw ImageTableError(.shardMismatch, "given twice (also as \(first))", path: path) }
+            seen[real] = path
+            if real == outputReal { throw ImageTableError(.invalidArgument, "the output directory cannot be one of the inputs", path: path) }
+            let names: [String]
+            do {
+                names = try FileManager.default.contentsOfDirectory(atPath: path)
+            } catch {
+                throw ImageTableError(.unreadable, "cannot list the directory: \(error.localizedDescription)", path: path)
+            }
+            var tables: [String: ImageTableReader] = [:]
+            for name in names where name.hasSuffix(".imagetable") && !name.hasPrefix(".") {
+                tables[name] = try ImageTableReader(path: path + "/" + name)
+            }
+            inputs.append(Input(path: path, marker: try ShardMarker.read(in: path), tables: tables))
+        }
+        try Self.checkShards(inputs)
+        tableNames = try Self.checkTables(inputs)
+        self.inputs = inputs
+    }
+
+    /// Shards must be every shard of one split, once each; inputs without a marker (whole bakes
+    /// of parts of a collection) may be merged together, but not with shards.
+    private static func checkShards(_ inputs: [Input]) throws(ImageTableError) {
+        let marked = inputs.filter { $0.marker != nil }
+        guard !marked.isEmpty else { return }
+        if let plain = inputs.first(where: { $0.marker == nil }) {
+            throw ImageTableError(.shardMismatch, "holds no shard, while \(marked[0].path) holds shard "
+                                  + "\(marked[0].marker!.shard)/\(marked[0].marker!.count)", path: plain.path)
+        }
+        let count = marked[0].marker!.count
+        var byShard: [Int: String] = [:]
+        for input in marked {
+            let marker = input.marker!
+            guard marker.count == count else {
+                throw ImageTableError(.shardMismatch, "holds shard \(marker.shard)/\(marker.count), while \(marked[0].path) holds a shard of \(count)",
+                                      path: input.path)
+            }
+            if let other = byShard[marker.shard] {
+                throw ImageTableError(.shardMismatch, "holds shard \(marker.shard)/\(count), as \(other) does", path: input.path)
+            }
+            byShard[marker.shard] = input.path
+        }
+        let missing = (0..<count).filter { byShard[$0] == nil }
+        guard missing.isEmpty else {
+            let list = missing.prefix(10).map { "\($0)/\(count)" }.joined(separator: ", ") + (missing.count > 10 ? ", …" : "")
+            throw ImageTableError(.shardMismatch, "\(missing.count) of the \(count) shards \(missing.count == 1 ? "is" : "are") missing: \(list)")
+        }
+    }
+
+    /// Every input holds the same tables, each made with the same parameters (hash and header
+    /// fields): tables from another manifest, or from another version of one, hold other pixels.
+    private static func checkTables(_ inputs: [Input]) throws(ImageTableError) -> [String] {
+        let first = inputs[0]
+        let names = first.tables.keys.sorted()
+        guard !names.isEmpty else { throw ImageTableError(.invalidArgument, "holds no table to merge", path: first.path) }
+        for input in inputs.dropFirst() {
+            if let extra = input.tables.keys.sorted().first(where: { first.tables[$0] == nil }) {
+                throw ImageTableError(.manifestMismatch, "has \(extra), which \(first.path) has not: "
+                                      + "the directories were not baked from one manifest", path: input.path)
+            }
+            if let lacking = names.first(where: { input.tables[$0] == nil }) {
+                throw ImageTableError(.manifestMismatch, "has no \(lacking), which \(first.path) has: "
+                                      + "the directories were not baked from one manifest", path: input.path)
+            }
+            for name in names {
+                let a = first.tables[name]!.header, b = input.tables[name]!.header
+                let differences = a.parametersHash != b.parametersHash ? ["parameter hash \(hex(b.parametersHash)) ≠ \(hex(a.parametersHash))"]
+                    : []
+                let fields = differences + Self.fieldDifferences(a, b)
+                guard fields.isEmpty else {
+                    throw ImageTableError(.manifestMismatch, "was made with other parameters than \(first.path)/\(name) ("
+                                          + fields.joined(separator: "; ") + "): the directories were not baked from one manifest",
+                                          path: input.path + "/" + name)
+                }
+            }
+        }
+        return names
+    }
+
+    /// The header fields a format decides, where two headers differ.
+    private static func fieldDifferences(_ a: TableHeader, _ b: TableHeader) -> [String] {
+        let pairs: [(String, String, String)] = [
+            ("name", a.name, b.name), ("family", a.family, b.family), ("scale", "\(a.scale)", "\(b.scale)"),
+            ("protection", a.protection.rawValue, b.protection.rawValue), ("style", a.layout.style.rawValue, b.layout.style.rawValue),
+            ("size", "\(a.layout.width)x\(a.layout.height)", "\(b.layout.width)x\(b.layout.height)"),
+            ("capacity", "\(a.layout.capacity)", "\(b.layout.capacity)"),
+        ]
+        return pairs.filter { $0.1 != $0.2 }.map { "\($0.0) \($0.2) ≠ \($0.1)" }
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}

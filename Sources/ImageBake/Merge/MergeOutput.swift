@@ -1,0 +1,121 @@
+import Foundation
+import ImageTableCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where a merge writes, so that its output is the old set of tables or the new one, never a
+/// mix, whenever it is killed.
+///
+/// The new set is written whole into a staging directory beside the output
+/// (`.<name>.merge-<pid>-<n>`), every table flushed by ``TableBuilder/finish(clock:)`` and the
+/// directory synced; then one atomic step puts it in place: `rename` when the output does not
+/// exist, else an exchange of the two directories (`renameat2(RENAME_EXCHANGE)`,
+/// `renamex_np(RENAME_SWAP)`), under the writer locks of the old set's tables. The old set, now
+/// under the staging name, is deleted last. A merge killed before the exchange leaves the output
+/// untouched (the next merge deletes the staging directory); after it, the new set is in place.
+struct MergeOutput {
+    /// The file that marks a directory as a merge's output, which the next merge may replace.
+    static let markerName = ".imagetable-merge"
+
+    /// The output directory as given.
+    let path: String
+    /// The staging directory.
+    let staging: String
+
+    /// Prepares the staging directory, deleting any a killed merge left, and checks that the
+    /// output may be replaced: it must not exist, be empty, or be a merge's output.
+    ///
+    /// - Parameter path: the output directory.
+    /// - Throws: ``ImageTableError`` `output-failed`.
+    init(_ path: String) throws(ImageTableError) {
+        let absolute = URL(fileURLWithPath: path).standardized.path
+        let parent = (absolute as NSString).deletingLastPathComponent
+        let name = (absolute as NSString).lastPathComponent
+        self.path = path
+        staging = parent + "/.\(name).merge-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw ImageTableError(.outputFailed, "exists and is not a directory", path: path) }
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+            guard names.isEmpty || names.contains(Self.markerName) else {
+                throw ImageTableError(.outputFailed, "exists and was not made by imagetable merge, whose output replaces the whole "
+                                      + "directory; give a new or empty directory", path: path)
+            }
+        }
+        // What merges killed before (or after) their exchange left: the staging directories of
+        // processes that are gone. A merge still running keeps its own.
+        for leftover in ((try? FileManager.default.contentsOfDirectory(atPath: parent)) ?? []) where leftover.hasPrefix(".\(name).merge-") {
+            let pid = leftover.dropFirst(".\(name).merge-".count).split(separator: "-").first.flatMap { Int32($0) }
+            if let pid, pid != getpid(), kill(pid, 0) == 0 || errno != ESRCH { continue }
+            try? FileManager.default.removeItem(atPath: parent + "/" + leftover)
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
+        } catch {
+            throw ImageTableError(.outputFailed, "cannot create the staging directory: \(error.localizedDescription)", path: staging)
+        }
+    }
+
+    /// The path of a table in the staging directory.
+    func staged(_ name: String) -> String { staging + "/" + name }
+
+    /// Marks the staging directory as a merge's output, syncs it, and puts it in place of the
+    /// output in one step.
+    ///
+    /// - Parameters:
+    ///   - marker: the marker file's contents.
+    ///   - lockTimeout: seconds to wait for writers of the old set's tables.
+    /// - Throws: ``ImageTableError``: `locked` when a writer keeps an old table, `output-failed`.
+    func commit(marker: String, lockTimeout: Double) throws(ImageTableError) {
+        do {
+            try Data(marker.utf8).write(to: URL(fileURLWithPath: staging + "/" + Self.markerName))
+        } catch {
+            throw ImageTableError(.outputFailed, "cannot write the merge marker: \(error.localizedDescription)", path: staging)
+        }
+        Self.sync(staging)
+        TestHook.run("merge-staged", path: staging)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            guard rename(staging, path) == 0 else { throw ImageTableError.system("rename", path: path).with(.outputFailed) }
+            Self.sync((path as NSString).deletingLastPathComponent)
+            return
+        }
+        // No writer may be inside a table of the old set when it goes, nor wait to enter one.
+        var locks: [TableWriterLock] = []
+        defer { locks.forEach { $0.release() } }
+        for name in ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted() where name.hasSuffix(".imagetable") {
+            let table = path + "/" + name
+            let protection = (try? ImageTableReader(path: table))?.header.protection ?? .none
+            locks.append(try TableWriterLock(tablePath: table, protection: protection, timeout: lockTimeout))
+        }
+        do {
+            try AtomicRename.exchange(staging, path)
+        } catch {
+            throw error.with(.outputFailed)
+        }
+        Self.sync((path as NSString).deletingLastPathComponent)
+        TestHook.run("merge-exchanged", path: path)
+        try? FileManager.default.removeItem(atPath: staging)
+    }
+
+    /// Deletes the staging directory after a failure.
+    func discard() { try? FileManager.default.removeItem(atPath: staging) }
+
+    /// `fsync` of a directory, so the names in it (the tables, a rename) reach the disk.
+    static func sync(_ directory: String) {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        close(fd)
+    }
+}
+
+extension ImageTableError {
+    /// The same error with another code: a system call's failure reported as what it stopped.
+    func with(_ code: Code) -> ImageTableError {
+        code == self.code || self.code == .noSpace ? self : ImageTableError(code, message, path: path, key: key, cause: cause, errno: errno)
+    }
+}

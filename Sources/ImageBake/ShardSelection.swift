@@ -1,0 +1,91 @@
+import Foundation
+import ImageTableCore
+
+/// One shard of a bake split `count` ways: the sources whose key falls in shard `index`
+/// (``KeyShard``), baked on their own into their own output directory (`docs/SCALE.md`).
+public struct ShardSelection: Sendable, Equatable, CustomStringConvertible {
+    /// The shard, `0 ..< count`.
+    public let index: Int
+    /// How many shards the sources are split into.
+    public let count: Int
+
+    /// The most shards a bake may be split into.
+    public static let maxCount = 1_000_000
+
+    /// A shard.
+    ///
+    /// - Parameters:
+    ///   - index: the shard, `0 ..< count`.
+    ///   - count: how many there are, 1 … ``maxCount``.
+    /// - Throws: ``ImageTableError`` `invalidArgument` when out of range.
+    public init(index: Int, count: Int) throws(ImageTableError) {
+        guard (1...Self.maxCount).contains(count), (0..<count).contains(index) else {
+            throw ImageTableError(.invalidArgument, "shard \(index)/\(count) is not a shard: K/N needs 0 ≤ K < N ≤ \(Self.maxCount)")
+        }
+        self.index = index
+        self.count = count
+    }
+
+    /// `K/N`.
+    public var description: String { "\(index)/\(count)" }
+
+    /// Whether the source with `key` belongs to this shard.
+    ///
+    /// - Parameter key: the source's key.
+    public func contains(key: String) -> Bool { count == 1 || KeyShard.shard(of: key, count: count) == index }
+
+    /// Reads `--shard`: `K/N`, or `auto` / `auto/N` to take `K` (and `N`) from a job engine's
+    /// environment (`docs/SCALE.md`, "Which shard am I"):
+    ///
+    /// 1. `JOB_COMPLETION_INDEX` (a Kubernetes Indexed Job) is `K`; `N` must be given as `auto/N`
+    ///    (the Job's `completions`), since Kubernetes does not export it.
+    /// 2. Otherwise `SLURM_ARRAY_TASK_ID` (a Slurm job array) minus `SLURM_ARRAY_TASK_MIN` (0 when
+    ///    unset) is `K`, and `N` is `auto/N` or `SLURM_ARRAY_TASK_COUNT`; both given must agree,
+    ///    and an array with a step other than 1 is refused (its indices are not `0 ..< N`).
+    /// 3. Otherwise `auto` is an error.
+    ///
+    /// - Parameters:
+    ///   - text: the option's value.
+    ///   - environment: the process's environment.
+    /// - Throws: ``ImageTableError`` `invalidArgument`, saying what is wrong.
+    public static func parse(_ text: String, environment: [String: String]) throws(ImageTableError) -> ShardSelection {
+        func number(_ s: Substring, _ what: String) throws(ImageTableError) -> Int {
+            guard !s.isEmpty, s.allSatisfy(\.isASCII), s.allSatisfy(\.isNumber), let n = Int(s) else {
+                throw ImageTableError(.invalidArgument, "\(what) '\(s)' is not a whole number")
+            }
+            return n
+        }
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count <= 2 else { throw ImageTableError(.invalidArgument, "'\(text)' is not K/N, auto or auto/N") }
+        let given = parts.count == 2 ? try number(parts[1], "the shard count") : nil
+        guard parts[0] == "auto" else {
+            guard let given else { throw ImageTableError(.invalidArgument, "'\(text)' is not K/N, auto or auto/N") }
+            return try ShardSelection(index: number(parts[0], "the shard"), count: given)
+        }
+        if let index = environment["JOB_COMPLETION_INDEX"] {
+            guard let given else {
+                throw ImageTableError(.invalidArgument, "JOB_COMPLETION_INDEX gives the shard but not how many there are: "
+                                      + "write --shard auto/N, N being the Job's completions")
+            }
+            return try ShardSelection(index: number(Substring(index), "JOB_COMPLETION_INDEX"), count: given)
+        }
+        if let id = environment["SLURM_ARRAY_TASK_ID"] {
+            if let step = environment["SLURM_ARRAY_TASK_STEP"], step != "1" {
+                throw ImageTableError(.invalidArgument, "the Slurm array steps by \(step): give it consecutive indices (--array=0-N)")
+            }
+            let low = try environment["SLURM_ARRAY_TASK_MIN"].map { (s: String) throws(ImageTableError) in try number(Substring(s), "SLURM_ARRAY_TASK_MIN") } ?? 0
+            let slurmCount = try environment["SLURM_ARRAY_TASK_COUNT"].map { (s: String) throws(ImageTableError) in
+                try number(Substring(s), "SLURM_ARRAY_TASK_COUNT")
+            }
+            if let given, let slurmCount, given != slurmCount {
+                throw ImageTableError(.invalidArgument, "--shard auto/\(given) disagrees with SLURM_ARRAY_TASK_COUNT=\(slurmCount)")
+            }
+            guard let count = given ?? slurmCount else {
+                throw ImageTableError(.invalidArgument, "SLURM_ARRAY_TASK_ID gives the shard but neither auto/N nor SLURM_ARRAY_TASK_COUNT the count")
+            }
+            return try ShardSelection(index: number(Substring(id), "SLURM_ARRAY_TASK_ID") - low, count: count)
+        }
+        throw ImageTableError(.invalidArgument, "neither JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) "
+                              + "nor SLURM_ARRAY_TASK_ID (a Slurm job array) is set")
+    }
+}

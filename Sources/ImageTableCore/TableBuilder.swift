@@ -1,0 +1,136 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes a new version 2 table whole, entry after entry into slots 0, 1, 2…, each record and
+/// bucket as a writer would leave them: how a version 1 table is upgraded and how
+/// `imagetable merge` makes its tables.
+///
+/// The file is invisible under its final name until the caller renames it (or the directory
+/// that holds it), so no reader can see it half made and no seqlock is needed; one `fdatasync`
+/// in ``finish()``, before that rename, makes it durable. What it writes depends only on the
+/// header and the entries given, in order, so equal inputs give byte-identical files.
+public final class TableBuilder {
+    /// One entry to append: its record's fields (``EntryInfo``, whose `slot` is ignored) and a
+    /// recency stamp of the builder's choosing.
+    public struct Entry: Sendable {
+        /// The record's fields; `slot` is where the entry came from, not where it goes.
+        public let info: EntryInfo
+        /// The recency stamp to record.
+        public let recency: UInt64
+
+        /// Creates an entry.
+        ///
+        /// - Parameters:
+        ///   - info: the record's fields.
+        ///   - recency: the recency stamp to record.
+        public init(info: EntryInfo, recency: UInt64) {
+            self.info = info
+            self.recency = recency
+        }
+    }
+
+    /// The file being written.
+    public let path: String
+    /// Entries appended so far.
+    public private(set) var count = 0
+    /// The table's layout.
+    public var layout: TableLayout { file.layout }
+    let file: TableFile
+    private var index: IndexWriter
+    private var clock: UInt64 = 0
+    /// One image's bytes, for ``append(copying:from:recency:)``.
+    let copyBuffer: UnsafeMutableRawBufferPointer
+
+    /// Creates `path` (which must not exist) as an empty version 2 table with `header`'s format
+    /// fields, mode from its protection.
+    ///
+    /// - Parameters:
+    ///   - path: the new file.
+    ///   - header: the header to write; its layout must be version 2.
+    /// - Throws: ``ImageTableError`` (`io`, `noSpace`, `invalidArgument` for a version 1 layout).
+    public init(path: String, header: TableHeader) throws(ImageTableError) {
+        guard header.layout.formatVersion == 2 else {
+            throw ImageTableError(.invalidArgument, "a table is built in format version 2", path: path)
+        }
+        self.path = path
+        let fd = Posix.retrying { open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+        guard fd >= 0 else { throw Posix.error("create", path: path) }
+        do throws(ImageTableError) {
+            defer { close(fd) }
+            guard fchmod(fd, mode_t(header.protection.permissions)) == 0 else { throw Posix.error("fchmod", path: path) }
+            try TableCreation.write(header, to: fd, path: path)
+        } catch {
+            unlink(path)
+            throw error
+        }
+        file = try TableFile(path: path, writable: true)
+        index = IndexWriter(file: file)
+        copyBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: header.layout.imageBytes, alignment: 64)
+    }
+
+    deinit { copyBuffer.deallocate() }
+
+    /// The header of a version 2 table with `header`'s format fields and page size.
+    ///
+    /// - Parameters:
+    ///   - header: a header of either version.
+    ///   - createdAt: the creation time to record.
+    /// - Throws: ``ImageTableError`` `invalidLayout` when the capacity does not fit version 2.
+    public static func header(like header: TableHeader, createdAt: UInt64) throws(ImageTableError) -> TableHeader {
+        let l = header.layout
+        let layout = try TableLayout(width: l.width, height: l.height, style: l.style, capacity: l.capacity, pageSize: l.pageSize)
+        return TableHeader(layout: layout, name: header.name, family: header.family, protection: header.protection,
+                           scale: header.scale, parametersHash: header.parametersHash, createdAt: createdAt)
+    }
+
+    /// Appends an entry: its pixels into the next slot, its record committed, its bucket.
+    ///
+    /// - Parameters:
+    ///   - entry: the record's fields and recency.
+    ///   - pixels: exactly `imageBytes` bytes in the table's style.
+    /// - Throws: ``ImageTableError`` `full` past the capacity, `invalidArgument` for a wrong size,
+    ///   `io`/`noSpace` when writing fails.
+    public func append(_ entry: Entry, pixels: UnsafeRawBufferPointer) throws(ImageTableError) {
+        let l = file.layout, info = entry.info
+        guard count < l.capacity else { throw ImageTableError(.full, "the table holds \(l.capacity) entries", path: path) }
+        guard pixels.count == l.imageBytes else {
+            throw ImageTableError(.invalidArgument, "\(pixels.count) bytes for a slot of \(l.imageBytes)", path: path)
+        }
+        let slot = count
+        try file.ensureBacked(slot: slot)
+        if let error = SystemIO.writeAll(file.fd, pixels, at: l.slotOffset(slot)) {
+            throw ImageTableError(error.errno == ENOSPC ? .noSpace : .io, "could not write slot \(slot): \(error.reason)", path: path)
+        }
+        let record = file.record(slot)
+        record.writeFields(entity: info.entityUUID, source: info.sourceUUID, key: info.key, pixelChecksum: info.pixelChecksum,
+                           rect: info.contentRect, writtenAt: info.writtenAt, sourceModifiedNs: info.sourceModifiedNs)
+        record.setRecency(entry.recency)
+        record.setCommitted()
+        do {
+            _ = try index.insert(entity: info.entityUUID, slot: slot)
+        } catch let error as ImageTableError {
+            throw error
+        } catch {
+            throw ImageTableError(.invalidArgument, "two entries for the key \(PrintableText.quoted(info.key))", path: path)
+        }
+        count += 1
+        file.recordsInUse = UInt64(count)
+        clock = max(clock, entry.recency)
+        if count % 4096 == 0 { file.dropPages(offset: l.recordOffset(count - 4096), count: 4096 * TableLimits.recordBytes) }
+    }
+
+    /// Writes the live header (the clock, the entry count) and flushes the whole file to disk.
+    ///
+    /// - Parameter clock: the clock to record, at least the largest recency appended.
+    /// - Throws: ``ImageTableError`` `io` when the flush fails.
+    public func finish(clock: UInt64 = 0) throws(ImageTableError) {
+        file.base.storeLE(max(self.clock, clock), at: TableHeader.clockOffset)
+        file.entryCount = UInt64(count)
+        try file.flushAll()
+        file.dropPages(offset: 0, count: file.layout.maxFileBytes)
+    }
+}

@@ -1,0 +1,75 @@
+import ArgumentParser
+import Foundation
+import ImageBake
+import ImageTableCore
+
+/// `imagetable merge OUT DIR...`: combines the tables of several bakes' output directories (the
+/// shards of `bake --shard`) into one set, copying slots and never decoding.
+///
+/// Pure `ImageTableCore` and the bake's merge; never loads libvips.
+struct MergeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "merge",
+        abstract: "Combine the tables of sharded bakes into one set, copying slots (no decoding).",
+        discussion: """
+            Every DIR must hold the same tables made with the same parameters, as
+            bakes of one manifest make them (else manifest-mismatch); shards (bake
+            --shard K/N) must be every shard of one split, once each (else
+            shard-mismatch). A key several directories hold keeps the entry of its
+            most recently modified source. When a table gets more entries than its
+            maximumCount, the most recently modified sources get the slots, ties by
+            key, as a bake of all of them would choose. Pixels are copied with
+            their checksums checked; an entry whose pixels fail theirs is left out,
+            with a warning. The tables do not depend on the order of the DIRs.
+
+            OUT is replaced whole, in one atomic step: it must be new, empty, or the
+            output of an earlier merge. A merge killed at any instant leaves the old
+            set of tables or the new one, never a mix. Writers of the old tables (a
+            bake, a runtime cache) are waited for (--lock-timeout), then refused.
+            docs/SCALE.md describes sharded bakes on GNU parallel, Kubernetes and
+            Slurm; docs/CLI.md ("merge") the JSON fields.
+
+            EXAMPLES
+              parallel imagetable bake site.yaml --shard {}/4 --output shards/{} ::: 0 1 2 3
+              imagetable merge tables shards/0 shards/1 shards/2 shards/3
+              imagetable merge tables shards/* --format json
+
+            EXIT STATUS
+              0   merged
+              1   not merged (OUT is unchanged): the directories do not go together,
+                  a table cannot be read or written, OUT is not a merge's output, or
+                  a writer kept one of its tables
+              3   merged, but some entries were left out (pixel checksum mismatch)
+              64  bad usage
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The directory to write; new, empty or made by an earlier merge.", valueName: "out"))
+    var output: String
+
+    @Argument(help: ArgumentHelp("The directories to merge: shards of one bake, or bakes of one manifest.", valueName: "dir"))
+    var inputs: [String]
+
+    @Option(help: "Output: text (a summary for people) or json (one document on standard output).")
+    var format: TableOutputFormat = .text
+
+    @Option(help: ArgumentHelp("Seconds to wait for another process writing a table of OUT.", valueName: "seconds"))
+    var lockTimeout: Double = 10
+
+    func validate() throws {
+        guard !inputs.isEmpty else { throw ValidationError("give at least one directory to merge after OUT.") }
+        guard lockTimeout >= 0 else { throw ValidationError("--lock-timeout must not be negative.") }
+    }
+
+    func run() throws {
+        let summary: MergeSummary
+        do {
+            summary = try Merger.merge(inputs, into: output, lockTimeout: lockTimeout)
+        } catch {
+            MergeReport.printFatal(error, output: output, format: format)
+            throw ExitStatus.failure
+        }
+        MergeReport.print(summary, output: output, inputs: inputs, format: format)
+        if !summary.warnings.isEmpty { throw ExitCode(3) }
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import ImageBake
+import ImageTableCore
+import TestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `imagetable merge`: what it keeps, what it refuses, and that its output is the old set or the
+/// new one whenever it is killed.
+@Suite struct MergeTests {
+    static let formats = """
+              thumb:
+                size: 12x12
+                style: 32BitBGRA
+                maximumCount: 40
+              grey:
+                size: 8x6
+                style: 8BitGrayscale
+                maximumCount: 40
+
+        """
+
+    /// A project of `count` tile sources, baked as `shards` shards into `root/shard-K`.
+    static func shardedProject(sources count: Int, shards: Int, formats: String = MergeTests.formats) throws -> BakeProject {
+        let project = try BakeProject(formats: formats)
+        for (i, tile) in PhotoTiles.first(count).enumerated() {
+            try project.add("t\(i).jpg", from: tile)
+            project.setModified("t\(i).jpg", secondsAgo: 1000 + 7 * i)
+        }
+        for k in 0..<shards {
+            let bake = try run(Products.imagetable, ["bake", project.manifestPath, "--shard", "\(k)/\(shards)", "--output",
+                                                     project.root + "/shard-\(k)", "--no-progress", "--jobs", "1"])
+            #expect(bake.status == 0, "\(bake.stderr)")
+        }
+        return project
+    }
+
+    static func merge(_ output: String, _ inputs: [String], _ extra: [String] = []) throws -> ProcessResult {
+        try run(Products.imagetable, ["merge", output] + inputs + extra)
+    }
+
+    /// Every table file's bytes, by name: equal sets of tables are equal byte for byte.
+    static func tableBytes(_ directory: String) -> [String: Data] {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".imagetable") }
+        return Dictionary(uniqueKeysWithValues: names.map { ($0, FileManager.default.contents(atPath: directory + "/" + $0) ?? Data()) })
+    }
+
+    @Test func shardsMergeInAnyOrderIntoIdenticalTables() throws {
+        let project = try Self.shardedProject(sources: 24, shards: 3)
+        let shards = (0..<3).map { project.root + "/shard-\($0)" }
+        let a = try Self.merge(project.root + "/a", shards)
+        #expect(a.status == 0, "\(a.stderr)")
+        #expect(a.stdout.hasPrefix("\(project.root)/a: merged 3 shards in "))
+        #expect(a.stdout.contains("  \(project.root)/a/thumb.imagetable    24/40         0           0        0\n"), "\(a.stdout)")
+        let b = try Self.merge(project.root + "/b", [shards[2], shards[0], shards[1]])
+        #expect(b.status == 0)
+        let tablesA = Self.tableBytes(project.root + "/a")
+        #expect(tablesA.count == 2 && tablesA == Self.tableBytes(project.root + "/b"), "merging in another order gave other bytes")
+        let reader = try ImageTableReader(path: project.root + "/a/thumb.imagetable")
+        #expect(reader.entries().map(\.key) == (0..<24).map { "t\($0).jpg" }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        #expect(TableVerifier.verify(path: project.root + "/a/thumb.imagetable").isValid)
+        // Merging again replaces the output whole, with the same bytes.
+        #expect(try Self.merge(project.root + "/a", shards).status == 0)
+        #expect(Self.tableBytes(project.root + "/a") == tablesA)
+    }
+
+    /// More entries than a table holds: the merge keeps the most recently modified sources, as
+    /// a bake of all of them on one machine does, whichever shards they come from.
+    @Test func anOverFullMergeKeepsWhatOneBakeWouldKeep() throws {
+        let small = Self.formats.replacingOccurrences(of: "maximumCount: 40", with: "maximumCount: 10")
+        let project = try Self.shardedProject(sources: 24, shards: 4, formats: small)
+        let merged = try Self.merge(project.root + "/merged", (0..<4).map { project.root + "/shard-\($0)" }, ["--format", "json"])
+        #expect(merged.status == 0, "\(merged.stderr)")
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(merged.stdout.utf8)) as? [String: Any])
+        let tables = try #require(doc["tables"] as? [[String: Any]])
+        #expect(tables.map { $0["leftOut"] as? Int } == [14, 14] && tables.map { $0["entries"] as? Int } == [10, 10])
+        #expect(doc["shards"] as? Int == 4 && doc["ok"] as? Bool == true)
+        // The ten most recently modified: t0 … t9 (each source is 7 s older than the one before).
+        let single = try run(Products.imagetable, ["bake", project.manifestPath, "--no-progress"])
+        #expect(single.status == 0)
+        for name in ["thumb.imagetable", "grey.imagetable"] {
+            let keys = try ImageTableReader(path: project.root + "/merged/" + name).entries().map(\.key)
+            #expect(Set(keys) == Set((0..<10).map { "t\($0).jpg" }))
+            #expect(Set(keys) == Set(try ImageTableReader(path: project.tables + "/" + name).entries().map(\.key)))
+        }
+    }
+
+    @Test func directoriesThatDoNotGoTogetherAreRefused() throws {
+        let project = try Self.shardedProject(sources: 8, shards: 2)
+        let s0 = project.root + "/shard-0", s1 = project.root + "/shard-1", out = project.root + "/out"
+        // Another manifest: the same tables, one of them drawn another way.
+        let other = try BakeProject(formats: Self.formats.replacingOccurrences(of: "size: 12x12", with: "size: 12x12\n        cornerRadius: 3"))
+        for (i, tile) in PhotoTiles.first(8).enumerated() { try other.add("t\(i).jpg", from: tile) }
+        let o1 = other.root + "/shard-1"
+        #expect(try run(Products.imagetable, ["bake", other.manifestPath, "--shard", "1/2", "--output", o1, "--no-progress"]).status == 0)
+        let mixed = try Self.merge(out, [s0, o1])
+        #expect(mixed.status == 1)
+        let hash = { (path: String) in (try? ImageTableReader(path: path))?.header.parametersHash.map { String(format: "%02x", $0) }.joined() ?? "" }
+        #expect(mixed.stderr == "\(o1)/thumb.imagetable: error: was made with other parameters than \(s0)/thumb.imagetable "
+                + "(parameter hash \(hash(o1 + "/thumb.imagetable")) ≠ \(hash(s0 + "/thumb.imagetable"))): the directories were not baked "
+                + "from one manifest [manifest-mismatch]\n")
+        #expect(!FileManager.default.fileExists(atPath: out), "nothing is written")
+        let missing = try Self.merge(out, [s0])
+        #expect(missing.status == 1 && missing.stderr == "error: 1 of the 2 shards is missing: 1/2 [shard-mismatch]\n")
+        let twice = try Self.merge(out, [s0, s1, s0])
+        #expect(twice.status == 1 && twice.stderr.contains("given twice") && twice.stderr.contains("[shard-mismatch]"))
+        // An output that is not a merge's is never replaced.
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: out + "/notes.txt"))
+        let occupied = try Self.merge(out, [s0, s1])
+        #expect(occupied.status == 1 && occupied.stderr.contains("was not made by imagetable merge") && occupied.stderr.contains("[output-failed]"))
+        #expect(FileManager.default.contents(atPath: out + "/notes.txt") == Data("keep".utf8))
+        try FileManager.default.removeItem(atPath: s1 + "/grey.imagetable")
+        let lacking = try Self.merge(project.root + "/out2", [s0, s1])
+        #expect(lacking.status == 1 && lacking.stderr == "\(s1): error: has no grey.imagetable, which \(s0) has: the directories were not "
+                + "baked from one manifest [manifest-mismatch]\n")
+        #expect(try Self.merge(s0, [s0]).status == 1)
+    }
+
+    /// Whole bakes of parts of a collection (no shards) may overlap: a key two of them hold keeps
+    /// the entry made from the more recently modified source. A damaged entry is left out.
+    @Test func overlappingBakesKeepTheNewerSourceAndDamageIsLeftOut() throws {
+        let first = try BakeProject(formats: Self.formats), second = try BakeProject(formats: Self.formats)
+        let tiles = PhotoTiles.first(6)
+        for i in 0..<4 { try first.add("t\(i).jpg", from: tiles[i]); first.setModified("t\(i).jpg", secondsAgo: 500) }
+        for i in 2..<6 { try second.add("t\(i).jpg", from: tiles[5 - i]); second.setModified("t\(i).jpg", secondsAgo: 100) }
+        _ = try first.bake()
+        _ = try second.bake()
+        let out = first.root + "/merged"
+        let merged = try Self.merge(out, [first.tables, second.tables])
+        #expect(merged.status == 0, "\(merged.stderr)")
+        let reader = try ImageTableReader(path: out + "/thumb.imagetable")
+        #expect(reader.entries().map(\.key) == (0..<6).map { "t\($0).jpg" })
+        let newer = try ImageTableReader(path: second.tables + "/thumb.imagetable")
+        for key in ["t2.jpg", "t3.jpg"] { #expect(reader.entry(forKey: key)?.sourceUUID == newer.entry(forKey: key)?.sourceUUID) }
+        #expect(merged.stdout.contains("6/40         0           2        0"), "\(merged.stdout)")
+
+        let slot = try #require(newer.entry(forKey: "t4.jpg")?.slot)
+        try Self.flipByte(in: second.tables + "/thumb.imagetable", at: newer.layout.slotOffset(slot) + 5)
+        let damaged = try Self.merge(out, [first.tables, second.tables])
+        #expect(damaged.status == 3)
+        #expect(damaged.stderr == "\(second.tables)/thumb.imagetable: warning: slot \(slot) ('t4.jpg'): pixel checksum mismatch; "
+                + "left out of the merge [pixel-checksum-mismatch]\n")
+        #expect(try ImageTableReader(path: out + "/thumb.imagetable").entries().count == 5)
+    }
+
+    static func flipByte(in path: String, at offset: Int) throws {
+        let fd = open(path, O_RDWR)
+        defer { close(fd) }
+        var byte: UInt8 = 0
+        #expect(pread(fd, &byte, 1, off_t(offset)) == 1)
+        byte ^= 0xFF
+        #expect(pwrite(fd, &byte, 1, off_t(offset)) == 1)
+    }
+}

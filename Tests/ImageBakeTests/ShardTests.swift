@@ -1,0 +1,86 @@
+import Foundation
+import ImageBake
+import ImageTableCore
+import TestSupport
+import Testing
+
+/// `bake --shard K/N`: which sources a shard takes (a documented hash every machine computes
+/// alike), how `auto` reads a job engine's environment, and the rule that an output directory
+/// holds one shard or one whole bake, never a mix.
+@Suite struct ShardTests {
+    /// The hash is the one docs/SCALE.md gives: SHA-1 of the key, its first 8 bytes big-endian,
+    /// modulo N, here computed by Python's hashlib for comparison.
+    @Test func theShardOfAKeyIsTheDocumentedHash() throws {
+        let keys = (0..<200).map { "dir\($0 % 7)/photo-\($0).jpg" } + ["", "ünï/😀.png", "a b.jpg"]
+        let dir = try TemporaryDirectory()
+        let input = try dir.write("keys.json", Array(try JSONSerialization.data(withJSONObject: keys)))
+        let script = "import hashlib, json, sys\nkeys = json.load(open(sys.argv[1]))\n"
+            + "print(json.dumps([[int.from_bytes(hashlib.sha1(k.encode()).digest()[:8], 'big') % n for n in (1, 2, 3, 4, 7, 1000)] for k in keys]))"
+        let python = try run("/usr/bin/env", ["python3", "-c", script, input])
+        let expected = try #require(try JSONSerialization.jsonObject(with: Data(python.stdout.utf8)) as? [[Int]], "\(python.stderr)")
+        for (key, shards) in zip(keys, expected) {
+            #expect([1, 2, 3, 4, 7, 1000].map { KeyShard.shard(of: key, count: $0) } == shards, "\(key)")
+        }
+        // The example in docs/SCALE.md.
+        #expect(KeyShard.shard(of: "photos/cat.jpg", count: 4) == 1 && KeyShard.shard(of: "photos/cat.jpg", count: 3) == 2)
+        let spread = Dictionary(grouping: keys.prefix(200)) { KeyShard.shard(of: $0, count: 4) }.mapValues(\.count)
+        #expect(spread.count == 4 && spread.values.allSatisfy { $0 > 30 }, "\(spread)")
+    }
+
+    @Test func shardsComeFromTheOptionOrTheJobEngine() throws {
+        func parse(_ text: String, _ env: [String: String] = [:]) -> String {
+            do { return "\(try ShardSelection.parse(text, environment: env))" } catch { return error.message }
+        }
+        #expect(parse("2/4") == "2/4" && parse("0/1") == "0/1")
+        #expect(parse("4/4") == "shard 4/4 is not a shard: K/N needs 0 ≤ K < N ≤ 1000000")
+        #expect(parse("two/4") == "the shard 'two' is not a whole number" && parse("2") == "'2' is not K/N, auto or auto/N")
+        #expect(parse("-1/4") == "the shard '-1' is not a whole number")
+        // Kubernetes Indexed Job: the index from the environment, the count from the option.
+        #expect(parse("auto/8", ["JOB_COMPLETION_INDEX": "5"]) == "5/8")
+        #expect(parse("auto", ["JOB_COMPLETION_INDEX": "5"]).hasPrefix("JOB_COMPLETION_INDEX gives the shard but not how many"))
+        // Slurm: the count from the array, its indices counted from SLURM_ARRAY_TASK_MIN.
+        #expect(parse("auto", ["SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_COUNT": "4"]) == "3/4")
+        #expect(parse("auto", ["SLURM_ARRAY_TASK_ID": "4", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_COUNT": "4"]) == "3/4")
+        #expect(parse("auto/4", ["SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "5"]) == "--shard auto/4 disagrees with SLURM_ARRAY_TASK_COUNT=5")
+        #expect(parse("auto", ["SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_STEP": "2", "SLURM_ARRAY_TASK_COUNT": "4"]).hasPrefix("the Slurm array steps by 2"))
+        // Both set: the Kubernetes index wins (a Slurm job does not set it).
+        #expect(parse("auto/3", ["JOB_COMPLETION_INDEX": "1", "SLURM_ARRAY_TASK_ID": "2"]) == "1/3")
+        #expect(parse("auto") == "neither JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) nor SLURM_ARRAY_TASK_ID (a Slurm job array) is set")
+    }
+
+    /// Four shards bake every source exactly once between them, each into its own directory,
+    /// which says which shard it holds; a directory is never shared.
+    @Test func shardsSplitTheSourcesAndKeepToTheirDirectories() throws {
+        let project = try BakeProject(formats: "      thumb:\n        size: 12x12\n        style: 8BitGrayscale\n        maximumCount: 100\n")
+        let tiles = PhotoTiles.first(24)
+        for (i, tile) in tiles.enumerated() { try project.add("t\(i).jpg", from: tile) }
+        var seen: [String] = []
+        for k in 0..<4 {
+            let out = project.root + "/shard-\(k)"
+            let bake = try run(Products.imagetable, ["bake", project.manifestPath, "--shard", "\(k)/4", "--output", out, "--no-progress"])
+            #expect(bake.status == 0, "\(bake.stderr)")
+            let keys = try ImageTableReader(path: out + "/thumb.imagetable").entries().map(\.key)
+            #expect(keys.allSatisfy { KeyShard.shard(of: $0, count: 4) == k })
+            #expect(bake.stdout.hasPrefix("\(project.manifestPath): baked \(keys.count) sources of shard \(k)/4 in "), "\(bake.stdout)")
+            seen += keys
+            #expect(try String(contentsOfFile: out + "/.imagetable-shard", encoding: .utf8) == "{\"version\": 1, \"shard\": \(k), \"count\": 4}\n")
+            #expect(FileManager.default.fileExists(atPath: out + "/.imagetable-state.sqlite"))
+        }
+        #expect(seen.sorted() == (0..<24).map { "t\($0).jpg" }.sorted())
+
+        let shard0 = project.root + "/shard-0"
+        let wrong = try run(Products.imagetable, ["bake", project.manifestPath, "--shard", "1/4", "--output", shard0, "--no-progress"])
+        #expect(wrong.status == 1)
+        #expect(wrong.stderr == "\(shard0): error: the output directory holds shard 0/4, not 1/4; give each shard its own --output [shard-mismatch]\n")
+        let whole = try run(Products.imagetable, ["bake", project.manifestPath, "--output", shard0, "--no-progress", "--format", "json"])
+        #expect(whole.status == 1 && whole.stdout.contains("\"code\" : \"shard-mismatch\""))
+        #expect(try run(Products.imagetable, ["bake", project.manifestPath, "--no-progress"]).status == 0)
+        let intoWhole = try run(Products.imagetable, ["bake", project.manifestPath, "--shard", "2/4", "--output", project.tables, "--no-progress"])
+        #expect(intoWhole.status == 1 && intoWhole.stderr.contains("holds the tables of an unsharded bake"))
+        let noOutput = try run(Products.imagetable, ["bake", project.manifestPath, "--shard", "2/4"])
+        #expect(noOutput.status == 64 && noOutput.stderr.contains("--shard needs --output"))
+        // A shard baked again converges like any bake: nothing to do.
+        let again = try run(Products.imagetable, ["bake", project.manifestPath, "--shard", "0/4", "--output", shard0, "--no-progress"])
+        #expect(again.status == 0 && again.stdout.contains(": 0 decoded, "), "\(again.stdout)")
+    }
+}
