@@ -88,7 +88,8 @@ struct Fixture {
         let table = try ImageTableWriter(path: path, format: descriptor(capacity: 8), options: .init(durability: .processCrashOnly))
         let end = Date().addingTimeInterval(seconds)
         var n = 0
-        while Date() < end {
+        // Until the time is up, or until the test, having read enough, creates `TABLE.stop`.
+        while Date() < end && (n % 256 != 0 || access(path + ".stop", F_OK) != 0) {
             try write(table, key: "key-\(n % 4)", source: UUID())
             n += 1
         }
