@@ -11,7 +11,7 @@ import Darwin
 ///
 /// The file is invisible under its final name until the caller renames it (or the directory
 /// that holds it), so no reader can see it half made and no seqlock is needed; one `fdatasync`
-/// in ``finish()``, before that rename, makes it durable. What it writes depends only on the
+/// in ``finish(clock:)``, before that rename, makes it durable. What it writes depends only on the
 /// header and the entries given, in order, so equal inputs give byte-identical files.
 public final class TableBuilder {
     /// One entry to append: its record's fields (``EntryInfo``, whose `slot` is ignored) and a

@@ -201,7 +201,7 @@ struct ProcessTests {
                 if ok != nil { reads += 1 }
             }
             if reads >= 2000 && Date().timeIntervalSince(started) > 1 {
-                FileManager.default.createFile(atPath: path + ".stop", contents: nil)
+                _ = FileManager.default.createFile(atPath: path + ".stop", contents: nil)
                 break
             }
         }
