@@ -56,7 +56,7 @@ struct InspectCommand: ParsableCommand {
 
     func run() throws {
         var results: [InspectReport.TableResult] = []
-        for path in tables {
+        for path in TableArguments.withoutLockFiles(tables) {
             do {
                 let reader = try TableOpener.open(path)
                 let listing: (([ImageTableCore.EntryInfo]) -> [ImageTableCore.EntryInfo])? =

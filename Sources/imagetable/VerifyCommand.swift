@@ -64,7 +64,7 @@ struct VerifyCommand: ParsableCommand {
 
     func run() throws {
         var results: [VerifyReport.TableResult] = []
-        for path in tables {
+        for path in TableArguments.withoutLockFiles(tables) {
             do {
                 // Opening first gives typed errors (missing, not a table, permissions) that
                 // the verifier would fold into one header problem.

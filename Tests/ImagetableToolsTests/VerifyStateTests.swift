@@ -45,6 +45,22 @@ struct VerifyStateTests {
         #expect(((state["tables"] as? [[String: Any]])?.first?["state"] as? String) == "damaged")
     }
 
+    /// `verify tables/*` names each table's lock file too: passed over beside its table, still
+    /// reported when it is named alone.
+    @Test func aLockFileBesideItsTableIsPassedOver() throws {
+        let scratch = try TemporaryDirectory()
+        let (table, _) = try table(scratch)
+        let lock = table.path + ".lock"
+        #expect(FileManager.default.createFile(atPath: lock, contents: nil))
+        for command in ["verify", "inspect"] {
+            let both = try imagetable(command, lock, table.path)
+            #expect(both.status == 0 && both.stderr.isEmpty, "\(command): \(both.stderr)")
+            #expect(!both.stdout.contains(".lock"), "\(command): \(both.stdout)")
+        }
+        let alone = try imagetable("verify", lock)
+        #expect(alone.status == 1 && alone.stderr.contains("[not-a-table]"))
+    }
+
     /// A writer in this process rewrites every entry as fast as it can while `verify` runs again
     /// and again: each run exits 0. Before `verify` read records under their seqlock, most runs
     /// exited 1 with `interrupted-write` or `pixel-checksum-mismatch`.
