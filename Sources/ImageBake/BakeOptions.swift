@@ -32,6 +32,13 @@ public struct BakeOptions: Sendable {
     public var durability: ImageTableWriter.Durability
     /// Entries published per flush, per table (bounded by a quarter of the table's capacity).
     public var publishBatch: Int
+    /// The most sources sent to each worker ahead of its answers. The next sources wait in the
+    /// worker's pipe while the bake places the last one and, now and then, flushes a batch to
+    /// disk (milliseconds, several small sources' worth), so the worker does not idle meanwhile.
+    /// Fewer where tables are small (each outstanding source holds a slot in each of its tables:
+    /// at most a quarter of a table's slots are held so) or formats large (each also has scratch
+    /// memory: 32 MiB a worker at most); 1 sends one source at a time.
+    public var outstandingPerWorker: Int
     /// Bake only the sources of one shard (`--shard K/N`), into an output directory of its own;
     /// `nil` bakes every source.
     public var shard: ShardSelection?
@@ -58,6 +65,7 @@ public struct BakeOptions: Sendable {
         lockTimeout = 10
         durability = .flushed
         publishBatch = 32
+        outstandingPerWorker = 16
         shard = nil
         progress = nil
         failed = nil

@@ -36,6 +36,8 @@ final class BakeRun: @unchecked Sendable {
     let scratchBytes: Int
     /// Each family's formats (canonical parameter texts), in table order: what every job plans with.
     let familyFormats: [[String]]
+    /// Sources each worker has outstanding (``depth(options:tables:scratchBytes:)``).
+    let depth: Int
     let state = Mutex(State())
 
     init(manifest: Manifest, tables: [BakeTable], jobs: [BakePlan.Job], options: BakeOptions, state: BakeState, started: Date) {
@@ -48,6 +50,7 @@ final class BakeRun: @unchecked Sendable {
         scratchBytes = manifest.families.map { family in
             FamilyWrite.scratchBytes(for: tables.filter { $0.format.family == family.name }.map(\.format))
         }.max() ?? 0
+        depth = Self.depth(options: options, tables: tables, scratchBytes: scratchBytes)
         familyFormats = manifest.families.map { family in tables.filter { $0.format.family == family.name }.map(\.canonicalParameters) }
     }
 
@@ -63,125 +66,99 @@ final class BakeRun: @unchecked Sendable {
         return state.withLock { ($0.summary, fatal) }
     }
 
+    /// Sources each worker has outstanding: up to ``BakeOptions/outstandingPerWorker``, as many
+    /// as leave every table three quarters of its slots free of them (a dispatcher that finds
+    /// every slot reserved waits for one, and none would come from its own worker's queue) and
+    /// keep each worker's scratch memory within 32 MiB; at least one.
+    static func depth(options: BakeOptions, tables: [BakeTable], scratchBytes: Int) -> Int {
+        var depth = max(1, options.outstandingPerWorker)
+        let capacity = tables.map(\.format.capacity).min() ?? Int.max
+        while depth > 1 && (4 * depth * max(1, options.jobs) > capacity || depth * scratchBytes > 32 << 20) { depth /= 2 }
+        return depth
+    }
+
+    /// One worker's loop: keeps it ``depth`` sources ahead, takes its answers in order.
     private func dispatch() {
         var worker: BakeWorker?
         defer { worker?.finish() }
-        while let job = nextJob() {
-            let result = process(job, worker: &worker)
-            state.withLock { s in
-                s.done += 1
-                switch result {
-                case .decoded(let n): s.summary.decoded += n
-                case .failed(let failure):
-                    s.summary.failed.append(failure)
-                    if options.strict { s.stop = true; s.summary.stoppedEarly = true }
-                case .changedWhileReading(let failure):
-                    s.summary.skipped.append(failure)
-                case .gone:
-                    s.summary.removed += 1
-                case .fatal(let error):
-                    s.fatal = s.fatal ?? error
-                    s.stop = true
+        var outstanding: [Outstanding] = []
+        // Sources sent to a worker that was lost before it answered them: sent again first.
+        var again: [BakePlan.Job] = []
+        while true {
+            var exhausted = false
+            filling: while outstanding.count < ahead() {
+                guard let job = nextJob(again: &again) else {
+                    exhausted = true
+                    break
+                }
+                let parts = outstanding.map(\.part)
+                switch send(job, worker: &worker, part: (0..<depth).first { !parts.contains($0) }!, behind: outstanding.count) {
+                case .sent(let source):
+                    outstanding.append(source)
+                case .done(let result):
+                    record(result)
+                    if worker == nil { break filling }
+                case .sendAgain:
+                    // The worker is gone: what is outstanding is answered (or given back) first.
+                    again.append(job)
+                    break filling
                 }
             }
-            if case .failed(let failure) = result { options.failed?(failure) }
-            report(force: false)
+            guard !outstanding.isEmpty else {
+                if exhausted { break }
+                continue
+            }
+            let source = outstanding.removeFirst()
+            record(receive(source, reply: worker!.connection.receive(source.submitted, timeout: options.timeout), worker: &worker))
+            if worker == nil {
+                // Lost with sources still queued: replies come in order, so the worker never
+                // started them; they are neither failures nor done, and go to the next worker.
+                for queued in outstanding {
+                    queued.write.abandon()
+                    again.append(queued.job)
+                }
+                outstanding.removeAll()
+            }
         }
     }
 
-    private func nextJob() -> BakePlan.Job? {
+    private func record(_ result: Result) {
         state.withLock { s in
-            guard !s.stop, s.next < jobs.count else { return nil }
+            s.done += 1
+            switch result {
+            case .decoded(let n): s.summary.decoded += n
+            case .failed(let failure):
+                s.summary.failed.append(failure)
+                if options.strict { s.stop = true; s.summary.stoppedEarly = true }
+            case .changedWhileReading(let failure):
+                s.summary.skipped.append(failure)
+            case .gone:
+                s.summary.removed += 1
+            case .fatal(let error):
+                s.fatal = s.fatal ?? error
+                s.stop = true
+            }
+        }
+        if case .failed(let failure) = result { options.failed?(failure) }
+        report(force: false)
+    }
+
+    /// How many sources a worker should have outstanding now: ``depth``, less towards the end, so
+    /// that the last sources are shared among workers rather than queued behind one (a queue of
+    /// large photos at the end would keep one worker busy while the others stand idle).
+    private func ahead() -> Int {
+        let remaining = state.withLock { jobs.count - $0.next }
+        return min(depth, max(1, remaining / (2 * max(1, options.jobs))))
+    }
+
+    /// The next source: one to send again first, then the plan's next, unless the bake stops.
+    private func nextJob(again: inout [BakePlan.Job]) -> BakePlan.Job? {
+        state.withLock { s in
+            guard !s.stop else { return nil }
+            if let job = again.popLast() { return job }
+            guard s.next < jobs.count else { return nil }
             defer { s.next += 1 }
             return jobs[s.next]
-        }
-    }
-
-    /// The source UUID of slots reserved before the worker has said which bytes it decoded
-    /// (replaced then; a constant, since a random UUID per job costs reads of /dev/urandom).
-    private static let unknownSource = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-
-    private func process(_ job: BakePlan.Job, worker: inout BakeWorker?) -> Result {
-        let family = manifest.families[job.family]
-        let key = job.source.key, path = job.source.path
-        func failed(_ error: ImageTableError) -> Result { .failed(SourceFailure(family: family.name, error: error)) }
-        do throws(ImageTableError) {
-            if worker == nil { worker = try BakeWorker(executable: options.workerExecutable, scratchBytes: scratchBytes) }
-        } catch {
-            return .fatal(error)  // every other source would fail the same way
-        }
-        // Slots first without evicting: a source that fails to decode must not cost an entry, and
-        // a key's previous image stays until the new one is ready.
-        var write: FamilyWrite
-        do throws(ImageTableError) {
-            write = try FamilyWrite(key: key, sourceUUID: Self.unknownSource, tables: job.tables.map { tables[$0] }, scratch: worker!.scratchMemory)
-        } catch {
-            return .fatal(error)
-        }
-        let members = zip(job.tables, write.destinations).map { t, destination in
-            RenderMember(format: tables[t].canonicalParameters, destination: Self.wire(destination, table: tables[t]))
-        }
-        let planned = familyFormats[job.family].filter { f in !members.contains { $0.format == f } }
-        let request = RenderJob(source: path, members: members, limits: options.limits(failOn: family.failOn), planned: planned)
-        switch worker!.connection.send(.render(request), timeout: options.timeout) {
-        case .failure(let loss):
-            write.abandon()
-            worker = nil
-            let losses = state.withLock { s in s.consecutiveLosses += 1; return s.consecutiveLosses }
-            if losses >= 3 && state.withLock({ $0.summary.decoded == 0 }) {
-                return .fatal(ImageTableError(.workerUnavailable, "worker processes keep failing before baking anything: \(loss)",
-                                              path: options.workerExecutable))
-            }
-            return failed(loss.error(path: path, key: key))
-        case .success(.failed(let failure)):
-            write.abandon()
-            let error = failure.error(path: path, key: key)
-            if error.code == .changedWhileReading { return .changedWhileReading(SourceFailure(family: family.name, error: error)) }
-            if error.code == .unreadable && FileStat(path: path) == nil { return .gone }
-            return failed(error)
-        case .success(.rendered(let rendered)) where rendered.contentRects.count == members.count:
-            state.withLock { $0.consecutiveLosses = 0 }
-            guard let fingerprint = UUID(uuidString: rendered.fingerprint) else {
-                write.abandon()
-                return failed(ImageTableError(.protocolError, "the worker sent no fingerprint", path: path, key: key))
-            }
-            // Decoded: now full tables may evict, and what was drawn in scratch memory is placed,
-            // under the fingerprint of the very bytes the worker decoded.
-            do throws(ImageTableError) {
-                let placed = try write.complete(contentRects: rendered.contentRects.map {
-                    PixelRect(x: $0.x, y: $0.y, width: $0.width, height: $0.height)
-                }, sourceUUID: fingerprint, pixelChecksums: rendered.pixelChecksums)
-                for (t, reservation) in zip(job.tables, placed) {
-                    // The modification time of the bytes decoded: `imagetable merge` ranks
-                    // entries by it, as the plan ranks sources.
-                    var reservation = reservation
-                    reservation.sourceModifiedNs = rendered.stat.modifiedNs
-                    try tables[t].enqueue(reservation)
-                }
-            } catch {
-                return .fatal(error)
-            }
-            let s = rendered.stat
-            bakeState.remember(path: path, BakeState.FileRecord(
-                stat: FileStat(device: s.device, inode: s.inode, size: s.size, modifiedNs: s.modifiedNs, changedNs: s.changedNs),
-                fingerprint: fingerprint, checkedNs: s.readNs, tables: []))
-            if !rendered.warnings.isEmpty {
-                state.withLock { $0.summary.warnings += rendered.warnings.map { "\(path): warning: \(PrintableText.escaped($0))" } }
-            }
-            return .decoded(rendered.decodes)
-        case .success(let other):
-            write.abandon()
-            worker?.connection.stop()
-            worker = nil
-            return failed(ImageTableError(.protocolError, "the worker answered a render request with \(other)", path: path, key: key))
-        }
-    }
-
-    /// A destination as the worker protocol names it.
-    private static func wire(_ destination: FamilyWrite.Destination, table: BakeTable) -> Destination {
-        switch destination {
-        case .slot(let r): .slot(table: table.path, slot: r.slot, generation: r.generation)
-        case .scratch(let offset): .scratch(offset: offset)
         }
     }
 

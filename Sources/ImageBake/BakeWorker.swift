@@ -3,20 +3,27 @@ import ImageTableCore
 import WorkerProtocol
 
 /// One worker process of a bake, with the scratch memory it shares with the bake: driven by one
-/// dispatcher thread, one source at a time.
+/// dispatcher thread, with up to ``depth`` sources sent to it at a time.
 final class BakeWorker {
     let connection: WorkerConnection
     let scratch: SharedScratch?
+    /// Bytes of scratch memory one source may use.
+    let scratchBytes: Int
+    /// How many sources may be outstanding at once, each with scratch memory of its own.
+    let depth: Int
 
     /// Starts a worker and greets it with this build's versions.
     ///
     /// - Parameters:
     ///   - executable: `imagetable-worker`.
-    ///   - scratchBytes: the scratch memory the largest family needs.
+    ///   - scratchBytes: the scratch memory the largest family needs, per source.
+    ///   - depth: the sources that may be outstanding at once.
     /// - Throws: ``ImageTableError`` `worker-unavailable` (missing, cannot run, no handshake) or
     ///   `worker-mismatch` (another build's protocol or rendering version), naming both sides.
-    init(executable: String, scratchBytes: Int) throws(ImageTableError) {
-        scratch = SharedScratch(bytes: scratchBytes)
+    init(executable: String, scratchBytes: Int, depth: Int) throws(ImageTableError) {
+        self.scratchBytes = scratchBytes
+        self.depth = depth
+        scratch = SharedScratch(bytes: scratchBytes * depth)
         do {
             connection = try WorkerConnection(executable: executable, hello: Self.hello, scratch: scratch?.descriptor,
                                               outputToStandardError: true)
@@ -34,8 +41,13 @@ final class BakeWorker {
               executable: Bundle.main.executablePath ?? CommandLine.arguments.first ?? "imagetable")
     }
 
-    /// The worker's scratch memory, for ``FamilyWrite``.
-    var scratchMemory: UnsafeMutableRawBufferPointer? { scratch?.memory }
+    /// The scratch memory of outstanding source number `part` (below ``depth``), for
+    /// ``FamilyWrite``, and where it starts in the memory the worker maps.
+    func scratchMemory(part: Int) -> (memory: UnsafeMutableRawBufferPointer, offset: Int)? {
+        guard let scratch else { return nil }
+        let offset = part * scratchBytes
+        return (UnsafeMutableRawBufferPointer(rebasing: scratch.memory[offset..<offset + scratchBytes]), offset)
+    }
 
     func finish() { connection.finish() }
 }

@@ -5,8 +5,12 @@ import Glibc
 import Darwin
 #endif
 
-/// A running worker process, from the command's side: started, greeted, then asked one request
-/// at a time. Used from one thread at a time.
+/// A running worker process, from the command's side: started, greeted, then sent requests, each
+/// answered in the order sent. Used from one thread at a time.
+///
+/// ``send(_:timeout:)`` asks and waits; ``submit(_:)`` and ``receive(_:timeout:)`` let a caller
+/// queue the next request while the worker is busy with the current one, so the worker never
+/// waits for its caller between two jobs.
 ///
 /// A worker that dies, hangs past a timeout, or answers something that is not the reply to the
 /// request it was sent is stopped and reported as lost; the caller starts another if it wants.
@@ -71,6 +75,9 @@ public final class WorkerConnection {
     private let lines: LineReader
     private var nextID = 1
     private var exited = false
+    /// How the worker ended, once known: asked again, it is the same answer (the process is
+    /// reaped once).
+    private var ended: Loss?
 
     /// Starts a worker and completes the handshake.
     ///
@@ -126,26 +133,66 @@ public final class WorkerConnection {
     ///   - timeout: seconds to wait, or `nil` to wait as long as it takes.
     /// - Returns: the reply, or why the worker is lost (it has then been stopped).
     public func send(_ request: WorkerRequest, timeout: Double?) -> Result<WorkerReply, Loss> {
+        submit(request).flatMap { receive($0, timeout: timeout) }
+    }
+
+    /// A request sent and not yet answered.
+    public struct Submitted: Sendable, Equatable {
+        /// The request's identifier, which its reply carries.
+        public let id: Int
+    }
+
+    /// Sends a request without waiting for its reply.
+    ///
+    /// Replies come in the order requests were sent; take each with ``receive(_:timeout:)``, in
+    /// that order. A request is small, and a caller keeps only a few outstanding, so the pipe's
+    /// buffer holds them while the worker works.
+    ///
+    /// - Parameter request: the request.
+    /// - Returns: the request's handle, or why the worker is lost (it closed its end: it exited).
+    public func submit(_ request: WorkerRequest) -> Result<Submitted, Loss> {
         let id = nextID
         nextID += 1
         guard !exited, DescriptorWriter.writeAll(requests, WireCodec.line(request, id: id)) else { return .failure(death()) }
+        return .success(Submitted(id: id))
+    }
+
+    /// Waits for the reply to `submitted`, the oldest request not yet answered.
+    ///
+    /// - Parameters:
+    ///   - submitted: the handle ``submit(_:)`` returned.
+    ///   - timeout: seconds to wait from now, or `nil` to wait as long as it takes.
+    /// - Returns: the reply, or why the worker is lost (it has then been stopped).
+    public func receive(_ submitted: Submitted, timeout: Double?) -> Result<WorkerReply, Loss> {
+        // A worker that exited may have answered before it did (its reply is still in the pipe);
+        // one that was stopped has nothing more to say.
+        switch ended {
+        case .timedOut?, .brokeProtocol?: return .failure(ended!)
+        case .died?, nil: break
+        }
         switch lines.next(timeout: timeout) {
         case .line(let line):
             guard let (replyID, reply) = WireCodec.reply(line) else {
                 stop()
-                return .failure(.brokeProtocol("an unreadable reply (\(line.count) bytes)"))
+                return .failure(lose(.brokeProtocol("an unreadable reply (\(line.count) bytes)")))
             }
-            guard replyID == id else {
+            guard replyID == submitted.id else {
                 stop()
-                return .failure(.brokeProtocol("the reply to request \(replyID) came for request \(id)"))
+                return .failure(lose(.brokeProtocol("the reply to request \(replyID) came for request \(submitted.id)")))
             }
             return .success(reply)
         case .end:
             return .failure(death())
         case .timedOut:
             stop()
-            return .failure(.timedOut(seconds: timeout ?? 0))
+            return .failure(lose(.timedOut(seconds: timeout ?? 0)))
         }
+    }
+
+    /// Records why the worker is lost, so that every later call says the same.
+    private func lose(_ loss: Loss) -> Loss {
+        ended = ended ?? loss
+        return loss
     }
 
     /// Closes the worker's requests, which ends it, and waits for it to exit; a worker still
@@ -183,12 +230,13 @@ public final class WorkerConnection {
 
     /// The worker's end, once its channel closed: waits for it to exit and says how.
     private func death() -> Loss {
+        if let ended { return ended }
         if requests >= 0 {
             close(requests)
             requests = -1
         }
         let (status, signal) = wait()
-        return .died(status: status, signal: signal)
+        return lose(.died(status: status, signal: signal))
     }
 
     /// Reaps the process: its exit status, or the signal that killed it.

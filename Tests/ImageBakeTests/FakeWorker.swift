@@ -22,6 +22,10 @@ enum FakeWorker {
         case renderingVersion = "rendering-version"
         /// Greets with another protocol version.
         case protocolVersion = "protocol-version"
+        /// Kills itself with SIGSEGV on sources whose names start with `bad`; answers the others.
+        case crashMarked = "crash-marked"
+        /// Never answers a job on a source whose name starts with `bad`; answers the others.
+        case hangMarked = "hang-marked"
         /// Like ``chatty`` without the prints, but takes a quarter of a second per job and writes
         /// its process id into a file beside the script, so a test can count the workers.
         case slow
@@ -46,9 +50,10 @@ enum FakeWorker {
                                       "renderingVersion": \(TableFormat.pipelineRenderingVersion) + (7 if MODE == "rendering-version" else 0),
                                       "executable": sys.argv[0]})
                     continue
-                if MODE == "crash":
+                marked = os.path.basename(body["source"]).startswith("bad")
+                if MODE == "crash" or (MODE == "crash-marked" and marked):
                     os.kill(os.getpid(), signal.SIGSEGV)
-                if MODE == "hang":
+                if MODE == "hang" or (MODE == "hang-marked" and marked):
                     time.sleep(3600)
                 if MODE == "garbage":
                     replies.write(b"this is not a reply\\n")

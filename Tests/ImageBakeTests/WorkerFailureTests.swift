@@ -77,6 +77,27 @@ import Glibc
                                           + "\(TableFormat.pipelineRenderingVersion);"), "\(result.stderr)")
     }
 
+    /// A worker has the next source queued while it works on one (`outstandingPerWorker`): when
+    /// it crashes or hangs, only the source it was working on fails; those queued behind it were
+    /// never started, and the next worker bakes them.
+    @Test(arguments: [FakeWorker.Mode.crashMarked, .hangMarked])
+    func aLostWorkersQueuedSourcesGoToTheNextWorker(_ mode: FakeWorker.Mode) throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10))
+        let names = ["a0.jpg", "bad1.jpg", "c2.jpg", "d3.jpg", "bad4.jpg", "e5.jpg"]
+        for name in names { try project.add(name, from: Corpus.photo("Landscape_1")) }
+        let fake = try FakeWorker.install(mode, in: project.root)
+        let summary = try project.bake(jobs: 1) {
+            $0.workerExecutable = fake
+            $0.timeout = 1
+            $0.outstandingPerWorker = 2
+        }
+        let code: ImageTableError.Code = mode == .crashMarked ? .workerCrashed : .timedOut
+        #expect(summary.failed.map(\.error.code) == [code, code], "\(summary.failed)")
+        #expect(Set(summary.failed.compactMap { $0.error.path.map { ($0 as NSString).lastPathComponent } }) == ["bad1.jpg", "bad4.jpg"])
+        #expect(summary.decoded == 4)
+        #expect(try project.entries().values.allSatisfy { Set($0.keys) == ["a0.jpg", "c2.jpg", "d3.jpg", "e5.jpg"] })
+    }
+
     /// `--jobs N` means N workers, even above the number of cores (a thread per job, not a pool
     /// capped at the core count).
     @Test func jobsAboveTheCoreCountStartThatManyWorkers() throws {

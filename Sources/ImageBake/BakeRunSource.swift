@@ -1,0 +1,157 @@
+import Foundation
+import ImageManifest
+import ImageTableCore
+import WorkerProtocol
+
+/// One source's round trip through a worker: slots reserved and the request sent
+/// (``BakeRun/send(_:worker:part:behind:)``), then the answer placed
+/// (``BakeRun/receive(_:reply:worker:)``). Between the two, the worker may be rendering the
+/// source before it, so each outstanding source has scratch memory of its own (its `part`).
+extension BakeRun {
+    /// A source sent to a worker and not yet answered.
+    struct Outstanding {
+        let job: BakePlan.Job
+        /// Its slots, reserved without evicting.
+        var write: FamilyWrite
+        let members: Int
+        let submitted: WorkerConnection.Submitted
+        /// Which part of the worker's scratch memory it uses.
+        let part: Int
+    }
+
+    /// What sending a source came to.
+    enum Sending {
+        case sent(Outstanding)
+        /// Nothing was sent, and the source is settled: a fatal error, or a worker lost with
+        /// nothing else outstanding.
+        case done(Result)
+        /// The worker is gone, with sources before this one outstanding: their answers say how;
+        /// this one is sent again, to the next worker.
+        case sendAgain
+    }
+
+    /// The source UUID of slots reserved before the worker has said which bytes it decoded
+    /// (replaced then; a constant, since a random UUID per job costs reads of /dev/urandom).
+    private static let unknownSource = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+
+    /// Reserves `job`'s slots and sends it to `worker`, starting one if there is none.
+    ///
+    /// - Parameters:
+    ///   - job: the source.
+    ///   - worker: the dispatcher's worker; `nil` after it is lost.
+    ///   - part: a part of the worker's scratch memory no outstanding source uses.
+    ///   - behind: how many sources are outstanding before this one.
+    func send(_ job: BakePlan.Job, worker: inout BakeWorker?, part: Int, behind: Int) -> Sending {
+        do throws(ImageTableError) {
+            if worker == nil { worker = try BakeWorker(executable: options.workerExecutable, scratchBytes: scratchBytes, depth: depth) }
+        } catch {
+            return .done(.fatal(error))  // every other source would fail the same way
+        }
+        let scratch = worker!.scratchMemory(part: part)
+        // Slots first without evicting: a source that fails to decode must not cost an entry, and
+        // a key's previous image stays until the new one is ready.
+        var write: FamilyWrite
+        do throws(ImageTableError) {
+            write = try FamilyWrite(key: job.source.key, sourceUUID: Self.unknownSource, tables: job.tables.map { tables[$0] },
+                                    scratch: scratch?.memory)
+        } catch {
+            return .done(.fatal(error))
+        }
+        let members = zip(job.tables, write.destinations).map { t, destination in
+            RenderMember(format: tables[t].canonicalParameters,
+                         destination: Self.wire(destination, table: tables[t], scratchOffset: scratch?.offset ?? 0))
+        }
+        let planned = familyFormats[job.family].filter { f in !members.contains { $0.format == f } }
+        let family = manifest.families[job.family]
+        let request = RenderJob(source: job.source.path, members: members, limits: options.limits(failOn: family.failOn), planned: planned)
+        switch worker!.connection.submit(.render(request)) {
+        case .success(let submitted):
+            return .sent(Outstanding(job: job, write: write, members: members.count, submitted: submitted, part: part))
+        case .failure(let loss):
+            write.abandon()
+            if behind > 0 { return .sendAgain }
+            return .done(lost(loss, job: job, worker: &worker))
+        }
+    }
+
+    /// Places what the worker answered for `source`, or reports why it failed.
+    ///
+    /// - Parameters:
+    ///   - source: the oldest outstanding source.
+    ///   - reply: the worker's answer, or how it was lost.
+    ///   - worker: the dispatcher's worker; set to `nil` when it is lost or misbehaves.
+    func receive(_ source: Outstanding, reply: Swift.Result<WorkerReply, WorkerConnection.Loss>, worker: inout BakeWorker?) -> Result {
+        let family = manifest.families[source.job.family]
+        let key = source.job.source.key, path = source.job.source.path
+        var write = source.write
+        func failed(_ error: ImageTableError) -> Result { .failed(SourceFailure(family: family.name, error: error)) }
+        switch reply {
+        case .failure(let loss):
+            write.abandon()
+            return lost(loss, job: source.job, worker: &worker)
+        case .success(.failed(let failure)):
+            write.abandon()
+            let error = failure.error(path: path, key: key)
+            if error.code == .changedWhileReading { return .changedWhileReading(SourceFailure(family: family.name, error: error)) }
+            if error.code == .unreadable && FileStat(path: path) == nil { return .gone }
+            return failed(error)
+        case .success(.rendered(let rendered)) where rendered.contentRects.count == source.members:
+            state.withLock { $0.consecutiveLosses = 0 }
+            guard let fingerprint = UUID(uuidString: rendered.fingerprint) else {
+                write.abandon()
+                return failed(ImageTableError(.protocolError, "the worker sent no fingerprint", path: path, key: key))
+            }
+            // Decoded: now full tables may evict, and what was drawn in scratch memory is placed,
+            // under the fingerprint of the very bytes the worker decoded.
+            do throws(ImageTableError) {
+                let placed = try write.complete(contentRects: rendered.contentRects.map {
+                    PixelRect(x: $0.x, y: $0.y, width: $0.width, height: $0.height)
+                }, sourceUUID: fingerprint, pixelChecksums: rendered.pixelChecksums)
+                for (t, reservation) in zip(source.job.tables, placed) {
+                    // The modification time of the bytes decoded: `imagetable merge` ranks
+                    // entries by it, as the plan ranks sources.
+                    var reservation = reservation
+                    reservation.sourceModifiedNs = rendered.stat.modifiedNs
+                    try tables[t].enqueue(reservation)
+                }
+            } catch {
+                return .fatal(error)
+            }
+            let s = rendered.stat
+            bakeState.remember(path: path, BakeState.FileRecord(
+                stat: FileStat(device: s.device, inode: s.inode, size: s.size, modifiedNs: s.modifiedNs, changedNs: s.changedNs),
+                fingerprint: fingerprint, checkedNs: s.readNs, tables: []))
+            if !rendered.warnings.isEmpty {
+                state.withLock { $0.summary.warnings += rendered.warnings.map { "\(path): warning: \(PrintableText.escaped($0))" } }
+            }
+            return .decoded(rendered.decodes)
+        case .success(let other):
+            write.abandon()
+            worker?.connection.stop()
+            worker = nil
+            return failed(ImageTableError(.protocolError, "the worker answered a render request with \(other)", path: path, key: key))
+        }
+    }
+
+    /// A worker lost while working on `job`: the source's failure, or the bake's when workers
+    /// keep failing before anything is baked.
+    private func lost(_ loss: WorkerConnection.Loss, job: BakePlan.Job, worker: inout BakeWorker?) -> Result {
+        worker = nil
+        let losses = state.withLock { s in s.consecutiveLosses += 1; return s.consecutiveLosses }
+        if losses >= 3 && state.withLock({ $0.summary.decoded == 0 }) {
+            return .fatal(ImageTableError(.workerUnavailable, "worker processes keep failing before baking anything: \(loss)",
+                                          path: options.workerExecutable))
+        }
+        let family = manifest.families[job.family]
+        return .failed(SourceFailure(family: family.name, error: loss.error(path: job.source.path, key: job.source.key)))
+    }
+
+    /// A destination as the worker protocol names it: scratch offsets count from the start of
+    /// the memory the worker maps, not of the part this source uses.
+    private static func wire(_ destination: FamilyWrite.Destination, table: BakeTable, scratchOffset: Int) -> Destination {
+        switch destination {
+        case .slot(let r): .slot(table: table.path, slot: r.slot, generation: r.generation)
+        case .scratch(let offset): .scratch(offset: scratchOffset + offset)
+        }
+    }
+}
