@@ -37,7 +37,7 @@ public struct BakeOptions: Sendable {
     /// disk (milliseconds, several small sources' worth), so the worker does not idle meanwhile.
     /// Fewer where tables are small (each outstanding source holds a slot in each of its tables:
     /// at most a quarter of a table's slots are held so) or formats large (each also has scratch
-    /// memory: 32 MiB a worker at most); 1 sends one source at a time.
+    /// memory: 32 MiB a worker at most), and one with ``strict``; 1 sends one source at a time.
     public var outstandingPerWorker: Int
     /// Bake only the sources of one shard (`--shard K/N`), into an output directory of its own;
     /// `nil` bakes every source.

@@ -69,9 +69,10 @@ final class BakeRun: @unchecked Sendable {
     /// Sources each worker has outstanding: up to ``BakeOptions/outstandingPerWorker``, as many
     /// as leave every table three quarters of its slots free of them (a dispatcher that finds
     /// every slot reserved waits for one, and none would come from its own worker's queue) and
-    /// keep each worker's scratch memory within 32 MiB; at least one.
+    /// keep each worker's scratch memory within 32 MiB; at least one, and one with `--strict`.
     static func depth(options: BakeOptions, tables: [BakeTable], scratchBytes: Int) -> Int {
-        var depth = max(1, options.outstandingPerWorker)
+        // `--strict` stops at the first failure: nothing should be queued behind it.
+        var depth = options.strict ? 1 : max(1, options.outstandingPerWorker)
         let capacity = tables.map(\.format.capacity).min() ?? Int.max
         while depth > 1 && (4 * depth * max(1, options.jobs) > capacity || depth * scratchBytes > 32 << 20) { depth /= 2 }
         return depth
@@ -86,7 +87,9 @@ final class BakeRun: @unchecked Sendable {
         var again: [BakePlan.Job] = []
         while true {
             var exhausted = false
-            filling: while outstanding.count < ahead() {
+            // Requests outstanding stay under half a pipe's buffer (64 KiB on Linux): a write
+            // that waited for the worker while it waited to write a reply would hang both.
+            filling: while outstanding.count < ahead() && outstanding.reduce(0, { $0 + $1.submitted.bytes }) < 32 << 10 {
                 guard let job = nextJob(again: &again) else {
                     exhausted = true
                     break

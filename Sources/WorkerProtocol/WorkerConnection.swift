@@ -140,6 +140,10 @@ public final class WorkerConnection {
     public struct Submitted: Sendable, Equatable {
         /// The request's identifier, which its reply carries.
         public let id: Int
+        /// The bytes it took in the pipe: a caller keeps what it has outstanding well under the
+        /// pipe's 64 KiB, so that writing a request never waits on a worker that is itself
+        /// waiting to write a reply.
+        public let bytes: Int
     }
 
     /// Sends a request without waiting for its reply.
@@ -153,8 +157,9 @@ public final class WorkerConnection {
     public func submit(_ request: WorkerRequest) -> Result<Submitted, Loss> {
         let id = nextID
         nextID += 1
-        guard !exited, DescriptorWriter.writeAll(requests, WireCodec.line(request, id: id)) else { return .failure(death()) }
-        return .success(Submitted(id: id))
+        let line = WireCodec.line(request, id: id)
+        guard !exited, DescriptorWriter.writeAll(requests, line) else { return .failure(death()) }
+        return .success(Submitted(id: id, bytes: line.count))
     }
 
     /// Waits for the reply to `submitted`, the oldest request not yet answered.
