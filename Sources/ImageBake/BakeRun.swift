@@ -116,10 +116,8 @@ final class BakeRun: @unchecked Sendable {
             if worker == nil {
                 // Lost with sources still queued: replies come in order, so the worker never
                 // started them; they are neither failures nor done, and go to the next worker.
-                for queued in outstanding {
-                    queued.write.abandon()
-                    again.append(queued.job)
-                }
+                for queued in outstanding { queued.write.abandon() }
+                again.append(contentsOf: outstanding.reversed().map(\.job))  // taken from the end: in the order sent
                 outstanding.removeAll()
             }
         }
