@@ -36,8 +36,9 @@ public struct BakeOptions: Sendable {
     /// worker's pipe while the bake places the last one and, now and then, flushes a batch to
     /// disk (milliseconds, several small sources' worth), so the worker does not idle meanwhile.
     /// Fewer where tables are small (each outstanding source holds a slot in each of its tables:
-    /// at most a quarter of a table's slots are held so) or formats large (each also has scratch
-    /// memory: 32 MiB a worker at most), and one with ``strict``; 1 sends one source at a time.
+    /// at most a quarter of a table's slots are held so), where formats are large (each also has
+    /// shared scratch memory: 32 MiB for all workers at most), where requests would fill half the
+    /// pipe, and one with ``strict``; 1 sends one source at a time.
     public var outstandingPerWorker: Int
     /// Bake only the sources of one shard (`--shard K/N`), into an output directory of its own;
     /// `nil` bakes every source.

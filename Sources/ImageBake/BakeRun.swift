@@ -67,14 +67,16 @@ final class BakeRun: @unchecked Sendable {
     }
 
     /// Sources each worker has outstanding: up to ``BakeOptions/outstandingPerWorker``, as many
-    /// as leave every table three quarters of its slots free of them (a dispatcher that finds
-    /// every slot reserved waits for one, and none would come from its own worker's queue) and
-    /// keep each worker's scratch memory within 32 MiB; at least one, and one with `--strict`.
+    /// as hold at most a quarter of every table's slots at once (each outstanding source holds a
+    /// slot in each of its tables) and keep the scratch memory of all workers together within
+    /// 32 MiB (it is shared memory, which a container may have little of); at least one, and
+    /// one with `--strict`.
     static func depth(options: BakeOptions, tables: [BakeTable], scratchBytes: Int) -> Int {
         // `--strict` stops at the first failure: nothing should be queued behind it.
         var depth = options.strict ? 1 : max(1, options.outstandingPerWorker)
         let capacity = tables.map(\.format.capacity).min() ?? Int.max
-        while depth > 1 && (4 * depth * max(1, options.jobs) > capacity || depth * scratchBytes > 32 << 20) { depth /= 2 }
+        let workers = max(1, options.jobs)
+        while depth > 1 && (4 * depth * workers > capacity || depth * workers * scratchBytes > 32 << 20) { depth -= 1 }
         return depth
     }
 
@@ -87,22 +89,19 @@ final class BakeRun: @unchecked Sendable {
         var again: [BakePlan.Job] = []
         while true {
             var exhausted = false
-            // Requests outstanding stay under half a pipe's buffer (64 KiB on Linux): a write
-            // that waited for the worker while it waited to write a reply would hang both.
-            filling: while outstanding.count < ahead() && outstanding.reduce(0, { $0 + $1.submitted.bytes }) < 32 << 10 {
+            filling: while outstanding.count < min(ahead(), worker?.depth ?? depth) {
                 guard let job = nextJob(again: &again) else {
                     exhausted = true
                     break
                 }
-                let parts = outstanding.map(\.part)
-                switch send(job, worker: &worker, part: (0..<depth).first { !parts.contains($0) }!, behind: outstanding.count) {
+                switch send(job, worker: &worker, busyParts: outstanding.map(\.part), behind: outstanding.count) {
                 case .sent(let source):
                     outstanding.append(source)
                 case .done(let result):
                     record(result)
                     if worker == nil { break filling }
                 case .sendAgain:
-                    // The worker is gone: what is outstanding is answered (or given back) first.
+                    // What is outstanding is answered (or given back, the worker gone) first.
                     again.append(job)
                     break filling
                 }

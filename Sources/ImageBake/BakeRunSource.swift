@@ -4,7 +4,7 @@ import ImageTableCore
 import WorkerProtocol
 
 /// One source's round trip through a worker: slots reserved and the request sent
-/// (``BakeRun/send(_:worker:part:behind:)``), then the answer placed
+/// (``BakeRun/send(_:worker:busyParts:behind:)``), then the answer placed
 /// (``BakeRun/receive(_:reply:worker:)``). Between the two, the worker may be rendering the
 /// source before it, so each outstanding source has scratch memory of its own (its `part`).
 extension BakeRun {
@@ -25,8 +25,8 @@ extension BakeRun {
         /// Nothing was sent, and the source is settled: a fatal error, or a worker lost with
         /// nothing else outstanding.
         case done(Result)
-        /// The worker is gone, with sources before this one outstanding: their answers say how;
-        /// this one is sent again, to the next worker.
+        /// Not sent, and sent again later: the worker is gone, with sources before this one
+        /// outstanding (their answers say how), or what is outstanding leaves no room for it.
         case sendAgain
     }
 
@@ -39,37 +39,49 @@ extension BakeRun {
     /// - Parameters:
     ///   - job: the source.
     ///   - worker: the dispatcher's worker; `nil` after it is lost.
-    ///   - part: a part of the worker's scratch memory no outstanding source uses.
+    ///   - busyParts: the parts of the worker's scratch memory the outstanding sources use (fewer
+    ///     than the worker's ``BakeWorker/depth``).
     ///   - behind: how many sources are outstanding before this one.
-    func send(_ job: BakePlan.Job, worker: inout BakeWorker?, part: Int, behind: Int) -> Sending {
+    func send(_ job: BakePlan.Job, worker: inout BakeWorker?, busyParts: [Int], behind: Int) -> Sending {
         do throws(ImageTableError) {
             if worker == nil { worker = try BakeWorker(executable: options.workerExecutable, scratchBytes: scratchBytes, depth: depth) }
         } catch {
             return .done(.fatal(error))  // every other source would fail the same way
         }
+        let part = (0..<worker!.depth).first { !busyParts.contains($0) }!
         let scratch = worker!.scratchMemory(part: part)
         // Slots first without evicting: a source that fails to decode must not cost an entry, and
         // a key's previous image stays until the new one is ready.
         var write: FamilyWrite
         do throws(ImageTableError) {
             write = try FamilyWrite(key: job.source.key, sourceUUID: Self.unknownSource, tables: job.tables.map { tables[$0] },
-                                    scratch: scratch?.memory)
+                                    scratch: scratch.memory)
         } catch {
             return .done(.fatal(error))
         }
         let members = zip(job.tables, write.destinations).map { t, destination in
             RenderMember(format: tables[t].canonicalParameters,
-                         destination: Self.wire(destination, table: tables[t], scratchOffset: scratch?.offset ?? 0))
+                         destination: Self.wire(destination, table: tables[t], scratchOffset: scratch.offset))
         }
         let planned = familyFormats[job.family].filter { f in !members.contains { $0.format == f } }
         let family = manifest.families[job.family]
         let request = RenderJob(source: job.source.path, members: members, limits: options.limits(failOn: family.failOn), planned: planned)
         switch worker!.connection.submit(.render(request)) {
-        case .success(let submitted):
+        case .sent(let submitted):
             return .sent(Outstanding(job: job, write: write, members: members.count, submitted: submitted, part: part))
-        case .failure(let loss):
+        case .noRoom:
+            write.abandon()
+            return .sendAgain
+        case .lost(let loss):
             write.abandon()
             if behind > 0 { return .sendAgain }
+            // It died with nothing to do (after its last reply): this source never reached it.
+            // Sent again to a new worker, unless workers keep dying so.
+            let losses = state.withLock { s in s.consecutiveLosses += 1; return s.consecutiveLosses }
+            if losses < 3 {
+                worker = nil
+                return .sendAgain
+            }
             return .done(lost(loss, job: job, worker: &worker))
         }
     }

@@ -6,7 +6,7 @@ import WorkerProtocol
 /// dispatcher thread, with up to ``depth`` sources sent to it at a time.
 final class BakeWorker {
     let connection: WorkerConnection
-    let scratch: SharedScratch?
+    let scratch: SharedScratch
     /// Bytes of scratch memory one source may use.
     let scratchBytes: Int
     /// How many sources may be outstanding at once, each with scratch memory of its own.
@@ -19,13 +19,28 @@ final class BakeWorker {
     ///   - scratchBytes: the scratch memory the largest family needs, per source.
     ///   - depth: the sources that may be outstanding at once.
     /// - Throws: ``ImageTableError`` `worker-unavailable` (missing, cannot run, no handshake) or
-    ///   `worker-mismatch` (another build's protocol or rendering version), naming both sides.
+    ///   `worker-mismatch` (another build's protocol or rendering version), naming both sides;
+    ///   `io` when no memory can be shared with it.
     init(executable: String, scratchBytes: Int, depth: Int) throws(ImageTableError) {
         self.scratchBytes = scratchBytes
-        self.depth = depth
-        scratch = SharedScratch(bytes: scratchBytes * depth)
+        // A queue's worth of scratch memory, or one source's where the system grants no more
+        // (a file size limit, a small temporary directory); then the worker gets one at a time.
+        // Without any, a full table's member would have nowhere to be drawn but its slot before
+        // the source has decoded: refuse rather than bake without that promise.
+        if depth > 1, let scratch = SharedScratch(bytes: scratchBytes * depth) {
+            self.scratch = scratch
+            self.depth = depth
+        } else if let scratch = SharedScratch(bytes: scratchBytes) {
+            self.scratch = scratch
+            self.depth = 1
+        } else {
+            let code = errno
+            throw ImageTableError(code == ENOSPC || code == EFBIG || code == EDQUOT ? .noSpace : .io,
+                                  "cannot create memory to share with the worker (shared memory and the temporary directory both refused)",
+                                  cause: String(cString: strerror(code)))
+        }
         do {
-            connection = try WorkerConnection(executable: executable, hello: Self.hello, scratch: scratch?.descriptor,
+            connection = try WorkerConnection(executable: executable, hello: Self.hello, scratch: scratch.descriptor,
                                               outputToStandardError: true)
         } catch {
             switch error {
@@ -43,8 +58,7 @@ final class BakeWorker {
 
     /// The scratch memory of outstanding source number `part` (below ``depth``), for
     /// ``FamilyWrite``, and where it starts in the memory the worker maps.
-    func scratchMemory(part: Int) -> (memory: UnsafeMutableRawBufferPointer, offset: Int)? {
-        guard let scratch else { return nil }
+    func scratchMemory(part: Int) -> (memory: UnsafeMutableRawBufferPointer, offset: Int) {
         let offset = part * scratchBytes
         return (UnsafeMutableRawBufferPointer(rebasing: scratch.memory[offset..<offset + scratchBytes]), offset)
     }

@@ -9,7 +9,8 @@ import Darwin
 /// had no free slot, so that the command can evict (only once the source has decoded) and copy
 /// them into their slots itself. A source that fails never costs an entry its place.
 ///
-/// It is an unnamed shared-memory object (created and unlinked at once), passed to the worker as
+/// It is an unnamed shared-memory object (created and unlinked at once; where the system has no
+/// room or no `shm_open`, an unlinked file in the temporary directory), passed to the worker as
 /// ``WorkerDescriptors/scratch``: nothing is left behind however either process ends.
 public final class SharedScratch: @unchecked Sendable {
     /// The mapped bytes.
@@ -20,14 +21,22 @@ public final class SharedScratch: @unchecked Sendable {
     /// Creates scratch memory of at least `bytes` bytes (rounded up to whole pages).
     ///
     /// - Parameter bytes: the size needed.
-    /// - Returns: `nil` when the system refuses (the caller then renders without scratch).
+    /// - Returns: `nil` when the system refuses both.
     public init?(bytes: Int) {
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
         let size = max(page, (bytes + page - 1) / page * page)
-        let name = "/imagetable-scratch-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
-        let fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0o600)
-        guard fd >= 0 else { return nil }
-        shm_unlink(name)
+        // Short: macOS takes at most 31 bytes of a shared-memory object's name.
+        let name = "/itscr-\(String(getpid(), radix: 36))-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
+        var fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0o600)
+        if fd >= 0 {
+            shm_unlink(name)
+        } else {
+            let directory = NSTemporaryDirectory().hasSuffix("/") ? NSTemporaryDirectory() : NSTemporaryDirectory() + "/"
+            var template = Array((directory + "imagetable-scratch-XXXXXX").utf8CString)
+            fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+            guard fd >= 0 else { return nil }
+            template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         guard ftruncate(fd, off_t(size)) == 0, let base = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0),
               base != MAP_FAILED else {

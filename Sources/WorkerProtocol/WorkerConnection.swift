@@ -73,11 +73,15 @@ public final class WorkerConnection {
     private var requests: Int32
     private let replies: Int32
     private let lines: LineReader
+    /// The request pipe's buffer: what can be written while the worker reads nothing.
+    public let pipeBytes: Int
     private var nextID = 1
     private var exited = false
     /// How the worker ended, once known: asked again, it is the same answer (the process is
     /// reaped once).
     private var ended: Loss?
+    /// Bytes of requests sent and not yet answered.
+    private var outstandingBytes = 0
 
     /// Starts a worker and completes the handshake.
     ///
@@ -104,6 +108,7 @@ public final class WorkerConnection {
         }
         pid = started.pid
         requests = started.requests
+        pipeBytes = Self.pipeBytes(started.requests)
         replies = started.replies
         lines = LineReader(fd: started.replies)
         switch send(.hello(hello), timeout: handshakeTimeout) {
@@ -126,40 +131,67 @@ public final class WorkerConnection {
         close(replies)
     }
 
-    /// Sends a request and waits for its reply.
+    /// Sends a request and waits for its reply. Only for a connection with nothing outstanding.
     ///
     /// - Parameters:
     ///   - request: the request.
     ///   - timeout: seconds to wait, or `nil` to wait as long as it takes.
     /// - Returns: the reply, or why the worker is lost (it has then been stopped).
     public func send(_ request: WorkerRequest, timeout: Double?) -> Result<WorkerReply, Loss> {
-        submit(request).flatMap { receive($0, timeout: timeout) }
+        switch submit(request) {
+        case .sent(let submitted): receive(submitted, timeout: timeout)
+        case .lost(let loss): .failure(loss)
+        case .noRoom: .failure(lose(.brokeProtocol("send() was called with requests outstanding")))
+        }
     }
 
     /// A request sent and not yet answered.
     public struct Submitted: Sendable, Equatable {
         /// The request's identifier, which its reply carries.
         public let id: Int
-        /// The bytes it took in the pipe: a caller keeps what it has outstanding well under the
-        /// pipe's 64 KiB, so that writing a request never waits on a worker that is itself
-        /// waiting to write a reply.
+        /// The bytes it took in the pipe.
         public let bytes: Int
+    }
+
+    /// What ``submit(_:)`` did.
+    public enum Submission: Sendable, Equatable {
+        /// Sent; take its reply with ``receive(_:timeout:)``.
+        case sent(Submitted)
+        /// Not sent: with the requests outstanding, it might not fit in the pipe, and a write
+        /// that waited would wait on a worker that may never read again (one stuck on a source
+        /// until its timeout, which only a caller that is not writing can notice). Take a reply
+        /// first.
+        case noRoom
+        /// Not sent: the worker is gone (it closed its end: it exited).
+        case lost(Loss)
     }
 
     /// Sends a request without waiting for its reply.
     ///
     /// Replies come in the order requests were sent; take each with ``receive(_:timeout:)``, in
-    /// that order. A request is small, and a caller keeps only a few outstanding, so the pipe's
-    /// buffer holds them while the worker works.
+    /// that order. Requests wait in the pipe while the worker works, as long as what is
+    /// outstanding stays within half the pipe's buffer (``pipeBytes``); past that, the request is
+    /// not sent. With nothing outstanding it is always sent (the worker is reading).
     ///
     /// - Parameter request: the request.
-    /// - Returns: the request's handle, or why the worker is lost (it closed its end: it exited).
-    public func submit(_ request: WorkerRequest) -> Result<Submitted, Loss> {
-        let id = nextID
+    /// - Returns: whether it was sent.
+    public func submit(_ request: WorkerRequest) -> Submission {
+        let line = WireCodec.line(request, id: nextID)
+        if outstandingBytes > 0 && outstandingBytes + line.count > pipeBytes / 2 { return .noRoom }
         nextID += 1
-        let line = WireCodec.line(request, id: id)
-        guard !exited, DescriptorWriter.writeAll(requests, line) else { return .failure(death()) }
-        return .success(Submitted(id: id, bytes: line.count))
+        guard !exited, DescriptorWriter.writeAll(requests, line) else { return .lost(death()) }
+        outstandingBytes += line.count
+        return .sent(Submitted(id: nextID - 1, bytes: line.count))
+    }
+
+    /// The size of a pipe's buffer: what can be written to `fd` while its reader reads nothing.
+    private static func pipeBytes(_ fd: Int32) -> Int {
+        #if os(Linux)
+        let size = fcntl(fd, 1032 /* F_GETPIPE_SZ */)
+        return size > 0 ? Int(size) : 4096
+        #else
+        return 8192  // Darwin starts pipes at 16 KiB and grows them only for large writes
+        #endif
     }
 
     /// Waits for the reply to `submitted`, the oldest request not yet answered.
@@ -169,6 +201,7 @@ public final class WorkerConnection {
     ///   - timeout: seconds to wait from now, or `nil` to wait as long as it takes.
     /// - Returns: the reply, or why the worker is lost (it has then been stopped).
     public func receive(_ submitted: Submitted, timeout: Double?) -> Result<WorkerReply, Loss> {
+        outstandingBytes = max(0, outstandingBytes - submitted.bytes)
         // A worker that exited may have answered before it did (its reply is still in the pipe);
         // one that was stopped has nothing more to say.
         switch ended {

@@ -6,8 +6,8 @@ import WorkerProtocol
 // imagetable-worker: the only executable that links libvips. `imagetable bake` starts one per
 // job slot, and `imagetable extract` and `imagetable preview` one each, and they talk to it over
 // the worker protocol (module WorkerProtocol): a handshake that compares the protocol and
-// rendering versions compiled into both, then one request and one reply at a time, on
-// descriptors of their own (not standard output). Keeping the pixel work here lets `imagetable
+// rendering versions compiled into both, then requests answered one at a time in the order they
+// came (a bake queues several), on descriptors of their own (not standard output). Keeping the pixel work here lets `imagetable
 // validate`, `inspect` and `verify` start without loading libvips and its hundred libraries, and
 // means a decoder that crashes on a hostile file takes down only this process.
 //

@@ -98,6 +98,26 @@ import Glibc
         #expect(try project.entries().values.allSatisfy { Set($0.keys) == ["a0.jpg", "c2.jpg", "d3.jpg", "e5.jpg"] })
     }
 
+    /// Requests queued for a worker never fill its pipe: a write that waited on a worker stuck on
+    /// a source would never reach the wait that times it out. Here each request is larger than
+    /// half the pipe (a family of 150 formats), so a second is sent only once the first is
+    /// answered, and the stuck source times out as it should.
+    @Test func largeRequestsDoNotHangABakeWhoseWorkerIsStuck() throws {
+        let formats = (0..<150).map { "      format\($0):\n        size: 8x8\n        style: 8BitGrayscale\n        maximumCount: 40\n" }
+        let project = try BakeProject(formats: formats.joined())
+        // Sources in name order: the stuck one mid-way, with enough after it that the bake would
+        // queue several behind it (towards the end it sends one at a time).
+        let names = (0..<10).map { "a\($0).jpg" } + ["bad.jpg"] + (0..<15).map { "c\($0).jpg" }
+        for name in names { try project.add(name, from: Corpus.photo("Landscape_1")) }
+        let command = try project.installCommand(withWorker: try FakeWorker.install(.hangMarked, in: project.root))
+        let result = try run("/usr/bin/timeout", ["60", command, "bake", project.manifestPath, "--jobs", "1", "--timeout", "1",
+                                                  "--format", "json"])
+        #expect(result.status == 3, "status \(result.status) (124: the bake hung): \(result.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: result.output) as? [String: Any], "\(result.stdout)")
+        #expect((json["sources"] as? [String: Any])?["decoded"] as? Int == 25, "\(result.stdout)")
+        #expect(result.stdout.contains("timed-out"), "\(result.stdout)")
+    }
+
     /// `--jobs N` means N workers, even above the number of cores (a thread per job, not a pool
     /// capped at the core count).
     @Test func jobsAboveTheCoreCountStartThatManyWorkers() throws {
