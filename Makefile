@@ -20,7 +20,8 @@ deps:
 build: deps
 	$(SWIFT) build
 
-test: deps
+test:
+	@./scripts/ensure-deps.sh test
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 

@@ -46,7 +46,7 @@ struct BakeCommand: ParsableCommand {
               imagetable merge tables out/0 out/1 out/2 out/3   # docs/SCALE.md
 
             EXIT STATUS
-              0   every source is baked or unchanged
+              0   every source is baked, unchanged, left out or skipped
               1   fatal: invalid manifest, missing sources directory, a table that
                   cannot be written (disk full, locked), a missing imagetable-worker,
                   or with --strict any failed source

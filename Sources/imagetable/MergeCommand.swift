@@ -10,7 +10,8 @@ import ImageTableCore
 struct MergeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "merge",
-        abstract: "Combine the tables of sharded bakes into one set, copying slots (no decoding).",
+        abstract: "Combine the tables of sharded bakes into one set, without decoding.",
+        usage: "imagetable merge [<options>] <out> <dir> ...",
         discussion: """
             Every DIR must hold the same tables made with the same parameters, as
             bakes of one manifest make them (else manifest-mismatch); shards (bake
@@ -30,9 +31,10 @@ struct MergeCommand: ParsableCommand {
             Slurm; docs/CLI.md ("merge") the JSON fields.
 
             EXAMPLES
-              parallel imagetable bake site.yaml --shard {}/4 --output shards/{} ::: 0 1 2 3
-              imagetable merge tables shards/0 shards/1 shards/2 shards/3
-              imagetable merge tables shards/* --format json
+              imagetable merge tables out/0 out/1 out/2 out/3
+              imagetable merge tables out/* --format json
+              # the shards, baked by GNU parallel:
+              parallel imagetable bake site.yaml --shard {}/4 --output out/{} ::: 0 1 2 3
 
             EXIT STATUS
               0   merged

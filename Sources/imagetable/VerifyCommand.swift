@@ -34,7 +34,8 @@ struct VerifyCommand: ParsableCommand {
             EXAMPLES
               imagetable verify tables/*.imagetable
               imagetable verify tables/grid@2x.imagetable --format json
-              imagetable verify --repair tables/*.imagetable && imagetable bake site.yaml
+              imagetable verify --repair tables/*
+              [ $? -ne 1 ] && imagetable bake site.yaml   # 2: entries cleared, re-bake
 
             EXIT STATUS
               0   every table is sound

@@ -45,6 +45,8 @@ import Testing
         let failure = try #require(lines.firstIndex { $0.contains(Self.truncated) })
         let last = try #require(lines.lastIndex { $0.hasPrefix("progress: ") })
         #expect(lines[last].hasPrefix("progress: 4/4 sources, 1 failed, "))
+        let progressLines = lines.filter { $0.hasPrefix("progress: ") }
+        #expect(Set(progressLines).count == progressLines.count, "no progress line twice: \(progressLines)")
         #expect(failure < last, "the failure is shown as it happens, before the bake's last progress line")
         #expect(lines.filter { $0.contains(Self.truncated) }.count == 1)
         // Without --progress a log gets no progress, and the failure after the bake.

@@ -6,7 +6,7 @@ import Testing
 /// docs/CLI.md stays in step with the commands: every option `--help` lists and every JSON
 /// field the table commands emit is documented in the command's section.
 struct DocsTests {
-    static let commands = ["validate", "bake", "export", "inspect", "verify", "extract", "preview", "version"]
+    static let commands = ["validate", "bake", "export", "merge", "inspect", "verify", "extract", "preview", "version"]
 
     /// The text of `## command` up to the next `## ` heading.
     private func section(_ command: String) throws -> String {

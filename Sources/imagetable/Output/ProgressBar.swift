@@ -76,6 +76,8 @@ final class ProgressLines: BakeProgressDisplay {
     private struct State {
         var last: BakeProgress?
         var printedAt: Double?
+        /// The line printed last: the last line at the end is not printed twice.
+        var printed: String?
     }
 
     private let state = Mutex(State())
@@ -89,6 +91,7 @@ final class ProgressLines: BakeProgressDisplay {
             s.last = p
             if let at = s.printedAt, p.elapsed - at < interval { return }
             s.printedAt = p.elapsed
+            s.printed = Self.line(p)
             StandardError.write(Self.line(p) + "\n")
         }
     }
@@ -99,8 +102,9 @@ final class ProgressLines: BakeProgressDisplay {
 
     func finish() {
         state.withLock { s in
-            guard let last = s.last, s.printedAt != last.elapsed else { return }
+            guard let last = s.last, s.printedAt != last.elapsed, Self.line(last) != s.printed else { return }
             s.printedAt = last.elapsed
+            s.printed = Self.line(last)
             StandardError.write(Self.line(last) + "\n")
         }
     }
