@@ -77,12 +77,8 @@ extension BakeRun {
             if behind > 0 { return .sendAgain }
             // It died with nothing to do (after its last reply): this source never reached it.
             // Sent again to a new worker, unless workers keep dying so.
-            let losses = state.withLock { s in s.consecutiveLosses += 1; return s.consecutiveLosses }
-            if losses < 3 {
-                worker = nil
-                return .sendAgain
-            }
-            return .done(lost(loss, job: job, worker: &worker))
+            let losses = countLoss(of: &worker)
+            return losses < 3 ? .sendAgain : .done(lost(loss, job: job, losses: losses))
         }
     }
 
@@ -100,7 +96,7 @@ extension BakeRun {
         switch reply {
         case .failure(let loss):
             write.abandon()
-            return lost(loss, job: source.job, worker: &worker)
+            return lost(loss, job: source.job, losses: countLoss(of: &worker))
         case .success(.failed(let failure)):
             write.abandon()
             let error = failure.error(path: path, key: key)
@@ -145,11 +141,15 @@ extension BakeRun {
         }
     }
 
-    /// A worker lost while working on `job`: the source's failure, or the bake's when workers
-    /// keep failing before anything is baked.
-    private func lost(_ loss: WorkerConnection.Loss, job: BakePlan.Job, worker: inout BakeWorker?) -> Result {
+    /// Drops a lost worker and counts the loss; returns the losses in a row (a render resets it).
+    private func countLoss(of worker: inout BakeWorker?) -> Int {
         worker = nil
-        let losses = state.withLock { s in s.consecutiveLosses += 1; return s.consecutiveLosses }
+        return state.withLock { s in s.consecutiveLosses += 1; return s.consecutiveLosses }
+    }
+
+    /// A worker lost while working on `job`, the `losses`th in a row: the source's failure, or the
+    /// bake's when workers keep failing before anything is baked.
+    private func lost(_ loss: WorkerConnection.Loss, job: BakePlan.Job, losses: Int) -> Result {
         if losses >= 3 && state.withLock({ $0.summary.decoded == 0 }) {
             return .fatal(ImageTableError(.workerUnavailable, "worker processes keep failing before baking anything: \(loss)",
                                           path: options.workerExecutable))

@@ -31,8 +31,8 @@ public final class SharedScratch: @unchecked Sendable {
         if fd >= 0 {
             shm_unlink(name)
         } else {
-            let directory = NSTemporaryDirectory().hasSuffix("/") ? NSTemporaryDirectory() : NSTemporaryDirectory() + "/"
-            var template = Array((directory + "imagetable-scratch-XXXXXX").utf8CString)
+            let directory = NSTemporaryDirectory()
+            var template = Array((directory + (directory.hasSuffix("/") ? "" : "/") + "imagetable-scratch-XXXXXX").utf8CString)
             fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
             guard fd >= 0 else { return nil }
             template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
