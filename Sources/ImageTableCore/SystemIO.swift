@@ -17,22 +17,13 @@ public enum SystemIO {
     /// - Returns: the number of bytes read (fewer than `buffer.count` only at end of file), or
     ///   the `errno` of the failed call.
     public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Result<Int, SystemError> {
-        var done = 0
-        while done < buffer.count {
+        fill(buffer) { start, count, _ in
             #if canImport(Glibc)
-            let n = Glibc.read(fd, buffer.baseAddress! + done, buffer.count - done)
+            Glibc.read(fd, start, count)
             #else
-            let n = Darwin.read(fd, buffer.baseAddress! + done, buffer.count - done)
+            Darwin.read(fd, start, count)
             #endif
-            if n > 0 {
-                done += n
-            } else if n == 0 {
-                break
-            } else if errno != EINTR && errno != EAGAIN {
-                return .failure(SystemError(errno: errno))
-            }
         }
-        return .success(done)
     }
 
     /// Reads up to `buffer.count` bytes at `offset` with `pread`, retrying `EINTR` and
@@ -44,9 +35,16 @@ public enum SystemIO {
     ///   - offset: the file offset.
     /// - Returns: the bytes read, or the error.
     public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Result<Int, SystemError> {
+        fill(buffer) { start, count, done in pread(fd, start, count, off_t(offset + done)) }
+    }
+
+    /// The loop of both reads: `call(start, count, done)` reads at most `count` bytes to `start`,
+    /// `done` bytes into the buffer, and returns what the system call returned.
+    private static func fill(_ buffer: UnsafeMutableRawBufferPointer,
+                             _ call: (UnsafeMutableRawPointer, Int, Int) -> Int) -> Result<Int, SystemError> {
         var done = 0
         while done < buffer.count {
-            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+            let n = call(buffer.baseAddress! + done, buffer.count - done, done)
             if n > 0 {
                 done += n
             } else if n == 0 {
