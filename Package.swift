@@ -42,7 +42,11 @@ let package = Package(
         // libyaml's event API, for the manifest's composer (positions, styles, tags, anchors).
         .systemLibrary(name: "CLibYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]),
         .target(name: "ImageManifest", dependencies: ["ImageTableCore", .target(name: "CLibYAML", condition: baking)]),
-        .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
+        // libvips, opened at run time on the first image that needs it (a process that decodes
+        // only plain JPEGs never loads it): no libvips headers or library at build time.
+        .target(name: "CVips", path: "Sources/CVips", exclude: ["table.h"]),
+        // libvips linked directly, for the tests' and benchmarks' references made by libvips itself.
+        .systemLibrary(name: "CLibvips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
         // libjpeg(-turbo) for the direct JPEG path; it comes with libvips-dev.
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg-dev"])]),
         // The direct path's pixel loops (resampling in fixed point, packing into styles), with vector versions chosen at run time.
@@ -80,20 +84,20 @@ let package = Package(
         // Depends on the CLI so that its binary is built for the tests that run it; the corpus
         // is read from the source tree, not bundled.
         .testTarget(name: "ImageManifestTests", dependencies: ["TestSupport", "ImageManifest", "imagetable"], exclude: ["Corpus"]),
-        .testTarget(name: "ImagePipelineTests", dependencies: ["TestSupport", "ImagePipeline", "ImageTableCore", "CVips"]),
+        .testTarget(name: "ImagePipelineTests", dependencies: ["TestSupport", "ImagePipeline", "ImageTableCore", "CVips", "CLibvips"]),
         // Depends on the bake and its worker so that a bake in the tests can make tables for the cache.
         .testTarget(name: "ImageCacheTests", dependencies: ["TestSupport", "ImageCache", "ImageCacheVips", "ImagePipeline", "ImageBake",
                                                             "imagetable-worker", "CacheProbe"]),
         .testTarget(name: "WorkerProtocolTests", dependencies: ["TestSupport", "WorkerProtocol", "imagetable-worker"]),
         .testTarget(name: "ImageBakeTests", dependencies: ["TestSupport", "ImageBake", "WorkerProtocol", "imagetable", "imagetable-worker"]),
         // Runs the built `imagetable` and `imagetable-worker` on tables written with the core;
-        // decodes the PNGs they write with libvips (CVips) to check the pixels.
+        // decodes the PNGs they write with libvips (CLibvips) to check the pixels.
         .testTarget(name: "ImagetableToolsTests",
-                    dependencies: ["TestSupport", "ImageTableCore", "ImagePipeline", "CVips", "imagetable", "imagetable-worker"]),
+                    dependencies: ["TestSupport", "ImageTableCore", "ImagePipeline", "CLibvips", "imagetable", "imagetable-worker"]),
         .target(name: "CMallocCounter", path: "Benchmarks/CMallocCounter"),
         .executableTarget(
             name: "imagetable-bench",
-            dependencies: ["ImageTableCore", "CMallocCounter", "ImageCache", "ImageCacheVips", "ImagePipeline", "CVips"],
+            dependencies: ["ImageTableCore", "CMallocCounter", "ImageCache", "ImageCacheVips", "ImagePipeline", "CLibvips"],
             path: "Benchmarks/imagetable-bench"
         ),
     ],

@@ -1,5 +1,5 @@
 import CMallocCounter
-import CVips
+import CLibvips
 import Foundation
 import ImageCache
 import ImageCacheVips

@@ -50,8 +50,8 @@ extension VipsScope {
     func image(copying bitmap: Bitmap) throws(ImageTableError) -> VImage {
         try image("wrap the pixels in an image", .invalidRequest, returning: {
             bitmap.pixels.withUnsafeBytes { raw in
-                vips_image_new_from_memory_copy(raw.baseAddress, raw.count, Int32(bitmap.width), Int32(bitmap.height),
-                                                Int32(bitmap.bands), VIPS_FORMAT_UCHAR)
+                cv_image_new_from_memory_copy(raw.baseAddress, raw.count, Int32(bitmap.width), Int32(bitmap.height),
+                                                Int32(bitmap.bands), CV_FORMAT_UCHAR)
             }
         })
     }
@@ -59,7 +59,7 @@ extension VipsScope {
     /// The pixels of an 8-bit image as a bitmap, evaluated outside the global lock.
     func bitmap(_ step: String, of image: VImage) throws(ImageTableError) -> Bitmap {
         let width = image.width, height = image.height, bands = image.bands
-        guard image.format == VIPS_FORMAT_UCHAR, [1, 3, 4].contains(bands) else {
+        guard image.format == CV_FORMAT_UCHAR, [1, 3, 4].contains(bands) else {
             throw ImageTableError(.renderFailed, "could not \(step): libvips made \(bands) bands of format \(image.format.rawValue)",
                                 path: sourceName)
         }

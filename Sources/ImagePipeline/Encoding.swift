@@ -25,10 +25,10 @@ package enum PNGEncoder {
         var buffer: UnsafeMutableRawPointer?
         var length = 0
         try scope.build("encode the PNG", .renderFailed) {
-            cvips_pngsave_buffer(image.pointer, &buffer, &length, Int32(min(max(compression, 0), 9)))
+            cv_pngsave_buffer(image.pointer, &buffer, &length, Int32(min(max(compression, 0), 9)))
         }
         guard let buffer else { throw ImageTableError(.renderFailed, "could not encode the PNG: libvips returned no bytes", path: name) }
-        defer { g_free(buffer) }
+        defer { cv_free(buffer) }
         return Array(UnsafeRawBufferPointer(start: buffer, count: length))
     }
 }

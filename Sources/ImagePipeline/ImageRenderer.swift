@@ -142,9 +142,9 @@ public final class ImageRenderer: Sendable {
                         formats: [TableFormat]) throws(ImageTableError) -> RenderReport {
         let name = scope.sourceName
         // A memory source: libvips reads our copy of the bytes, never the file itself.
-        var sourceObject: UnsafeMutablePointer<VipsSource>?
+        var sourceObject: OpaquePointer?
         try scope.build("open the source", .decodeFailed) {
-            sourceObject = vips_source_new_from_memory(bytes.baseAddress, bytes.count)
+            sourceObject = cv_source_new_from_memory(bytes.baseAddress, bytes.count)
             if let sourceObject { _ = scope.own(sourceObject) }
             return sourceObject == nil ? -1 : 0
         }
@@ -152,7 +152,7 @@ public final class ImageRenderer: Sendable {
         let failOn = options.failOn.vips
 
         // 1. Header only: size, orientation, loader, colour. Nothing is decoded yet.
-        let header = try scope.image("read the header", .decodeFailed) { cvips_header_from_source(source, failOn) }
+        let header = try scope.image("read the header", .decodeFailed) { cv_header_from_source(source, failOn) }
         let loader = scope.string(header, "vips-loader") ?? "unknown"
         let (pixels, overflow) = header.width.multipliedReportingOverflow(by: header.height)
         guard !overflow, pixels <= options.maxPixels else {
@@ -161,7 +161,7 @@ public final class ImageRenderer: Sendable {
         let orientation = min(max(scope.int(header, "orientation") ?? 1, 1), 8)
         let swaps = orientation >= 5
         let sw = swaps ? header.height : header.width, sh = swaps ? header.width : header.height
-        let isCMYK = header.interpretation == VIPS_INTERPRETATION_CMYK
+        let isCMYK = header.interpretation == CV_INTERPRETATION_CMYK
         let hasICC = scope.has(header, "icc-profile-data")
 
         let geometries = formats.map { MemberGeometry(sourceWidth: sw, sourceHeight: sh, format: $0) }
@@ -179,7 +179,7 @@ public final class ImageRenderer: Sendable {
             let box = plan.decodeBox(sourceWidth: sw, sourceHeight: sh)
             let options = "fail_on=\(self.options.failOn.rawValue)"
             decoded = try scope.image("decode", .decodeFailed) { out in
-                cvips_thumbnail_source(source, out, Int32(box.width), Int32(box.height), options, hasICC ? "srgb" : nil)
+                cv_thumbnail_source(source, out, Int32(box.width), Int32(box.height), options, hasICC ? "srgb" : nil)
             }
             // vips_thumbnail's own uniform scale (it fits inside the box, never enlarging).
             thumbnailShrink = max(1, Double(sw) / Double(box.width), Double(sh) / Double(box.height))
@@ -198,7 +198,7 @@ public final class ImageRenderer: Sendable {
         }
 
         // 3. Members: each group from the smallest uncropped intermediate ≥ 2× its size.
-        let work = hasAlpha ? try scope.image("premultiply", .renderFailed) { cvips_premultiply(base.pointer, $0) } : base
+        let work = hasAlpha ? try scope.image("premultiply", .renderFailed) { cv_premultiply(base.pointer, $0) } : base
         let sources = plan.sources(decodedWidth: base.width, decodedHeight: base.height)
         let needed = plan.needed(drawn: targets.count, sources: sources)
         let reused = Set(sources.compactMap { $0 })
@@ -213,14 +213,14 @@ public final class ImageRenderer: Sendable {
             if reused.contains(gi) { resized = try scope.copyToMemory("resize", .renderFailed, resized) }
             intermediates.append((resized, group.scaleX, group.scaleY))
 
-            let straight = hasAlpha ? try scope.image("unpremultiply", .renderFailed) { cvips_unpremultiply(resized.pointer, $0) } : resized
+            let straight = hasAlpha ? try scope.image("unpremultiply", .renderFailed) { cv_unpremultiply(resized.pointer, $0) } : resized
             // What the Swift loop reads is guaranteed here, whatever libvips did: the drawn size,
             // and 3 × UInt8 or 4 × Float per pixel.
             var cropped = try exactSize(scope, try crop(scope, straight, group), group.contentWidth, group.contentHeight)
-            let format = hasAlpha ? VIPS_FORMAT_FLOAT : VIPS_FORMAT_UCHAR
+            let format = hasAlpha ? CV_FORMAT_FLOAT : CV_FORMAT_UCHAR
             if cropped.format != format {
                 let input = cropped
-                cropped = try scope.image("convert", .renderFailed) { cvips_cast(input.pointer, $0, format) }
+                cropped = try scope.image("convert", .renderFailed) { cv_cast(input.pointer, $0, format) }
             }
             guard cropped.bands == (hasAlpha ? 4 : 3) else {
                 throw ImageTableError(.renderFailed, "libvips produced \(cropped.bands) bands", path: name)
@@ -240,19 +240,19 @@ public final class ImageRenderer: Sendable {
     /// CMYK: libvips 8.14.1's thumbnail mishandles CMYK with an export profile, so load (with JPEG
     /// shrink-on-load), transform with the embedded profile (or libvips' CMYK profile) to sRGB,
     /// then auto-rotate ourselves.
-    private func decodeCMYK(_ scope: VipsScope, source: UnsafeMutablePointer<VipsSource>, header: VImage, loader: String,
-                            failOn: VipsFailOn, orientation: Int, scale: Double) throws(ImageTableError) -> VImage {
+    private func decodeCMYK(_ scope: VipsScope, source: OpaquePointer, header: VImage, loader: String,
+                            failOn: CVFailOn, orientation: Int, scale: Double) throws(ImageTableError) -> VImage {
         var loaded = header
         if loader.hasPrefix("jpegload") {
             let shrink = Self.jpegShrink(forScale: scale)
             if shrink > 1 {
-                loaded = try scope.image("decode", .decodeFailed) { cvips_jpeg_from_source_shrunk(source, failOn, Int32(shrink)) }
+                loaded = try scope.image("decode", .decodeFailed) { cv_jpeg_from_source_shrunk(source, failOn, Int32(shrink)) }
             }
         }
-        let srgb = try scope.image("convert CMYK to sRGB", .decodeFailed) { cvips_icc_transform_cmyk_to_srgb(loaded.pointer, $0) }
+        let srgb = try scope.image("convert CMYK to sRGB", .decodeFailed) { cv_icc_transform_cmyk_to_srgb(loaded.pointer, $0) }
         let decoded = try scope.copyToMemory("decode", .decodeFailed, srgb)
         guard orientation != 1 else { return decoded }
-        return try scope.image("rotate upright", .decodeFailed) { cvips_autorot(decoded.pointer, $0) }
+        return try scope.image("rotate upright", .decodeFailed) { cv_autorot(decoded.pointer, $0) }
     }
 
     /// libvips' own rule (vips_thumbnail): block-shrink in the decoder, leaving at least a
@@ -265,11 +265,11 @@ public final class ImageRenderer: Sendable {
     /// 8-bit sRGB, 3 bands or 4 with alpha: grey, 16-bit and other spaces converted.
     private func toSRGB8(_ scope: VipsScope, _ image: VImage) throws(ImageTableError) -> VImage {
         var image = image
-        if image.interpretation != VIPS_INTERPRETATION_sRGB || image.bands < 3 {
-            image = try scope.image("convert to sRGB", .decodeFailed) { cvips_colourspace(image.pointer, $0, VIPS_INTERPRETATION_sRGB) }
+        if image.interpretation != CV_INTERPRETATION_sRGB || image.bands < 3 {
+            image = try scope.image("convert to sRGB", .decodeFailed) { cv_colourspace(image.pointer, $0, CV_INTERPRETATION_sRGB) }
         }
-        if image.format != VIPS_FORMAT_UCHAR {
-            image = try scope.image("convert to 8 bits", .decodeFailed) { cvips_cast(image.pointer, $0, VIPS_FORMAT_UCHAR) }
+        if image.format != CV_FORMAT_UCHAR {
+            image = try scope.image("convert to 8 bits", .decodeFailed) { cv_cast(image.pointer, $0, CV_FORMAT_UCHAR) }
         }
         guard image.bands == 3 || image.bands == 4 else {
             throw ImageTableError(.unsupportedFormat, "images with \(image.bands) bands after conversion to sRGB are not supported", path: scope.sourceName)
@@ -283,7 +283,7 @@ public final class ImageRenderer: Sendable {
         let image = from.image
         guard image.width != group.resizedWidth || image.height != group.resizedHeight else { return image }
         let h = group.scaleX / from.x, v = group.scaleY / from.y
-        let resized = try scope.image("resize", .renderFailed) { cvips_resize(image.pointer, $0, h, v) }
+        let resized = try scope.image("resize", .renderFailed) { cv_resize(image.pointer, $0, h, v) }
         return try exactSize(scope, resized, group.resizedWidth, group.resizedHeight)
     }
 
@@ -291,12 +291,12 @@ public final class ImageRenderer: Sendable {
         var image = image
         if image.width < width || image.height < height {
             let w = max(width, image.width), h = max(height, image.height)
-            image = try scope.image("resize", .renderFailed) { cvips_embed_copy(image.pointer, $0, 0, 0, Int32(w), Int32(h)) }
+            image = try scope.image("resize", .renderFailed) { cv_embed_copy(image.pointer, $0, 0, 0, Int32(w), Int32(h)) }
         }
         if image.width > width || image.height > height {
             // Keep the top-left origin: the excess is a rounded fraction of an edge pixel.
             image = try scope.image("resize", .renderFailed) {
-                cvips_extract_area(image.pointer, $0, 0, 0, Int32(width), Int32(height))
+                cv_extract_area(image.pointer, $0, 0, 0, Int32(width), Int32(height))
             }
         }
         return image
@@ -308,20 +308,20 @@ public final class ImageRenderer: Sendable {
         switch strategy {
         case .centre:
             let x = (image.width - w) / 2, y = (image.height - h) / 2
-            return try scope.image("crop", .renderFailed) { cvips_extract_area(image.pointer, $0, Int32(x), Int32(y), Int32(w), Int32(h)) }
+            return try scope.image("crop", .renderFailed) { cv_extract_area(image.pointer, $0, Int32(x), Int32(y), Int32(w), Int32(h)) }
         case .attention, .entropy:
-            let interesting = strategy == .attention ? VIPS_INTERESTING_ATTENTION : VIPS_INTERESTING_ENTROPY
-            return try scope.image("crop", .renderFailed) { cvips_smartcrop(image.pointer, $0, Int32(w), Int32(h), interesting) }
+            let interesting = strategy == .attention ? CV_INTERESTING_ATTENTION : CV_INTERESTING_ENTROPY
+            return try scope.image("crop", .renderFailed) { cv_smartcrop(image.pointer, $0, Int32(w), Int32(h), interesting) }
         }
     }
 }
 
 extension FailLevel {
-    var vips: VipsFailOn {
+    var vips: CVFailOn {
         switch self {
-        case .truncated: VIPS_FAIL_ON_TRUNCATED
-        case .error: VIPS_FAIL_ON_ERROR
-        case .warning: VIPS_FAIL_ON_WARNING
+        case .truncated: CV_FAIL_ON_TRUNCATED
+        case .error: CV_FAIL_ON_ERROR
+        case .warning: CV_FAIL_ON_WARNING
         }
     }
 }

@@ -84,13 +84,22 @@ public enum PipelineRuntime {
     }
 
     private static let startOnce: Result<Void, ImageTableError> = {
+        // Opening libvips is part of starting it: a process that never needs it never loads
+        // its hundred libraries.
+        var reason = [CChar](repeating: 0, count: 512)
+        guard cv_load(&reason, reason.count) == 0 else {
+            let cause = String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return .failure(ImageTableError(.libraryUnavailable, "libvips could not be loaded", cause: cause))
+        }
         installLogHandler()
         let failed: String? = libvipsLock.withLock { _ in
-            guard cvips_init("imagetables") == 0 else {
-                return Vips.takeErrorBuffer() ?? "vips_init failed"
+            switch cv_init("imagetables") {
+            case 0: break
+            case -2: return "this libvips has another ABI than the 8.x (soname 42) that ImageTables was written for"
+            default: return Vips.takeErrorBuffer() ?? "vips_init failed"
             }
-            vips_cache_set_max(0)
-            defaultConcurrency = vips_concurrency_get()
+            cv_cache_set_max(0)
+            defaultConcurrency = cv_concurrency_get()
             return nil
         }
         if let failed { return .failure(ImageTableError(.libraryUnavailable, "libvips could not start", cause: failed)) }
@@ -125,7 +134,7 @@ public enum PipelineRuntime {
     /// - Throws: `ImageTableError.Code.libraryUnavailable` when libvips cannot start.
     public static func libvipsVersion() throws(ImageTableError) -> String {
         try start()
-        return String(cString: vips_version_string())
+        return String(cString: cv_version_string())
     }
 
     /// Sends libvips' warnings (GLib log domain `VIPS`: corrupt-data notices, "error in tile",
@@ -137,7 +146,8 @@ public enum PipelineRuntime {
     ///
     /// - Parameter handler: receives each warning's text; `nil` drops them.
     public static func setWarningHandler(_ handler: (@Sendable (String) -> Void)?) {
-        installLogHandler()
+        // The GLib handler that feeds it is installed when libvips starts: until then there is
+        // nothing to log, and installing it now would load libvips.
         state.withLock { $0.warningHandler = handler }
     }
 
@@ -171,23 +181,23 @@ public enum PipelineRuntime {
 
     private static func apply(_ settings: Settings) {
         libvipsLock.withLock { _ in
-            vips_concurrency_set(settings.concurrency.map { Int32(max(1, $0)) } ?? defaultConcurrency)
+            cv_concurrency_set(settings.concurrency.map { Int32(max(1, $0)) } ?? defaultConcurrency)
             // Block untrusted loaders, then every loader, then allow ours again: sharp's recipe.
-            vips_block_untrusted_set(1)
-            vips_operation_block_set("VipsForeignLoad", 1)
+            cv_block_untrusted_set(1)
+            cv_operation_block_set("VipsForeignLoad", 1)
             for loader in ImageLoader.allCases {
-                vips_operation_block_set(loader.vipsClass, settings.loaders.contains(loader) ? 0 : 1)
+                cv_operation_block_set(loader.vipsClass, settings.loaders.contains(loader) ? 0 : 1)
             }
         }
     }
 
     // MARK: - Warnings
 
-    private static let logHandlerInstalled: Bool = {
+    /// Routes libvips' warnings; called once, by ``start()``, when libvips is loaded.
+    private static func installLogHandler() {
         // Criticals (programming errors) keep GLib's default handler and stay visible; info and
         // debug keep it too (silent unless G_MESSAGES_DEBUG asks for them).
-        let levels = GLogLevelFlags(rawValue: G_LOG_LEVEL_WARNING.rawValue | G_LOG_LEVEL_MESSAGE.rawValue)
-        g_log_set_handler("VIPS", levels, { _, _, message, _ in
+        _ = cv_log_set_handler("VIPS", Int32(CV_LOG_LEVEL_WARNING | CV_LOG_LEVEL_MESSAGE), { _, _, message, _ in
             guard let message else { return }
             let text = String(cString: message)
             if let sink = WarningSink.current {
@@ -196,10 +206,7 @@ public enum PipelineRuntime {
             }
             if let handler = PipelineRuntime.state.withLock({ $0.warningHandler }) { handler(text) }
         }, nil)
-        return true
-    }()
-
-    static func installLogHandler() { _ = logHandlerInstalled }
+    }
 }
 
 /// Warnings libvips logs on one thread while that thread is inside a pipeline call, kept so a

@@ -25,16 +25,16 @@ package enum Resampler {
         defer { scope.release() }
         let source = try scope.image(copying: bitmap)
         let hscale = Double(width) / Double(bitmap.width), vscale = Double(height) / Double(bitmap.height)
-        var resized = try scope.image("resize", .renderFailed) { cvips_resize(source.pointer, $0, hscale, vscale) }
+        var resized = try scope.image("resize", .renderFailed) { cv_resize(source.pointer, $0, hscale, vscale) }
         // libvips rounds the output size; a pixel more or less is trimmed or repeated.
         if resized.width != width || resized.height != height {
             let trimmed = resized
             let w = min(trimmed.width, width), h = min(trimmed.height, height)
             let cropped = try scope.image("trim the resized image", .renderFailed) {
-                cvips_extract_area(trimmed.pointer, $0, 0, 0, Int32(w), Int32(h))
+                cv_extract_area(trimmed.pointer, $0, 0, 0, Int32(w), Int32(h))
             }
             resized = try scope.image("pad the resized image", .renderFailed) {
-                cvips_embed_copy(cropped.pointer, $0, 0, 0, Int32(width), Int32(height))
+                cv_embed_copy(cropped.pointer, $0, 0, 0, Int32(width), Int32(height))
             }
         }
         return try scope.bitmap("resize", of: resized)

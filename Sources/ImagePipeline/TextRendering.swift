@@ -7,7 +7,7 @@ package enum TextRenderer {
     /// twice and does not render anything.
     package static var isAvailable: Bool {
         guard (try? PipelineRuntime.start()) != nil else { return false }
-        return PipelineRuntime.libvipsLock.withLock { _ in vips_type_find("VipsOperation", "text") != 0 }
+        return PipelineRuntime.libvipsLock.withLock { _ in cv_type_find("VipsOperation", "text") != 0 }
     }
 
     /// `text` as a one-band coverage mask: 0 where there is no ink, 255 where it is solid.
@@ -30,7 +30,7 @@ package enum TextRenderer {
         defer { scope.release() }
         let strut = "<span fgalpha=\"1\">\u{2502}</span>"
         let markup = strut + escaped(text) + strut
-        let image = try scope.image("render text", .renderFailed) { cvips_text($0, markup, font, Int32(dpi)) }
+        let image = try scope.image("render text", .renderFailed) { cv_text($0, markup, font, Int32(dpi)) }
         return trimmed(try scope.bitmap("render text", of: image))
     }
 

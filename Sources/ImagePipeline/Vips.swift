@@ -4,20 +4,21 @@ import CVips
 
 /// A libvips image owned by a ``VipsScope``: valid until the scope releases everything.
 struct VImage {
-    let pointer: UnsafeMutablePointer<VipsImage>
+    /// A `VipsImage *`.
+    let pointer: OpaquePointer
 
-    var width: Int { Int(pointer.pointee.Xsize) }
-    var height: Int { Int(pointer.pointee.Ysize) }
-    var bands: Int { Int(pointer.pointee.Bands) }
-    var format: VipsBandFormat { pointer.pointee.BandFmt }
-    var interpretation: VipsInterpretation { pointer.pointee.Type }
+    var width: Int { Int(cv_image_get_width(pointer)) }
+    var height: Int { Int(cv_image_get_height(pointer)) }
+    var bands: Int { Int(cv_image_get_bands(pointer)) }
+    var format: CVBandFormat { cv_image_get_format(pointer) }
+    var interpretation: CVInterpretation { cv_image_get_interpretation(pointer) }
 }
 
 enum Vips {
     /// Copies and clears libvips' process-wide error buffer; `nil` when it was empty.
     static func takeErrorBuffer() -> String? {
-        guard let copy = vips_error_buffer_copy() else { return nil }
-        defer { g_free(copy) }
+        guard let copy = cv_error_buffer_copy() else { return nil }
+        defer { cv_free(copy) }
         let text = String(cString: copy).trimmingCharacters(in: .whitespacesAndNewlines)
         return text.isEmpty ? nil : text
     }
@@ -38,7 +39,7 @@ final class VipsScope {
     let sourceName: String
     /// Every warning libvips logged on this thread during the render, release included.
     private let sink = WarningSink()
-    private var owned: [UnsafeMutableRawPointer] = []
+    private var owned: [OpaquePointer] = []
     private var released = false
 
     init(sourceName: String) {
@@ -48,8 +49,8 @@ final class VipsScope {
     deinit { precondition(released || owned.isEmpty, "VipsScope dropped without release()") }
 
     /// Takes ownership of a GObject reference (an image or a source).
-    func own<T>(_ pointer: UnsafeMutablePointer<T>) -> UnsafeMutablePointer<T> {
-        owned.append(UnsafeMutableRawPointer(pointer))
+    func own(_ pointer: OpaquePointer) -> OpaquePointer {
+        owned.append(pointer)
         return pointer
     }
 
@@ -61,8 +62,8 @@ final class VipsScope {
         // Loaders may log while they are torn down ("read gave 1 warnings"): still this render's.
         sink.capture {
             PipelineRuntime.libvipsLock.withLock { _ in
-                for object in owned.reversed() { g_object_unref(object) }
-                vips_thread_shutdown()
+                for object in owned.reversed() { cv_object_unref(UnsafeMutableRawPointer(object)) }
+                cv_thread_shutdown()
             }
         }
         owned.removeAll()
@@ -90,8 +91,8 @@ final class VipsScope {
     /// Builds an image: runs `body` (which stores its result through the pointer) under the
     /// global lock and takes ownership of the result.
     func image(_ step: String, _ code: ImageTableError.Code,
-               _ body: (UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> Int32) throws(ImageTableError) -> VImage {
-        var out: UnsafeMutablePointer<VipsImage>?
+               _ body: (UnsafeMutablePointer<OpaquePointer?>) -> Int32) throws(ImageTableError) -> VImage {
+        var out: OpaquePointer?
         try build(step, code) {
             let status = body(&out)
             if status == 0, let out { _ = own(out) }
@@ -103,7 +104,7 @@ final class VipsScope {
 
     /// Builds an image from a pointer-returning call (NULL on failure) under the global lock.
     func image(_ step: String, _ code: ImageTableError.Code,
-               returning body: () -> UnsafeMutablePointer<VipsImage>?) throws(ImageTableError) -> VImage {
+               returning body: () -> OpaquePointer?) throws(ImageTableError) -> VImage {
         try image(step, code) { out in
             out.pointee = body()
             return out.pointee == nil ? -1 : 0
@@ -113,8 +114,8 @@ final class VipsScope {
     /// Evaluates `image` into a new memory image, outside the global lock: the pixel work, on
     /// libvips' own threads. Decoding happens here for lazily loaded images.
     func copyToMemory(_ step: String, _ code: ImageTableError.Code, _ image: VImage) throws(ImageTableError) -> VImage {
-        let (result, text) = sink.capture { () -> (UnsafeMutablePointer<VipsImage>?, String?) in
-            let result = vips_image_copy_memory(image.pointer)
+        let (result, text) = sink.capture { () -> (OpaquePointer?, String?) in
+            let result = cv_image_copy_memory(image.pointer)
             return (result, result == nil ? Vips.takeErrorBuffer() : nil)
         }
         guard let result else { throw failure(step, code, text, sink.messages) }
@@ -128,18 +129,18 @@ final class VipsScope {
                        _ body: (UnsafeRawBufferPointer) -> T) throws(ImageTableError) -> T {
         var size = 0
         let (data, text) = sink.capture { () -> (UnsafeMutableRawPointer?, String?) in
-            let data = vips_image_write_to_memory(image.pointer, &size)
+            let data = cv_image_write_to_memory(image.pointer, &size)
             return (data, data == nil ? Vips.takeErrorBuffer() : nil)
         }
         guard let data else { throw failure(step, code, text, sink.messages) }
-        defer { g_free(data) }
+        defer { cv_free(data) }
         return body(UnsafeRawBufferPointer(start: data, count: size))
     }
 
     /// Reads an integer header field; `nil` when absent.
     func int(_ image: VImage, _ name: String) -> Int? {
         var value: Int32 = 0
-        let status = PipelineRuntime.libvipsLock.withLock { _ in vips_image_get_int(image.pointer, name, &value) }
+        let status = PipelineRuntime.libvipsLock.withLock { _ in cv_image_get_int(image.pointer, name, &value) }
         if status != 0 {
             _ = PipelineRuntime.libvipsLock.withLock { _ in Vips.takeErrorBuffer() }
             return nil
@@ -151,7 +152,7 @@ final class VipsScope {
     func string(_ image: VImage, _ name: String) -> String? {
         PipelineRuntime.libvipsLock.withLock { _ in
             var value: UnsafePointer<CChar>?
-            guard vips_image_get_string(image.pointer, name, &value) == 0, let value else {
+            guard cv_image_get_string(image.pointer, name, &value) == 0, let value else {
                 _ = Vips.takeErrorBuffer()
                 return nil
             }
@@ -161,7 +162,7 @@ final class VipsScope {
 
     /// Whether a header field exists.
     func has(_ image: VImage, _ name: String) -> Bool {
-        PipelineRuntime.libvipsLock.withLock { _ in vips_image_get_typeof(image.pointer, name) != 0 }
+        PipelineRuntime.libvipsLock.withLock { _ in cv_image_get_typeof(image.pointer, name) != 0 }
     }
 
     private func failure(_ step: String, _ code: ImageTableError.Code, _ text: String?, _ warnings: [String]) -> ImageTableError {

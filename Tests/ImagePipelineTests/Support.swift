@@ -1,4 +1,4 @@
-import CVips
+import CLibvips
 import Foundation
 import ImagePipeline
 import ImageTableCore
