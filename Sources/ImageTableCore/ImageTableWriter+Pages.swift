@@ -12,10 +12,20 @@ extension ImageTableWriter {
         // A fault on a record maps the 64 KiB around it that the page cache holds ("fault
         // around"), so whole 64 KiB windows of records are dropped, not just their pages.
         var windows = Set<Int>()
-        for slot in slots where slot >= 0 && slot < l.capacity {
-            file.dropPages(slot: slot)
+        // Neighbouring slots (a fresh table fills them in order) go in one call: each call
+        // costs a TLB shootdown on every CPU that runs one of this process's threads.
+        var run: (start: Int, end: Int)?
+        for slot in slots.sorted() where slot >= 0 && slot < l.capacity {
             windows.insert(l.recordOffset(slot) / 65536)
+            let start = l.slotOffset(slot)
+            if let r = run, r.end == start {
+                run = (r.start, start + l.slotStride)
+                continue
+            }
+            if let r = run { file.dropPages(offset: r.start, count: r.end - r.start) }
+            run = (start, start + l.slotStride)
         }
+        if let r = run { file.dropPages(offset: r.start, count: r.end - r.start) }
         let (buckets, passed) = state.withLock { s in
             defer { s.writtenBuckets = [] }
             return (s.writtenBuckets, s.index.takeRecordWindows())
