@@ -3,7 +3,8 @@ import Foundation
 import ImageTableCore
 import WorkerProtocol
 
-// imagetable-worker: the only executable that links libvips. `imagetable bake` starts one per
+// imagetable-worker: the only executable that runs libvips, which it opens at run time on the
+// first source that needs it (plain JPEGs do not: see docs/PIPELINE.md). `imagetable bake` starts one per
 // job slot, and `imagetable extract` and `imagetable preview` one each, and they talk to it over
 // the worker protocol (module WorkerProtocol): a handshake that compares the protocol and
 // rendering versions compiled into both, then requests answered one at a time in the order they

@@ -3,7 +3,7 @@ import WorkerProtocol
 
 /// `imagetable extract TABLE KEY -o FILE` and `imagetable extract TABLE --all DIR`: entries as
 /// PNG files. Parsing and checks happen here; the conversion and encoding run in
-/// `imagetable-worker`, which links libvips.
+/// `imagetable-worker`, which runs libvips.
 struct ExtractCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "extract",

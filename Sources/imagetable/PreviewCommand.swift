@@ -2,7 +2,7 @@ import ArgumentParser
 import WorkerProtocol
 
 /// `imagetable preview TABLE -o sheet.png`: a contact sheet of a table's entries. Parsing and
-/// checks happen here; the drawing runs in `imagetable-worker`, which links libvips.
+/// checks happen here; the drawing runs in `imagetable-worker`, which runs libvips.
 struct PreviewCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "preview",

@@ -3,7 +3,7 @@ import Foundation
 import ImageTableCore
 import WorkerProtocol
 
-/// Hands a command's pixel work to `imagetable-worker`, the executable that links libvips, over
+/// Hands a command's pixel work to `imagetable-worker`, the executable that runs libvips, over
 /// the worker protocol.
 ///
 /// The worker shares this process's standard output and error, so the job's report and a PNG
