@@ -13,7 +13,9 @@ import WorkerProtocol
 final class JobRunner {
     private var tables: [String: DelegatedSlots] = [:]
     /// Formats by their canonical parameters: a bake sends the same few with every job.
-    private var formats: [String: TableFormat] = [:]
+    /// Formats by canonical parameters, with their parameters hash (a SHA-1 of a rebuilt string:
+    /// worth computing once, not per job).
+    private var formats: [String: (format: TableFormat, hash: [UInt8])] = [:]
     /// Private memory the members bound for slots are rendered into, then written to their
     /// slots in one `pwrite` each (see ``DelegatedSlots/write(_:slot:generation:)``): one
     /// buffer per member position, kept from job to job so its pages are faulted in once.
@@ -42,7 +44,7 @@ final class JobRunner {
             // One read: the bytes decoded are the bytes fingerprinted, so an entry can never carry
             // the fingerprint of another version of its file.
             let read = try SourceRead(path: job.source, maxBytes: options.maxSourceBytes, keepingBytes: true)
-            let planned = job.planned.compactMap { try? parsed($0) }
+            let planned = job.planned.compactMap { try? parsed($0).format }
             let report = try ImageRenderer(options: options).render(bytes: read.bytes ?? [], name: job.source, into: targets,
                                                                     planningWith: planned)
             // Checksummed here, while the pixels are still in this core's cache, and in parallel
@@ -74,7 +76,7 @@ final class JobRunner {
     /// version, its slot is still reserved with that generation in a table of that format, or its
     /// scratch bytes lie inside the scratch memory.
     private func target(_ member: RenderMember, position: Int) throws(WorkerFailure) -> RenderTarget {
-        let format = try parsed(member.format)
+        let (format, hash) = try parsed(member.format)
         guard format.renderingVersion == TableFormat.pipelineRenderingVersion else {
             throw WorkerFailure(.workerMismatch, "the format asks for rendering version \(format.renderingVersion); "
                                 + "this worker renders version \(TableFormat.pipelineRenderingVersion)")
@@ -82,7 +84,7 @@ final class JobRunner {
         switch member.destination {
         case .slot(let path, let slot, let generation):
             do {
-                let slots = try table(path, hash: format.parametersHash)
+                let slots = try table(path, hash: hash)
                 try slots.checkReservation(slot: slot, generation: generation)
                 return RenderTarget(format: format, pixels: buffer(position, bytes: slots.layout.imageBytes),
                                     bytesPerRow: slots.layout.bytesPerRow)
@@ -112,8 +114,8 @@ final class JobRunner {
         return UnsafeMutableRawBufferPointer(rebasing: buffers[position][0..<bytes])
     }
 
-    /// A format from its canonical parameters, parsed once per worker.
-    private func parsed(_ canonical: String) throws(WorkerFailure) -> TableFormat {
+    /// A format from its canonical parameters, and its parameters hash, made once per worker.
+    private func parsed(_ canonical: String) throws(WorkerFailure) -> (format: TableFormat, hash: [UInt8]) {
         if let known = formats[canonical] { return known }
         let format: TableFormat
         do {
@@ -122,8 +124,9 @@ final class JobRunner {
             throw WorkerFailure(.protocolError, "the member's format does not parse: \(error.message)")
         }
         if formats.count > 64 { formats.removeAll() }
-        formats[canonical] = format
-        return format
+        let entry = (format, format.parametersHash)
+        formats[canonical] = entry
+        return entry
     }
 
     private func table(_ path: String, hash: [UInt8]) throws(ImageTableError) -> DelegatedSlots {
