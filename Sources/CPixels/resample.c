@@ -42,26 +42,36 @@ static inline void store_pixel(uint8_t *to, uint32_t bytes, int channels) {
 
 static inline int32_t pair(const int16_t *w, int k) { return (int32_t)(uint16_t)w[k] | ((int32_t)(uint16_t)w[k + 1] << 16); }
 
+// Rows `a` and `b` interleaved per sample, times the pair of weights `w`, added to the four
+// accumulators of 32 samples.
+#define VERTICAL_STEP(a, b, w)                                                                      \
+    do {                                                                                            \
+        __m256i a0 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(a)));                   \
+        __m256i b0 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(b)));                   \
+        __m256i a1 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)((a) + 16)));            \
+        __m256i b1 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)((b) + 16)));            \
+        lo0 = _mm256_add_epi32(lo0, _mm256_madd_epi16(_mm256_unpacklo_epi16(a0, b0), w));           \
+        hi0 = _mm256_add_epi32(hi0, _mm256_madd_epi16(_mm256_unpackhi_epi16(a0, b0), w));           \
+        lo1 = _mm256_add_epi32(lo1, _mm256_madd_epi16(_mm256_unpacklo_epi16(a1, b1), w));           \
+        hi1 = _mm256_add_epi32(hi1, _mm256_madd_epi16(_mm256_unpackhi_epi16(a1, b1), w));           \
+    } while (0)
+
 __attribute__((target("avx2")))
 static void vertical_avx2(const uint8_t *src, ptrdiff_t stride, const int16_t *weights, int count, int16_t *out, int n) {
     const __m256i round = _mm256_set1_epi32(MID_ROUND);
+    // Taps two at a time, then the odd one out paired with a zero weight: no branch inside the
+    // loop over taps.
+    const int pairs = count & ~1;
+    const __m256i last = _mm256_set1_epi32(count & 1 ? (int32_t)(uint16_t)weights[count - 1] : 0);
     int x = 0;
     for (; x + 32 <= n; x += 32) {
         __m256i lo0 = round, hi0 = round, lo1 = round, hi1 = round;
-        for (int k = 0; k < count; k += 2) {
-            const uint8_t *a = src + k * stride + x;
-            const uint8_t *b = k + 1 < count ? a + stride : a;
-            const __m256i w = _mm256_set1_epi32(k + 1 < count ? pair(weights, k) : (int32_t)(uint16_t)weights[k]);
-            // Samples 0…15 of each row as int16, then the two rows interleaved per sample.
-            __m256i a0 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)a));
-            __m256i b0 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)b));
-            __m256i a1 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(a + 16)));
-            __m256i b1 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(b + 16)));
-            lo0 = _mm256_add_epi32(lo0, _mm256_madd_epi16(_mm256_unpacklo_epi16(a0, b0), w));
-            hi0 = _mm256_add_epi32(hi0, _mm256_madd_epi16(_mm256_unpackhi_epi16(a0, b0), w));
-            lo1 = _mm256_add_epi32(lo1, _mm256_madd_epi16(_mm256_unpacklo_epi16(a1, b1), w));
-            hi1 = _mm256_add_epi32(hi1, _mm256_madd_epi16(_mm256_unpackhi_epi16(a1, b1), w));
+        const uint8_t *a = src + x;
+        for (int k = 0; k < pairs; k += 2, a += 2 * stride) {
+            const __m256i w = _mm256_set1_epi32(pair(weights, k));
+            VERTICAL_STEP(a, a + stride, w);
         }
+        if (count & 1) VERTICAL_STEP(a, a, last);
         const int shift = CRESAMPLE_WEIGHT_BITS - CRESAMPLE_MID_BITS;
         // unpacklo/hi and packs both work within 128-bit lanes, so packing undoes the interleave.
         _mm256_storeu_si256((__m256i *)(out + x), _mm256_packs_epi32(_mm256_srai_epi32(lo0, shift), _mm256_srai_epi32(hi0, shift)));
@@ -108,29 +118,33 @@ static void horizontal_avx2(const int16_t *row, int channels, const int32_t *sta
         ? _mm_setr_epi8(0, 1, 6, 7, 2, 3, 8, 9, 4, 5, 10, 11, -1, -1, -1, -1)
         : _mm_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15));
     const __m256i round = _mm256_set1_epi32(1 << (OUT_SHIFT - 1));
+    // Every pixel runs the longest count of the call, rounded up to even: weights past a pixel's
+    // own count are zero and the row is readable that far, and a loop that always runs the same
+    // number of times is one the branch predictor never misses.
+    int taps = 0;
+    for (int i = first; i < first + n; i++) taps = count[i] > taps ? count[i] : taps;
+    taps = (taps + 1) & ~1;
+    const ptrdiff_t step = 2 * channels;
     int i = first;
     for (; i + 1 < first + n; i += 2) {
         const int16_t *p0 = row + (ptrdiff_t)(start[i] - base) * channels;
         const int16_t *p1 = row + (ptrdiff_t)(start[i + 1] - base) * channels;
         const int16_t *w0 = weights + (ptrdiff_t)i * tapWidth, *w1 = w0 + tapWidth;
-        // Both run the longer count: the other's weights past its own count are zero.
-        const int taps = count[i] > count[i + 1] ? count[i] : count[i + 1];
         __m256i acc0 = round, acc1 = _mm256_setzero_si256();
-        // Eight weights of each pixel per load: as 32-bit lanes they are the pairs (k, k+1) …
-        // (k+6, k+7), which a lane permutation broadcasts, pixel 0's to the low half and
-        // pixel 1's to the high half.
-        int k = 0;
-        for (; k < taps; k += 8) {
-            const __m256i w = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(w0 + k))),
-                                                      _mm_loadu_si128((const __m128i *)(w1 + k)), 1);
-            for (int j = 0; j < 4 && k + 2 * j < taps; j++) {
-                const int t = k + 2 * j;
-                __m256i px = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p0 + t * channels))),
-                                                     _mm_loadu_si128((const __m128i *)(p1 + t * channels)), 1);
-                __m256i wj = _mm256_permutevar8x32_epi32(w, _mm256_setr_epi32(j, j, j, j, j + 4, j + 4, j + 4, j + 4));
-                __m256i product = _mm256_madd_epi16(_mm256_shuffle_epi8(px, gather), wj);
-                if (j & 1) acc1 = _mm256_add_epi32(acc1, product); else acc0 = _mm256_add_epi32(acc0, product);
-            }
+        int t = 0;
+        // Pixel 0's pair of weights (t, t+1) in the low lane, pixel 1's in the high lane.
+        for (; t + 4 <= taps; t += 4, p0 += 2 * step, p1 += 2 * step) {
+            __m256i a = _mm256_loadu2_m128i((const __m128i *)p1, (const __m128i *)p0);
+            __m256i b = _mm256_loadu2_m128i((const __m128i *)(p1 + step), (const __m128i *)(p0 + step));
+            __m256i wa = _mm256_blend_epi32(_mm256_set1_epi32(pair(w0, t)), _mm256_set1_epi32(pair(w1, t)), 0xF0);
+            __m256i wb = _mm256_blend_epi32(_mm256_set1_epi32(pair(w0, t + 2)), _mm256_set1_epi32(pair(w1, t + 2)), 0xF0);
+            acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(_mm256_shuffle_epi8(a, gather), wa));
+            acc1 = _mm256_add_epi32(acc1, _mm256_madd_epi16(_mm256_shuffle_epi8(b, gather), wb));
+        }
+        if (t < taps) {
+            __m256i a = _mm256_loadu2_m128i((const __m128i *)p1, (const __m128i *)p0);
+            __m256i wa = _mm256_blend_epi32(_mm256_set1_epi32(pair(w0, t)), _mm256_set1_epi32(pair(w1, t)), 0xF0);
+            acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(_mm256_shuffle_epi8(a, gather), wa));
         }
         __m256i v = _mm256_srai_epi32(_mm256_add_epi32(acc0, acc1), OUT_SHIFT);
         __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);

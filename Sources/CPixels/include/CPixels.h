@@ -22,8 +22,8 @@ void cresample_vertical(const uint8_t *src, ptrdiff_t stride, const int16_t *wei
 /// `n` output pixels of the horizontal pass, `first` … `first + n − 1`: pixel `i` is
 /// `Σ_k weights[i × tapWidth + k] × row[(start[i] − base + k) × channels + ch]` for
 /// `k < count[i]`, rounded to 8 bits and clamped, written at `out + (i − first) × channels`.
-/// `channels` is 3 or 4. Vector versions read whole vectors and run neighbouring pixels to the
-/// longer of their counts, so `row` must be readable up to `(start[i] − base + tapWidth + 3) ×
+/// `channels` is 3 or 4. Vector versions read whole vectors and run every pixel to the longest
+/// count of the call, so `row` must be readable up to `(start[i] − base + tapWidth + 3) ×
 /// channels` for every pixel, every weight row has `tapWidth` (even) entries, zero past its
 /// count, and 8 more readable int16 follow the last weight row.
 void cresample_horizontal(const int16_t *row, int channels, const int32_t *start, const int32_t *count,
