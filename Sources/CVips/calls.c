@@ -1,8 +1,8 @@
 // Pass-throughs to the functions `cv_load` resolved (include/CVips.h documents them).
 #include "table.h"
 
-// libvips' enumerations passed as option values below.
-enum { ACCESS_SEQUENTIAL = 1, SIZE_DOWN = 2, EXTEND_COPY = 1, TRUE_ = 1 };
+// gboolean's TRUE, passed as an option value below.
+enum { TRUE_ = 1 };
 
 void cv_cache_set_max(int max) { cv_vips.cache_set_max(max); }
 int cv_concurrency_get(void) { return cv_vips.concurrency_get(); }
@@ -39,20 +39,20 @@ int cv_image_get_string(const CVImage *image, const char *name, const char **out
 }
 
 CVImage *cv_header_from_source(CVSource *source, CVFailOn fail_on) {
-    return cv_vips.image_new_from_source(source, "", "access", ACCESS_SEQUENTIAL, "fail_on", (int)fail_on, NULL);
+    return cv_vips.image_new_from_source(source, "", "access", CV_ACCESS_SEQUENTIAL, "fail_on", (int)fail_on, NULL);
 }
 
 CVImage *cv_jpeg_from_source_shrunk(CVSource *source, CVFailOn fail_on, int shrink) {
-    return cv_vips.image_new_from_source(source, "", "access", ACCESS_SEQUENTIAL, "fail_on", (int)fail_on,
+    return cv_vips.image_new_from_source(source, "", "access", CV_ACCESS_SEQUENTIAL, "fail_on", (int)fail_on,
                                          "shrink", shrink, NULL);
 }
 
 int cv_thumbnail_source(CVSource *source, CVImage **out, int width, int height, const char *option_string,
                         const char *export_profile) {
     if (export_profile)
-        return cv_vips.thumbnail_source(source, out, width, "height", height, "size", SIZE_DOWN,
+        return cv_vips.thumbnail_source(source, out, width, "height", height, "size", CV_SIZE_DOWN,
                                         "option_string", option_string, "export_profile", export_profile, NULL);
-    return cv_vips.thumbnail_source(source, out, width, "height", height, "size", SIZE_DOWN,
+    return cv_vips.thumbnail_source(source, out, width, "height", height, "size", CV_SIZE_DOWN,
                                     "option_string", option_string, NULL);
 }
 
@@ -75,7 +75,7 @@ int cv_smartcrop(CVImage *in, CVImage **out, int width, int height, CVInterestin
     return cv_vips.smartcrop(in, out, width, height, "interesting", (int)interesting, NULL);
 }
 int cv_embed_copy(CVImage *in, CVImage **out, int x, int y, int width, int height) {
-    return cv_vips.embed(in, out, x, y, width, height, "extend", EXTEND_COPY, NULL);
+    return cv_vips.embed(in, out, x, y, width, height, "extend", CV_EXTEND_COPY, NULL);
 }
 int cv_pngsave_buffer(CVImage *in, void **buffer, size_t *length, int compression) {
     return cv_vips.pngsave_buffer(in, buffer, length, "compression", compression, NULL);

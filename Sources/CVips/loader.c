@@ -1,4 +1,7 @@
 // Opening libvips at run time (see include/CVips.h for why).
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE  // RTLD_DEFAULT, dladdr
+#endif
 #include "table.h"
 #include <dlfcn.h>
 #include <stdio.h>
@@ -89,6 +92,12 @@ int cv_load(char *error, size_t size) {
     RESOLVE(text, "vips_text")
 #undef RESOLVE
     return 0;
+}
+
+const char *cv_library_path(void) {
+    Dl_info info;
+    if (!cv_vips.init || !dladdr(*(void **)&cv_vips.init, &info)) return NULL;
+    return info.dli_fname;
 }
 
 int cv_init(const char *argv0) {

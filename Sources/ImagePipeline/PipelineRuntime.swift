@@ -78,7 +78,8 @@ public enum PipelineRuntime {
     /// Starts libvips if it has not started, applying the current settings. Thread-safe and
     /// idempotent; renderers call it themselves.
     ///
-    /// - Throws: `ImageTableError.Code.libraryUnavailable` when `vips_init` fails.
+    /// - Throws: `ImageTableError.Code.libraryUnavailable` when libvips cannot be opened (not
+    ///   installed, another ABI) or `vips_init` fails; the same error on every later call.
     public static func start() throws(ImageTableError) {
         try startOnce.get()
     }

@@ -18,8 +18,8 @@ extension ImageTableWriter {
         for slot in slots.sorted() where slot >= 0 && slot < l.capacity {
             windows.insert(l.recordOffset(slot) / 65536)
             let start = l.slotOffset(slot)
-            if let r = run, r.end == start {
-                run = (r.start, start + l.slotStride)
+            if let r = run, start <= r.end {
+                run = (r.start, max(r.end, start + l.slotStride))
                 continue
             }
             if let r = run { file.dropPages(offset: r.start, count: r.end - r.start) }

@@ -30,6 +30,8 @@ typedef enum CVInterpretation { CV_INTERPRETATION_CMYK = 15, CV_INTERPRETATION_s
 typedef enum CVFailOn { CV_FAIL_ON_NONE = 0, CV_FAIL_ON_TRUNCATED = 1, CV_FAIL_ON_ERROR = 2, CV_FAIL_ON_WARNING = 3 } CVFailOn;
 /// `VipsInteresting`: the smart-crop strategies this package uses.
 typedef enum CVInteresting { CV_INTERESTING_ENTROPY = 2, CV_INTERESTING_ATTENTION = 3 } CVInteresting;
+/// `VipsAccess`, `VipsSize` and `VipsExtend`: the options the operations below pass.
+enum { CV_ACCESS_SEQUENTIAL = 1, CV_SIZE_DOWN = 2, CV_EXTEND_COPY = 1 };
 /// `GLogLevelFlags`: the levels this package routes.
 enum { CV_LOG_LEVEL_WARNING = 1 << 4, CV_LOG_LEVEL_MESSAGE = 1 << 5 };
 
@@ -45,8 +47,12 @@ typedef void (*cv_log_func)(const char *domain, int level, const char *message, 
 int cv_load(char *error, size_t size);
 
 /// `VIPS_INIT`: checks that the library's ABI is the one these declarations describe (8.x,
-/// soname 42), then starts libvips.
+/// soname 42), then starts libvips. Returns 0, -1 when `vips_init` failed (the reason is in
+/// libvips' error buffer), or -2 for another ABI.
 int cv_init(const char *argv0);
+
+/// The file the loaded libvips came from (`dladdr` of its `vips_init`), or NULL.
+const char *cv_library_path(void);
 
 // ---- Settings and the process ----
 
