@@ -17,11 +17,13 @@ struct ProcessTests {
 
     static func fillByte(_ source: UUID) -> UInt8 { source.uuid.0 | 1 }
 
-    static func spawn(_ arguments: [String]) throws -> Process {
+    /// Starts the fixture with `arguments`; its standard output goes to `output`, else nowhere.
+    static func spawn(_ arguments: [String], environment: [String: String]? = nil, output: Pipe? = nil) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Products.fixture)
         p.arguments = arguments
-        p.standardOutput = FileHandle.nullDevice
+        if let environment { p.environment = environment }
+        p.standardOutput = output ?? FileHandle.nullDevice
         try p.run()
         return p
     }
@@ -153,12 +155,7 @@ struct ProcessTests {
         let path = dir.file("t.imagetable"), log = dir.file("log"), hook = dir.file("hook")
         try writeExecutable("#!/bin/sh\n[ \"$1\" = \"\(point)\" ] && kill -9 $2\nexit 0\n", to: hook)
         for round in 0..<3 {
-            let child = Process()
-            child.executableURL = URL(fileURLWithPath: Products.fixture)
-            child.arguments = ["kill-writer", path, "6", "40", log]
-            child.environment = ["IMAGETABLE_TEST_HOOK": hook]
-            child.standardOutput = FileHandle.nullDevice
-            try child.run()
+            let child = try Self.spawn(["kill-writer", path, "6", "40", log], environment: ["IMAGETABLE_TEST_HOOK": hook])
             child.waitUntilExit()
             #expect(child.terminationReason == .uncaughtSignal && child.terminationStatus == SIGKILL, "round \(round)")
             let reader = try ImageTableReader(path: path)
@@ -181,13 +178,9 @@ struct ProcessTests {
         let dir = try TemporaryDirectory()
         let path = dir.file("t.imagetable")
         let pipe = Pipe()
-        let writer = Process()
-        writer.executableURL = URL(fileURLWithPath: Products.fixture)
         // The writer runs until this test has read enough (a loaded machine may give the reader
         // little time), or 60 s at most.
-        writer.arguments = ["rewriter", path, "60"]
-        writer.standardOutput = pipe
-        try writer.run()
+        let writer = try Self.spawn(["rewriter", path, "60"], output: pipe)
         var reader: ImageTableReader?
         while reader == nil && writer.isRunning {
             reader = try? ImageTableReader(path: path)
@@ -219,11 +212,7 @@ struct ProcessTests {
         let dir = try TemporaryDirectory()
         let path = dir.file("t.imagetable")
         let pipe = Pipe()
-        let writer = Process()
-        writer.executableURL = URL(fileURLWithPath: Products.fixture)
-        writer.arguments = ["churner", path, "2"]
-        writer.standardOutput = pipe
-        try writer.run()
+        let writer = try Self.spawn(["churner", path, "2"], output: pipe)
         let output = pipe.fileHandleForReading
         #expect(String(decoding: output.readData(ofLength: 6), as: UTF8.self) == "ready\n")
         let reader = try ImageTableReader(path: path)
