@@ -16,11 +16,8 @@ bake state's size per source.
 import argparse, os, shutil, statistics, subprocess, sys, time
 
 sys.dont_write_bytecode = True
-import importlib.util
+from benchlib import bake_bench
 HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("bake_bench", os.path.join(HERE, "bake-bench.py"))
-bake_bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bake_bench)
 
 ROOT = os.path.dirname(HERE)
 OUT = os.path.join(ROOT, "bench-out", "converge")

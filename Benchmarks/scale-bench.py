@@ -17,11 +17,8 @@ small ones, as a thumbnail cache of a large collection has (48x32 32BitBGRA, 64x
 import argparse, os, shutil, subprocess, sys, time
 
 sys.dont_write_bytecode = True
-import importlib.util
+from benchlib import bake_bench
 HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("bake_bench", os.path.join(HERE, "bake-bench.py"))
-bake_bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bake_bench)
 
 ROOT = os.path.dirname(HERE)
 CORPUS = bake_bench.CORPUS
