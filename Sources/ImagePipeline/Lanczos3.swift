@@ -115,8 +115,7 @@ package enum Lanczos3 {
             let support = 3 * stretch
             let width = (Int((2 * support).rounded(.up)) + 3) & ~1
             var start: [Int32] = [], count: [Int32] = []
-            // Eight zeros past the last row: the vector loops load eight weights at a time.
-            var weights = [Int16](repeating: 0, count: outSize * width + 8)
+            var weights = [Int16](repeating: 0, count: outSize * width)
             start.reserveCapacity(outSize)
             count.reserveCapacity(outSize)
             var w: [Double] = []

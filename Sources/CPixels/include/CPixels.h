@@ -24,8 +24,8 @@ void cresample_vertical(const uint8_t *src, ptrdiff_t stride, const int16_t *wei
 /// `k < count[i]`, rounded to 8 bits and clamped, written at `out + (i − first) × channels`.
 /// `channels` is 3 or 4. Vector versions read whole vectors and run every pixel to the longest
 /// count of the call, so `row` must be readable up to `(start[i] − base + tapWidth + 3) ×
-/// channels` for every pixel, every weight row has `tapWidth` (even) entries, zero past its
-/// count, and 8 more readable int16 follow the last weight row.
+/// channels` for every pixel, and every weight row has `tapWidth` (even) entries, zero past its
+/// count.
 void cresample_horizontal(const int16_t *row, int channels, const int32_t *start, const int32_t *count,
                           const int16_t *weights, int tapWidth, int base, int first, int n, uint8_t *out);
 
