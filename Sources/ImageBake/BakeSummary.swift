@@ -93,6 +93,10 @@ public struct BakeSummary: Sendable {
     public var tables: [TableSummary] = []
     /// Wall-clock seconds.
     public var seconds = 0.0
+    /// Wall-clock seconds of each phase (zero for phases a dry run or a failed bake did not reach).
+    public var phases = BakePhases()
+    /// CPU seconds of the bake's process and of its workers.
+    public var cpu = BakeCPU()
     /// Whether this was a `--dry-run` (nothing was written; counts are what would happen).
     public var dryRun = false
     /// Whether `--strict` stopped the bake at the first failure.

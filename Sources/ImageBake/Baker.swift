@@ -35,6 +35,8 @@ public enum Baker {
     ///   first failed source (`source-failed`).
     public static func bake(_ manifest: Manifest, options: BakeOptions) throws(ImageTableError) -> BakeSummary {
         let started = Date()
+        var clock = PhaseClock()
+        let cpuBefore = BakeCPU.now()
         if !options.dryRun {
             do {
                 try FileManager.default.createDirectory(atPath: manifest.outputPath, withIntermediateDirectories: true)
@@ -56,6 +58,7 @@ public enum Baker {
         // open or write it at once.
         let state = try BakeState(directory: manifest.outputPath, root: manifest.directory, readOnly: options.dryRun)
         defer { state.close() }
+        clock.lap(\.open)
         for table in tables { table.explainRebuild(previous: state.parameters(ofTable: table.format.fileName)) }
 
         var scanned: [(sources: [SourceFile], held: Set<String>)] = []
@@ -74,7 +77,9 @@ public enum Baker {
             scanned.append((sources, held))
             scanFailures += skipped.map { SourceFailure(family: family.name, error: $0) }
         }
+        clock.lap(\.scan)
         let diffed = SourceDiff(state: state, decoding: options.decoding, rehash: options.rehash, jobs: options.jobs).run(scanned)
+        clock.lap(\.diff)
         let youngest = options.minAge.map { FileStat.now - Int64($0 * 1e9) }
         let families = manifest.families.enumerated().map { i, family in
             let sources = diffed[i].sources.map { source in
@@ -87,6 +92,7 @@ public enum Baker {
                                       tables: own.map { BakePlanner.Table(index: $0, capacity: tables[$0].format.capacity, entries: snapshots[$0]) })
         }
         let plan = BakePlanner(prune: options.prune).plan(families, tableCount: tables.count)
+        clock.lap(\.plan)
         // Files deleted since the listing: found, then removed. A held key's removal is in the
         // plan's listing already; a new one's is counted here, as the worker's `.gone` counts it.
         let vanished = (found: diffed.map(\.vanished.count).reduce(0, +),
@@ -102,14 +108,20 @@ public enum Baker {
             let run = BakeRun(manifest: manifest, tables: tables, jobs: plan.jobs, options: options, state: state, started: started)
             let outcome = run.execute()
             summary = outcome.summary
+            clock.lap(\.render)
             forgetRemoved(scanned, manifest: manifest, state: state)
             for table in tables { state.setParameters(ofTable: table.format.fileName, table.format.canonicalParameters) }
             try state.commit()
+            clock.lap(\.commit)
             if let fatal = outcome.fatal { throw fatal }
         } else {
             summary.decoded = plan.jobs.count
         }
         summary.removed += vanished.unheld
+        summary.phases = clock.phases
+        let cpuAfter = BakeCPU.now()
+        summary.cpu.bake = cpuAfter.bake - cpuBefore.bake
+        summary.cpu.workers = cpuAfter.workers - cpuBefore.workers
         summary = finish(summary, plan: plan, scanFailures: scanFailures, vanished: vanished.found, tables: tables, options: options,
                          started: started)
         for orphan in orphanTables(manifest) {

@@ -46,6 +46,36 @@ struct BakeCLITests {
         #expect(failures.first?["key"] as? String == "empty.jpg" && failures.first?["code"] as? String == "empty")
         let tables = try #require(json["tables"] as? [[String: Any]])
         #expect(tables.count == 4 && tables.allSatisfy { $0["written"] as? Int == 1 })
+        // Where the time went: every phase, none negative, together within the bake's own time,
+        // and the one that decoded a source took some.
+        let phases = try #require(json["phases"] as? [String: Double])
+        #expect(Set(phases.keys) == ["open", "scan", "diff", "plan", "render", "commit"])
+        let seconds = try #require(json["seconds"] as? Double)
+        #expect(phases.values.allSatisfy { $0 >= 0 } && phases.values.reduce(0, +) <= seconds + 0.001)
+        #expect(try #require(phases["render"]) > 0)
+        // CPU of the bake's process and of the worker that decoded (reaped, so counted).
+        let cpu = try #require(json["cpu"] as? [String: Double])
+        #expect(Set(cpu.keys) == ["bake", "workers"])
+        #expect(try #require(cpu["bake"]) > 0 && (try #require(cpu["workers"])) > 0)
+    }
+
+    /// `--no-sync` changes when pixels reach the disk, not what the tables hold: the same entries
+    /// (source fingerprints and pixel checksums) as a flushed bake of the same sources, and tables
+    /// that verify.
+    @Test func noSyncBakesTheSameEntries() throws {
+        let flushed = try BakeProject(formats: BakeProject.fourStyles(size: 24, maximumCount: 4))
+        let unsynced = try BakeProject(formats: BakeProject.fourStyles(size: 24, maximumCount: 4))
+        for project in [flushed, unsynced] {
+            try project.add("a.jpg", from: Corpus.photo("Portrait_1"))
+            try project.add("b.jpg", from: Corpus.photo("Landscape_3"))
+        }
+        #expect(try run(Products.imagetable, ["bake", flushed.manifestPath, "--no-progress"]).status == 0)
+        #expect(try run(Products.imagetable, ["bake", unsynced.manifestPath, "--no-progress", "--no-sync"]).status == 0)
+        let entries = try unsynced.entries()
+        #expect(entries.count == 4 && entries.values.allSatisfy { $0.count == 2 })
+        #expect(entries == (try flushed.entries()))
+        let tables = try FileManager.default.contentsOfDirectory(atPath: unsynced.tables).filter { $0.hasSuffix(".imagetable") }
+        #expect(try run(Products.imagetable, ["verify"] + tables.map { unsynced.tables + "/" + $0 }).status == 0)
     }
 
     /// The disk fills up (here: a file size limit) in the middle of a bake: a clean fatal error,

@@ -12,6 +12,10 @@ enum BakeReport {
         let ok: Bool
         let dryRun: Bool
         let seconds: Double
+        /// Wall-clock seconds per phase of the bake.
+        let phases: BakePhases
+        /// CPU seconds of the bake's process and of its workers.
+        let cpu: BakeCPU
         let sources: Sources
         let tables: [TableSummary]
         let failures: [SourceFailure]
@@ -51,7 +55,7 @@ enum BakeReport {
                                   failed: summary.failed.count, leftOut: summary.leftOut, removed: summary.removed,
                                   keptPrevious: summary.keptPrevious, skipped: summary.skipped.count, deferred: summary.deferred)
             emit(Document(manifest: manifestPath, ok: summary.failed.isEmpty, dryRun: summary.dryRun, seconds: summary.seconds,
-                          sources: sources, tables: summary.tables, failures: summary.failed, skipped: summary.skipped,
+                          phases: summary.phases, cpu: summary.cpu, sources: sources, tables: summary.tables, failures: summary.failed, skipped: summary.skipped,
                           warnings: summary.warnings, diagnostics: entries(report),
                           plan: summary.dryRun ? summary.plan.map { PlanDocument($0, tables: summary.tables) } : nil, fatal: nil,
                           shard: summary.shard.map { Shard(index: $0.index, count: $0.count) }))
@@ -140,7 +144,7 @@ enum BakeReport {
 
     /// The document for a bake that stopped before it had a summary.
     private static func failure(_ report: ValidationReport, _ fatal: ImageTableError) -> Document {
-        Document(manifest: report.file, ok: false, dryRun: false, seconds: 0, sources: Sources(), tables: [], failures: [], skipped: [],
+        Document(manifest: report.file, ok: false, dryRun: false, seconds: 0, phases: BakePhases(), cpu: BakeCPU(), sources: Sources(), tables: [], failures: [], skipped: [],
                  warnings: [], diagnostics: entries(report), plan: nil, fatal: fatal)
     }
 
