@@ -111,16 +111,19 @@ extension BakeRun {
             }
             // Decoded: now full tables may evict, and what was drawn in scratch memory is placed,
             // under the fingerprint of the very bytes the worker decoded.
+            // Members drawn in scratch memory are copied into their slots here, through the
+            // mapping (unless staged); the worker wrote the others itself.
+            let copiedHere = write.destinations.map { if case .scratch = $0 { true } else { false } }
             do throws(ImageTableError) {
                 let placed = try write.complete(contentRects: rendered.contentRects.map {
                     PixelRect(x: $0.x, y: $0.y, width: $0.width, height: $0.height)
                 }, sourceUUID: fingerprint, pixelChecksums: rendered.pixelChecksums)
-                for (t, reservation) in zip(source.job.tables, placed) {
+                for ((t, reservation), copied) in zip(zip(source.job.tables, placed), copiedHere) {
                     // The modification time of the bytes decoded: `imagetable merge` ranks
                     // entries by it, as the plan ranks sources.
                     var reservation = reservation
                     reservation.sourceModifiedNs = rendered.stat.modifiedNs
-                    try tables[t].enqueue(reservation)
+                    try tables[t].enqueue(reservation, mappedHere: copied && !reservation.isStaged)
                 }
             } catch {
                 return .fatal(error)

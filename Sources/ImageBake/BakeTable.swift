@@ -26,10 +26,18 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     private let table: ImageTableWriter?
     private let reader: ImageTableReader?
     private let batchLimit: Int
-    private let pending = Mutex<[SlotReservation]>([])
-    /// Bytes of staged pixels (slots whose old entry goes) held by the pending batch: published
-    /// early past ``stagedLimit``, so a batch of large images does not hold them all in memory.
-    private let stagedBytes = Mutex(0)
+    /// Reservations filled and waiting to be published together.
+    private struct Batch {
+        var reservations: [SlotReservation] = []
+        /// Slots whose pixels this process stored through the table's mapping (members drawn
+        /// in scratch memory and copied in): their pages are dropped once published. A worker
+        /// writes the others with `pwrite`, so this process never maps them.
+        var mappedSlots: [Int] = []
+        /// Bytes of staged pixels (slots whose old entry goes) the batch holds: published early
+        /// past ``stagedLimit``, so a batch of large images does not hold them all in memory.
+        var stagedBytes = 0
+    }
+    private let pending = Mutex(Batch())
     private static let stagedLimit = 32 << 20
     /// The entries the plan chose to evict, in order: taken one by one by new keys that find no
     /// free slot, so the bake evicts exactly what the plan says whatever the order of the jobs.
@@ -95,6 +103,12 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
         return held
     }
 
+    /// Backs the slots the plan fills (`entries`, the entries the table holds after the bake)
+    /// before any worker writes, so the file is not grown under the workers' writes. Only an
+    /// optimisation: on a disk too full for all of them, slots grow one batch at a time as before
+    /// and the bake stops with `no-space` where it runs out.
+    func preallocate(entries: Int) { try? table?.preallocate(slots: entries) }
+
     /// Sets the evictions the plan chose.
     func plan(evictions: [String]) { victims.withLock { $0 = evictions[...] } }
 
@@ -145,14 +159,17 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
 
     /// Queues a filled reservation; publishes the batch once it is full, or once the staged
     /// pixels it holds pass ``stagedLimit``.
-    func enqueue(_ reservation: SlotReservation) throws(ImageTableError) {
-        let imageBytes = reservation.isStaged ? reservation.pixels.count : 0
-        let batch: [SlotReservation]? = pending.withLock { p in
-            p.append(reservation)
-            let staged = stagedBytes.withLock { $0 += imageBytes; return $0 }
-            guard p.count >= batchLimit || staged >= Self.stagedLimit else { return nil }
-            stagedBytes.withLock { $0 = 0 }
-            defer { p = [] }
+    ///
+    /// - Parameters:
+    ///   - reservation: the filled reservation.
+    ///   - mappedHere: whether this process stored its pixels through the table's mapping.
+    func enqueue(_ reservation: SlotReservation, mappedHere: Bool) throws(ImageTableError) {
+        let batch: Batch? = pending.withLock { p in
+            p.reservations.append(reservation)
+            if mappedHere { p.mappedSlots.append(reservation.slot) }
+            if reservation.isStaged { p.stagedBytes += reservation.pixels.count }
+            guard p.reservations.count >= batchLimit || p.stagedBytes >= Self.stagedLimit else { return nil }
+            defer { p = Batch() }
             return p
         }
         if let batch { try publish(batch) }
@@ -161,11 +178,10 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     /// Publishes whatever is queued.
     func publishPending() throws(ImageTableError) {
         let batch = pending.withLock { p in
-            stagedBytes.withLock { $0 = 0 }
-            defer { p = [] }
+            defer { p = Batch() }
             return p
         }
-        if !batch.isEmpty { try publish(batch) }
+        if !batch.reservations.isEmpty { try publish(batch) }
     }
 
     func abandon(_ reservation: SlotReservation) { table?.abandon(reservation) }
@@ -175,13 +191,13 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
 
     func close() { table?.close() }
 
-    private func publish(_ batch: [SlotReservation]) throws(ImageTableError) {
+    private func publish(_ batch: Batch) throws(ImageTableError) {
         do throws(ImageTableError) {
-            try table!.publish(batch)
-            table!.releaseMappedPages(slots: batch.map(\.slot))
+            try table!.publish(batch.reservations)
+            table!.releaseMappedPages(slots: batch.mappedSlots)
         } catch {
-            throw error.explained("could not commit \(batch.count) entries").at(displayPath)
+            throw error.explained("could not commit \(batch.reservations.count) entries").at(displayPath)
         }
-        counts.withLock { $0.written += batch.count }
+        counts.withLock { $0.written += batch.reservations.count }
     }
 }

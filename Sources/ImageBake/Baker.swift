@@ -104,6 +104,7 @@ public enum Baker {
             for (table, change) in zip(tables, plan.tables) {
                 try table.prune(change.prunes)
                 table.plan(evictions: change.evictions)
+                table.preallocate(entries: change.entriesAfter)
             }
             let run = BakeRun(manifest: manifest, tables: tables, jobs: plan.jobs, options: options, state: state, started: started)
             let outcome = run.execute()

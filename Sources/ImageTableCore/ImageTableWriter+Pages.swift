@@ -30,7 +30,23 @@ extension ImageTableWriter {
             defer { s.writtenBuckets = [] }
             return (s.writtenBuckets, s.index.takeRecordWindows())
         }
-        for offset in buckets { file.dropPages(offset: offset, count: TableLimits.bucketBytes) }
-        for window in windows.union(passed) { file.dropPages(offset: window * 65536, count: 65536) }
+        // Buckets lie where their keys hash, so a batch's are scattered over the index: pages
+        // near each other (within the 64 KiB that a fault maps around) go in one call too.
+        let page = Int(TableLayout.systemPageSize)
+        dropRuns(buckets.map { ($0 / page * page, page) } + windows.union(passed).map { ($0 * 65536, 65536) }, gap: 65536)
+    }
+
+    /// Drops the ranges (`offset`, `count`), merging those less than `gap` bytes apart.
+    private func dropRuns(_ ranges: [(offset: Int, count: Int)], gap: Int) {
+        var run: (start: Int, end: Int)?
+        for (offset, count) in ranges.sorted(by: { $0.offset < $1.offset }) {
+            if let r = run, offset <= r.end + gap {
+                run = (r.start, max(r.end, offset + count))
+                continue
+            }
+            if let r = run { file.dropPages(offset: r.start, count: r.end - r.start) }
+            run = (offset, offset + count)
+        }
+        if let r = run { file.dropPages(offset: r.start, count: r.end - r.start) }
     }
 }

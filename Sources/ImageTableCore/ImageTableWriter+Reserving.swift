@@ -123,6 +123,27 @@ extension ImageTableWriter {
         }
     }
 
+    /// Backs the first `slots` slots, their records and the hash index with disk blocks now, in
+    /// one allocation each, for a writer that knows how many entries it is about to write (a
+    /// bake, from its plan).
+    ///
+    /// Without it the file grows a few slots at a time as ``reserve(key:sourceUUID:evicting:staged:)``
+    /// takes new ones, each time under the writer's lock and the file system's lock on the file,
+    /// which processes writing pixels into the table hold in turn: with many of them, growing
+    /// the file while they write stalls every reservation. Slots past `slots` still grow as
+    /// before, and a slot never used stays allocated, as a grown file's slots do.
+    ///
+    /// - Parameter slots: how many slots, from the first, to back (at most the capacity).
+    /// - Throws: ``ImageTableError`` `noSpace` when the disk cannot hold them (the file keeps its
+    ///   size, and slots grow as before), `notWritable` after close.
+    public func preallocate(slots: Int) throws(ImageTableError) {
+        try state.withLock { s throws(ImageTableError) in
+            guard !s.closed else { throw ImageTableError(.notWritable, "table is closed", path: path) }
+            try file.ensureBacked(slots: slots)
+            try s.index.allocateActiveArea(for: slots)
+        }
+    }
+
     /// Gives a reservation's slot back unpublished. Idempotent.
     ///
     /// - Parameter reservation: a reservation from this table.

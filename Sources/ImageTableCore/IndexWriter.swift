@@ -170,6 +170,22 @@ struct IndexWriter {
         UInt64(littleEndian: itc_load_relaxed_u64(file.bucketAddress(area: area, index: index)))
     }
 
+    /// Allocates every page of the active area at once when `entries` new entries would touch
+    /// most of them anyway (their buckets fall where their keys hash, so a few per page touch
+    /// every page): one allocation instead of one per page as buckets are written.
+    ///
+    /// - Parameter entries: how many entries the writer is about to add.
+    /// - Throws: ``ImageTableError`` `noSpace` when the disk cannot hold them.
+    mutating func allocateActiveArea(for entries: Int) throws(ImageTableError) {
+        let area = activeArea
+        let start = layout.bucketAreaOffset(area) / 4096 * 4096
+        let end = layout.bucketAreaOffset(area) + layout.bucketCount * TableLimits.bucketBytes
+        let pages = (end - start + 4095) / 4096
+        guard entries * 2 >= pages, !allocated[area].allSatisfy({ $0 == ~0 }) || allocated[area].count * 64 < pages else { return }
+        try file.allocate(offset: start, count: pages * 4096)
+        allocated[area] = Array(repeating: ~0, count: (pages + 63) / 64)
+    }
+
     /// Allocates the 4 KiB page under a bucket once per handle and area: the index is a hole
     /// until it is used, and a store into a hole on a full disk would be SIGBUS.
     private mutating func allocatePage(of offset: Int, area: Int) throws(ImageTableError) {

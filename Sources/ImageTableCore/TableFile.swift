@@ -160,6 +160,22 @@ final class TableFile: @unchecked Sendable {
         observedSize.store(target, ordering: .releasing)
     }
 
+    /// Extends the file at once so that the first `count` slots (and their records) are backed
+    /// by disk blocks: one allocation for what a writer knows it is about to fill, where
+    /// ``ensureBacked(slot:)`` grows a few slots at a time.
+    /// - Throws: `noSpace` when the disk cannot hold them; the file is then as it was.
+    func ensureBacked(slots count: Int) throws(ImageTableError) {
+        guard count > 0 else { return }
+        let index = min(count, layout.capacity) - 1
+        if layout.formatVersion >= 2 { try allocateRecord(index) }
+        let fileSize = self.fileSize
+        let needed = layout.slotOffset(index) + layout.slotStride
+        guard needed > fileSize else { return }
+        let result = itc_reserve(fd, Int64(fileSize), Int64(needed - fileSize))
+        guard result == 0 else { throw Posix.error("posix_fallocate", path: path, errno: result) }
+        observedSize.store(needed, ordering: .releasing)
+    }
+
     /// Allocates the blocks under record `index` (and the records before it) before a writer
     /// stores into it: the index of a version 2 table is a hole until it is used, and a store
     /// into a hole on a full disk would be SIGBUS. 64 KiB at a time.
