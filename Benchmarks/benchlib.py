@@ -1,8 +1,15 @@
-"""bake-bench.py as a module, for the benchmarks that reuse its sources and helpers (its name,
-which `make bench` and the README use, is not one Python can import)."""
+"""bake-bench.py and floor-bench.py as modules, for the benchmarks that reuse their sources and
+helpers (their names, which `make bench` and the README use, are not ones Python can import)."""
 import importlib.util, os
 
-_spec = importlib.util.spec_from_file_location(
-    "bake_bench", os.path.join(os.path.dirname(os.path.abspath(__file__)), "bake-bench.py"))
-bake_bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bake_bench)
+
+def _load(module, filename):
+    spec = importlib.util.spec_from_file_location(
+        module, os.path.join(os.path.dirname(os.path.abspath(__file__)), filename))
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    return loaded
+
+
+bake_bench = _load("bake_bench", "bake-bench.py")
+floor_bench = _load("floor_bench", "floor-bench.py")

@@ -39,21 +39,23 @@ def pillow_python():
     return None
 
 
-def make_set(name, count, size, python):
-    """`count` JPEGs of `size` (w, h), cropped from the corpus photos at varied places and
-    qualities; made once."""
-    directory = os.path.join(ROOT, "bench-out", f"floor-src-{name}")
+def make_set(name, count, size, python, corpus=CORPUS, root=os.path.join(ROOT, "bench-out")):
+    """`count` JPEGs of `size` (w, h) in `root`/floor-src-`name`, cropped from the photos in
+    `corpus` at varied places and qualities; made once, by as many processes as there are cores.
+    Source i depends on i alone, so a set made on another machine holds the same images."""
+    directory = os.path.join(root, f"floor-src-{name}")
     have = sorted(os.listdir(directory)) if os.path.isdir(directory) else []
     if len(have) >= count:
         return [os.path.join(directory, f) for f in have[:count]]
     os.makedirs(directory, exist_ok=True)
     print(f"making {count} {size[0]}x{size[1]} sources in {directory} (once)...", flush=True)
-    subprocess.run([python, "-c", """
+    parts = os.cpu_count() or 1
+    makers = [subprocess.Popen([python, "-c", """
 import os, sys
 from PIL import Image
-corpus, directory, count, w, h = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+corpus, directory, count, w, h, first, step = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
 photos = [Image.open(os.path.join(corpus, f)).convert("RGB") for f in sorted(os.listdir(corpus)) if f.endswith(".jpg")]
-for i in range(count):
+for i in range(first, count, step):
     photo = photos[i % len(photos)]
     variant = i // len(photos)
     scale = 1 - 0.04 * (variant % 9)
@@ -61,8 +63,10 @@ for i in range(count):
     left, top = (photo.width - cw) * (variant % 5) // 4, (photo.height - ch) * (variant % 3) // 2
     crop = photo.crop((left, top, left + cw, top + ch)).resize((w, h), Image.LANCZOS)
     crop.save(os.path.join(directory, f"s{i:05d}.jpg"), quality=75 + (i * 7) % 18)
-""", CORPUS, directory, str(count), str(size[0]), str(size[1])], check=True)
-    return make_set(name, count, size, python)
+""", corpus, directory, str(count), str(size[0]), str(size[1]), str(part), str(parts)]) for part in range(parts)]
+    if [m.wait() for m in makers].count(0) != parts:
+        sys.exit(f"could not make the {name} sources")
+    return make_set(name, count, size, python, corpus, root)
 
 
 def split(files, parts):
