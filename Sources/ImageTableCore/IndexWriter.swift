@@ -181,9 +181,11 @@ struct IndexWriter {
         let start = layout.bucketAreaOffset(area) / 4096 * 4096
         let end = layout.bucketAreaOffset(area) + layout.bucketCount * TableLimits.bucketBytes
         let pages = (end - start + 4095) / 4096
-        guard entries * 2 >= pages, !allocated[area].allSatisfy({ $0 == ~0 }) || allocated[area].count * 64 < pages else { return }
+        let words = (pages + 63) / 64
+        let done = allocated[area].count >= words && allocated[area].prefix(words).allSatisfy { $0 == ~0 }
+        guard entries * 2 >= pages, !done else { return }
         try file.allocate(offset: start, count: pages * 4096)
-        allocated[area] = Array(repeating: ~0, count: (pages + 63) / 64)
+        allocated[area] = Array(repeating: ~0, count: words)
     }
 
     /// Allocates the 4 KiB page under a bucket once per handle and area: the index is a hole

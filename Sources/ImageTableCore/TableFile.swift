@@ -163,7 +163,7 @@ final class TableFile: @unchecked Sendable {
     /// Extends the file at once so that the first `count` slots (and their records) are backed
     /// by disk blocks: one allocation for what a writer knows it is about to fill, where
     /// ``ensureBacked(slot:)`` grows a few slots at a time.
-    /// - Throws: `noSpace` when the disk cannot hold them; the file is then as it was.
+    /// - Throws: `noSpace` when the disk cannot hold them; the file keeps its size.
     func ensureBacked(slots count: Int) throws(ImageTableError) {
         guard count > 0 else { return }
         let index = min(count, layout.capacity) - 1
