@@ -42,6 +42,9 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     /// The entries the plan chose to evict, in order: taken one by one by new keys that find no
     /// free slot, so the bake evicts exactly what the plan says whatever the order of the jobs.
     private let victims = Mutex<ArraySlice<String>>([])
+    /// The keys the table held when the plan was made (``plan(evictions:held:)``), for
+    /// ``holds(key:)``; `nil` before.
+    private var heldAtPlan: [String: (source: UUID, recency: UInt64)]?
     let counts = Mutex(Counts())
 
     /// Opens the table for writing (creating or rebuilding it), or read-only for a dry run.
@@ -109,10 +112,26 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     /// and the bake stops with `no-space` where it runs out.
     func preallocate(entries: Int) { try? table?.preallocate(slots: entries) }
 
-    /// Sets the evictions the plan chose.
-    func plan(evictions: [String]) { victims.withLock { $0 = evictions[...] } }
+    /// Sets the evictions the plan chose, and what the table held when it chose them. Called
+    /// once, before the run's threads start.
+    ///
+    /// - Parameters:
+    ///   - evictions: the entries to evict, in order.
+    ///   - held: the table's ``snapshot()`` the plan was made from.
+    func plan(evictions: [String], held: [String: (source: UUID, recency: UInt64)]) {
+        victims.withLock { $0 = evictions[...] }
+        heldAtPlan = held
+    }
 
-    func holds(key: String) -> Bool { table?.contains(key: key) ?? false }
+    /// Whether the table holds `key`, as the plan saw it. Exact for every key the bake writes:
+    /// each is written by its own job alone, and the plan evicts and prunes only keys that have
+    /// no job, so a key's entry cannot come or go before its job runs. Answered without the
+    /// table's lock, which every job of the bake takes and which would otherwise be taken twice
+    /// per source and table.
+    func holds(key: String) -> Bool {
+        guard let heldAtPlan else { return table?.contains(key: key) ?? false }
+        return heldAtPlan[key] != nil
+    }
 
     /// Reserves a slot: the key's own or a free one; with `evicting`, the next entry the plan
     /// chose to evict when there is none. Publishes this table's pending batch and retries while

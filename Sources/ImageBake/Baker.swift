@@ -101,9 +101,9 @@ public enum Baker {
         var summary = BakeSummary()
         if !options.dryRun {
             TestHook.run("planned")
-            for (table, change) in zip(tables, plan.tables) {
+            for ((table, change), held) in zip(zip(tables, plan.tables), snapshots) {
                 try table.prune(change.prunes)
-                table.plan(evictions: change.evictions)
+                table.plan(evictions: change.evictions, held: held)
                 table.preallocate(entries: change.entriesAfter)
             }
             let run = BakeRun(manifest: manifest, tables: tables, jobs: plan.jobs, options: options, state: state, started: started)
