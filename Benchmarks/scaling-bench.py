@@ -2,19 +2,22 @@
 """How `imagetable bake` scales with its workers, next to the decode floor on as many processes.
 
     python3 Benchmarks/scaling-bench.py [--bin .build/release] [--jobs 1,2] [--photos 500] [--small 2000]
+                                        [--sets photos,small] [--no-sync] [--json FILE]
 
 The two source sets of floor-bench.py (1000x800 photos, 330x225 small JPEGs, made with Pillow from
 the corpus photos) go through FastImageCache's four 150x150 formats with `-j N` for each N in
 --jobs, and through the TurboJPEG decode floor (tjfloor) split over N processes. Runs are
 interleaved; each figure is the median over --runs. It prints, per set and N: wall and CPU of
-both, the speed-up over N = 1 of both, and bake / floor for CPU and wall; --json writes them all.
+both, the speed-up over N = 1 of both, and bake / floor for CPU and wall; then the bake's phases
+(its JSON summary's `phases`: what runs before rendering, rendering, the state's commit) and its
+own process's CPU, and with --no-sync the same bake without flushes. --json writes them all.
 
 It needs no Swift or libvips of its own: on a machine without them (a many-core one, see
 ../shared/notes/device-bench.md), pass the bundle's binaries with --bin, a prebuilt tjfloor with
 --tjfloor, the photos to crop with --corpus, and put `vipsthumbnail` on PATH for the reference
 row (vipsthumbnail on the largest N).
 """
-import argparse, json, os, shutil, statistics, subprocess, sys
+import argparse, json, os, resource, shutil, statistics, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import floor_bench as fb  # noqa: E402
@@ -23,12 +26,12 @@ from benchlib import floor_bench as fb  # noqa: E402
 def timed_bake(imagetable, manifest, work, jobs, extra):
     """One bake into an empty output; returns (cpu, wall, the phases it reported)."""
     shutil.rmtree(os.path.join(work, "tables"), ignore_errors=True)
-    before = fb.resource.getrusage(fb.resource.RUSAGE_CHILDREN)
-    started = fb.time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
     done = subprocess.run([imagetable, "bake", manifest, "--no-progress", "--allow-outside-paths", "-j", str(jobs),
                            "--format", "json", *extra], capture_output=True)
-    wall = fb.time.perf_counter() - started
-    after = fb.resource.getrusage(fb.resource.RUSAGE_CHILDREN)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         sys.exit(f"bake failed ({done.returncode}):\n{done.stdout.decode()[-1500:]}{done.stderr.decode()[-1500:]}")
     summary = json.loads(done.stdout)
