@@ -56,9 +56,15 @@ public struct BakeCPU: Sendable, Equatable, Encodable {
             getrusage(who, &usage)
             return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
         }
+        // Glibc imports the two as an enumeration's cases, Darwin as plain integers.
+        #if canImport(Darwin)
+        let (own, children) = (RUSAGE_SELF, RUSAGE_CHILDREN)
+        #else
+        let (own, children) = (RUSAGE_SELF.rawValue, RUSAGE_CHILDREN.rawValue)
+        #endif
         var cpu = BakeCPU()
-        cpu.bake = seconds(RUSAGE_SELF.rawValue)
-        cpu.workers = seconds(RUSAGE_CHILDREN.rawValue)
+        cpu.bake = seconds(Int32(own))
+        cpu.workers = seconds(Int32(children))
         return cpu
     }
 }
