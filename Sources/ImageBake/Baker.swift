@@ -104,7 +104,7 @@ public enum Baker {
             for ((table, change), held) in zip(zip(tables, plan.tables), snapshots) {
                 try table.prune(change.prunes)
                 table.plan(evictions: change.evictions, held: held)
-                table.preallocate(entries: change.entriesAfter)
+                if !change.writes.isEmpty { table.preallocate(entries: change.entriesAfter) }
             }
             let run = BakeRun(manifest: manifest, tables: tables, jobs: plan.jobs, options: options, state: state, started: started)
             let outcome = run.execute()
