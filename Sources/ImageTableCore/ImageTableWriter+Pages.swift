@@ -12,20 +12,14 @@ extension ImageTableWriter {
         // A fault on a record maps the 64 KiB around it that the page cache holds ("fault
         // around"), so whole 64 KiB windows of records are dropped, not just their pages.
         var windows = Set<Int>()
+        var slotRanges: [(offset: Int, count: Int)] = []
+        for slot in slots where slot >= 0 && slot < l.capacity {
+            windows.insert(l.recordOffset(slot) / 65536)
+            slotRanges.append((l.slotOffset(slot), l.slotStride))
+        }
         // Neighbouring slots (a fresh table fills them in order) go in one call: each call
         // costs a TLB shootdown on every CPU that runs one of this process's threads.
-        var run: (start: Int, end: Int)?
-        for slot in slots.sorted() where slot >= 0 && slot < l.capacity {
-            windows.insert(l.recordOffset(slot) / 65536)
-            let start = l.slotOffset(slot)
-            if let r = run, start <= r.end {
-                run = (r.start, max(r.end, start + l.slotStride))
-                continue
-            }
-            if let r = run { file.dropPages(offset: r.start, count: r.end - r.start) }
-            run = (start, start + l.slotStride)
-        }
-        if let r = run { file.dropPages(offset: r.start, count: r.end - r.start) }
+        dropRuns(slotRanges, gap: 0)
         let (buckets, passed) = state.withLock { s in
             defer { s.writtenBuckets = [] }
             return (s.writtenBuckets, s.index.takeRecordWindows())
@@ -36,7 +30,8 @@ extension ImageTableWriter {
         dropRuns(buckets.map { ($0 / page * page, page) } + windows.union(passed).map { ($0 * 65536, 65536) }, gap: 65536)
     }
 
-    /// Drops the ranges (`offset`, `count`), merging those less than `gap` bytes apart.
+    /// Drops the ranges (`offset`, `count`), merging overlapping and adjacent ones and those at
+    /// most `gap` bytes apart.
     private func dropRuns(_ ranges: [(offset: Int, count: Int)], gap: Int) {
         var run: (start: Int, end: Int)?
         for (offset, count) in ranges.sorted(by: { $0.offset < $1.offset }) {

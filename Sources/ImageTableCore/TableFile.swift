@@ -144,11 +144,26 @@ final class TableFile: @unchecked Sendable {
     /// of large ones grows by what is written, not by 16 of them at once.
     /// - Throws: `noSpace` when the disk is full, so no store can ever SIGBUS.
     func ensureBacked(slot index: Int) throws(ImageTableError) {
+        try ensureBacked(through: index, growth: max(1, min(16, (4 << 20) / layout.slotStride)) * layout.slotStride)
+    }
+
+    /// Extends the file at once so that the first `count` slots (and their records) are backed
+    /// by disk blocks: one allocation for what a writer knows it is about to fill, where
+    /// ``ensureBacked(slot:)`` grows a few slots at a time.
+    /// - Throws: `noSpace` when the disk cannot hold them; the file keeps its size.
+    func ensureBacked(slots count: Int) throws(ImageTableError) {
+        guard count > 0 else { return }
+        try ensureBacked(through: min(count, layout.capacity) - 1, growth: 0)
+    }
+
+    /// Backs slots `0 ... index` and (version 2) the record of slot `index`, growing the file
+    /// by at least `growth` bytes when it grows, or by just what slot `index` needs where that
+    /// much does not fit.
+    private func ensureBacked(through index: Int, growth: Int) throws(ImageTableError) {
         if layout.formatVersion >= 2 { try allocateRecord(index) }
         let fileSize = self.fileSize
         let needed = layout.slotOffset(index) + layout.slotStride
         guard needed > fileSize else { return }
-        let growth = max(1, min(16, (4 << 20) / layout.slotStride)) * layout.slotStride
         var target = min(layout.maxFileBytes, max(needed, fileSize + growth))
         var result = itc_reserve(fd, Int64(fileSize), Int64(target - fileSize))
         if result != 0 && target > needed {
@@ -158,22 +173,6 @@ final class TableFile: @unchecked Sendable {
         }
         guard result == 0 else { throw Posix.error("posix_fallocate", path: path, errno: result) }
         observedSize.store(target, ordering: .releasing)
-    }
-
-    /// Extends the file at once so that the first `count` slots (and their records) are backed
-    /// by disk blocks: one allocation for what a writer knows it is about to fill, where
-    /// ``ensureBacked(slot:)`` grows a few slots at a time.
-    /// - Throws: `noSpace` when the disk cannot hold them; the file keeps its size.
-    func ensureBacked(slots count: Int) throws(ImageTableError) {
-        guard count > 0 else { return }
-        let index = min(count, layout.capacity) - 1
-        if layout.formatVersion >= 2 { try allocateRecord(index) }
-        let fileSize = self.fileSize
-        let needed = layout.slotOffset(index) + layout.slotStride
-        guard needed > fileSize else { return }
-        let result = itc_reserve(fd, Int64(fileSize), Int64(needed - fileSize))
-        guard result == 0 else { throw Posix.error("posix_fallocate", path: path, errno: result) }
-        observedSize.store(needed, ordering: .releasing)
     }
 
     /// Allocates the blocks under record `index` (and the records before it) before a writer
