@@ -49,6 +49,15 @@ public struct BakeCPU: Sendable, Equatable, Encodable {
     /// No time yet.
     public init() {}
 
+    /// The CPU time this process and its exited children have used since `start` (a ``now()``).
+    static func since(_ start: BakeCPU) -> BakeCPU {
+        let now = now()
+        var cpu = BakeCPU()
+        cpu.bake = now.bake - start.bake
+        cpu.workers = now.workers - start.workers
+        return cpu
+    }
+
     /// This process's and its exited children's CPU time so far.
     static func now() -> BakeCPU {
         func seconds(_ who: Int32) -> Double {

@@ -120,9 +120,7 @@ public enum Baker {
         }
         summary.removed += vanished.unheld
         summary.phases = clock.phases
-        let cpuAfter = BakeCPU.now()
-        summary.cpu.bake = cpuAfter.bake - cpuBefore.bake
-        summary.cpu.workers = cpuAfter.workers - cpuBefore.workers
+        summary.cpu = BakeCPU.since(cpuBefore)
         summary = finish(summary, plan: plan, scanFailures: scanFailures, vanished: vanished.found, tables: tables, options: options,
                          started: started)
         for orphan in orphanTables(manifest) {

@@ -12,9 +12,8 @@ import WorkerProtocol
 /// cache of mapped tables, each checked again (parameter hash, reservation generation) per job.
 final class JobRunner {
     private var tables: [String: DelegatedSlots] = [:]
-    /// Formats by their canonical parameters: a bake sends the same few with every job.
-    /// Formats by canonical parameters, with their parameters hash (a SHA-1 of a rebuilt string:
-    /// worth computing once, not per job).
+    /// Formats by their canonical parameters (a bake sends the same few with every job), with
+    /// their parameters hash (a SHA-1 of a rebuilt string: worth computing once, not per job).
     private var formats: [String: (format: TableFormat, hash: [UInt8])] = [:]
     /// Private memory the members bound for slots are rendered into, then written to their
     /// slots in one `pwrite` each (see ``DelegatedSlots/write(_:slot:generation:)``): one

@@ -4,13 +4,14 @@ import ImageTableCore
 import WorkerProtocol
 
 // imagetable-worker: the only executable that runs libvips, which it opens at run time on the
-// first source that needs it (plain JPEGs do not: see docs/PIPELINE.md). `imagetable bake` starts one per
-// job slot, and `imagetable extract` and `imagetable preview` one each, and they talk to it over
-// the worker protocol (module WorkerProtocol): a handshake that compares the protocol and
-// rendering versions compiled into both, then requests answered one at a time in the order they
-// came (a bake queues several), on descriptors of their own (not standard output). Keeping the pixel work here lets `imagetable
-// validate`, `inspect` and `verify` start without loading libvips and its hundred libraries, and
-// means a decoder that crashes on a hostile file takes down only this process.
+// first source that needs it (plain JPEGs do not: see docs/PIPELINE.md). `imagetable bake`
+// starts one per job slot, and `imagetable extract` and `imagetable preview` one each, and they
+// talk to it over the worker protocol (module WorkerProtocol): a handshake that compares the
+// protocol and rendering versions compiled into both, then requests answered one at a time in
+// the order they came (a bake queues several), on descriptors of their own (not standard
+// output). Keeping the pixel work here lets `imagetable validate`, `inspect` and `verify` start
+// without loading libvips and its hundred libraries, and means a decoder that crashes on a
+// hostile file takes down only this process.
 //
 // Exit statuses: 0 the command closed the channel, 2 the channel broke or the command is from
 // another build, 64 not started by a command.

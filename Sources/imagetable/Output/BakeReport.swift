@@ -55,7 +55,8 @@ enum BakeReport {
                                   failed: summary.failed.count, leftOut: summary.leftOut, removed: summary.removed,
                                   keptPrevious: summary.keptPrevious, skipped: summary.skipped.count, deferred: summary.deferred)
             emit(Document(manifest: manifestPath, ok: summary.failed.isEmpty, dryRun: summary.dryRun, seconds: summary.seconds,
-                          phases: summary.phases, cpu: summary.cpu, sources: sources, tables: summary.tables, failures: summary.failed, skipped: summary.skipped,
+                          phases: summary.phases, cpu: summary.cpu, sources: sources, tables: summary.tables,
+                          failures: summary.failed, skipped: summary.skipped,
                           warnings: summary.warnings, diagnostics: entries(report),
                           plan: summary.dryRun ? summary.plan.map { PlanDocument($0, tables: summary.tables) } : nil, fatal: nil,
                           shard: summary.shard.map { Shard(index: $0.index, count: $0.count) }))
@@ -144,8 +145,8 @@ enum BakeReport {
 
     /// The document for a bake that stopped before it had a summary.
     private static func failure(_ report: ValidationReport, _ fatal: ImageTableError) -> Document {
-        Document(manifest: report.file, ok: false, dryRun: false, seconds: 0, phases: BakePhases(), cpu: BakeCPU(), sources: Sources(), tables: [], failures: [], skipped: [],
-                 warnings: [], diagnostics: entries(report), plan: nil, fatal: fatal)
+        Document(manifest: report.file, ok: false, dryRun: false, seconds: 0, phases: BakePhases(), cpu: BakeCPU(), sources: Sources(),
+                 tables: [], failures: [], skipped: [], warnings: [], diagnostics: entries(report), plan: nil, fatal: fatal)
     }
 
     private static func emit(_ document: Document) {
