@@ -73,22 +73,29 @@ def split(files, parts):
     return [files[i::parts] for i in range(parts)]
 
 
-def timed(commands_in_parallel):
-    """Runs the commands at once; returns (cpu seconds of them all, wall seconds)."""
+def timed(commands_in_parallel, capture=False):
+    """Runs the commands at once; returns (cpu seconds of them all, wall seconds), and with
+    `capture` also each command's standard output."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    processes = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for c in commands_in_parallel]
+    out = subprocess.PIPE if capture else subprocess.DEVNULL
+    processes = [subprocess.Popen(c, stdout=out, stderr=subprocess.PIPE) for c in commands_in_parallel]
+    outputs = []
     for p, c in zip(processes, commands_in_parallel):
-        _, err = p.communicate()
+        stdout, err = p.communicate()
         if p.returncode != 0:
-            sys.exit(f"failed ({p.returncode}): {' '.join(c[:3])}...\n{err.decode()[-1500:]}")
+            said = (stdout or b"").decode()[-1500:] + err.decode()[-1500:]
+            sys.exit(f"failed ({p.returncode}): {' '.join(c[:3])}...\n{said}")
+        outputs.append(stdout)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return (cpu, wall, outputs) if capture else (cpu, wall)
 
 
-def contenders(args, files, jobs, tools, python, work):
-    """name -> a function that prepares and returns the commands of one run."""
+def write_manifest(work, files):
+    """`work`/bench.yaml: one family over `work`/src (hard links to `files`, made once) with the
+    four 150x150 formats, one per style, each with a slot for every file."""
     manifest = os.path.join(work, "bench.yaml")
     src = os.path.join(work, "src")
     if not os.path.isdir(src):
@@ -99,6 +106,12 @@ def contenders(args, files, jobs, tools, python, work):
                       for i, style in enumerate(STYLES))
     with open(manifest, "w") as f:
         f.write(f"version: 1\noutput: tables\nfamilies:\n  photos:\n    sources: src\n    formats:\n{formats}")
+    return manifest
+
+
+def contenders(args, files, jobs, tools, python, work):
+    """name -> a function that prepares and returns the commands of one run."""
+    manifest = write_manifest(work, files)
     imagetable = os.path.join(os.path.abspath(args.bin), "imagetable")
 
     def bake(j):

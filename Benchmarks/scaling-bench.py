@@ -17,7 +17,7 @@ It needs no Swift or libvips of its own: on a machine without them (a many-core 
 --tjfloor, the photos to crop with --corpus, and put `vipsthumbnail` on PATH for the reference
 row (vipsthumbnail on the largest N).
 """
-import argparse, json, os, resource, shutil, statistics, subprocess, sys, time
+import argparse, json, os, shutil, statistics, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import floor_bench as fb  # noqa: E402
@@ -26,38 +26,18 @@ from benchlib import floor_bench as fb  # noqa: E402
 def timed_bake(imagetable, manifest, work, jobs, extra):
     """One bake into an empty output; returns (cpu, wall, the phases it reported)."""
     shutil.rmtree(os.path.join(work, "tables"), ignore_errors=True)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    done = subprocess.run([imagetable, "bake", manifest, "--no-progress", "--allow-outside-paths", "-j", str(jobs),
-                           "--format", "json", *extra], capture_output=True)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        sys.exit(f"bake failed ({done.returncode}):\n{done.stdout.decode()[-1500:]}{done.stderr.decode()[-1500:]}")
-    summary = json.loads(done.stdout)
+    cpu, wall, (stdout,) = fb.timed([[imagetable, "bake", manifest, "--no-progress", "--allow-outside-paths", "-j", str(jobs),
+                                      "--format", "json", *extra]], capture=True)
+    summary = json.loads(stdout)
     phases = dict(summary["phases"], own_cpu=summary.get("cpu", {}).get("bake", float("nan")))
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall, phases
-
-
-def write_manifest(work, files):
-    """One family over `work`/src (hard links to the set) with the four 150x150 formats."""
-    src = os.path.join(work, "src")
-    os.makedirs(src)
-    for f in files:
-        os.link(f, os.path.join(src, os.path.basename(f)))
-    formats = "".join(f"      s{i}:\n        size: {fb.BOX}\n        style: {style}\n        maximumCount: {len(files)}\n"
-                      for i, style in enumerate(fb.STYLES))
-    manifest = os.path.join(work, "bench.yaml")
-    with open(manifest, "w") as f:
-        f.write(f"version: 1\noutput: tables\nfamilies:\n  photos:\n    sources: src\n    formats:\n{formats}")
-    return manifest
+    return cpu, wall, phases
 
 
 def measure(name, files, args, tjfloor):
     work = os.path.join(args.work, f"scaling-{name}")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    manifest = write_manifest(work, files)
+    manifest = fb.write_manifest(work, files)
     imagetable = os.path.join(os.path.abspath(args.bin), "imagetable")
     runs = {}  # (contender, jobs) -> [(cpu, wall)]
     phases = {}  # (bake contender, jobs) -> [the bake's phases]
