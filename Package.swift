@@ -97,7 +97,7 @@ let package = Package(
         .target(name: "CMallocCounter", path: "Benchmarks/CMallocCounter"),
         .executableTarget(
             name: "imagetable-bench",
-            dependencies: ["ImageTableCore", "CMallocCounter", "ImageCache", "ImageCacheVips", "ImagePipeline", "CLibvips"],
+            dependencies: ["ImageTableCore", "CMallocCounter", "ImageCache", "ImageCacheVips", "ImagePipeline", "CLibvips", "WorkerProtocol"],
             path: "Benchmarks/imagetable-bench"
         ),
     ],

@@ -9,6 +9,7 @@ if only == nil || only == "scale" {
     let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("imagetable").path
     try ScaleBench.run(imagetable: FileManager.default.isExecutableFile(atPath: beside) ? beside : nil)
 }
+if only == nil || only == "proto" { ProtoBench.run() }
 if only == "render", CommandLine.arguments.count > 2 { try RenderBench.run(directory: CommandLine.arguments[2]) }
 if only == "soak-reader", CommandLine.arguments.count > 3 {
     SoakReader.run(directory: CommandLine.arguments[2], seconds: Double(CommandLine.arguments[3]) ?? 10)

@@ -12,7 +12,7 @@ enum WireJSON: Equatable {
     case integer(negative: Bool, magnitude: UInt64)
     case string(String)
     case array([WireJSON])
-    case object([String: WireJSON])
+    case object(WireFields)
 
     /// The value of `key` when this is an object.
     subscript(key: String) -> WireJSON? {
@@ -64,7 +64,7 @@ enum WireJSON: Equatable {
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
         case .integer(let negative, let magnitude):
             if negative && magnitude != 0 { out.append(UInt8(ascii: "-")) }
-            out.append(contentsOf: String(magnitude).utf8)
+            Self.writeDigits(magnitude, to: &out)
         case .string(let s): Self.writeString(s, to: &out)
         case .array(let items):
             out.append(UInt8(ascii: "["))
@@ -75,11 +75,11 @@ enum WireJSON: Equatable {
             out.append(UInt8(ascii: "]"))
         case .object(let fields):
             out.append(UInt8(ascii: "{"))
-            for (i, key) in fields.keys.sorted().enumerated() {
+            for (i, field) in fields.sorted.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                Self.writeString(key, to: &out)
+                Self.writeString(field.key, to: &out)
                 out.append(UInt8(ascii: ":"))
-                fields[key]!.write(to: &out)
+                field.value.write(to: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
@@ -101,15 +101,35 @@ enum WireJSON: Equatable {
                     out.append(UInt8(ascii: "\\"))
                     out.append(byte)
                 } else {
-                    let hex = Array("0123456789abcdef".utf8)
                     out.append(contentsOf: "\\u00".utf8)
-                    out.append(hex[Int(byte >> 4)])
-                    out.append(hex[Int(byte & 0xF)])
+                    out.append(Self.hexDigit(byte >> 4))
+                    out.append(Self.hexDigit(byte & 0xF))
                 }
             }
             out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
         }
         out.append(UInt8(ascii: "\""))
+    }
+}
+
+extension WireJSON {
+    /// `value` in decimal, with no `String` in between.
+    fileprivate static func writeDigits(_ value: UInt64, to out: inout [UInt8]) {
+        var digits: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)  // 32 bytes: 20 digits at most
+        var n = 0
+        var v = value
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[n] = UInt8(ascii: "0") + UInt8(v % 10)
+                v /= 10
+                n += 1
+            } while v > 0
+            for k in stride(from: n - 1, through: 0, by: -1) { out.append(buffer[k]) }
+        }
+    }
+
+    fileprivate static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 }
 

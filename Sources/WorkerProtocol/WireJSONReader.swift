@@ -41,7 +41,7 @@ struct WireJSONReader {
 
     private mutating func object(depth: Int) -> WireJSON? {
         i += 1
-        var fields: [String: WireJSON] = [:]
+        var fields = WireFields(capacity: 6)
         skipSpace()
         if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
             i += 1
@@ -54,7 +54,7 @@ struct WireJSONReader {
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { return nil }
             i += 1
             guard let v = value(depth: depth + 1) else { return nil }
-            fields[key] = v
+            fields.append(key, v)
             skipSpace()
             guard i < bytes.count else { return nil }
             if bytes[i] == UInt8(ascii: ",") {
@@ -115,8 +115,22 @@ struct WireJSONReader {
     /// invalid UTF-8 refused.
     private mutating func string() -> String? {
         i += 1
+        // Most strings (keys, paths) have no escape: made straight from the bytes, and when
+        // they are ASCII, with nothing to validate (`String(validating:)` is a generic call
+        // whose type lookups cost more than the copy).
+        let start = i
+        var high: UInt8 = 0
+        while i < bytes.count, bytes[i] != UInt8(ascii: "\""), bytes[i] != UInt8(ascii: "\\"), bytes[i] >= 0x20 {
+            high |= bytes[i]
+            i += 1
+        }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "\"") {
+            i += 1
+            let run = UnsafeBufferPointer(rebasing: bytes[start..<(i - 1)])
+            return high < 0x80 ? String(decoding: run, as: UTF8.self) : String(validating: run, as: UTF8.self)
+        }
         var out: [UInt8] = []
-        var runStart = i
+        var runStart = start
         while i < bytes.count {
             let b = bytes[i]
             if b == UInt8(ascii: "\"") {

@@ -119,7 +119,7 @@ extension Rendered: WireBody {
 
 extension ExtractJob: WireBody {
     var wire: WireJSON {
-        var fields: [String: WireJSON] = ["table": .string(table), "contentOnly": .bool(contentOnly), "verbose": .bool(verbose)]
+        var fields: WireFields = ["table": .string(table), "contentOnly": .bool(contentOnly), "verbose": .bool(verbose)]
         if let key { fields["key"] = .string(key) }
         if let output { fields["output"] = .string(output) }
         if let all { fields["all"] = .string(all) }
@@ -136,7 +136,7 @@ extension ExtractJob: WireBody {
 
 extension PreviewJob: WireBody {
     var wire: WireJSON {
-        var fields: [String: WireJSON] = ["table": .string(table), "output": .string(output), "tileSize": .int(tileSize), "limit": .int(limit),
+        var fields: WireFields = ["table": .string(table), "output": .string(output), "tileSize": .int(tileSize), "limit": .int(limit),
                                           "order": .string(order), "captions": .bool(captions)]
         if let columns { fields["columns"] = .int(columns) }
         return .object(fields)
@@ -165,7 +165,7 @@ extension Finished: WireBody {
 
 extension WorkerFailure: WireBody {
     var wire: WireJSON {
-        var fields: [String: WireJSON] = ["code": .string(code.rawValue), "message": .string(message)]
+        var fields: WireFields = ["code": .string(code.rawValue), "message": .string(message)]
         if let cause { fields["cause"] = .string(cause) }
         return .object(fields)
     }

@@ -47,4 +47,31 @@ import Testing
         #expect(parse(#" { "b" : [ true , false , null ] , "a" : -1 } "#) ==
                 .object(["a": .int(-1), "b": .array([.bool(true), .bool(false), .null])]))
     }
+
+    /// Strings without escapes are made straight from the bytes: ASCII as is, anything else
+    /// validated, so bytes that are not UTF-8 are refused on this path too.
+    @Test func unescapedStringsAreValidated() {
+        #expect(parse("\"plain/path.jpg\"") == .string("plain/path.jpg"))
+        #expect(parse("\"é😀\"") == .string("é😀"))
+        for bad: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0x61, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22]] {
+            #expect(bad.withUnsafeBytes { WireJSON.parse($0) } == nil, "\(bad)")
+        }
+    }
+
+    /// Objects keep a dictionary's meaning: the last of two equal keys wins when read and when
+    /// written, equality ignores the order of the fields, and setting a field replaces it.
+    @Test func objectsBehaveAsDictionaries() {
+        let twice = parse(#"{"a":1,"b":2,"a":3}"#)
+        #expect(twice?["a"] == .int(3))
+        #expect(twice.map(written) == #"{"a":3,"b":2}"#)
+        #expect(parse(#"{"b":2,"a":3}"#) == twice)
+        #expect(parse(#"{"a":3}"#) != twice)
+        var fields: WireFields = ["z": .int(1)]
+        fields["a"] = .int(2)
+        fields["z"] = .int(3)
+        fields["missing"] = nil
+        #expect(written(.object(fields)) == #"{"a":2,"z":3}"#)
+        fields["z"] = nil
+        #expect(written(.object(fields)) == #"{"a":2}"#)
+    }
 }
