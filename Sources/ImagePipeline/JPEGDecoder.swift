@@ -61,7 +61,9 @@ final class JPEGDecoder {
     /// - Parameter shrink: 1, 2, 4 or 8.
     func decode(shrink: Int) -> Decoded {
         guard cjpeg_start(decoder, Int32(shrink)) == 0 else { return .declined }
-        var raster = Raster(width: Int(cjpeg_output_width(decoder)), height: Int(cjpeg_output_height(decoder)), channels: 3)
+        // libjpeg writes every row, padding a file that ends early with grey; a decode that
+        // fails midway returns nothing, so no byte of this is ever read unwritten.
+        var raster = Raster(uninitializedWidth: Int(cjpeg_output_width(decoder)), height: Int(cjpeg_output_height(decoder)), channels: 3)
         let rowBytes = raster.rowBytes
         let status = raster.bytes.withUnsafeMutableBufferPointer { pixels in
             cjpeg_read_rows(decoder, pixels.baseAddress!, rowBytes)

@@ -55,7 +55,7 @@ package struct Raster {
     package func upright(orientation: Int) -> Raster {
         guard orientation >= 2 && orientation <= 8 else { return self }
         let swaps = orientation >= 5
-        var out = Raster(width: swaps ? height : width, height: swaps ? width : height, channels: channels)
+        var out = Raster(uninitializedWidth: swaps ? height : width, height: swaps ? width : height, channels: channels)
         let c = channels, w = width, h = height, ow = out.width
         bytes.withUnsafeBufferPointer { src in
             out.bytes.withUnsafeMutableBufferPointer { dst in
