@@ -89,11 +89,19 @@ public enum WireCodec {
     }
 
     private static func encode(_ id: Int, _ kind: String, _ body: some WireBody) -> Data {
-        var out: [UInt8] = []
-        out.reserveCapacity(1024)
-        WireJSON.object(["id": .int(id), "kind": .string(kind), "body": body.wire]).write(to: &out)
-        out.append(0x0A)
-        return Data(out)
+        var writer = WireWriter(capacity: 2048)
+        writer.object { w in
+            w.key("body")
+            body.write(to: &w)
+            w.field("id", id)
+            w.field("kind", kind)
+        }
+        return writer.bytes.withUnsafeBufferPointer { bytes in
+            var line = Data(capacity: bytes.count + 1)
+            line.append(bytes)
+            line.append(0x0A)
+            return line
+        }
     }
 
     private static func envelope(_ line: Data) -> (Int, String, WireJSON)? {

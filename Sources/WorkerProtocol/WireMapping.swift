@@ -1,15 +1,21 @@
 /// Each message's body as a JSON object and back: the field names and shapes that
-/// `docs/WORKER-PROTOCOL.md` documents. Optional fields are left out when absent, and read as
-/// absent when missing or `null`; a missing required field or a value of the wrong kind makes
-/// the whole message unreadable (`nil`).
+/// `docs/WORKER-PROTOCOL.md` documents. Written straight to bytes, fields in sorted order;
+/// read from the parsed tree. Optional fields are left out when absent, and read as absent when
+/// missing or `null`; a missing required field or a value of the wrong kind makes the whole
+/// message unreadable (`nil`).
 protocol WireBody {
-    var wire: WireJSON { get }
+    /// Writes the body as one JSON object.
+    func write(to writer: inout WireWriter)
     init?(wire: WireJSON)
 }
 
 extension Hello: WireBody {
-    var wire: WireJSON {
-        .object(["protocolVersion": .int(protocolVersion), "renderingVersion": .int(renderingVersion), "executable": .string(executable)])
+    func write(to writer: inout WireWriter) {
+        writer.object { w in
+            w.field("executable", executable)
+            w.field("protocolVersion", protocolVersion)
+            w.field("renderingVersion", renderingVersion)
+        }
     }
 
     init?(wire: WireJSON) {
@@ -19,12 +25,18 @@ extension Hello: WireBody {
 }
 
 extension Destination: WireBody {
-    var wire: WireJSON {
-        switch self {
-        case .slot(let table, let slot, let generation):
-            .object(["slot": .object(["table": .string(table), "slot": .int(slot), "generation": .int(generation)])])
-        case .scratch(let offset):
-            .object(["scratch": .object(["offset": .int(offset)])])
+    func write(to writer: inout WireWriter) {
+        writer.object { w in
+            switch self {
+            case .slot(let table, let slot, let generation):
+                w.objectField("slot") { w in
+                    w.field("generation", generation)
+                    w.field("slot", slot)
+                    w.field("table", table)
+                }
+            case .scratch(let offset):
+                w.objectField("scratch") { w in w.field("offset", offset) }
+            }
         }
     }
 
@@ -41,7 +53,13 @@ extension Destination: WireBody {
 }
 
 extension RenderMember: WireBody {
-    var wire: WireJSON { .object(["format": .string(format), "destination": destination.wire]) }
+    func write(to writer: inout WireWriter) {
+        writer.object { w in
+            w.key("destination")
+            destination.write(to: &w)
+            w.field("format", format)
+        }
+    }
 
     init?(wire: WireJSON) {
         guard let format = wire["format"]?.string, let destination = wire["destination"].flatMap(Destination.init(wire:)) else { return nil }
@@ -50,7 +68,13 @@ extension RenderMember: WireBody {
 }
 
 extension SourceLimits: WireBody {
-    var wire: WireJSON { .object(["maxPixels": .int(maxPixels), "maxSourceBytes": .int(maxSourceBytes), "failOn": .string(failOn)]) }
+    func write(to writer: inout WireWriter) {
+        writer.object { w in
+            w.field("failOn", failOn)
+            w.field("maxPixels", maxPixels)
+            w.field("maxSourceBytes", maxSourceBytes)
+        }
+    }
 
     init?(wire: WireJSON) {
         guard let p = wire["maxPixels"]?.int, let b = wire["maxSourceBytes"]?.int, let f = wire["failOn"]?.string else { return nil }
@@ -59,9 +83,14 @@ extension SourceLimits: WireBody {
 }
 
 extension RenderJob: WireBody {
-    var wire: WireJSON {
-        .object(["source": .string(source), "members": .array(members.map(\.wire)), "limits": limits.wire,
-                 "planned": .array(planned.map(WireJSON.string))])
+    func write(to writer: inout WireWriter) {
+        writer.object { w in
+            w.key("limits")
+            limits.write(to: &w)
+            w.arrayField("members") { w in members.forEach { $0.write(to: &w) } }
+            w.arrayField("planned") { w in planned.forEach { w.string($0) } }
+            w.field("source", source)
+        }
     }
 
     init?(wire: WireJSON) {
@@ -77,7 +106,14 @@ extension RenderJob: WireBody {
 }
 
 extension WireRect: WireBody {
-    var wire: WireJSON { .object(["x": .int(x), "y": .int(y), "width": .int(width), "height": .int(height)]) }
+    func write(to writer: inout WireWriter) {
+        writer.object { w in
+            w.field("height", height)
+            w.field("width", width)
+            w.field("x", x)
+            w.field("y", y)
+        }
+    }
 
     init?(wire: WireJSON) {
         guard let x = wire["x"]?.int, let y = wire["y"]?.int, let w = wire["width"]?.int, let h = wire["height"]?.int else { return nil }
@@ -86,9 +122,15 @@ extension WireRect: WireBody {
 }
 
 extension SourceStat: WireBody {
-    var wire: WireJSON {
-        .object(["device": .int(device), "inode": .int(inode), "size": .int(size), "modifiedNs": .int(modifiedNs),
-                 "changedNs": .int(changedNs), "readNs": .int(readNs)])
+    func write(to writer: inout WireWriter) {
+        writer.object { w in
+            w.field("changedNs", changedNs)
+            w.field("device", device)
+            w.field("inode", inode)
+            w.field("modifiedNs", modifiedNs)
+            w.field("readNs", readNs)
+            w.field("size", size)
+        }
     }
 
     init?(wire: WireJSON) {
@@ -99,9 +141,16 @@ extension SourceStat: WireBody {
 }
 
 extension Rendered: WireBody {
-    var wire: WireJSON {
-        .object(["contentRects": .array(contentRects.map(\.wire)), "decodes": .int(decodes), "fingerprint": .string(fingerprint),
-                 "stat": stat.wire, "warnings": .array(warnings.map(WireJSON.string)), "pixelChecksums": .array(pixelChecksums.map { .int($0) })])
+    func write(to writer: inout WireWriter) {
+        writer.object { w in
+            w.arrayField("contentRects") { w in contentRects.forEach { $0.write(to: &w) } }
+            w.field("decodes", decodes)
+            w.field("fingerprint", fingerprint)
+            w.arrayField("pixelChecksums") { w in pixelChecksums.forEach { w.int($0) } }
+            w.key("stat")
+            stat.write(to: &w)
+            w.arrayField("warnings") { w in warnings.forEach { w.string($0) } }
+        }
     }
 
     init?(wire: WireJSON) {
@@ -118,12 +167,15 @@ extension Rendered: WireBody {
 }
 
 extension ExtractJob: WireBody {
-    var wire: WireJSON {
-        var fields: WireFields = ["table": .string(table), "contentOnly": .bool(contentOnly), "verbose": .bool(verbose)]
-        if let key { fields["key"] = .string(key) }
-        if let output { fields["output"] = .string(output) }
-        if let all { fields["all"] = .string(all) }
-        return .object(fields)
+    func write(to writer: inout WireWriter) {
+        writer.object { w in
+            if let all { w.field("all", all) }
+            w.field("contentOnly", contentOnly)
+            if let key { w.field("key", key) }
+            if let output { w.field("output", output) }
+            w.field("table", table)
+            w.field("verbose", verbose)
+        }
     }
 
     init?(wire: WireJSON) {
@@ -135,11 +187,16 @@ extension ExtractJob: WireBody {
 }
 
 extension PreviewJob: WireBody {
-    var wire: WireJSON {
-        var fields: WireFields = ["table": .string(table), "output": .string(output), "tileSize": .int(tileSize), "limit": .int(limit),
-                                          "order": .string(order), "captions": .bool(captions)]
-        if let columns { fields["columns"] = .int(columns) }
-        return .object(fields)
+    func write(to writer: inout WireWriter) {
+        writer.object { w in
+            w.field("captions", captions)
+            if let columns { w.field("columns", columns) }
+            w.field("limit", limit)
+            w.field("order", order)
+            w.field("output", output)
+            w.field("table", table)
+            w.field("tileSize", tileSize)
+        }
     }
 
     init?(wire: WireJSON) {
@@ -155,7 +212,9 @@ extension PreviewJob: WireBody {
 }
 
 extension Finished: WireBody {
-    var wire: WireJSON { .object(["status": .int(status)]) }
+    func write(to writer: inout WireWriter) {
+        writer.object { w in w.field("status", status) }
+    }
 
     init?(wire: WireJSON) {
         guard let status = wire["status"]?.int64.flatMap(Int32.init(exactly:)) else { return nil }
@@ -164,10 +223,12 @@ extension Finished: WireBody {
 }
 
 extension WorkerFailure: WireBody {
-    var wire: WireJSON {
-        var fields: WireFields = ["code": .string(code.rawValue), "message": .string(message)]
-        if let cause { fields["cause"] = .string(cause) }
-        return .object(fields)
+    func write(to writer: inout WireWriter) {
+        writer.object { w in
+            if let cause { w.field("cause", cause) }
+            w.field("code", code.rawValue)
+            w.field("message", message)
+        }
     }
 
     init?(wire: WireJSON) {

@@ -74,4 +74,24 @@ import Testing
         fields["z"] = nil
         #expect(written(.object(fields)) == #"{"a":2}"#)
     }
+
+    /// The codec's encoders write straight to bytes, each naming its fields itself: every object
+    /// of every message comes out with its keys sorted, as the documentation promises.
+    @Test func everyMessageIsWrittenWithSortedKeys() throws {
+        func check(_ value: WireJSON, _ label: String) {
+            switch value {
+            case .object(let fields):
+                let keys = fields.pairs.map(\.key)
+                #expect(keys == keys.sorted() && Set(keys).count == keys.count, "\(label): \(keys)")
+                fields.pairs.forEach { check($0.value, label) }
+            case .array(let items): items.forEach { check($0, label) }
+            default: break
+            }
+        }
+        let lines = WireCodecTests.requests.map { WireCodec.line($0, id: 1) } + WireCodecTests.replies.map { WireCodec.line($0, id: 1) }
+        for line in lines {
+            let value = try #require(line.dropLast().withUnsafeBytes { WireJSON.parse($0) })
+            check(value, String(decoding: line.prefix(60), as: UTF8.self))
+        }
+    }
 }
