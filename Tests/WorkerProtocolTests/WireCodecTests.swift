@@ -57,6 +57,51 @@ import WorkerProtocol
         #expect(WireCodec.reply(Data(text.utf8)) == nil)
     }
 
+    /// A worker is a process that decodes untrusted images, so the command reads its lines as
+    /// untrusted too: every message, mutated at random (bytes changed, dropped, repeated, JSON's
+    /// own punctuation and escapes inserted), is read or refused without a crash, and what is
+    /// read writes back to a line that reads the same (the writer is the reader's inverse).
+    @Test func mutatedMessagesAreReadOrRefusedAndReadOnesRoundTrip() {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        let inserts: [[UInt8]] = ["\"", "\\", "\\u", "\\ud83d", "{", "}", "[", "]", ",", ":", "-", "0", "9", "1e5", "null", " "].map { Array($0.utf8) }
+            + [[0xFF], [0xC3], [0x00], [0x0A], [0xE2, 0x82]]
+        let lines = Self.requests.map { WireCodec.line($0, id: 3) } + Self.replies.map { WireCodec.line($0, id: 3) }
+        var read = 0
+        for line in lines {
+            let original = [UInt8](line.dropLast())
+            for _ in 0..<1500 {
+                var bytes = original
+                for _ in 0...next(3) {
+                    let at = next(bytes.count + 1)
+                    switch next(4) {
+                    case 0 where at < bytes.count: bytes[at] = UInt8(next(256))
+                    case 1 where at < bytes.count: bytes.removeSubrange(at..<min(bytes.count, at + 1 + next(8)))
+                    case 2 where at < bytes.count: bytes.insert(contentsOf: bytes[at..<min(bytes.count, at + 1 + next(16))], at: at)
+                    default: bytes.insert(contentsOf: inserts[next(inserts.count)], at: at)
+                    }
+                }
+                let data = Data(bytes)
+                if let r = WireCodec.request(data) {
+                    read += 1
+                    let again = WireCodec.request(WireCodec.line(r.request, id: r.id).dropLast())
+                    #expect(again?.id == r.id && again?.request == r.request, "\(String(decoding: bytes, as: UTF8.self))")
+                }
+                if let r = WireCodec.reply(data) {
+                    read += 1
+                    let again = WireCodec.reply(WireCodec.line(r.reply, id: r.id).dropLast())
+                    #expect(again?.id == r.id && again?.reply == r.reply, "\(String(decoding: bytes, as: UTF8.self))")
+                }
+            }
+        }
+        // Some mutations leave a valid message (a changed digit, a repeated character of a
+        // string): the round trip above was exercised, not only refusals.
+        #expect(read > 100, "\(read) mutated lines were messages")
+    }
+
     @Test func failureCodesAreTheDocumentedStrings() {
         #expect(WorkerFailure.Code.allCases.map(\.rawValue) == [
             "unreadable", "empty", "source-too-large", "unsupported-format", "too-many-pixels", "truncated", "decode-failed",
