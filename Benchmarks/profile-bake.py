@@ -9,7 +9,7 @@ It needs `perf` (linux-tools) and floor-bench's source sets (it makes them as fl
 with Pillow, when they are missing). One worker, so its samples and the bake process's are told
 apart by process; the groups go by the sampled function and the stack above it. This is the
 table of docs/PIPELINE.md ("Measured: the decode floor"); the shares move by a point or two
-between two profiles of the same build, the kernel's most.
+between two profiles of the same build, the kernel's most (each profile starts with a `sync`).
 """
 import argparse, collections, os, re, shutil, subprocess, sys, tempfile
 
@@ -66,6 +66,9 @@ def profile(name, files, args, work):
     manifest = fb.write_manifest(work, files)
     shutil.rmtree(os.path.join(work, "tables"), ignore_errors=True)
     data = os.path.join(work, "perf.data")
+    # Written data still waiting for the disk (an earlier bake's) is written back and reclaimed
+    # inside this bake's writes, and would triple their share.
+    subprocess.run(["sync"], check=True)
     subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "10000", "-g", "-o", data, "--",
                     os.path.join(os.path.abspath(args.bin), "imagetable"), "bake", manifest, "--no-progress",
                     "--allow-outside-paths", "-j", "1"], check=True, stdout=subprocess.DEVNULL)
