@@ -1,12 +1,12 @@
-/// A JSON object's fields, in the order they were read or set: what ``WireJSON/object(_:)``
-/// holds.
+/// A JSON object's fields, in the order they were read: what ``WireJSON/object(_:)`` holds.
 ///
 /// A message's objects have two to six fields, so a list searched from the end costs less
 /// than a dictionary, which hashes every key on every read (reading a render job took 15 µs
-/// with dictionaries, 7 µs with this and strings made straight from the bytes). The semantics are a dictionary's: a key set
-/// twice keeps its last value, and two objects are equal when they map the same keys to equal
-/// values, in any order.
-struct WireFields: Equatable, ExpressibleByDictionaryLiteral {
+/// with dictionaries, 7 µs with this and strings made straight from the bytes). The semantics
+/// are a dictionary's: of a key given twice the last value counts, and two objects are equal
+/// when they map the same keys to equal values, in any order. Messages are written without it
+/// (``WireWriter``).
+struct WireFields: Equatable {
     /// One field. A struct rather than a tuple: arrays of tuples make the runtime look their
     /// type up on every use.
     struct Field {
@@ -16,35 +16,20 @@ struct WireFields: Equatable, ExpressibleByDictionaryLiteral {
 
     private(set) var pairs: [Field]
 
-    init(dictionaryLiteral elements: (String, WireJSON)...) {
-        pairs = elements.map { Field(key: $0.0, value: $0.1) }
-    }
-
     /// No fields, with room for `capacity`.
     init(capacity: Int) {
         pairs = []
         pairs.reserveCapacity(capacity)
     }
 
-    /// The value of `key`; setting replaces it, or adds the field.
+    /// The value of `key`: its last field's.
     subscript(key: String) -> WireJSON? {
-        get {
-            var i = pairs.count
-            while i > 0 {
-                i -= 1
-                if pairs[i].key == key { return pairs[i].value }
-            }
-            return nil
+        var i = pairs.count
+        while i > 0 {
+            i -= 1
+            if pairs[i].key == key { return pairs[i].value }
         }
-        set {
-            let at = pairs.lastIndex { $0.key == key }
-            switch (at, newValue) {
-            case (let at?, let value?): pairs[at].value = value
-            case (_?, nil): pairs.removeAll { $0.key == key }
-            case (nil, let value?): pairs.append(Field(key: key, value: value))
-            case (nil, nil): break
-            }
-        }
+        return nil
     }
 
     /// Adds a field as read, without looking for an earlier one (a later one wins on reads).
@@ -53,7 +38,7 @@ struct WireFields: Equatable, ExpressibleByDictionaryLiteral {
     }
 
     /// The fields' last values, one per key, keys in order (String's order, which for the
-    /// protocol's ASCII keys is byte order), as the writer emits them.
+    /// protocol's ASCII keys is byte order): what equality compares.
     var sorted: [Field] {
         var out: [Field] = []
         out.reserveCapacity(pairs.count)

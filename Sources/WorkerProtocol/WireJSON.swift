@@ -55,41 +55,4 @@ enum WireJSON: Equatable {
         reader.skipSpace()
         return reader.atEnd ? value : nil
     }
-
-    /// The value as compact JSON, keys sorted, appended to `out`. The codec's encoders write
-    /// their messages directly (``WireWriter``); this writes any value, such as a parsed one.
-    ///
-    /// - Parameter out: where the text goes.
-    func write(to out: inout [UInt8]) {
-        var writer = WireWriter(capacity: 256)
-        writer.value(self)
-        out.append(contentsOf: writer.bytes)
-    }
-}
-
-extension WireWriter {
-    /// A whole ``WireJSON`` value, objects' keys sorted (one per key, its last value).
-    mutating func value(_ value: WireJSON) {
-        switch value {
-        case .null: null()
-        case .bool(let b): bool(b)
-        case .integer(let negative, let magnitude): integer(negative: negative, magnitude: magnitude)
-        case .string(let s): string(s)
-        case .array(let items): array { w in items.forEach { w.value($0) } }
-        case .object(let fields):
-            object { w in
-                for field in fields.sorted {
-                    w.key(field.key)
-                    w.value(field.value)
-                }
-            }
-        }
-    }
-}
-
-extension WireJSON {
-    /// An integer value of any integer type.
-    static func int<T: BinaryInteger>(_ v: T) -> WireJSON {
-        v < 0 ? .integer(negative: true, magnitude: UInt64(v.magnitude)) : .integer(negative: false, magnitude: UInt64(v))
-    }
 }
