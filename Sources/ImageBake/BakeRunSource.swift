@@ -110,9 +110,9 @@ extension BakeRun {
                 return failed(ImageTableError(.protocolError, "the worker sent no fingerprint", path: path, key: key))
             }
             // Decoded: now full tables may evict, and what was drawn in scratch memory is placed,
-            // under the fingerprint of the very bytes the worker decoded.
-            // Members drawn in scratch memory are copied into their slots here, through the
-            // mapping (unless staged); the worker wrote the others itself.
+            // under the fingerprint of the very bytes the worker decoded. Those members are
+            // copied into their slots here, through the mapping (unless staged); the worker
+            // wrote the others itself.
             let copiedHere = write.destinations.map { if case .scratch = $0 { true } else { false } }
             do throws(ImageTableError) {
                 let placed = try write.complete(contentRects: rendered.contentRects.map {
