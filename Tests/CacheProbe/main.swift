@@ -29,8 +29,9 @@ struct OneByte: SourceProvider {
     func source(for entity: CacheEntity, format: TableFormat) async throws -> SourceImage { .data(Data([0x5A])) }
 }
 
-let directory = NSTemporaryDirectory() + "cache-probe-\(getpid())"
-defer { try? FileManager.default.removeItem(atPath: directory) }
+// A name no earlier run can have left behind (`exit` below skips top-level `defer`s, and a
+// reused process id once found a finished run's table, whose hit made this run fail).
+let directory = NSTemporaryDirectory() + "cache-probe-\(UUID().uuidString)"
 let format = TableFormat(name: "grey", family: "probe", width: 8, height: 4, style: .grayscale8, capacity: 4)
 let cache = try ImageCache(configuration: .init(directory: directory, formats: [format]), provider: OneByte(), renderer: Flat())
 let entity = CacheEntity(key: "k", sourceName: "v1")
@@ -38,5 +39,6 @@ let miss = try await cache.image(for: entity, format: "grey")
 let hit = try cache.cachedImage(for: entity, format: "grey")
 let ok = miss.copyPixels()?.first == 0x5A && hit?.copyPixels() == miss.copyPixels() && cache.statistics.decodes == 1
 cache.close()
+try? FileManager.default.removeItem(atPath: directory)
 print(ok ? "ok" : "wrong pixels")
 exit(ok ? 0 : 1)
