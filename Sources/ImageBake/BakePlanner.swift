@@ -61,33 +61,53 @@ struct BakePlanner {
         var plan = BakePlan()
         plan.tables = Array(repeating: BakePlan.TableChange(), count: tableCount)
         for (familyIndex, family) in families.enumerated() {
-            var writes: [String: [Int]] = [:]
-            var selectedSomewhere: Set<String> = []
+            // What holds an element per source is made once per family, not once per table: a
+            // plan of a million sources would otherwise hold several sets of every key at once.
+            let present = Set(family.sources.lazy.map(\.file.key))
+            // Which tables each written key goes to, as an index into `lists`: the distinct lists
+            // of tables, which the jobs share (an array per job otherwise).
+            var lists: [[Int]] = [[]]
+            var extended: [Int: Int] = [:]
+            var writes: [String: Int] = [:]
+            // A source is left out of the family when every table leaves it out.
+            var leftOutEverywhere: Set<String>?
             for table in family.tables {
-                let change = planTable(table, family)
-                for key in change.writes { writes[key, default: []].append(table.index) }
-                selectedSomewhere.formUnion(Set(family.sources.map(\.file.key)).subtracting(change.leftOut))
+                let change = planTable(table, family, present: present)
+                for key in change.writes {
+                    let from = writes[key] ?? 0, step = from * tableCount + table.index
+                    if let to = extended[step] {
+                        writes[key] = to
+                    } else {
+                        lists.append(lists[from] + [table.index])
+                        extended[step] = lists.count - 1
+                        writes[key] = lists.count - 1
+                    }
+                }
+                leftOutEverywhere = leftOutEverywhere.map { $0.intersection(change.leftOut) } ?? Set(change.leftOut)
                 plan.tables[table.index] = change
             }
-            let held = Set(family.tables.flatMap(\.entries.keys))
+            let jobTables = lists.map { $0.sorted() }
+            let removed = Set(family.tables.flatMap { $0.entries.keys.filter { !present.contains($0) } }).sorted()
+            // Exact sizes: these arrays hold an element per source for the rest of the bake.
+            plan.jobs.reserveCapacity(plan.jobs.count + writes.count)
+            plan.listing.reserveCapacity(plan.listing.count + family.sources.count + removed.count)
             for source in family.sources {
                 let key = source.file.key
                 if source.deferred {
                     plan.deferred += 1
                 } else if let failure = source.failure {
                     plan.failures.append(SourceFailure(family: family.name, error: failure.error.at(source.file.path, key: key)))
-                } else if let tables = writes[key] {
-                    plan.jobs.append(BakePlan.Job(family: familyIndex, familyName: family.name, source: source.file, tables: tables.sorted(),
-                                                  status: held.contains(key) ? .changed : .new))
-                } else if selectedSomewhere.contains(key) || family.tables.isEmpty {
+                } else if let list = writes[key] {
+                    plan.jobs.append(BakePlan.Job(family: familyIndex, familyName: family.name, source: source.file, tables: jobTables[list],
+                                                  status: family.tables.contains { $0.entries[key] != nil } ? .changed : .new))
+                } else if family.tables.isEmpty || !(leftOutEverywhere?.contains(key) ?? false) {
                     plan.unchanged += 1
                 } else {
                     plan.leftOut += 1
                 }
                 plan.listing.append(BakePlan.Listed(family: family.name, key: key, status: status(of: source, in: family)))
             }
-            let present = Set(family.sources.map(\.file.key))
-            for key in held.subtracting(present).sorted() {
+            for key in removed {
                 plan.listing.append(BakePlan.Listed(family: family.name, key: key, status: .removed))
             }
         }
@@ -95,7 +115,8 @@ struct BakePlanner {
         return plan
     }
 
-    private func planTable(_ table: Table, _ family: Family) -> BakePlan.TableChange {
+    /// One table's part of the plan. `present` is every key of the family's sources.
+    private func planTable(_ table: Table, _ family: Family, present: Set<String>) -> BakePlan.TableChange {
         var change = BakePlan.TableChange()
         change.capacity = table.capacity
         change.entriesBefore = table.entries.count
@@ -121,9 +142,11 @@ struct BakePlanner {
             }
         }
         change.writes.sort()
-        let selectedKeys = Set(selected.map(\.file.key))
-        let present = Set(sources.lazy.map(\.file.key))
-        let unselected = table.entries.keys.filter { !selectedKeys.contains($0) }
+        // An entry whose source is present is a candidate (the table holds its key), so it is
+        // selected unless left out: the unselected entries are those of absent sources and of
+        // those left out, with no set of the selected keys.
+        let leftOut = Set(change.leftOut)
+        let unselected = table.entries.keys.filter { !present.contains($0) || leftOut.contains($0) }
         let gone = unselected.filter { !present.contains($0) }.sorted()
         if prune { change.prunes = gone }
         let remaining = table.entries.count - change.prunes.count

@@ -129,7 +129,7 @@ extension BakeRun {
                 return .fatal(error)
             }
             let s = rendered.stat
-            bakeState.remember(path: path, BakeState.FileRecord(
+            bakeState.remember(source.job.source, BakeState.FileRecord(
                 stat: FileStat(device: s.device, inode: s.inode, size: s.size, modifiedNs: s.modifiedNs, changedNs: s.changedNs),
                 fingerprint: fingerprint, checkedNs: s.readNs, tables: []))
             if !rendered.warnings.isEmpty {

@@ -1,4 +1,5 @@
 import Foundation
+import ImageManifest
 import ImageTableCore
 import Synchronization
 
@@ -36,8 +37,46 @@ final class BakeState: @unchecked Sendable {
     }
 
     private struct Pending {
-        var files: [String: FileRecord?] = [:]
+        /// What was learnt of files, in order: a later entry for a path wins at commit.
+        var files: [PendingFile] = []
         var formats: [String: String] = [:]
+    }
+
+    /// A file read (its record) or gone (`nil`), named by its directory and its name in it, which
+    /// the scan's strings share, rather than by a path string of its own.
+    private struct PendingFile {
+        let directory: String?
+        let name: String
+        let record: FileRecord?
+    }
+
+    /// What the state knew of a file when it was opened: what trusting its fingerprint needs.
+    struct Known: Sendable, Equatable {
+        let stat: FileStat
+        let fingerprint: UUID
+        let checkedNs: Int64
+    }
+
+    /// A path's 128-bit digest, in this process: the key of the files known at open. A path is a
+    /// string of 100 bytes or more on the heap, for each of a million sources; the digest is 16.
+    /// A collision is harmless: trusting a fingerprint also takes the file's whole stat (device,
+    /// inode, size, times) to be the recorded one, which two paths share only as links to one file.
+    struct PathDigest: Hashable, Sendable {
+        let low: Int, high: Int
+
+        init(_ bytes: UnsafeRawBufferPointer) {
+            var first = Hasher(), second = Hasher()
+            first.combine(UInt8(1))
+            second.combine(UInt8(2))
+            first.combine(bytes: bytes)
+            second.combine(bytes: bytes)
+            (low, high) = (first.finalize(), second.finalize())
+        }
+
+        init(_ path: Substring) {
+            var path = path
+            self = path.withUTF8 { Self(UnsafeRawBufferPointer($0)) }
+        }
     }
 
     /// The database file.
@@ -46,7 +85,7 @@ final class BakeState: @unchecked Sendable {
     let notices: [String]
     private let root: String
     private let database: SQLiteDatabase?
-    private let files: [String: FileRecord]
+    private let files: [PathDigest: Known]
     private let formats: [String: String]
     private let pending = Mutex(Pending())
 
@@ -68,7 +107,7 @@ final class BakeState: @unchecked Sendable {
             (database, files, formats, self.notices) = (nil, [:], [:], [])
             return
         }
-        var opened: (SQLiteDatabase, [String: FileRecord], [String: String])?
+        var opened: (SQLiteDatabase, [PathDigest: Known], [String: String])?
         do throws(ImageTableError) {
             opened = try Self.open(path, readOnly: readOnly)
         } catch where error.code == .corrupt && !readOnly {
@@ -80,7 +119,7 @@ final class BakeState: @unchecked Sendable {
         self.notices = notices
     }
 
-    private static func open(_ path: String, readOnly: Bool) throws(ImageTableError) -> (SQLiteDatabase, [String: FileRecord], [String: String]) {
+    private static func open(_ path: String, readOnly: Bool) throws(ImageTableError) -> (SQLiteDatabase, [PathDigest: Known], [String: String]) {
         let db = try SQLiteDatabase(path: path, readOnly: readOnly)
         if !readOnly {
             // WAL: a commit killed at any instant leaves the old state or the new one, and readers
@@ -120,22 +159,27 @@ final class BakeState: @unchecked Sendable {
     ///   - path: the file's absolute path.
     ///   - stat: its stat now.
     func trustedFingerprint(path: String, stat: FileStat) -> UUID? {
-        guard let record = files[relative(path)], record.stat == stat,
+        guard let record = files[PathDigest(relativeSubstring(path))], record.stat == stat,
               record.stat.modifiedNs + Self.racyMarginNs < record.checkedNs else { return nil }
         return record.fingerprint
     }
 
-    /// What the state says of a file, trusted or not (for `bake --list`).
-    func record(path: String) -> FileRecord? { files[relative(path)] }
-
-    /// Remembers what a read of `path` found; written by the next ``commit()``.
-    func remember(path: String, _ record: FileRecord) {
-        pending.withLock { $0.files[relative(path)] = record }
+    /// Remembers what a read of `file` found; written by the next ``commit()``.
+    func remember(_ file: SourceFile, _ record: FileRecord) {
+        pending.withLock { $0.files.append(PendingFile(directory: file.root, name: file.key, record: record)) }
     }
 
     /// Forgets a file that is gone.
+    ///
+    /// - Parameter path: its path, absolute or as stored.
     func forget(path: String) {
-        pending.withLock { $0.files[relative(path)] = .some(nil) }
+        pending.withLock { $0.files.append(PendingFile(directory: nil, name: path, record: nil)) }
+    }
+
+    /// Makes room for `count` more files to remember (a bake's jobs), so the list of them is not
+    /// grown by doubling: it holds an entry per source until the commit.
+    func expect(_ count: Int) {
+        pending.withLock { $0.files.reserveCapacity($0.files.count + count) }
     }
 
     /// The canonical parameters a table had at the last bake, to say what changed on a rebuild.
@@ -157,17 +201,28 @@ final class BakeState: @unchecked Sendable {
             return p
         }
         guard !batch.files.isEmpty || !batch.formats.isEmpty else { return }
-        try BakeStateSchema.write(batch.files, batch.formats, to: database)
+        let files = batch.files.lazy.map { [self] file in
+            (path: relative(file.directory.map { SourceFile.path(root: $0, key: file.name) } ?? file.name), record: file.record)
+        }
+        try BakeStateSchema.write(files, batch.formats, to: database)
     }
 
     /// Closes the database; later commits throw.
     func close() { database?.close() }
 
-    /// All known files, by path as stored (for `imagetable state` and tests).
-    var knownFiles: [String: FileRecord] { files }
+    /// Calls `body` with the path of every file the state holds, as stored, read from the
+    /// database as it goes (nothing when there is none).
+    ///
+    /// - Throws: ``ImageTableError`` from SQLite.
+    func forEachKnownPath(_ body: (String) -> Void) throws(ImageTableError) {
+        guard let database else { return }
+        try BakeStateSchema.forEachPath(database, body)
+    }
 
     /// `path` relative to the manifest's directory when it lies below it.
-    func relative(_ path: String) -> String {
-        path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
+    func relative(_ path: String) -> String { String(relativeSubstring(path)) }
+
+    private func relativeSubstring(_ path: String) -> Substring {
+        path.hasPrefix(root + "/") ? path.dropFirst(root.count + 1) : path[...]
     }
 }

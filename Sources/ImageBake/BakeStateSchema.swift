@@ -34,22 +34,32 @@ enum BakeStateSchema {
         PRAGMA user_version = \(BakeState.schemaVersion);
         """
 
-    static func loadFiles(_ db: SQLiteDatabase) throws(ImageTableError) -> [String: BakeState.FileRecord] {
+    /// The files the state holds, keyed by their path's digest (the paths themselves stay in the
+    /// database: ``forEachPath(_:_:)`` reads them when they are needed).
+    static func loadFiles(_ db: SQLiteDatabase) throws(ImageTableError) -> [BakeState.PathDigest: BakeState.Known] {
         let rows = try db.prepare("""
-            SELECT path, device, inode, size, mtime_ns, ctime_ns, fingerprint, checked_ns, tables FROM files WHERE kind = 'file'
+            SELECT path, device, inode, size, mtime_ns, ctime_ns, fingerprint, checked_ns FROM files WHERE kind = 'file'
             """)
         try rows.bind([])
-        var files: [String: BakeState.FileRecord] = [:]
+        var files: [BakeState.PathDigest: BakeState.Known] = [:]
         while try rows.step() {
             let bytes = rows.blob(6)
-            guard bytes.count == 16, let path = rows.text(0) else { continue }
+            guard bytes.count == 16, let digest = rows.withText(0, { $0.map(BakeState.PathDigest.init) }) else { continue }
             let uuid = bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
             let stat = FileStat(device: UInt64(bitPattern: rows.int(1)), inode: UInt64(bitPattern: rows.int(2)), size: Int(rows.int(3)),
                                 modifiedNs: rows.int(4), changedNs: rows.int(5))
-            let tables = (rows.text(8) ?? "").split(separator: " ").map(String.init)
-            files[path] = BakeState.FileRecord(stat: stat, fingerprint: uuid, checkedNs: rows.int(7), tables: tables)
+            files[digest] = BakeState.Known(stat: stat, fingerprint: uuid, checkedNs: rows.int(7))
         }
         return files
+    }
+
+    /// Calls `body` with the path of every file row, in the database's order.
+    static func forEachPath(_ db: SQLiteDatabase, _ body: (String) -> Void) throws(ImageTableError) {
+        let rows = try db.prepare("SELECT path FROM files WHERE kind = 'file'")
+        try rows.bind([])
+        while try rows.step() {
+            if let path = rows.text(0) { body(path) }
+        }
     }
 
     static func loadFormats(_ db: SQLiteDatabase) throws(ImageTableError) -> [String: String] {
@@ -62,7 +72,10 @@ enum BakeStateSchema {
         return formats
     }
 
-    static func write(_ files: [String: BakeState.FileRecord?], _ formats: [String: String], to db: SQLiteDatabase) throws(ImageTableError) {
+    /// Writes `files` in order (a later entry for a path wins; `nil` deletes) and `formats`, in
+    /// one transaction.
+    static func write<Files: Sequence<(path: String, record: BakeState.FileRecord?)>>(
+        _ files: Files, _ formats: [String: String], to db: SQLiteDatabase) throws(ImageTableError) {
         try db.transaction { () throws(ImageTableError) in
             let upsert = try db.prepare("""
                 INSERT OR REPLACE INTO files (path, kind, device, inode, size, mtime_ns, ctime_ns, fingerprint, checked_ns, tables)

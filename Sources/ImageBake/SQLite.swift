@@ -148,6 +148,13 @@ final class SQLiteDatabase {
             sqlite3_column_text(handle, column).map { String(cString: $0) }
         }
 
+        /// Calls `body` with a text column's UTF-8 bytes, valid only during the call (`nil` for
+        /// NULL): for a caller that keeps a digest of the text, not the text.
+        func withText<R>(_ column: Int32, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
+            guard let text = sqlite3_column_text(handle, column) else { return body(nil) }
+            return body(UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column))))
+        }
+
         func blob(_ column: Int32) -> [UInt8] {
             let count = Int(sqlite3_column_bytes(handle, column))
             guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return [] }

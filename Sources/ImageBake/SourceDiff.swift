@@ -24,10 +24,22 @@ struct SourceDiff {
     let rehash: Bool
     let jobs: Int
 
+    /// One family as scanned: its sources, and what its tables held when the bake began.
+    struct Scanned {
+        /// The sources, sorted by key.
+        let sources: [SourceFile]
+        /// The snapshots of the family's tables (``BakeTable/snapshot(sharing:)``), shared with
+        /// the plan rather than merged into a set of keys: one more entry per source otherwise.
+        let tables: [[String: (source: UUID, recency: UInt64)]]
+
+        /// Whether some table of the family holds `key`.
+        func holds(_ key: String) -> Bool { tables.contains { $0[key] != nil } }
+    }
+
     /// What the diff found of one family.
     struct Family {
         /// The planner's sources, in scan order.
-        let sources: [BakePlanner.Source]
+        var sources: [BakePlanner.Source]
         /// Sources the scan listed that were gone when the diff read them.
         let vanished: [SourceFile]
     }
@@ -39,9 +51,9 @@ struct SourceDiff {
     /// kept apart, so that a bake of a million sources does not hold a million error values.
     ///
     /// - Parameters:
-    ///   - families: per family, its scanned sources and the keys its tables hold.
+    ///   - families: per family, its scanned sources and what its tables hold.
     /// - Returns: per family, the planner's sources and those that vanished.
-    func run(_ families: [(sources: [SourceFile], held: Set<String>)]) -> [Family] {
+    func run(_ families: [Scanned]) -> [Family] {
         // Every (family, source) once, sorted by path: a path several families list is worked
         // out once, read if any of them holds its key. In path order, since with one thread the
         // reads should come in the same order every time (reproducible traces, forced races).
@@ -56,7 +68,7 @@ struct SourceDiff {
         var starts: [Int32] = []
         var reads: [Bool] = []
         for (position, item) in all.enumerated() {
-            let holds = families[Int(item.family)].held.contains(file(item).key)
+            let holds = families[Int(item.family)].holds(file(item).key)
             if let last = starts.last, Self.pathOrder(file(all[Int(last)]), file(item)) == 0 {
                 reads[reads.count - 1] = reads[reads.count - 1] || holds
             } else {
@@ -65,9 +77,11 @@ struct SourceDiff {
             }
         }
         let outcomes = Outcomes(count: starts.count)
-        let items = starts.map { file(all[Int($0)]) }, toRead = reads
-        Parallel.forEach(items.count, threads: jobs) { w in
-            outcomes.set(w, examine(items[w], read: toRead[w]))
+        // Each work item's file is looked up where it lies, not copied into an array of its own.
+        let order = all, firsts = starts, toRead = reads
+        Parallel.forEach(firsts.count, threads: jobs) { w in
+            let item = order[Int(firsts[w])]
+            outcomes.set(w, examine(families[Int(item.family)].sources[Int(item.index)], read: toRead[w]))
         }
         // Back to the families, in scan order.
         var work = Array(repeating: [Int32](), count: families.count)
@@ -156,7 +170,7 @@ struct SourceDiff {
             var fingerprint: UUID?
             if read {
                 let bytes = try SourceRead(path: path, maxBytes: decoding.maxSourceBytes)
-                state.remember(path: path, BakeState.FileRecord(stat: bytes.stat, fingerprint: bytes.fingerprint!,
+                state.remember(file, BakeState.FileRecord(stat: bytes.stat, fingerprint: bytes.fingerprint!,
                                                                 checkedNs: bytes.startedNs, tables: []))
                 (header, fingerprint) = (bytes.header, bytes.fingerprint)
             } else {

@@ -184,4 +184,35 @@ import Glibc
         #expect(summary.decoded == 1 && summary.failed.isEmpty)
         #expect(try project.bake().unchanged == 1, "the state was written once the other writer let go")
     }
+
+    /// The paths of the state's file rows, sorted, and runs `sql` on it first when given.
+    static func statePaths(_ project: BakeProject, running sql: String = "") throws -> [String] {
+        let script = """
+            import json, sqlite3, sys
+            db = sqlite3.connect(sys.argv[1], isolation_level=None)
+            if sys.argv[2]: db.execute(sys.argv[2])
+            print(json.dumps(sorted(row[0] for row in db.execute("SELECT path FROM files"))))
+            """
+        let result = try run("/usr/bin/env", ["python3", "-c", script, project.tables + "/.imagetable-state.sqlite", sql])
+        return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String], "\(result.stderr)")
+    }
+
+    /// The state keeps a row for each source it read, forgets a source once it is gone (looked up
+    /// in the sources by key, not by a path built for every source), and keeps rows outside every
+    /// family's sources directory: another manifest's, sharing the output directory.
+    @Test func aRemovedSourceLeavesTheStateAndRowsElsewhereStay() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 20))
+        for i in 0..<3 { try ConvergenceTests.add(project, "s\(i).png", i, secondsAgo: 100) }
+        #expect(try project.bake().decoded == 3)
+        let rows = try Self.statePaths(project, running: """
+            INSERT INTO files (path, device, inode, size, mtime_ns, ctime_ns, fingerprint, checked_ns)
+            VALUES ('elsewhere/x.png', 1, 2, 3, 4, 5, zeroblob(16), 6)
+            """)
+        #expect(rows == ["elsewhere/x.png", "src/s0.png", "src/s1.png", "src/s2.png"])
+        try FileManager.default.removeItem(atPath: project.sources + "/s1.png")
+        let second = try project.bake()
+        #expect(second.unchanged == 2 && second.removed == 1 && second.decoded == 0)
+        #expect(try Self.statePaths(project) == ["elsewhere/x.png", "src/s0.png", "src/s2.png"])
+        #expect(try project.bake().unchanged == 2, "the rows kept are trusted: nothing is read or decoded")
+    }
 }

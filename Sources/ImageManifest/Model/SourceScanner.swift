@@ -20,7 +20,22 @@ public struct SourceFile: Sendable, Equatable {
     public let stat: FileStat
 
     /// The file's full path: the resolved sources directory and the key.
-    public var path: String { root + "/" + key }
+    public var path: String { Self.path(root: root, key: key) }
+
+    /// The full path of the file at `key` below `root`.
+    ///
+    /// - Parameters:
+    ///   - root: the resolved sources directory.
+    ///   - key: the path relative to `root`, `/`-separated.
+    public static func path(root: String, key: String) -> String {
+        // Sized once: `root + "/" + key` grows its buffer on the way and keeps the slack.
+        var path = String()
+        path.reserveCapacity(root.utf8.count + 1 + key.utf8.count)
+        path += root
+        path += "/"
+        path += key
+        return path
+    }
 
     /// A file at `key` below the resolved directory `root`.
     ///
