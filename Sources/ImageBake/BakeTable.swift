@@ -42,9 +42,9 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     /// The entries the plan chose to evict, in order: taken one by one by new keys that find no
     /// free slot, so the bake evicts exactly what the plan says whatever the order of the jobs.
     private let victims = Mutex<ArraySlice<String>>([])
-    /// The keys the table held when the plan was made (``plan(evictions:held:)``), for
-    /// ``holds(key:)``; `nil` before.
-    private var heldAtPlan: [String: (source: UUID, recency: UInt64)]?
+    /// The keys the table held when the plan was made and that the plan writes again
+    /// (``plan(evictions:replacing:)``), for ``holds(key:)``; `nil` before.
+    private var replacingAtPlan: Set<String>?
     let counts = Mutex(Counts())
 
     /// Opens the table for writing (creating or rebuilding it), or read-only for a dry run.
@@ -118,15 +118,16 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     /// and the bake stops with `no-space` where it runs out.
     func preallocate(entries: Int) { try? table?.preallocate(slots: entries) }
 
-    /// Sets the evictions the plan chose, and what the table held when it chose them. Called
-    /// once, before the run's threads start.
+    /// Sets the evictions the plan chose, and which of the keys it writes the table held when it
+    /// chose them. Called once, before the run's threads start.
     ///
     /// - Parameters:
     ///   - evictions: the entries to evict, in order.
-    ///   - held: the table's ``snapshot()`` the plan was made from.
-    func plan(evictions: [String], held: [String: (source: UUID, recency: UInt64)]) {
+    ///   - replacing: the keys of the plan's writes that the table's ``snapshot(sharing:)``
+    ///     held (a set of those alone, not the snapshot, is kept for the run).
+    func plan(evictions: [String], replacing: Set<String>) {
         victims.withLock { $0 = evictions[...] }
-        heldAtPlan = held
+        replacingAtPlan = replacing
     }
 
     /// Whether the table holds `key`, as the plan saw it. Exact for every key the bake writes:
@@ -135,8 +136,8 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     /// table's lock, which every job of the bake takes and which would otherwise be taken twice
     /// per source and table.
     func holds(key: String) -> Bool {
-        guard let heldAtPlan else { return table?.contains(key: key) ?? false }
-        return heldAtPlan[key] != nil
+        guard let replacingAtPlan else { return table?.contains(key: key) ?? false }
+        return replacingAtPlan.contains(key)
     }
 
     /// Reserves a slot: the key's own or a free one; with `evicting`, the next entry the plan

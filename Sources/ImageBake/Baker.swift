@@ -61,58 +61,15 @@ public enum Baker {
         clock.lap(\.open)
         for table in tables { table.explainRebuild(previous: state.parameters(ofTable: table.format.fileName)) }
 
-        var scanned: [SourceDiff.Scanned] = []
-        var scanFailures: [SourceFailure] = []
-        var snapshots = Array(repeating: [String: (source: UUID, recency: UInt64)](), count: tables.count)
-        for family in manifest.families {
-            // A shard's bake sees only its own sources: every other key is no source of its, and
-            // is reported by no warning of its.
-            let shard = options.shard
-            let scanner = SourceScanner(root: family.sourcesPath, allowOutside: options.allowOutsidePaths, excluding: manifest.outputPath,
-                                        selectsHidden: { family.selectsHiddenImage($0) && shard?.contains(key: $0) != false }) {
-                family.selects($0) && shard?.contains(key: $0) != false
-            }
-            let (sources, skipped) = try scanner.scan()
-            let own = tables.indices.filter { tables[$0].format.family == family.name }
-            // The tables' keys share the scan's strings: one string per key, not one per table.
-            let keys = Set(sources.lazy.map(\.key))
-            for t in own { snapshots[t] = tables[t].snapshot(sharing: keys) }
-            scanned.append(SourceDiff.Scanned(sources: sources, tables: own.map { snapshots[$0] }))
-            scanFailures += skipped.map { SourceFailure(family: family.name, error: $0) }
-        }
-        clock.lap(\.scan)
-        var diffed = SourceDiff(state: state, decoding: options.decoding, rehash: options.rehash, jobs: options.jobs).run(scanned)
-        clock.lap(\.diff)
-        // Files deleted since the listing: found, then removed. A held key's removal is in the
-        // plan's listing already; a new one's is counted here, as the worker's `.gone` counts it.
-        let vanished = (found: diffed.map(\.vanished.count).reduce(0, +),
-                        unheld: zip(diffed, scanned).map { d, s in d.vanished.filter { !s.holds($0.key) }.count }.reduce(0, +))
-        // The diff's sources hold every file the scan listed but those that vanished: the scan's
-        // own list, a second entry per source, goes.
-        scanned.removeAll()
-        if let minAge = options.minAge {
-            let youngest = FileStat.now - Int64(minAge * 1e9)
-            // In place: the planner shares these arrays rather than holding a copy of every source.
-            for f in diffed.indices {
-                for i in diffed[f].sources.indices where diffed[f].sources[i].file.stat.modifiedNs > youngest {
-                    diffed[f].sources[i].deferred = true
-                }
-            }
-        }
-        let families = manifest.families.enumerated().map { i, family in
-            let own = tables.indices.filter { tables[$0].format.family == family.name }
-            return BakePlanner.Family(name: family.name, sources: diffed[i].sources,
-                                      tables: own.map { BakePlanner.Table(index: $0, capacity: tables[$0].format.capacity, entries: snapshots[$0]) })
-        }
-        let plan = BakePlanner(prune: options.prune).plan(families, tableCount: tables.count)
-        clock.lap(\.plan)
+        let prepared = try BakePreparation(manifest, tables: tables, state: state, options: options, clock: &clock)
+        let plan = prepared.plan, vanished = prepared.vanished
 
         var summary = BakeSummary()
         if !options.dryRun {
             TestHook.run("planned")
-            for ((table, change), held) in zip(zip(tables, plan.tables), snapshots) {
+            for ((table, change), replacing) in zip(zip(tables, plan.tables), prepared.replacing) {
                 try table.prune(change.prunes)
-                table.plan(evictions: change.evictions, held: held)
+                table.plan(evictions: change.evictions, replacing: replacing)
                 if !change.writes.isEmpty { table.preallocate(entries: change.entriesAfter) }
             }
             state.expect(plan.jobs.count)
@@ -120,7 +77,7 @@ public enum Baker {
             let outcome = run.execute()
             summary = outcome.summary
             clock.lap(\.render)
-            try forgetRemoved(diffed, manifest: manifest, state: state)
+            try forgetRemoved(plan.listing, manifest: manifest, state: state)
             for table in tables { state.setParameters(ofTable: table.format.fileName, table.format.canonicalParameters) }
             try state.commit()
             clock.lap(\.commit)
@@ -131,7 +88,7 @@ public enum Baker {
         summary.removed += vanished.unheld
         summary.phases = clock.phases
         summary.cpu = BakeCPU.since(cpuBefore)
-        summary = finish(summary, plan: plan, scanFailures: scanFailures, vanished: vanished.found, tables: tables, options: options,
+        summary = finish(summary, plan: plan, scanFailures: prepared.scanFailures, vanished: vanished.found, tables: tables, options: options,
                          started: started)
         for orphan in orphanTables(manifest) {
             if options.prune && !options.dryRun && unlink(orphan.path) == 0 {
@@ -165,7 +122,7 @@ public enum Baker {
         summary.skipped = (failures.filter(skips) + summary.skipped).sorted { ($0.family, $0.key) < ($1.family, $1.key) }
         summary.sourcesFound = plan.listing.reduce(0) { $0 + ($1.status != .removed ? 1 : 0) } + scanFailures.count + vanished
         summary.keptPrevious = summary.failed.filter { failure in
-            [.changed, .unchanged].contains(listed(failure, in: plan.listing)?.status)
+            [.changed, .unchanged].contains(listed(family: failure.family, key: failure.key, in: plan.listing)?.status)
         }.count
         summary.warnings = zip(tables, plan.tables).compactMap { table, change in
             guard change.candidates > change.capacity else { return nil }
@@ -190,15 +147,15 @@ public enum Baker {
         return summary
     }
 
-    /// The listing's entry of `failure`'s source: a binary search of the listing, which is sorted
-    /// by family and key (failures are few; a set of every listed source would cost a string each).
-    private static func listed(_ failure: SourceFailure, in listing: [BakePlan.Listed]) -> BakePlan.Listed? {
+    /// The listing's entry of a family's key: a binary search of the listing, which is sorted by
+    /// family and key (a set of every listed source would cost a string each).
+    private static func listed(family: String, key: String, in listing: [BakePlan.Listed]) -> BakePlan.Listed? {
         var low = 0, high = listing.count
         while low < high {
             let middle = (low + high) / 2
-            if (listing[middle].family, listing[middle].key) < (failure.family, failure.key) { low = middle + 1 } else { high = middle }
+            if (listing[middle].family, listing[middle].key) < (family, key) { low = middle + 1 } else { high = middle }
         }
-        guard low < listing.count, listing[low].family == failure.family, listing[low].key == failure.key else { return nil }
+        guard low < listing.count, listing[low].family == family, listing[low].key == key else { return nil }
         return listing[low]
     }
 
@@ -223,30 +180,20 @@ public enum Baker {
     }
 
     /// Drops the state's records of files under a family's sources that the scan no longer finds.
-    private static func forgetRemoved(_ diffed: [SourceDiff.Family], manifest: Manifest, state: BakeState) throws(ImageTableError) {
-        // Each known path under a family's sources directory is looked up by its key in that
-        // family's sources (in scan order: sorted by key), rather than building every source's
-        // path. A file that vanished during the bake is not among them: it is forgotten too.
-        let roots = manifest.families.map { state.relative($0.sourcesPath) + "/" }
+    private static func forgetRemoved(_ listing: [BakePlan.Listed], manifest: Manifest, state: BakeState) throws(ImageTableError) {
+        // Each known path under a family's sources directory is looked up by its family and key
+        // in the plan's listing (sorted by both), rather than building every source's path. A
+        // file that vanished during the bake is not listed: it is forgotten too.
+        let roots = manifest.families.map { (name: $0.name, root: state.relative($0.sourcesPath) + "/") }
         var removed: [String] = []
         try state.forEachKnownPath { path in
             var under = false, present = false
-            for (root, family) in zip(roots, diffed) where path.hasPrefix(root) {
+            for (name, root) in roots where path.hasPrefix(root) {
                 under = true
-                present = present || Self.contains(family.sources, key: String(path.dropFirst(root.count)))
+                present = present || listed(family: name, key: String(path.dropFirst(root.count)), in: listing).map { $0.status != .removed } == true
             }
             if under && !present { removed.append(path) }
         }
         for path in removed { state.forget(path: path) }
-    }
-
-    /// Whether `sources`, sorted by key as the scanner sorts them, holds `key`: a binary search.
-    private static func contains(_ sources: [BakePlanner.Source], key: String) -> Bool {
-        var low = 0, high = sources.count
-        while low < high {
-            let middle = (low + high) / 2
-            if sources[middle].file.key < key { low = middle + 1 } else { high = middle }
-        }
-        return low < sources.count && sources[low].file.key == key
     }
 }

@@ -1,0 +1,78 @@
+import Foundation
+import ImageManifest
+import ImageTableCore
+
+/// The part of a bake before any table changes: scan each family, snapshot its tables, diff the
+/// sources against the state, and plan (`Baker`'s steps 2 to 4).
+///
+/// It is a function of its own so that what only planning needs (the scan's lists, the tables'
+/// snapshots, the diff's sources) is freed when it returns, before the run: a bake of a million
+/// sources would otherwise carry each of them, per source, to its end.
+struct BakePreparation {
+    /// The plan.
+    let plan: BakePlan
+    /// Per table, the keys it held that the plan writes again (``BakeTable/plan(evictions:replacing:)``).
+    let replacing: [Set<String>]
+    /// Files the scans skipped or could not list.
+    let scanFailures: [SourceFailure]
+    /// Files deleted since the listing: all of them, and those no table held (a held key's removal
+    /// is in the plan's listing already; a new one's is counted as the worker's `.gone` is).
+    let vanished: (found: Int, unheld: Int)
+
+    /// Scans, diffs and plans `manifest` against its open `tables` and `state`.
+    ///
+    /// - Parameters:
+    ///   - manifest: the manifest.
+    ///   - tables: its tables, open, in the order of its formats.
+    ///   - state: the bake state.
+    ///   - options: the bake's options.
+    ///   - clock: charged with the scan, the diff and the plan.
+    /// - Throws: ``ImageTableError`` when a family's sources cannot be listed.
+    init(_ manifest: Manifest, tables: [BakeTable], state: BakeState, options: BakeOptions, clock: inout PhaseClock) throws(ImageTableError) {
+        var scanned: [SourceDiff.Scanned] = []
+        var scanFailures: [SourceFailure] = []
+        var snapshots = Array(repeating: [String: (source: UUID, recency: UInt64)](), count: tables.count)
+        for family in manifest.families {
+            // A shard's bake sees only its own sources: every other key is no source of its, and
+            // is reported by no warning of its.
+            let shard = options.shard
+            let scanner = SourceScanner(root: family.sourcesPath, allowOutside: options.allowOutsidePaths, excluding: manifest.outputPath,
+                                        selectsHidden: { family.selectsHiddenImage($0) && shard?.contains(key: $0) != false }) {
+                family.selects($0) && shard?.contains(key: $0) != false
+            }
+            let (sources, skipped) = try scanner.scan()
+            let own = tables.indices.filter { tables[$0].format.family == family.name }
+            // The tables' keys share the scan's strings: one string per key, not one per table.
+            let keys = Set(sources.lazy.map(\.key))
+            for t in own { snapshots[t] = tables[t].snapshot(sharing: keys) }
+            scanned.append(SourceDiff.Scanned(sources: sources, tables: own.map { snapshots[$0] }))
+            scanFailures += skipped.map { SourceFailure(family: family.name, error: $0) }
+        }
+        clock.lap(\.scan)
+        var diffed = SourceDiff(state: state, decoding: options.decoding, rehash: options.rehash, jobs: options.jobs).run(scanned)
+        clock.lap(\.diff)
+        vanished = (found: diffed.map(\.vanished.count).reduce(0, +),
+                    unheld: zip(diffed, scanned).map { d, s in d.vanished.filter { !s.holds($0.key) }.count }.reduce(0, +))
+        // The diff's sources hold every file the scan listed but those that vanished: the scan's
+        // own list, a second entry per source, goes.
+        scanned.removeAll()
+        if let minAge = options.minAge {
+            let youngest = FileStat.now - Int64(minAge * 1e9)
+            // In place: the planner shares these arrays rather than holding a copy of every source.
+            for f in diffed.indices {
+                for i in diffed[f].sources.indices where diffed[f].sources[i].file.stat.modifiedNs > youngest {
+                    diffed[f].sources[i].deferred = true
+                }
+            }
+        }
+        let families = manifest.families.enumerated().map { i, family in
+            let own = tables.indices.filter { tables[$0].format.family == family.name }
+            return BakePlanner.Family(name: family.name, sources: diffed[i].sources,
+                                      tables: own.map { BakePlanner.Table(index: $0, capacity: tables[$0].format.capacity, entries: snapshots[$0]) })
+        }
+        plan = BakePlanner(prune: options.prune).plan(families, tableCount: tables.count)
+        replacing = zip(plan.tables, snapshots).map { change, held in Set(change.writes.lazy.filter { held[$0] != nil }) }
+        self.scanFailures = scanFailures
+        clock.lap(\.plan)
+    }
+}
