@@ -5,6 +5,7 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,32 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #endif
+
+void *itc_mutex_create(void) {
+    pthread_mutex_t *mutex = malloc(sizeof(pthread_mutex_t));
+    if (!mutex) return NULL;
+    pthread_mutexattr_t attributes;
+    pthread_mutexattr_init(&attributes);
+#if defined(__GLIBC__)
+    pthread_mutexattr_settype(&attributes, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+    int failed = pthread_mutex_init(mutex, &attributes);
+    pthread_mutexattr_destroy(&attributes);
+    if (failed) {
+        free(mutex);
+        return NULL;
+    }
+    return mutex;
+}
+
+void itc_mutex_lock(void *mutex) { pthread_mutex_lock(mutex); }
+
+void itc_mutex_unlock(void *mutex) { pthread_mutex_unlock(mutex); }
+
+void itc_mutex_destroy(void *mutex) {
+    pthread_mutex_destroy(mutex);
+    free(mutex);
+}
 
 // posix_fallocate returns an errno value rather than setting errno; macOS lacks it, so there we
 // ask for contiguous-or-not preallocation and then extend the file with ftruncate.

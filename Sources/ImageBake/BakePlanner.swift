@@ -45,7 +45,7 @@ struct BakePlanner {
         let index: Int
         let capacity: Int
         /// Its entries: key → source UUID and recency.
-        let entries: [String: (source: UUID, recency: UInt64)]
+        let entries: HeldEntries
     }
 
     /// A family: its sources and tables.

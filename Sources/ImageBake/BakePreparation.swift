@@ -31,7 +31,8 @@ struct BakePreparation {
     init(_ manifest: Manifest, tables: [BakeTable], state: BakeState, options: BakeOptions, clock: inout PhaseClock) throws(ImageTableError) {
         var scanned: [SourceDiff.Scanned] = []
         var scanFailures: [SourceFailure] = []
-        var snapshots = Array(repeating: [String: (source: UUID, recency: UInt64)](), count: tables.count)
+        // Per table, what it held: a view of its family's `FamilyHeld`.
+        var held = Array(repeating: HeldEntries?.none, count: tables.count)
         for family in manifest.families {
             // A shard's bake sees only its own sources: every other key is no source of its, and
             // is reported by no warning of its.
@@ -43,9 +44,9 @@ struct BakePreparation {
             let (sources, skipped) = try scanner.scan()
             let own = tables.indices.filter { tables[$0].format.family == family.name }
             // The tables' keys share the scan's strings: one string per key, not one per table.
-            let keys = Set(sources.lazy.map(\.key))
-            for t in own { snapshots[t] = tables[t].snapshot(sharing: keys) }
-            scanned.append(SourceDiff.Scanned(sources: sources, tables: own.map { snapshots[$0] }))
+            let familyHeld = FamilyHeld(own.map { tables[$0] }, sharing: Set(sources.lazy.map(\.key)))
+            for (i, t) in own.enumerated() { held[t] = familyHeld.table(i) }
+            scanned.append(SourceDiff.Scanned(sources: sources, held: familyHeld))
             scanFailures += skipped.map { SourceFailure(family: family.name, error: $0) }
         }
         clock.lap(\.scan)
@@ -68,10 +69,10 @@ struct BakePreparation {
         let families = manifest.families.enumerated().map { i, family in
             let own = tables.indices.filter { tables[$0].format.family == family.name }
             return BakePlanner.Family(name: family.name, sources: diffed[i].sources,
-                                      tables: own.map { BakePlanner.Table(index: $0, capacity: tables[$0].format.capacity, entries: snapshots[$0]) })
+                                      tables: own.map { BakePlanner.Table(index: $0, capacity: tables[$0].format.capacity, entries: held[$0]!) })
         }
         plan = BakePlanner(prune: options.prune).plan(families, tableCount: tables.count)
-        replacing = zip(plan.tables, snapshots).map { change, held in Set(change.writes.lazy.filter { held[$0] != nil }) }
+        replacing = zip(plan.tables, held).map { change, held in Set(change.writes.lazy.filter { held?[$0] != nil }) }
         self.scanFailures = scanFailures
         clock.lap(\.plan)
     }

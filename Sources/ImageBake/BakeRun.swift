@@ -1,7 +1,6 @@
 import Foundation
 import ImageManifest
 import ImageTableCore
-import Synchronization
 import WorkerProtocol
 
 /// The parallel part of a bake: `jobs` dispatcher threads, each feeding one worker process.
@@ -38,7 +37,7 @@ final class BakeRun: @unchecked Sendable {
     let familyFormats: [[String]]
     /// Sources each worker has outstanding (``depth(options:tables:scratchBytes:)``).
     let depth: Int
-    let state = Mutex(State())
+    let state = AdaptiveMutex(State())
 
     init(manifest: Manifest, tables: [BakeTable], jobs: [BakePlan.Job], options: BakeOptions, state: BakeState, started: Date) {
         self.manifest = manifest

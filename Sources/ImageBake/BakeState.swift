@@ -1,7 +1,6 @@
 import Foundation
 import ImageManifest
 import ImageTableCore
-import Synchronization
 
 /// What an output directory's last bakes learnt: each source file's fingerprint with the stat
 /// that was true when its bytes were read, and each table's parameters.
@@ -50,44 +49,15 @@ final class BakeState: @unchecked Sendable {
         let record: FileRecord?
     }
 
-    /// What the state knew of a file when it was opened: what trusting its fingerprint needs.
-    struct Known: Sendable, Equatable {
-        let stat: FileStat
-        let fingerprint: UUID
-        let checkedNs: Int64
-    }
-
-    /// A path's 128-bit digest, in this process: the key of the files known at open. A path is a
-    /// string of 100 bytes or more on the heap, for each of a million sources; the digest is 16.
-    /// A collision is harmless: trusting a fingerprint also takes the file's whole stat (device,
-    /// inode, size, times) to be the recorded one, which two paths share only as links to one file.
-    struct PathDigest: Hashable, Sendable {
-        let low: Int, high: Int
-
-        init(_ bytes: UnsafeRawBufferPointer) {
-            var first = Hasher(), second = Hasher()
-            first.combine(UInt8(1))
-            second.combine(UInt8(2))
-            first.combine(bytes: bytes)
-            second.combine(bytes: bytes)
-            (low, high) = (first.finalize(), second.finalize())
-        }
-
-        init(_ path: Substring) {
-            var path = path
-            self = path.withUTF8 { Self(UnsafeRawBufferPointer($0)) }
-        }
-    }
-
     /// The database file.
     let path: String
     /// What opening did: a damaged state replaced by an empty one.
     let notices: [String]
     private let root: String
     private let database: SQLiteDatabase?
-    private let files: [PathDigest: Known]
+    private let files: KnownFiles
     private let formats: [String: String]
-    private let pending = Mutex(Pending())
+    private let pending = AdaptiveMutex(Pending())
 
     /// Opens the state of `directory`, creating it (unless `readOnly`), or starting afresh when
     /// it is damaged or from another schema.
@@ -104,10 +74,10 @@ final class BakeState: @unchecked Sendable {
         var notices: [String] = []
         let exists = FileManager.default.fileExists(atPath: path)
         if readOnly && !exists {
-            (database, files, formats, self.notices) = (nil, [:], [:], [])
+            (database, files, formats, self.notices) = (nil, KnownFiles([]), [:], [])
             return
         }
-        var opened: (SQLiteDatabase, [PathDigest: Known], [String: String])?
+        var opened: (SQLiteDatabase, KnownFiles, [String: String])?
         do throws(ImageTableError) {
             opened = try Self.open(path, readOnly: readOnly)
         } catch where error.code == .corrupt && !readOnly {
@@ -119,7 +89,7 @@ final class BakeState: @unchecked Sendable {
         self.notices = notices
     }
 
-    private static func open(_ path: String, readOnly: Bool) throws(ImageTableError) -> (SQLiteDatabase, [PathDigest: Known], [String: String]) {
+    private static func open(_ path: String, readOnly: Bool) throws(ImageTableError) -> (SQLiteDatabase, KnownFiles, [String: String]) {
         let db = try SQLiteDatabase(path: path, readOnly: readOnly)
         if !readOnly {
             // WAL: a commit killed at any instant leaves the old state or the new one, and readers

@@ -34,23 +34,24 @@ enum BakeStateSchema {
         PRAGMA user_version = \(BakeState.schemaVersion);
         """
 
-    /// The files the state holds, keyed by their path's digest (the paths themselves stay in the
+    /// The files the state holds, found by their path's digest (the paths themselves stay in the
     /// database: ``forEachPath(_:_:)`` reads them when they are needed).
-    static func loadFiles(_ db: SQLiteDatabase) throws(ImageTableError) -> [BakeState.PathDigest: BakeState.Known] {
+    static func loadFiles(_ db: SQLiteDatabase) throws(ImageTableError) -> BakeState.KnownFiles {
         let rows = try db.prepare("""
             SELECT path, device, inode, size, mtime_ns, ctime_ns, fingerprint, checked_ns FROM files WHERE kind = 'file'
             """)
         try rows.bind([])
-        var files: [BakeState.PathDigest: BakeState.Known] = [:]
+        var files: [(digest: BakeState.PathDigest, known: BakeState.Known)] = []
+        if let count = try? db.prepare("SELECT count(*) FROM files"), (try? count.step()) == true { files.reserveCapacity(Int(count.int(0))) }
         while try rows.step() {
             let bytes = rows.blob(6)
             guard bytes.count == 16, let digest = rows.withText(0, { $0.map(BakeState.PathDigest.init) }) else { continue }
             let uuid = bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
             let stat = FileStat(device: UInt64(bitPattern: rows.int(1)), inode: UInt64(bitPattern: rows.int(2)), size: Int(rows.int(3)),
                                 modifiedNs: rows.int(4), changedNs: rows.int(5))
-            files[digest] = BakeState.Known(stat: stat, fingerprint: uuid, checkedNs: rows.int(7))
+            files.append((digest, BakeState.Known(stat: stat, fingerprint: uuid, checkedNs: rows.int(7))))
         }
-        return files
+        return BakeState.KnownFiles(files)
     }
 
     /// Calls `body` with the path of every file row, in the database's order.

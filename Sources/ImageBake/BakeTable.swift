@@ -1,7 +1,6 @@
 import Foundation
 import ImageManifest
 import ImageTableCore
-import Synchronization
 
 /// One table during a bake: its writer (or, in a dry run, a read-only view), what it holds when
 /// the plan is made, the evictions the plan chose for it, and the reservations waiting to be
@@ -37,15 +36,15 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
         /// past ``stagedLimit``, so a batch of large images does not hold them all in memory.
         var stagedBytes = 0
     }
-    private let pending = Mutex(Batch())
+    private let pending = AdaptiveMutex(Batch())
     private static let stagedLimit = 32 << 20
     /// The entries the plan chose to evict, in order: taken one by one by new keys that find no
     /// free slot, so the bake evicts exactly what the plan says whatever the order of the jobs.
-    private let victims = Mutex<ArraySlice<String>>([])
+    private let victims = AdaptiveMutex<ArraySlice<String>>([])
     /// The keys the table held when the plan was made and that the plan writes again
     /// (``plan(evictions:replacing:)``), for ``holds(key:)``; `nil` before.
     private var replacingAtPlan: Set<String>?
-    let counts = Mutex(Counts())
+    let counts = AdaptiveMutex(Counts())
 
     /// Opens the table for writing (creating or rebuilding it), or read-only for a dry run.
     ///
@@ -94,22 +93,13 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
         }
     }
 
-    /// What the table holds now: key → source UUID and recency.
-    ///
-    /// - Parameter keys: strings to share: a key found here is stored as this string rather
-    ///   than as a copy read from the table. Passing the family's scanned keys makes every table
-    ///   of the family share the scan's strings (a key's string is 64 bytes of heap, per table,
-    ///   for a million sources).
-    func snapshot(sharing keys: Set<String> = []) -> [String: (source: UUID, recency: UInt64)] {
-        var held: [String: (source: UUID, recency: UInt64)] = [:]
-        func shared(_ key: String) -> String { keys.firstIndex(of: key).map { keys[$0] } ?? key }
+    /// Calls `body` with the key, source UUID and recency of every entry the table holds now.
+    func forEachHeld(_ body: (String, UUID, UInt64) -> Void) {
         if let table {
-            held.reserveCapacity(table.count)
-            table.forEachEntry { held[shared($0.key)] = ($0.sourceUUID, $0.recency) }
+            table.forEachEntry { body($0.key, $0.sourceUUID, $0.recency) }
         } else if let reader {
-            for e in reader.entries() where held[e.key] == nil { held[shared(e.key)] = (e.sourceUUID, e.recency) }
+            for e in reader.entries() { body(e.key, e.sourceUUID, e.recency) }
         }
-        return held
     }
 
     /// Backs the slots the plan fills (`entries`, the entries the table holds after the bake)
@@ -123,8 +113,8 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - evictions: the entries to evict, in order.
-    ///   - replacing: the keys of the plan's writes that the table's ``snapshot(sharing:)``
-    ///     held (a set of those alone, not the snapshot, is kept for the run).
+    ///   - replacing: the keys of the plan's writes that the table held (a set of those alone,
+    ///     not all it held, is kept for the run).
     func plan(evictions: [String], replacing: Set<String>) {
         victims.withLock { $0 = evictions[...] }
         replacingAtPlan = replacing

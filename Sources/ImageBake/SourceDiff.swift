@@ -28,12 +28,11 @@ struct SourceDiff {
     struct Scanned {
         /// The sources, sorted by key.
         let sources: [SourceFile]
-        /// The snapshots of the family's tables (``BakeTable/snapshot(sharing:)``), shared with
-        /// the plan rather than merged into a set of keys: one more entry per source otherwise.
-        let tables: [[String: (source: UUID, recency: UInt64)]]
+        /// What the family's tables held, shared with the plan.
+        let held: FamilyHeld
 
         /// Whether some table of the family holds `key`.
-        func holds(_ key: String) -> Bool { tables.contains { $0[key] != nil } }
+        func holds(_ key: String) -> Bool { held.holds(key) }
     }
 
     /// What the diff found of one family.

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -77,7 +76,7 @@ public final class ImageTableWriter: @unchecked Sendable {
     public let notices: [TableNotice]
     let file: TableFile
     let options: Options
-    let state: Mutex<State>
+    let state: AdaptiveMutex<State>
     private let lock: WriterLock
 
     /// Opens the table at `path` for writing, creating it, or rebuilding it empty when its
@@ -137,7 +136,7 @@ public final class ImageTableWriter: @unchecked Sendable {
         file = opened!
         var state = State(directory: SlotDirectory(capacity: file.layout.capacity), index: IndexWriter(file: file))
         notices += try Self.openScan(file, state: &state, durable: options.durability == .flushed)
-        self.state = Mutex(state)
+        self.state = AdaptiveMutex(state)
         self.notices = notices
     }
 

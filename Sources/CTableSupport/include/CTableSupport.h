@@ -50,6 +50,19 @@ static inline void itc_fence_release(void) {
     __atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
+/// Allocates and initialises a mutex that spins briefly before it sleeps (glibc's adaptive
+/// mutex; a plain one elsewhere); `NULL` when memory or the initialisation fails.
+void *itc_mutex_create(void);
+
+/// Locks a mutex from `itc_mutex_create`.
+void itc_mutex_lock(void *mutex);
+
+/// Unlocks a mutex from `itc_mutex_create`.
+void itc_mutex_unlock(void *mutex);
+
+/// Destroys and frees a mutex from `itc_mutex_create`.
+void itc_mutex_destroy(void *mutex);
+
 /// Runs `fallocate`-style reservation; returns 0 or an errno value (never -1).
 int itc_reserve(int fd, int64_t offset, int64_t length);
 
