@@ -17,8 +17,19 @@
 #include <linux/falloc.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/vfs.h>
 #include <sys/syscall.h>
 #endif
+
+int itc_holes_fault(int fd) {
+#if defined(__linux__)
+    struct statfs fs;
+    return fstatfs(fd, &fs) == 0 && fs.f_type == 0x01021994 /* TMPFS_MAGIC */;
+#else
+    (void)fd;
+    return 0;
+#endif
+}
 
 void *itc_mutex_create(void) {
     pthread_mutex_t *mutex = malloc(sizeof(pthread_mutex_t));

@@ -79,7 +79,13 @@ public enum Baker {
             clock.lap(\.render)
             try forgetRemoved(plan.listing, manifest: manifest, state: state)
             for table in tables { state.setParameters(ofTable: table.format.fileName, table.format.canonicalParameters) }
-            try state.commit()
+            do throws(ImageTableError) {
+                try state.commit()
+            } catch {
+                // What stopped the run (a full disk, say) is the bake's error, not the state's
+                // failing the same way after it: the state is a cache, and the next bake rereads.
+                if outcome.fatal == nil { throw error }
+            }
             clock.lap(\.commit)
             if let fatal = outcome.fatal { throw fatal }
         } else {

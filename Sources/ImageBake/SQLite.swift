@@ -84,15 +84,19 @@ final class SQLiteDatabase {
         guard accepted.contains(status) else {
             var message = String(cString: sqlite3_errmsg(handle))
             if let sql { message += " in `\(sql.prefix(60))`" }
-            throw Self.error(sqlite3_extended_errcode(handle), message, path: path)
+            throw Self.error(sqlite3_extended_errcode(handle), message, path: path, systemErrno: sqlite3_system_errno(handle))
         }
         return status
     }
 
-    private static func error(_ status: Int32, _ message: String, path: String) -> ImageTableError {
+    /// The error of a failed SQLite call. An I/O error that the system reported as `ENOSPC`
+    /// (growing the WAL's shared-memory file on a full disk is `SQLITE_IOERR_SHMSIZE`) is
+    /// `noSpace`, as `SQLITE_FULL` is.
+    private static func error(_ status: Int32, _ message: String, path: String, systemErrno: Int32 = 0) -> ImageTableError {
         let code: ImageTableError.Code = switch status & 0xFF {
         case SQLITE_CORRUPT, SQLITE_NOTADB: .corrupt
         case SQLITE_FULL: .noSpace
+        case SQLITE_IOERR where systemErrno == ENOSPC: .noSpace
         case SQLITE_BUSY, SQLITE_LOCKED: .locked
         case SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_READONLY: .permissionDenied
         default: .io

@@ -135,6 +135,7 @@ public final class ImageTableWriter: @unchecked Sendable {
         }
         file = opened!
         var state = State(directory: SlotDirectory(capacity: file.layout.capacity), index: IndexWriter(file: file))
+        if file.layout.formatVersion >= 2 { try state.index.allocateActiveAreaWhereHolesFault() }
         notices += try Self.openScan(file, state: &state, durable: options.durability == .flushed)
         self.state = AdaptiveMutex(state)
         self.notices = notices

@@ -82,7 +82,27 @@ struct IndexWriter {
         let punched = itc_punch(file.fd, Int64(start), Int64(bytes))
         guard punched == 0 else { throw Posix.error("fallocate (punch hole)", path: file.path, errno: punched) }
         allocated[area] = []
+        try allocateWhereHolesFault(area)
         return area
+    }
+
+    /// Allocates the whole active area where reading a hole allocates (tmpfs): there, every
+    /// probe that reaches a page no bucket was ever stored in, the writer's or a reader's, would
+    /// be SIGBUS once the file system is full. Elsewhere a hole reads as zeros and stays one.
+    ///
+    /// - Throws: `noSpace` when the area does not fit.
+    mutating func allocateActiveAreaWhereHolesFault() throws(ImageTableError) {
+        try allocateWhereHolesFault(activeArea)
+    }
+
+    private mutating func allocateWhereHolesFault(_ area: Int) throws(ImageTableError) {
+        guard file.holesFault else { return }
+        let start = layout.bucketAreaOffset(area) / 4096 * 4096
+        let end = layout.bucketAreaOffset(area) + layout.bucketCount * TableLimits.bucketBytes
+        let pages = (end - start + 4095) / 4096
+        guard !(allocated[area].count >= (pages + 63) / 64 && allocated[area].allSatisfy({ $0 == ~0 })) else { return }
+        try file.allocate(offset: start, count: pages * 4096)
+        allocated[area] = Array(repeating: ~0, count: (pages + 63) / 64)
     }
 
     /// Adds an entry to the area being rebuilt, unless the area already leads to another

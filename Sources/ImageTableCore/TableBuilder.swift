@@ -69,6 +69,7 @@ public final class TableBuilder {
         }
         file = try TableFile(path: path, writable: true)
         index = IndexWriter(file: file)
+        try index.allocateActiveAreaWhereHolesFault()
         copyBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: header.layout.imageBytes, alignment: 64)
     }
 

@@ -27,6 +27,10 @@ final class TableFile: @unchecked Sendable {
 
     var fileSize: Int { observedSize.load(ordering: .acquiring) }
 
+    /// Whether reading a hole through the mapping allocates memory, and so faults when the file
+    /// system is full (tmpfs): a writer then allocates the index areas it and readers probe.
+    var holesFault: Bool { itc_holes_fault(fd) != 0 }
+
     var layout: TableLayout { header.layout }
 
     /// Opens and maps an existing table, checking its type, permissions and header.

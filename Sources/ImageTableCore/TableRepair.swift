@@ -35,6 +35,7 @@ public enum TableRepair {
         if file.layout.formatVersion >= 2 {
             // The index is rebuilt from the records left, as a writer opening the table would.
             var state = ImageTableWriter.State(directory: SlotDirectory(capacity: file.layout.capacity), index: IndexWriter(file: file))
+            try state.index.allocateActiveAreaWhereHolesFault()
             _ = try ImageTableWriter.openScan(file, state: &state, durable: true)
         }
         return report

@@ -50,6 +50,47 @@ import Glibc
         #expect(fatal?["code"] == "no-space", "\(String(describing: fatal))")
     }
 
+    /// Whether this process may mount a tmpfs in a mount namespace of its own (root, and a
+    /// container that allows it).
+    static let canMountTmpfs: Bool = {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"),
+              let result = try? run("/usr/bin/unshare", ["-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt && exec true"])
+        else { return false }
+        return result.status == 0
+    }()
+
+    /// On tmpfs, reading a hole of a mapped file allocates memory, so once the tmpfs is full a
+    /// probe of the hash index that reaches a page no bucket was stored in was SIGBUS: a bake
+    /// into a full tmpfs crashed instead of failing cleanly (`make soak` found it). The writer now
+    /// allocates the active index area where holes fault, and the bake fails with `no-space`.
+    /// Here the tmpfs fills up once the bake has planned, before its first reservation probes
+    /// the index for a key it never held.
+    @Test(.enabled(if: Self.canMountTmpfs))
+    func aFullTmpfsIsNoSpaceNotABusError() throws {
+        let project = try BakeProject(formats: "      grey:\n        size: 8x8\n        style: 8BitGrayscale\n        maximumCount: 100000\n")
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        try project.add("b.jpg", from: Corpus.photo("Landscape_2"))
+        try FileManager.default.createDirectory(atPath: project.tables, withIntermediateDirectories: true)
+        let hook = project.root + "/fill-at-planned.sh"
+        try "#!/bin/sh\n[ \"$1\" = planned ] && dd if=/dev/zero of=\"\(project.tables)/filler\" bs=4k 2>/dev/null\nexit 0\n"
+            .write(toFile: hook, atomically: true, encoding: .utf8)
+        chmod(hook, 0o755)
+        // One namespace for the whole story, since its tmpfs goes with it.
+        let script = """
+            mount -t tmpfs -o size=4M tmpfs "$1" || exit 90
+            IMAGETABLE_TEST_HOOK="$3" "$0" bake "$2" --jobs 1 --format json > "$4/bake.json"
+            echo $? > "$4/bake.status"
+            """
+        let result = try run("/usr/bin/unshare", ["-m", "sh", "-c", script, Products.imagetable, project.tables, project.manifestPath,
+                                                  hook, project.root])
+        #expect(result.status == 0, "\(result.stderr)")
+        let status = try String(contentsOfFile: project.root + "/bake.status", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let output = try String(contentsOfFile: project.root + "/bake.json", encoding: .utf8)
+        let fatal = (try? JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])?["fatal"] as? [String: String]
+        #expect(status == "1", "the bake exited \(status) (135 is SIGBUS): \(result.stderr)")
+        #expect(fatal?["code"] == "no-space", "\(String(describing: fatal))")
+    }
+
     /// A directory the scan cannot list. Root lists every directory whatever its mode, so as
     /// root the dry run runs as `nobody` (through `setpriv`).
     @Test func anUnreadableDirectoryIsUnreadableNotAKeyProblem() throws {

@@ -63,6 +63,10 @@ void itc_mutex_unlock(void *mutex);
 /// Destroys and frees a mutex from `itc_mutex_create`.
 void itc_mutex_destroy(void *mutex);
 
+/// Whether reading a hole of the file through a shared mapping allocates memory for it, and so
+/// is SIGBUS when the file system is full: 1 on tmpfs (Linux), 0 elsewhere (a hole reads as zeros).
+int itc_holes_fault(int fd);
+
 /// Runs `fallocate`-style reservation; returns 0 or an errno value (never -1).
 int itc_reserve(int fd, int64_t offset, int64_t length);
 
