@@ -2,8 +2,8 @@ import Foundation
 import ImageManifest
 import ImageTableCore
 
-/// Computes a ``BakePlan`` from what the scan and the diff found and what the tables hold. Pure:
-/// no file is read or written here, so the rules can be tested on their own.
+/// Computes a ``BakePlan`` from what the scan and the diff found and what the tables held when
+/// the bake began (read beforehand, ``FamilyHeld``). Pure: no file is read or written here.
 ///
 /// The rules (`docs/BAKE.md`, "The plan"), per table of each family:
 /// 1. **Selection.** The table's capacity `C` goes to the family's present sources, most recently
@@ -88,9 +88,10 @@ struct BakePlanner {
             }
             let jobTables = lists.map { $0.sorted() }
             let removed = Set(family.tables.flatMap { $0.entries.keys.filter { !present.contains($0) } }).sorted()
-            // Exact sizes: these arrays hold an element per source for the rest of the bake.
-            plan.jobs.reserveCapacity(plan.jobs.count + writes.count)
-            plan.listing.reserveCapacity(plan.listing.count + family.sources.count + removed.count)
+            // Sized for what comes rather than grown by doubling: these arrays hold an element per
+            // source for the rest of the bake. Geometric still, so many families cost no copies.
+            Self.makeRoom(in: &plan.jobs, for: writes.count)
+            Self.makeRoom(in: &plan.listing, for: family.sources.count + removed.count)
             for source in family.sources {
                 let key = source.file.key
                 if source.deferred {
@@ -113,6 +114,13 @@ struct BakePlanner {
         }
         plan.listing.sort { ($0.family, $0.key) < ($1.family, $1.key) }
         return plan
+    }
+
+    /// Makes room in `array` for `count` more elements: exactly, or at least twice the capacity
+    /// when the array already holds some.
+    private static func makeRoom<Element>(in array: inout [Element], for count: Int) {
+        let needed = array.count + count
+        if array.capacity < needed { array.reserveCapacity(array.isEmpty ? needed : max(needed, 2 * array.capacity)) }
     }
 
     /// One table's part of the plan. `present` is every key of the family's sources.

@@ -2,9 +2,9 @@ import Foundation
 import ImageManifest
 import ImageTableCore
 
-/// One table during a bake: its writer (or, in a dry run, a read-only view), what it holds when
-/// the plan is made, the evictions the plan chose for it, and the reservations waiting to be
-/// published in a batch.
+/// One table during a bake: its writer (or, in a dry run, a read-only view), which of the keys
+/// the plan writes it held, the evictions the plan chose for it, and the reservations waiting to
+/// be published in a batch.
 final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     struct Counts {
         var written = 0
@@ -120,11 +120,13 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
         replacingAtPlan = replacing
     }
 
-    /// Whether the table holds `key`, as the plan saw it. Exact for every key the bake writes:
-    /// each is written by its own job alone, and the plan evicts and prunes only keys that have
-    /// no job, so a key's entry cannot come or go before its job runs. Answered without the
-    /// table's lock, which every job of the bake takes and which would otherwise be taken twice
-    /// per source and table.
+    /// Whether the table holds `key`, as the plan saw it. Exact for every key the plan writes
+    /// into this table, the only keys a bake asks about (a job's `FamilyWrite` asks each table
+    /// it writes, for its own key): each is written by its own job alone, and the plan evicts and
+    /// prunes only keys that have no job, so a key's entry cannot come or go before its job runs.
+    /// Any other key is answered `false`: only the planned writes the table held are kept for the
+    /// run. Answered without the table's lock, which every job of the bake takes and which would
+    /// otherwise be taken twice per source and table.
     func holds(key: String) -> Bool {
         guard let replacingAtPlan else { return table?.contains(key: key) ?? false }
         return replacingAtPlan.contains(key)

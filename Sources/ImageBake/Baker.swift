@@ -77,8 +77,10 @@ public enum Baker {
             let outcome = run.execute()
             summary = outcome.summary
             clock.lap(\.render)
-            try forgetRemoved(plan.listing, manifest: manifest, state: state)
             for table in tables { state.setParameters(ofTable: table.format.fileName, table.format.canonicalParameters) }
+            // Rows of removed files left for the next bake cost nothing but their space, and a
+            // state that cannot be read now fails the commit below, which says so.
+            try? forgetRemoved(plan.listing, manifest: manifest, state: state)
             do throws(ImageTableError) {
                 try state.commit()
             } catch {
@@ -185,7 +187,8 @@ public enum Baker {
         }
     }
 
-    /// Drops the state's records of files under a family's sources that the scan no longer finds.
+    /// Drops the state's records of files under a family's sources that the bake no longer
+    /// finds: the scan did not list them, or they vanished before the diff read them.
     private static func forgetRemoved(_ listing: [BakePlan.Listed], manifest: Manifest, state: BakeState) throws(ImageTableError) {
         // Each known path under a family's sources directory is looked up by its family and key
         // in the plan's listing (sorted by both), rather than building every source's path. A

@@ -6,13 +6,27 @@ import Foundation
 /// A dictionary per table held every key once per table, in a hash table that is a power of two
 /// at most three quarters full: at 100,000 entries, 262,144 buckets of 40 bytes, 10 MB a table.
 /// Here the family's keys are indexed once (20 bytes a bucket), and each table keeps a row of 32
-/// bytes per key.
+/// bytes per key, or, when it holds under a quarter of what the family's largest table does (a
+/// small format beside a large one), a dictionary of its own rows.
 final class FamilyHeld: Sendable {
     /// One table's entry: the source its pixels were made from, and its recency.
     typealias Entry = (source: UUID, recency: UInt64)
 
+    /// A table's entries by row: dense, a place per key of the family, or sparse.
+    private enum Rows: Sendable {
+        case dense([Entry?])
+        case sparse([Int32: Entry])
+
+        subscript(row: Int32) -> Entry? {
+            switch self {
+            case .dense(let rows): Int(row) < rows.count ? rows[Int(row)] : nil
+            case .sparse(let rows): rows[row]
+            }
+        }
+    }
+
     private let rowOfKey: [String: Int32]
-    private let rows: [[Entry?]]
+    private let rows: [Rows]
     private let counts: [Int]
 
     /// Reads what `tables` hold.
@@ -22,30 +36,37 @@ final class FamilyHeld: Sendable {
     ///   - keys: strings to share: a key found here is stored as this string rather than as a
     ///     copy read from a table (the family's scanned keys: one string per key for the bake).
     init(_ tables: [BakeTable], sharing keys: Set<String>) {
+        let largest = tables.map(\.entryCount).max() ?? 0
         var rowOfKey: [String: Int32] = [:]
-        var rows: [[Entry?]] = []
+        rowOfKey.reserveCapacity(largest)
+        var rows: [Rows] = []
         var counts: [Int] = []
-        for (t, table) in tables.enumerated() {
-            // Sized for the first table's keys: the others' are mostly the same ones.
-            if t == 0 { rowOfKey.reserveCapacity(table.entryCount) }
-            rows.append(Array(repeating: nil, count: rowOfKey.count))
-            if t == 0 { rows[0].reserveCapacity(table.entryCount) }
-            counts.append(0)
+        for table in tables {
+            var dense: [Entry?] = [], sparse: [Int32: Entry] = [:]
+            let isDense = table.entryCount * 4 >= largest
+            if isDense { dense.reserveCapacity(max(rowOfKey.count, table.entryCount)) } else { sparse.reserveCapacity(table.entryCount) }
+            var count = 0
             table.forEachHeld { key, source, recency in
-                let row: Int
+                let row: Int32
                 if let known = rowOfKey[key] {
-                    row = Int(known)
+                    row = known
                 } else {
-                    row = rowOfKey.count
-                    rowOfKey[keys.firstIndex(of: key).map { keys[$0] } ?? key] = Int32(row)
-                    for i in rows.indices { rows[i].append(nil) }
+                    row = Int32(rowOfKey.count)
+                    rowOfKey[keys.firstIndex(of: key).map { keys[$0] } ?? key] = row
                 }
                 // The first entry of a key wins (a damaged table read for a dry run may list one twice).
-                if rows[t][row] == nil {
-                    rows[t][row] = (source, recency)
-                    counts[t] += 1
+                if isDense {
+                    if dense.count <= Int(row) { dense.append(contentsOf: repeatElement(nil, count: Int(row) + 1 - dense.count)) }
+                    guard dense[Int(row)] == nil else { return }
+                    dense[Int(row)] = (source, recency)
+                } else {
+                    guard sparse[row] == nil else { return }
+                    sparse[row] = (source, recency)
                 }
+                count += 1
             }
+            rows.append(isDense ? .dense(dense) : .sparse(sparse))
+            counts.append(count)
         }
         (self.rowOfKey, self.rows, self.counts) = (rowOfKey, rows, counts)
     }
@@ -56,10 +77,10 @@ final class FamilyHeld: Sendable {
     /// What the family's `table`th table holds, as the planner reads it.
     func table(_ table: Int) -> HeldEntries { HeldEntries(family: self, table: table) }
 
-    fileprivate func entry(_ key: String, table: Int) -> Entry? { rowOfKey[key].flatMap { rows[table][Int($0)] } }
+    fileprivate func entry(_ key: String, table: Int) -> Entry? { rowOfKey[key].flatMap { rows[table][$0] } }
 
     fileprivate func keys(table: Int) -> some Sequence<String> {
-        rowOfKey.lazy.filter { [rows] in rows[table][Int($0.value)] != nil }.map(\.key)
+        rowOfKey.lazy.filter { [rows] in rows[table][$0.value] != nil }.map(\.key)
     }
 
     fileprivate func count(table: Int) -> Int { counts[table] }

@@ -7,7 +7,9 @@ import CTableSupport
 /// The standard library's `Mutex` on Linux is a priority-inheritance futex: once taken, every
 /// thread that finds it held goes into the kernel, and so does its holder to release it, however
 /// short the wait would have been. glibc's adaptive mutex first spins in user space a while, which
-/// is what such short, frequent critical sections want. The API is `Mutex`'s.
+/// is what such short, frequent critical sections want. The API is `Mutex`'s, without its
+/// checks: the value is shared between threads whatever its type (reach it only inside
+/// ``withLock(_:)``), and taking the lock again inside `body` deadlocks.
 public final class AdaptiveMutex<Value>: @unchecked Sendable {
     private let mutex: UnsafeMutableRawPointer
     private var value: Value

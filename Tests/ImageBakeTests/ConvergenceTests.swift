@@ -52,6 +52,45 @@ import Glibc
         #expect(keys == ["a.png", "b.png", "c.png", "0new1.png", "0new2.png"])
     }
 
+    /// A small format beside a large one in a family (the small table keeps its rows apart from
+    /// the family's index): it follows the newest sources, takes a changed one in both tables
+    /// with one decode, and a touched one into itself alone, evicting the oldest it held.
+    @Test func aSmallFormatBesideALargeOneFollowsTheNewestSources() throws {
+        let formats = """
+                  big:
+                    size: 8x8
+                    style: 8BitGrayscale
+                    maximumCount: 20
+                  small:
+                    size: 6x6
+                    style: 8BitGrayscale
+                    maximumCount: 2
+
+            """
+        let project = try BakeProject(formats: formats)
+        for i in 0..<12 { try Self.add(project, "s\(i).png", i, secondsAgo: 500 - 10 * i) }
+        let first = try project.bake()
+        #expect(first.decoded == 12 && first.failed.isEmpty)
+        func keys(_ table: String) throws -> Set<String> {
+            Set(try ImageTableReader(path: project.tables + "/\(table).imagetable").entries().map(\.key))
+        }
+        #expect(try keys("small") == ["s10.png", "s11.png"] && (try keys("big")).count == 12)
+        let quiet = try project.bake()
+        #expect(quiet.decoded == 0 && quiet.unchanged == 12 && quiet.leftOut == 0)
+
+        try Self.add(project, "s11.png", 20, secondsAgo: 100)  // new bytes, still the newest
+        let changed = try project.bake()
+        #expect(changed.decoded == 1 && changed.tables.allSatisfy { $0.written == 1 && $0.evicted == 0 })
+        #expect(changed.plan?.jobs.map(\.status) == [.changed] && changed.plan?.jobs.first?.tables.count == 2)
+
+        project.setModified("s3.png", secondsAgo: 50)  // the same bytes, now the newest
+        let touched = try project.bake()
+        #expect(touched.decoded == 1 && touched.plan?.jobs.first?.source.key == "s3.png" && touched.plan?.jobs.first?.tables.count == 1)
+        #expect(touched.tables.first { $0.format == "small" }.map { $0.written == 1 && $0.evicted == 1 } == true)
+        #expect(touched.tables.first { $0.format == "big" }?.written == 0)
+        #expect(try keys("small") == ["s3.png", "s11.png"] && (try keys("big")).count == 12)
+    }
+
     @Test func pruneDeletesEntriesOfGoneSourcesAndTablesNoFormatNames() throws {
         let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10))
         for i in 0..<3 { try Self.add(project, "s\(i).png", i, secondsAgo: 50) }
