@@ -53,7 +53,7 @@ struct BakePreparation {
         var diffed = SourceDiff(state: state, decoding: options.decoding, rehash: options.rehash, jobs: options.jobs).run(scanned)
         clock.lap(\.diff)
         vanished = (found: diffed.map(\.vanished.count).reduce(0, +),
-                    unheld: zip(diffed, scanned).map { d, s in d.vanished.filter { !s.holds($0.key) }.count }.reduce(0, +))
+                    unheld: zip(diffed, scanned).map { d, s in d.vanished.filter { !s.held.holds($0.key) }.count }.reduce(0, +))
         // The diff's sources hold every file the scan listed but those that vanished: the scan's
         // own list, a second entry per source, goes.
         scanned.removeAll()

@@ -47,12 +47,8 @@ extension BakeState {
 
         /// What is known of the file whose path has `digest`.
         subscript(digest: PathDigest) -> Known? {
-            var low = 0, high = files.count
-            while low < high {
-                let middle = (low + high) / 2
-                if files[middle].digest < digest { low = middle + 1 } else { high = middle }
-            }
-            return low < files.count && files[low].digest == digest ? files[low].known : nil
+            let i = files.partitionPoint { $0.digest < digest }
+            return i < files.count && files[i].digest == digest ? files[i].known : nil
         }
     }
 }

@@ -42,7 +42,7 @@ enum BakeStateSchema {
             """)
         try rows.bind([])
         var files: [(digest: BakeState.PathDigest, known: BakeState.Known)] = []
-        if let count = try? db.prepare("SELECT count(*) FROM files"), (try? count.step()) == true { files.reserveCapacity(Int(count.int(0))) }
+        if let count = try? db.prepare("SELECT count(*) FROM files WHERE kind = 'file'"), (try? count.step()) == true { files.reserveCapacity(Int(count.int(0))) }
         while try rows.step() {
             let bytes = rows.blob(6)
             guard bytes.count == 16, let digest = rows.withText(0, { $0.map(BakeState.PathDigest.init) }) else { continue }

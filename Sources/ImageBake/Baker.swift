@@ -158,13 +158,9 @@ public enum Baker {
     /// The listing's entry of a family's key: a binary search of the listing, which is sorted by
     /// family and key (a set of every listed source would cost a string each).
     private static func listed(family: String, key: String, in listing: [BakePlan.Listed]) -> BakePlan.Listed? {
-        var low = 0, high = listing.count
-        while low < high {
-            let middle = (low + high) / 2
-            if (listing[middle].family, listing[middle].key) < (family, key) { low = middle + 1 } else { high = middle }
-        }
-        guard low < listing.count, listing[low].family == family, listing[low].key == key else { return nil }
-        return listing[low]
+        let i = listing.partitionPoint { ($0.family, $0.key) < (family, key) }
+        guard i < listing.count, listing[i].family == family, listing[i].key == key else { return nil }
+        return listing[i]
     }
 
     /// Files that are not images, changed while they were read, are FIFOs, devices or sockets,

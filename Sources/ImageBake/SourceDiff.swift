@@ -30,9 +30,6 @@ struct SourceDiff {
         let sources: [SourceFile]
         /// What the family's tables held, shared with the plan.
         let held: FamilyHeld
-
-        /// Whether some table of the family holds `key`.
-        func holds(_ key: String) -> Bool { held.holds(key) }
     }
 
     /// What the diff found of one family.
@@ -67,7 +64,7 @@ struct SourceDiff {
         var starts: [Int32] = []
         var reads: [Bool] = []
         for (position, item) in all.enumerated() {
-            let holds = families[Int(item.family)].holds(file(item).key)
+            let holds = families[Int(item.family)].held.holds(file(item).key)
             if let last = starts.last, Self.pathOrder(file(all[Int(last)]), file(item)) == 0 {
                 reads[reads.count - 1] = reads[reads.count - 1] || holds
             } else {

@@ -96,13 +96,7 @@ struct IndexWriter {
     }
 
     private mutating func allocateWhereHolesFault(_ area: Int) throws(ImageTableError) {
-        guard file.holesFault else { return }
-        let start = layout.bucketAreaOffset(area) / 4096 * 4096
-        let end = layout.bucketAreaOffset(area) + layout.bucketCount * TableLimits.bucketBytes
-        let pages = (end - start + 4095) / 4096
-        guard !(allocated[area].count >= (pages + 63) / 64 && allocated[area].allSatisfy({ $0 == ~0 })) else { return }
-        try file.allocate(offset: start, count: pages * 4096)
-        allocated[area] = Array(repeating: ~0, count: (pages + 63) / 64)
+        if file.holesFault { try allocateWhole(area) }
     }
 
     /// Adds an entry to the area being rebuilt, unless the area already leads to another
@@ -197,21 +191,30 @@ struct IndexWriter {
     /// - Parameter entries: how many entries the writer is about to add.
     /// - Throws: ``ImageTableError`` `noSpace` when the disk cannot hold them.
     mutating func allocateActiveArea(for entries: Int) throws(ImageTableError) {
-        let area = activeArea
+        guard entries * 2 >= pages(of: activeArea).count else { return }
+        try allocateWhole(activeArea)
+    }
+
+    /// The 4 KiB pages under `area`: the first one's offset, and how many.
+    private func pages(of area: Int) -> (start: Int, count: Int) {
         let start = layout.bucketAreaOffset(area) / 4096 * 4096
         let end = layout.bucketAreaOffset(area) + layout.bucketCount * TableLimits.bucketBytes
-        let pages = (end - start + 4095) / 4096
-        let words = (pages + 63) / 64
-        let done = allocated[area].count >= words && allocated[area].prefix(words).allSatisfy { $0 == ~0 }
-        guard entries * 2 >= pages, !done else { return }
-        try file.allocate(offset: start, count: pages * 4096)
+        return (start, (end - start + 4095) / 4096)
+    }
+
+    /// Allocates every page of `area` in one call, unless this writer already has.
+    private mutating func allocateWhole(_ area: Int) throws(ImageTableError) {
+        let (start, count) = pages(of: area)
+        let words = (count + 63) / 64
+        guard !(allocated[area].count >= words && allocated[area].prefix(words).allSatisfy { $0 == ~0 }) else { return }
+        try file.allocate(offset: start, count: count * 4096)
         allocated[area] = Array(repeating: ~0, count: words)
     }
 
     /// Allocates the 4 KiB page under a bucket once per handle and area: the index is a hole
     /// until it is used, and a store into a hole on a full disk would be SIGBUS.
     private mutating func allocatePage(of offset: Int, area: Int) throws(ImageTableError) {
-        let page = (offset - layout.bucketAreaOffset(area) / 4096 * 4096) / 4096
+        let page = (offset - pages(of: area).start) / 4096
         let word = page / 64, bit = UInt64(1) << UInt64(page % 64)
         if allocated[area].count <= word { allocated[area] += Array(repeating: 0, count: word + 1 - allocated[area].count) }
         guard allocated[area][word] & bit == 0 else { return }
