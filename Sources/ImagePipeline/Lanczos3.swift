@@ -59,11 +59,10 @@ package enum Lanczos3 {
                 columns.count.withUnsafeBufferPointer { count in
                     columns.weights.withUnsafeBufferPointer { weights in
                         out.bytes.withUnsafeMutableBufferPointer { dst in
-                            for y in 0..<win.height {
-                                cresample_horizontal(mid.baseAddress! + y * midRow, Int32(c), start.baseAddress!, count.baseAddress!,
-                                                     weights.baseAddress!, Int32(columns.width), Int32(firstColumn), Int32(win.x),
-                                                     Int32(win.width), dst.baseAddress! + y * win.width * c)
-                            }
+                            cresample_horizontal_rows(mid.baseAddress!, midRow, Int32(win.height), Int32(c), start.baseAddress!,
+                                                      count.baseAddress!, weights.baseAddress!, Int32(columns.width),
+                                                      Int32(firstColumn), Int32(win.x), Int32(win.width), dst.baseAddress!,
+                                                      win.width * c)
                         }
                     }
                 }

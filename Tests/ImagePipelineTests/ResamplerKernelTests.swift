@@ -57,6 +57,40 @@ import Testing
         }
     }
 
+    /// The whole-image horizontal pass (sixteen rows at a time, turned on their side, with AVX2)
+    /// equals the reference row by row: row counts and row lengths around sixteen, odd tap
+    /// counts, a window that starts past the first pixel, and output rows with padding between.
+    @Test(arguments: [3, 4])
+    func theHorizontalPassOverRowsEqualsTheReference(channels: Int) {
+        var seed: UInt64 = 23
+        for (rows, outCount, taps) in [(1, 20, 9), (15, 37, 9), (16, 6, 10), (16, 37, 3), (17, 5, 1), (33, 37, 17),
+                                       (150, 150, 10), (47, 90, 25), (16, 4, 41)] {
+            let width = (taps + 3) & ~1
+            let inPixels = max(outCount, 6) * 3 / 2 + taps
+            let start = (0..<outCount).map { Int32($0 * (inPixels - taps) / outCount) }
+            let count = (0..<outCount).map { i in Int32(max(1, taps - i % 2)) }
+            var weights = [Int16](repeating: 0, count: outCount * width + 8)
+            for i in 0..<outCount {
+                for (k, v) in Self.weights(Int(count[i]), seed: &seed).enumerated() { weights[i * width + k] = v }
+            }
+            let midRow = inPixels * channels
+            let mid = (0..<(rows * midRow + (width + 3) * channels + 16)).map { _ in Int16(Int(Self.next(&seed) % 20_000) - 2_000) }
+            // A window: output pixels `first` … from the pixel `base` of the intermediate on.
+            for first in [0, outCount / 3] {
+                let base = Int(start[first]), n = outCount - first
+                let outStride = n * channels + 5
+                var fast = [UInt8](repeating: 0xAB, count: rows * outStride), slow = fast
+                cresample_horizontal_rows(mid, midRow - base * channels, Int32(rows), Int32(channels), start, count, weights,
+                                          Int32(width), Int32(base), Int32(first), Int32(n), &fast, outStride)
+                cresample_horizontal_rows_portable(mid, midRow - base * channels, Int32(rows), Int32(channels), start, count,
+                                                   weights, Int32(width), Int32(base), Int32(first), Int32(n), &slow, outStride)
+                #expect(fast == slow, "\(rows) rows, \(outCount) pixels from \(first), \(taps) taps, \(channels) channels")
+                #expect(slow.enumerated().allSatisfy { $0.offset % outStride < n * channels || $0.element == 0xAB },
+                        "padding between rows untouched")
+            }
+        }
+    }
+
     /// Any window of a resize equals the same pixels of the whole resize, byte for byte.
     @Test func aWindowIsThatPartOfTheWholeResize() {
         let photo = ResamplerTests.raster(330, 225) { x, y, c in UInt8(truncatingIfNeeded: x * 7 + y * 13 + c * 50 + (x * y) % 17) }

@@ -29,6 +29,15 @@ void cresample_vertical(const uint8_t *src, ptrdiff_t stride, const int16_t *wei
 void cresample_horizontal(const int16_t *row, int channels, const int32_t *start, const int32_t *count,
                           const int16_t *weights, int tapWidth, int base, int first, int n, uint8_t *out);
 
+/// The horizontal pass over `rows` rows of `midStride` samples each, one after another from
+/// `mid`: for each row, `cresample_horizontal` with the same taps, written `outStride` bytes
+/// apart from `out`. With AVX2 it filters sixteen rows at a time, turned on their side so that
+/// every vector is one sample of sixteen rows; the result is the same, byte for byte. Rows must
+/// be readable as `cresample_horizontal` reads them (the last needs the slack past it).
+void cresample_horizontal_rows(const int16_t *mid, ptrdiff_t midStride, int rows, int channels, const int32_t *start,
+                               const int32_t *count, const int16_t *weights, int tapWidth, int base, int first, int n,
+                               uint8_t *out, ptrdiff_t outStride);
+
 /// Packs `n` opaque 8-bit RGB pixels (3 bytes each) into table style `style` (FORMAT.md's codes:
 /// 1 `32BitBGRA`, which opaque pixels store as `B, G, R, 255`; 2 `32BitBGR`; 3 `16BitBGR`, each
 /// channel `(c × 31 + 127) / 255`, little-endian `0RRRRRGGGGGBBBBB`; 4 `8BitGrayscale`,
@@ -40,5 +49,8 @@ void cpixels_pack_rgb_portable(const uint8_t *rgb, int n, int style, uint8_t *ou
 void cresample_vertical_portable(const uint8_t *src, ptrdiff_t stride, const int16_t *weights, int count, int16_t *out, int n);
 void cresample_horizontal_portable(const int16_t *row, int channels, const int32_t *start, const int32_t *count,
                                    const int16_t *weights, int tapWidth, int base, int first, int n, uint8_t *out);
+void cresample_horizontal_rows_portable(const int16_t *mid, ptrdiff_t midStride, int rows, int channels,
+                                        const int32_t *start, const int32_t *count, const int16_t *weights, int tapWidth,
+                                        int base, int first, int n, uint8_t *out, ptrdiff_t outStride);
 
 #endif
