@@ -20,23 +20,10 @@ import ImageTableCore
 ///    A selected source's entry is never evicted: every present source counts as used before
 ///    any eviction is chosen.
 struct BakePlanner {
-    /// Why a source cannot be baked, found before decoding: boxed, since few sources have one
-    /// and a bake holds a ``Source`` for every source it plans.
+    /// Why a source cannot be baked, found before decoding: boxed, since few sources have one.
     final class Failure: Sendable {
         let error: ImageTableError
         init(_ error: ImageTableError) { self.error = error }
-    }
-
-    /// A source of a family after the diff.
-    struct Source {
-        let file: SourceFile
-        /// Its fingerprint, when known (trusted from the state, or read); always known for a key
-        /// some table of the family holds, unless the source failed.
-        let fingerprint: UUID?
-        /// Why it cannot be baked, found before decoding.
-        let failure: Failure?
-        /// Modified too recently to be baked this time (`--min-age`): its previous entry stays.
-        var deferred = false
     }
 
     /// A table as the planner sees it.
@@ -51,7 +38,7 @@ struct BakePlanner {
     /// A family: its sources and tables.
     struct Family {
         let name: String
-        let sources: [Source]
+        let sources: Sources
         let tables: [Table]
     }
 
@@ -63,7 +50,7 @@ struct BakePlanner {
         for (familyIndex, family) in families.enumerated() {
             // What holds an element per source is made once per family, not once per table: a
             // plan of a million sources would otherwise hold several sets of every key at once.
-            let present = Set(family.sources.lazy.map(\.file.key))
+            let present = Set(family.sources.files.lazy.map(\.key))
             // Which tables each written key goes to, as an index into `lists`: the distinct lists
             // of tables, which the jobs share (an array per job otherwise).
             var lists: [[Int]] = [[]]
@@ -92,21 +79,22 @@ struct BakePlanner {
             // source for the rest of the bake. Geometric still, so many families cost no copies.
             Self.makeRoom(in: &plan.jobs, for: writes.count)
             Self.makeRoom(in: &plan.listing, for: family.sources.count + removed.count)
-            for source in family.sources {
-                let key = source.file.key
-                if source.deferred {
+            let sources = family.sources
+            for i in sources.indices {
+                let file = sources.files[i], key = file.key
+                if sources.isDeferred(i) {
                     plan.deferred += 1
-                } else if let failure = source.failure {
-                    plan.failures.append(SourceFailure(family: family.name, error: failure.error.at(source.file.path, key: key)))
+                } else if let failure = sources.failure(i) {
+                    plan.failures.append(SourceFailure(family: family.name, error: failure.error.at(file.path, key: key)))
                 } else if let list = writes[key] {
-                    plan.jobs.append(BakePlan.Job(family: familyIndex, familyName: family.name, source: source.file, tables: jobTables[list],
+                    plan.jobs.append(BakePlan.Job(family: familyIndex, familyName: family.name, source: file, tables: jobTables[list],
                                                   status: family.tables.contains { $0.entries[key] != nil } ? .changed : .new))
                 } else if family.tables.isEmpty || !(leftOutEverywhere?.contains(key) ?? false) {
                     plan.unchanged += 1
                 } else {
                     plan.leftOut += 1
                 }
-                plan.listing.append(BakePlan.Listed(family: family.name, key: key, status: status(of: source, in: family)))
+                plan.listing.append(BakePlan.Listed(family: family.name, key: key, status: status(of: i, in: family)))
             }
             for key in removed {
                 plan.listing.append(BakePlan.Listed(family: family.name, key: key, status: .removed))
@@ -130,22 +118,21 @@ struct BakePlanner {
         change.entriesBefore = table.entries.count
         // Sorted as indices, not copies: a plan of a million sources would otherwise hold a
         // second copy of every source per table while it sorts.
-        let sources = family.sources
+        let sources = family.sources, files = sources.files
         let candidates = sources.indices
-            .filter { (sources[$0].failure == nil && !sources[$0].deferred) || table.entries[sources[$0].file.key] != nil }
-            .sorted { (sources[$0].file.stat.modifiedNs, sources[$1].file.key) > (sources[$1].file.stat.modifiedNs, sources[$0].file.key) }
+            .filter { sources.isBakeable($0) || table.entries[files[$0].key] != nil }
+            .sorted { (files[$0].stat.modifiedNs, files[$1].key) > (files[$1].stat.modifiedNs, files[$0].key) }
         change.candidates = candidates.count
-        let selected = candidates.prefix(table.capacity).lazy.map { sources[$0] }
-        change.leftOut = candidates.dropFirst(table.capacity).map { sources[$0].file.key }.sorted()
+        change.leftOut = candidates.dropFirst(table.capacity).map { files[$0].key }.sorted()
         var newKeys = 0
-        for source in selected where source.failure == nil && !source.deferred {
-            guard let entry = table.entries[source.file.key] else {
-                change.writes.append(source.file.key)
+        for i in candidates.prefix(table.capacity) where sources.isBakeable(i) {
+            guard let entry = table.entries[files[i].key] else {
+                change.writes.append(files[i].key)
                 newKeys += 1
                 continue
             }
-            if entry.source != source.fingerprint {
-                change.writes.append(source.file.key)
+            if entry.source != sources.fingerprint(i) {
+                change.writes.append(files[i].key)
                 change.replaced += 1
             }
         }
@@ -169,9 +156,9 @@ struct BakePlanner {
         return change
     }
 
-    private func status(of source: Source, in family: Family) -> BakePlan.SourceStatus {
-        let holders = family.tables.compactMap { $0.entries[source.file.key] }
+    private func status(of i: Int, in family: Family) -> BakePlan.SourceStatus {
+        let holders = family.tables.compactMap { $0.entries[family.sources.files[i].key] }
         guard !holders.isEmpty else { return .new }
-        return holders.allSatisfy({ $0.source == source.fingerprint }) ? .unchanged : .changed
+        return holders.allSatisfy({ $0.source == family.sources.fingerprint(i) }) ? .unchanged : .changed
     }
 }

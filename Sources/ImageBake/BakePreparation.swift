@@ -44,7 +44,7 @@ struct BakePreparation {
             let (sources, skipped) = try scanner.scan()
             let own = tables.indices.filter { tables[$0].format.family == family.name }
             // The tables' keys share the scan's strings: one string per key, not one per table.
-            let familyHeld = FamilyHeld(own.map { tables[$0] }, sharing: Set(sources.lazy.map(\.key)))
+            let familyHeld = FamilyHeld(own.map { tables[$0] }, sharing: sources)
             for (i, t) in own.enumerated() { held[t] = familyHeld.table(i) }
             scanned.append(SourceDiff.Scanned(sources: sources, held: familyHeld))
             scanFailures += skipped.map { SourceFailure(family: family.name, error: $0) }
@@ -54,15 +54,15 @@ struct BakePreparation {
         clock.lap(\.diff)
         vanished = (found: diffed.map(\.vanished.count).reduce(0, +),
                     unheld: zip(diffed, scanned).map { d, s in d.vanished.filter { !s.held.holds($0.key) }.count }.reduce(0, +))
-        // The diff's sources hold every file the scan listed but those that vanished: the scan's
-        // own list, a second entry per source, goes.
+        // The diff's sources share the scan's lists of files: dropped here, they are the only
+        // holders, so nothing below copies a list.
         scanned.removeAll()
         if let minAge = options.minAge {
             let youngest = FileStat.now - Int64(minAge * 1e9)
             // In place: the planner shares these arrays rather than holding a copy of every source.
             for f in diffed.indices {
-                for i in diffed[f].sources.indices where diffed[f].sources[i].file.stat.modifiedNs > youngest {
-                    diffed[f].sources[i].deferred = true
+                for i in diffed[f].sources.indices where diffed[f].sources.files[i].stat.modifiedNs > youngest {
+                    diffed[f].sources.deferSource(i)
                 }
             }
         }

@@ -55,7 +55,8 @@ final class BakeState: @unchecked Sendable {
     let notices: [String]
     private let root: String
     private let database: SQLiteDatabase?
-    private let files: KnownFiles
+    /// What the state knew of files when it opened, until the diff takes it (``takeKnownFiles()``).
+    private let files: AdaptiveMutex<KnownFiles>
     private let formats: [String: String]
     private let pending = AdaptiveMutex(Pending())
 
@@ -74,7 +75,7 @@ final class BakeState: @unchecked Sendable {
         var notices: [String] = []
         let exists = FileManager.default.fileExists(atPath: path)
         if readOnly && !exists {
-            (database, files, formats, self.notices) = (nil, KnownFiles([]), [:], [])
+            (database, files, formats, self.notices) = (nil, AdaptiveMutex(KnownFiles([])), [:], [])
             return
         }
         var opened: (SQLiteDatabase, KnownFiles, [String: String])?
@@ -85,7 +86,9 @@ final class BakeState: @unchecked Sendable {
             for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
             opened = try Self.open(path, readOnly: false)
         }
-        (database, files, formats) = opened!
+        let known: KnownFiles
+        (database, known, formats) = opened!
+        files = AdaptiveMutex(known)
         self.notices = notices
     }
 
@@ -121,17 +124,36 @@ final class BakeState: @unchecked Sendable {
         }
     }
 
-    /// The fingerprint of the file at `path`, when the state knows it and may trust it: the file's
-    /// stat is the one recorded, and it was last modified more than ``racyMarginNs`` before its
-    /// bytes were read.
+    /// What the state knew of every file when it opened, handed over once and forgotten here.
     ///
-    /// - Parameters:
-    ///   - path: the file's absolute path.
-    ///   - stat: its stat now.
-    func trustedFingerprint(path: String, stat: FileStat) -> UUID? {
-        guard let record = files[PathDigest(relativeSubstring(path))], record.stat == stat,
-              record.stat.modifiedNs + Self.racyMarginNs < record.checkedNs else { return nil }
-        return record.fingerprint
+    /// The diff alone asks, and a list of every known file costs dozens of bytes a source:
+    /// held by the diff rather than by the state, it is freed before the plan is built, not
+    /// carried to the end of the bake. A second call gets an empty list.
+    func takeKnownFiles() -> TrustedFiles {
+        TrustedFiles(files: files.withLock { known in
+            let taken = known
+            known = KnownFiles([])
+            return taken
+        }, root: root)
+    }
+
+    /// The files a state knew when it opened, and what it may trust of them.
+    struct TrustedFiles: Sendable {
+        let files: KnownFiles
+        let root: String
+
+        /// The fingerprint of the file at `path`, when the state knew it and may trust it: the
+        /// file's stat is the one recorded, and it was last modified more than
+        /// ``BakeState/racyMarginNs`` before its bytes were read.
+        ///
+        /// - Parameters:
+        ///   - path: the file's absolute path.
+        ///   - stat: its stat now.
+        func fingerprint(path: String, stat: FileStat) -> UUID? {
+            guard let record = files[PathDigest(BakeState.relativeSubstring(path, root: root))], record.stat == stat,
+                  record.stat.modifiedNs + BakeState.racyMarginNs < record.checkedNs else { return nil }
+            return record.fingerprint
+        }
     }
 
     /// Remembers what a read of `file` found; written by the next ``commit()``.
@@ -190,9 +212,9 @@ final class BakeState: @unchecked Sendable {
     }
 
     /// `path` relative to the manifest's directory when it lies below it.
-    func relative(_ path: String) -> String { String(relativeSubstring(path)) }
+    func relative(_ path: String) -> String { String(Self.relativeSubstring(path, root: root)) }
 
-    private func relativeSubstring(_ path: String) -> Substring {
+    fileprivate static func relativeSubstring(_ path: String, root: String) -> Substring {
         path.hasPrefix(root + "/") ? path.dropFirst(root.count + 1) : path[...]
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ImageManifest
 
 /// What the tables of one family held when the bake began: one index of the keys for the whole
 /// family, and per table, each key's entry or nothing.
@@ -33,9 +34,10 @@ final class FamilyHeld: Sendable {
     ///
     /// - Parameters:
     ///   - tables: the family's tables.
-    ///   - keys: strings to share: a key found here is stored as this string rather than as a
-    ///     copy read from a table (the family's scanned keys: one string per key for the bake).
-    init(_ tables: [BakeTable], sharing keys: Set<String>) {
+    ///   - sources: the family's scanned files, sorted by key: a key found among them is stored
+    ///     as their string rather than as a copy read from a table (one string per key for the
+    ///     bake), found by a binary search rather than through a set of every key.
+    init(_ tables: [BakeTable], sharing sources: [SourceFile]) {
         let largest = tables.map(\.entryCount).max() ?? 0
         var rowOfKey: [String: Int32] = [:]
         rowOfKey.reserveCapacity(largest)
@@ -52,7 +54,8 @@ final class FamilyHeld: Sendable {
                     row = known
                 } else {
                     row = Int32(rowOfKey.count)
-                    rowOfKey[keys.firstIndex(of: key).map { keys[$0] } ?? key] = row
+                    let i = sources.partitionPoint { $0.key < key }
+                    rowOfKey[i < sources.count && sources[i].key == key ? sources[i].key : key] = row
                 }
                 // The first entry of a key wins (a damaged table read for a dry run may list one twice).
                 if isDense {

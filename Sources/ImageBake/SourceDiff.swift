@@ -35,7 +35,7 @@ struct SourceDiff {
     /// What the diff found of one family.
     struct Family {
         /// The planner's sources, in scan order.
-        var sources: [BakePlanner.Source]
+        var sources: BakePlanner.Sources
         /// Sources the scan listed that were gone when the diff read them.
         let vanished: [SourceFile]
     }
@@ -73,11 +73,15 @@ struct SourceDiff {
             }
         }
         let outcomes = Outcomes(count: starts.count)
-        // Each work item's file is looked up where it lies, not copied into an array of its own.
-        let order = all, firsts = starts, toRead = reads
-        Parallel.forEach(firsts.count, threads: jobs) { w in
-            let item = order[Int(firsts[w])]
-            outcomes.set(w, examine(families[Int(item.family)].sources[Int(item.index)], read: toRead[w]))
+        do {
+            // Each work item's file is looked up where it lies, not copied into an array of its own.
+            let order = all, firsts = starts, toRead = reads
+            // Held only while the reads need it: freed before the planner's sources are built.
+            let known = state.takeKnownFiles()
+            Parallel.forEach(firsts.count, threads: jobs) { w in
+                let item = order[Int(firsts[w])]
+                outcomes.set(w, examine(families[Int(item.family)].sources[Int(item.index)], read: toRead[w], known: known))
+            }
         }
         // Back to the families, in scan order.
         var work = Array(repeating: [Int32](), count: families.count)
@@ -88,18 +92,22 @@ struct SourceDiff {
             work[Int(item.family)][Int(item.index)] = Int32(w)
         }
         return families.enumerated().map { f, family in
-            var sources: [BakePlanner.Source] = [], vanished: [SourceFile] = []
-            sources.reserveCapacity(family.sources.count)
-            for (i, source) in family.sources.enumerated() {
-                let outcome = outcomes.get(Int(work[f][i]))
-                if outcome.vanished {
-                    vanished.append(source)
-                } else {
-                    sources.append(BakePlanner.Source(file: source, fingerprint: outcome.fingerprint,
-                                                      failure: outcome.failure.map { BakePlanner.Failure($0.at(source.path, key: source.key)) }))
-                }
+            // The scan's array itself, unless some of its files vanished (rare): then a copy without them.
+            var files = family.sources, vanished: [SourceFile] = []
+            if work[f].contains(where: { outcomes.isVanished(Int($0)) }) {
+                vanished = zip(files, work[f]).filter { outcomes.isVanished(Int($1)) }.map(\.0)
+                files = zip(files, work[f]).filter { !outcomes.isVanished(Int($1)) }.map(\.0)
+                work[f].removeAll { outcomes.isVanished(Int($0)) }
             }
-            return Family(sources: sources, vanished: vanished)
+            var fingerprints: [UUID?] = []
+            fingerprints.reserveCapacity(files.count)
+            var failures: [Int: BakePlanner.Failure] = [:]
+            for (i, w) in work[f].enumerated() {
+                let outcome = outcomes.get(Int(w))
+                fingerprints.append(outcome.fingerprint)
+                if let failure = outcome.failure { failures[i] = BakePlanner.Failure(failure.at(files[i].path, key: files[i].key)) }
+            }
+            return Family(sources: BakePlanner.Sources(files: files, fingerprints: fingerprints, failures: failures), vanished: vanished)
         }
     }
 
@@ -154,13 +162,15 @@ struct SourceDiff {
         }
 
         func get(_ i: Int) -> Outcome {
-            (fingerprints[i], failures.withLock { $0[i] }, vanished[i])
+            (fingerprints[i], failures.withLock { $0.isEmpty ? nil : $0[i] }, vanished[i])
         }
+
+        func isVanished(_ i: Int) -> Bool { vanished[i] }
     }
 
-    private func examine(_ file: SourceFile, read: Bool) -> Outcome {
+    private func examine(_ file: SourceFile, read: Bool, known: BakeState.TrustedFiles) -> Outcome {
         let path = file.path
-        if !rehash, let known = state.trustedFingerprint(path: path, stat: file.stat) { return (known, nil, false) }
+        if !rehash, let trusted = known.fingerprint(path: path, stat: file.stat) { return (trusted, nil, false) }
         do throws(ImageTableError) {
             let header: [UInt8]
             var fingerprint: UUID?

@@ -1,0 +1,60 @@
+import Foundation
+import ImageManifest
+import ImageTableCore
+import Testing
+@testable import ImageBake
+
+/// The diff's sources as the planner reads them: the scan's files with a fingerprint and a
+/// failure beside each, by position, so a file that vanished between the listing and the diff
+/// must take its fingerprint and failure with it, and the state's known files are handed to the
+/// diff once.
+struct SourceDiffTests {
+    /// Files listed, then some deleted before the diff reads them: the vanished ones leave the
+    /// planner's list, and what the diff found of the others stays with them (a failure on the
+    /// file after a vanished one is that file's, not its neighbour's).
+    @Test func aVanishedFileTakesItsPlaceAndNothingElseWithIt() throws {
+        let root = NSTemporaryDirectory() + "diff-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: root + "/src", withIntermediateDirectories: true)
+        let jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 0, count: 60))
+        for name in ["a.jpg", "b.jpg", "c.jpg", "d.jpg", "e.jpg"] {
+            #expect(FileManager.default.createFile(atPath: "\(root)/src/\(name)", contents: name == "c.jpg" ? Data("text".utf8) : jpeg))
+        }
+        let (files, _) = try SourceScanner(root: root + "/src", selects: { _ in true }).scan()
+        #expect(files.map(\.key) == ["a.jpg", "b.jpg", "c.jpg", "d.jpg", "e.jpg"])
+        for name in ["b.jpg", "e.jpg"] { try FileManager.default.removeItem(atPath: "\(root)/src/\(name)") }
+
+        let state = try BakeState(directory: root, root: root, readOnly: false)
+        let diff = SourceDiff(state: state, decoding: DecodeOptions(), rehash: false, jobs: 2)
+        let result = diff.run([SourceDiff.Scanned(sources: files, held: FamilyHeld([], sharing: files))])
+        let sources = result[0].sources
+        #expect(result[0].vanished.map(\.key) == ["b.jpg", "e.jpg"])
+        #expect(sources.files.map(\.key) == ["a.jpg", "c.jpg", "d.jpg"])
+        #expect(sources.indices.map { sources.failure($0)?.error.code } == [nil, .notAnImage, nil])
+        #expect(sources.failure(1)?.error.path?.hasSuffix("/src/c.jpg") == true, "\(String(describing: sources.failure(1)?.error))")
+        #expect(sources.indices.map(sources.isBakeable) == [true, false, true])
+    }
+
+    /// The state hands its known files over once: the diff holds them while it reads, and the
+    /// state keeps no second list for the rest of the bake.
+    @Test func theStateHandsItsKnownFilesOverOnce() throws {
+        let root = NSTemporaryDirectory() + "known-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: root + "/src", withIntermediateDirectories: true)
+        let path = root + "/src/a.jpg"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data([0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3])))
+        let stat = try #require(FileStat(path: path))
+        let fingerprint = UUID()
+        do {
+            let state = try BakeState(directory: root, root: root, readOnly: false)
+            let file = SourceFile(key: "a.jpg", root: root + "/src", stat: stat)
+            // Checked well after the last modification, so the record is trusted.
+            state.remember(file, BakeState.FileRecord(stat: stat, fingerprint: fingerprint,
+                                                      checkedNs: stat.modifiedNs + 2 * BakeState.racyMarginNs, tables: []))
+            try state.commit()
+        }
+        let state = try BakeState(directory: root, root: root, readOnly: false)
+        #expect(state.takeKnownFiles().fingerprint(path: path, stat: stat) == fingerprint)
+        #expect(state.takeKnownFiles().fingerprint(path: path, stat: stat) == nil, "handed over once")
+    }
+}
