@@ -138,6 +138,7 @@ final class BakeRun: @unchecked Sendable {
                 s.stop = true
             }
         }
+        bakeState.commit(ifAtLeast: options.stateBatch)
         if case .failed(let failure) = result { options.failed?(failure) }
         report(force: false)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import ImageManifest
 import ImageTableCore
+import Synchronization
 
 /// What an output directory's last bakes learnt: each source file's fingerprint with the stat
 /// that was true when its bytes were read, and each table's parameters.
@@ -59,6 +60,8 @@ final class BakeState: @unchecked Sendable {
     private let files: AdaptiveMutex<KnownFiles>
     private let formats: [String: String]
     private let pending = AdaptiveMutex(Pending())
+    /// Held while a commit writes; what a commit made during the run failed with, for the last.
+    private let committing = Mutex<ImageTableError?>(nil)
 
     /// Opens the state of `directory`, creating it (unless `readOnly`), or starting afresh when
     /// it is damaged or from another schema.
@@ -168,10 +171,18 @@ final class BakeState: @unchecked Sendable {
         pending.withLock { $0.files.append(PendingFile(directory: nil, name: path, record: nil)) }
     }
 
-    /// Makes room for `count` more files to remember (a bake's jobs), so the list of them is not
-    /// grown by doubling: it holds an entry per source until the commit.
-    func expect(_ count: Int) {
-        pending.withLock { $0.files.reserveCapacity($0.files.count + count) }
+    /// Commits what is remembered once it is `count` files or more, unless another thread is
+    /// committing: the run calls this as sources are baked, so that what it learns is held in
+    /// memory a batch at a time, not a hundred bytes per source until the end (and a bake that
+    /// is killed loses only the last batch of fingerprints). A failure is kept, and thrown by
+    /// the next ``commit()``.
+    ///
+    /// - Parameter count: the least number of files worth a transaction.
+    func commit(ifAtLeast count: Int) {
+        guard database != nil, pending.withLock({ $0.files.count >= count }) else { return }
+        _ = committing.withLockIfAvailable { failure in
+            do throws(ImageTableError) { try write() } catch { failure = failure ?? error }
+        }
     }
 
     /// The canonical parameters a table had at the last bake, to say what changed on a rebuild.
@@ -185,8 +196,17 @@ final class BakeState: @unchecked Sendable {
     /// Writes everything remembered since the last commit, in one transaction. A no-op for a
     /// read-only state.
     ///
-    /// - Throws: ``ImageTableError`` from SQLite (`no-space`, `locked`, `io`…).
+    /// - Throws: ``ImageTableError`` from SQLite (`no-space`, `locked`, `io`…), this commit's or
+    ///   the first of those made during the run (``commit(ifAtLeast:)``).
     func commit() throws(ImageTableError) {
+        try committing.withLock { (failure: inout ImageTableError?) throws(ImageTableError) in
+            try write()
+            if let failure { throw failure }
+        }
+    }
+
+    /// Writes what is pending, in one transaction.
+    private func write() throws(ImageTableError) {
         guard let database else { return }
         let batch = pending.withLock { p in
             defer { p = Pending() }

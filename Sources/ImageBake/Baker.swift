@@ -72,7 +72,6 @@ public enum Baker {
                 table.plan(evictions: change.evictions, replacing: replacing)
                 if !change.writes.isEmpty { table.preallocate(entries: change.entriesAfter) }
             }
-            state.expect(plan.jobs.count)
             let run = BakeRun(manifest: manifest, tables: tables, jobs: plan.jobs, options: options, state: state, started: started)
             let outcome = run.execute()
             summary = outcome.summary

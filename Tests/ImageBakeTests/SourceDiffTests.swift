@@ -1,4 +1,6 @@
 import Foundation
+import Synchronization
+import TestSupport
 import ImageManifest
 import ImageTableCore
 import Testing
@@ -56,5 +58,37 @@ struct SourceDiffTests {
         let state = try BakeState(directory: root, root: root, readOnly: false)
         #expect(state.takeKnownFiles().fingerprint(path: path, stat: stat) == fingerprint)
         #expect(state.takeKnownFiles().fingerprint(path: path, stat: stat) == nil, "handed over once")
+    }
+}
+
+/// The bake state commits what it learns during the run, a batch at a time, rather than holding
+/// every source's record until the end.
+struct StateBatchTests {
+    /// With batches of two, a source that fails after four were baked finds those four in the
+    /// state already (read by a second connection, as another process would), and the bake
+    /// still ends with every baked source remembered.
+    @Test func theStateCommitsDuringTheRun() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10))
+        for i in 0..<4 { try ConvergenceTests.add(project, "s\(i).png", i, secondsAgo: 100) }
+        // A PNG by its first bytes, which no decoder takes: it fails in the worker, last (keys in order).
+        try Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 7, count: 40))
+            .write(to: URL(fileURLWithPath: project.sources + "/z.png"))
+        let seen = Mutex<[Int]>([])
+        let summary = try project.bake(jobs: 1) {
+            $0.stateBatch = 2
+            $0.failed = { _ in
+                let rows = (try? Self.rows(project)) ?? -1
+                seen.withLock { $0.append(rows) }
+            }
+        }
+        #expect(summary.decoded == 4 && summary.failed.count == 1, "\(summary)")
+        #expect(seen.withLock { $0 } == [4], "rows in the state when the fifth source failed")
+        #expect(try Self.rows(project) == 4)
+    }
+
+    static func rows(_ project: BakeProject) throws -> Int {
+        var count = 0
+        try BakeState(directory: project.tables, root: project.root, readOnly: true).forEachKnownPath { _ in count += 1 }
+        return count
     }
 }
