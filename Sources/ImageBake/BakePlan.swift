@@ -21,10 +21,8 @@ public struct BakePlan: Sendable {
 
     /// A source to decode, once, for the tables of its family that lack it.
     public struct Job: Sendable {
-        /// The family's position in the manifest.
+        /// The family's position in the manifest (and in ``BakePlan/families``).
         public let family: Int
-        /// The family's name.
-        public let familyName: String
         /// The source.
         public let source: SourceFile
         /// The tables to write, as indices of ``BakePlan/tables``.
@@ -65,6 +63,9 @@ public struct BakePlan: Sendable {
 
     /// The sources to decode.
     public var jobs: [Job] = []
+    /// The families' names, in manifest order: a job names its family by position, since a plan
+    /// holds a job per source to decode.
+    public var families: [String] = []
     /// Per table, in the order of the manifest's formats.
     public var tables: [TableChange] = []
     /// Sources whose every table already holds them, or that get no slot anywhere.

@@ -47,6 +47,7 @@ struct BakePlanner {
     func plan(_ families: [Family], tableCount: Int) -> BakePlan {
         var plan = BakePlan()
         plan.tables = Array(repeating: BakePlan.TableChange(), count: tableCount)
+        plan.families = families.map(\.name)
         for (familyIndex, family) in families.enumerated() {
             // What holds an element per source is made once per family, not once per table: a
             // plan of a million sources would otherwise hold several sets of every key at once.
@@ -87,7 +88,7 @@ struct BakePlanner {
                 } else if let failure = sources.failure(i) {
                     plan.failures.append(SourceFailure(family: family.name, error: failure.error.at(file.path, key: key)))
                 } else if let list = writes[key] {
-                    plan.jobs.append(BakePlan.Job(family: familyIndex, familyName: family.name, source: file, tables: jobTables[list],
+                    plan.jobs.append(BakePlan.Job(family: familyIndex, source: file, tables: jobTables[list],
                                                   status: family.tables.contains { $0.entries[key] != nil } ? .changed : .new))
                 } else if family.tables.isEmpty || !(leftOutEverywhere?.contains(key) ?? false) {
                     plan.unchanged += 1

@@ -59,6 +59,24 @@ struct BakeCLITests {
         #expect(try #require(cpu["bake"]) > 0 && (try #require(cpu["workers"])) > 0)
     }
 
+    /// A dry run's plan names each job's family and tables: two families over one directory,
+    /// each source a job of each, with its own family's tables.
+    @Test func aDryRunsPlanNamesEachJobsFamily() throws {
+        let project = try BakeProject()
+        let yaml = "version: 1\noutput: tables\nfamilies:\n"
+            + "  photos:\n    sources: src\n    formats:\n      big:\n        size: 16x16\n        style: 32BitBGRA\n        maximumCount: 5\n"
+            + "  thumbs:\n    sources: src\n    formats:\n      small:\n        size: 8x8\n        style: 8BitGrayscale\n        maximumCount: 5\n"
+        try yaml.write(toFile: project.manifestPath, atomically: true, encoding: .utf8)
+        for key in ["a.jpg", "b.jpg"] { try project.add(key, from: Corpus.photo("Portrait_1")) }
+        let run = try run(Products.imagetable, ["bake", project.manifestPath, "--dry-run", "--format", "json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)")
+        let jobs = try #require((json["plan"] as? [String: Any])?["jobs"] as? [[String: Any]], "\(run.stdout)")
+        let named = jobs.map { "\($0["family"] as? String ?? "?") \($0["key"] as? String ?? "?") \(($0["tables"] as? [String] ?? []).map { ($0 as NSString).lastPathComponent })" }
+        #expect(named == ["photos a.jpg [\"big.imagetable\"]", "photos b.jpg [\"big.imagetable\"]",
+                          "thumbs a.jpg [\"small.imagetable\"]", "thumbs b.jpg [\"small.imagetable\"]"], "\(jobs)")
+    }
+
     /// `--no-sync` changes when pixels reach the disk, not what the tables hold: the same entries
     /// (source fingerprints and pixel checksums) as a flushed bake of the same sources, and tables
     /// that verify.

@@ -28,7 +28,7 @@ struct PlanDocument: Encodable {
 
     init(_ plan: BakePlan, tables summaries: [TableSummary]) {
         jobs = plan.jobs.map { job in
-            Job(family: job.familyName, key: job.source.key, status: job.status.rawValue,
+            Job(family: plan.families[job.family], key: job.source.key, status: job.status.rawValue,
                 tables: job.tables.map { summaries[$0].path })
         }
         tables = zip(summaries, plan.tables).map { summary, change in
