@@ -3,11 +3,9 @@
 // Pillow-SIMD's 8-bit resamplers use: four times the lanes of 32-bit floats, and no conversion
 // from bytes to floats per tap. Sums cannot overflow: a vertical sum is at most
 // 255 × 1.3 × 2^14 and a horizontal one 21,000 × 1.3 × 2^14, both far below 2^31.
-#include "CPixels.h"
+#include "resample_common.h"
 #include <string.h>
 
-#define MID_ROUND (1 << (CRESAMPLE_WEIGHT_BITS - CRESAMPLE_MID_BITS - 1))
-#define OUT_SHIFT (CRESAMPLE_WEIGHT_BITS + CRESAMPLE_MID_BITS)
 
 static inline uint8_t clamp_byte(int32_t v) { return v < 0 ? 0 : v > 255 ? 255 : (uint8_t)v; }
 
@@ -40,7 +38,6 @@ static inline void store_pixel(uint8_t *to, uint32_t bytes, int channels) {
     if (channels == 3) memcpy(to, &bytes, 3); else memcpy(to, &bytes, 4);
 }
 
-static inline int32_t pair(const int16_t *w, int k) { return (int32_t)(uint16_t)w[k] | ((int32_t)(uint16_t)w[k + 1] << 16); }
 
 // Rows `a` and `b` interleaved per sample, times the pair of weights `w`, added to the four
 // accumulators of 32 samples.
@@ -76,7 +73,7 @@ static void vertical_avx2(const uint8_t *src, ptrdiff_t stride, const int16_t *w
         __m256i lo0 = round, hi0 = round, lo1 = round, hi1 = round;
         const uint8_t *a = src + x;
         for (int k = 0; k < pairs; k += 2, a += 2 * stride) {
-            const __m256i w = _mm256_set1_epi32(pair(weights, k));
+            const __m256i w = _mm256_set1_epi32(cresample_pair(weights, k));
             VERTICAL_STEP(a, a + stride, w);
         }
         if (count & 1) VERTICAL_STEP(a, a, last);
@@ -106,12 +103,12 @@ static void horizontal_sse(const int16_t *row, int channels, const int32_t *star
         for (; k + 3 < count[i]; k += 4) {
             __m128i p0 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + k * channels)), gather);
             __m128i p1 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + (k + 2) * channels)), gather);
-            acc0 = _mm_add_epi32(acc0, _mm_madd_epi16(p0, _mm_set1_epi32(pair(w, k))));
-            acc1 = _mm_add_epi32(acc1, _mm_madd_epi16(p1, _mm_set1_epi32(pair(w, k + 2))));
+            acc0 = _mm_add_epi32(acc0, _mm_madd_epi16(p0, _mm_set1_epi32(cresample_pair(w, k))));
+            acc1 = _mm_add_epi32(acc1, _mm_madd_epi16(p1, _mm_set1_epi32(cresample_pair(w, k + 2))));
         }
         for (; k < count[i]; k += 2) {
             __m128i p0 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + k * channels)), gather);
-            acc0 = _mm_add_epi32(acc0, _mm_madd_epi16(p0, _mm_set1_epi32(pair(w, k))));
+            acc0 = _mm_add_epi32(acc0, _mm_madd_epi16(p0, _mm_set1_epi32(cresample_pair(w, k))));
         }
         __m128i v = _mm_srai_epi32(_mm_add_epi32(acc0, acc1), OUT_SHIFT);
         v = _mm_packus_epi16(_mm_packs_epi32(v, v), v);
@@ -145,14 +142,14 @@ static void horizontal_avx2(const int16_t *row, int channels, const int32_t *sta
         for (; t + 4 <= taps; t += 4, p0 += 2 * step, p1 += 2 * step) {
             __m256i a = _mm256_loadu2_m128i((const __m128i *)p1, (const __m128i *)p0);
             __m256i b = _mm256_loadu2_m128i((const __m128i *)(p1 + step), (const __m128i *)(p0 + step));
-            __m256i wa = _mm256_blend_epi32(_mm256_set1_epi32(pair(w0, t)), _mm256_set1_epi32(pair(w1, t)), 0xF0);
-            __m256i wb = _mm256_blend_epi32(_mm256_set1_epi32(pair(w0, t + 2)), _mm256_set1_epi32(pair(w1, t + 2)), 0xF0);
+            __m256i wa = _mm256_blend_epi32(_mm256_set1_epi32(cresample_pair(w0, t)), _mm256_set1_epi32(cresample_pair(w1, t)), 0xF0);
+            __m256i wb = _mm256_blend_epi32(_mm256_set1_epi32(cresample_pair(w0, t + 2)), _mm256_set1_epi32(cresample_pair(w1, t + 2)), 0xF0);
             acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(_mm256_shuffle_epi8(a, gather), wa));
             acc1 = _mm256_add_epi32(acc1, _mm256_madd_epi16(_mm256_shuffle_epi8(b, gather), wb));
         }
         if (t < taps) {
             __m256i a = _mm256_loadu2_m128i((const __m128i *)p1, (const __m128i *)p0);
-            __m256i wa = _mm256_blend_epi32(_mm256_set1_epi32(pair(w0, t)), _mm256_set1_epi32(pair(w1, t)), 0xF0);
+            __m256i wa = _mm256_blend_epi32(_mm256_set1_epi32(cresample_pair(w0, t)), _mm256_set1_epi32(cresample_pair(w1, t)), 0xF0);
             acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(_mm256_shuffle_epi8(a, gather), wa));
         }
         __m256i v = _mm256_srai_epi32(_mm256_add_epi32(acc0, acc1), OUT_SHIFT);

@@ -6,7 +6,7 @@
 // vertical pass's loop (a broadcast pair of weights times two whole vectors of samples), and
 // turning the bytes back costs less than the shuffles it saves. The sums are the same integers
 // in another order, so the result equals the plain C reference byte for byte.
-#include "CPixels.h"
+#include "resample_common.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,7 +29,6 @@ static void by_row(const int16_t *mid, ptrdiff_t midStride, int rows, int channe
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#define OUT_SHIFT (CRESAMPLE_WEIGHT_BITS + CRESAMPLE_MID_BITS)
 
 // Sixteen rows of sixteen int16 samples each become sixteen vectors of one sample's sixteen
 // rows: pairs, then quads, then eights interleave within each 128-bit half, and the halves
@@ -90,7 +89,6 @@ static inline void turn_bytes_back(const uint8_t *from, uint8_t *to, ptrdiff_t s
     }
 }
 
-static inline int32_t pair(const int16_t *w, int k) { return (int32_t)(uint16_t)w[k] | ((int32_t)(uint16_t)w[k + 1] << 16); }
 
 // One stripe of sixteen rows, `turned` holding its samples on their side: every output sample
 // of the stripe, sixteen bytes each (one per row), into `columns`.
@@ -106,7 +104,7 @@ static inline void filter_stripe(const __m256i *turned, int channels, const int3
         for (int c = 0; c < channels; c++) lo[c] = hi[c] = round;
         // Taps two at a time; an odd count's last pair has a zero weight past it (CPixels.h).
         for (int k = 0; k < taps; k += 2, p += 2 * channels) {
-            const __m256i wk = _mm256_set1_epi32(pair(w, k));
+            const __m256i wk = _mm256_set1_epi32(cresample_pair(w, k));
             for (int c = 0; c < channels; c++) {
                 lo[c] = _mm256_add_epi32(lo[c], _mm256_madd_epi16(_mm256_unpacklo_epi16(p[c], p[channels + c]), wk));
                 hi[c] = _mm256_add_epi32(hi[c], _mm256_madd_epi16(_mm256_unpackhi_epi16(p[c], p[channels + c]), wk));

@@ -60,8 +60,9 @@ final class BakeState: @unchecked Sendable {
     private let files: AdaptiveMutex<KnownFiles>
     private let formats: [String: String]
     private let pending = AdaptiveMutex(Pending())
-    /// Held while a commit writes; what a commit made during the run failed with, for the last.
-    private let committing = Mutex<ImageTableError?>(nil)
+    /// Held while a commit writes; whether commits during the run are still tried (not after one
+    /// failed: its batch waits for the last commit).
+    private let committing = Mutex(true)
 
     /// Opens the state of `directory`, creating it (unless `readOnly`), or starting afresh when
     /// it is damaged or from another schema.
@@ -174,14 +175,28 @@ final class BakeState: @unchecked Sendable {
     /// Commits what is remembered once it is `count` files or more, unless another thread is
     /// committing: the run calls this as sources are baked, so that what it learns is held in
     /// memory a batch at a time, not a hundred bytes per source until the end (and a bake that
-    /// is killed loses only the last batch of fingerprints). A failure is kept, and thrown by
-    /// the next ``commit()``.
+    /// is killed loses only the last batch of fingerprints).
+    ///
+    /// A commit that fails here (the state busy with another bake past SQLite's timeout, a full
+    /// disk) puts its batch back and ends commits during the run: the last ``commit()`` writes
+    /// everything, and only its failure fails the bake, as when that was the only commit.
     ///
     /// - Parameter count: the least number of files worth a transaction.
     func commit(ifAtLeast count: Int) {
         guard database != nil, pending.withLock({ $0.files.count >= count }) else { return }
-        _ = committing.withLockIfAvailable { failure in
-            do throws(ImageTableError) { try write() } catch { failure = failure ?? error }
+        _ = committing.withLockIfAvailable { tryDuringRun in
+            guard tryDuringRun else { return }
+            let batch = takePending()
+            do throws(ImageTableError) {
+                try write(batch)
+            } catch {
+                tryDuringRun = false
+                pending.withLock { p in
+                    // Older than anything remembered since: first, so that later entries still win.
+                    p.files = batch.files + p.files
+                    p.formats.merge(batch.formats) { newer, _ in newer }
+                }
+            }
         }
     }
 
@@ -196,22 +211,22 @@ final class BakeState: @unchecked Sendable {
     /// Writes everything remembered since the last commit, in one transaction. A no-op for a
     /// read-only state.
     ///
-    /// - Throws: ``ImageTableError`` from SQLite (`no-space`, `locked`, `io`…), this commit's or
-    ///   the first of those made during the run (``commit(ifAtLeast:)``).
+    /// - Throws: ``ImageTableError`` from SQLite (`no-space`, `locked`, `io`…).
     func commit() throws(ImageTableError) {
-        try committing.withLock { (failure: inout ImageTableError?) throws(ImageTableError) in
-            try write()
-            if let failure { throw failure }
-        }
+        try committing.withLock { (_: inout Bool) throws(ImageTableError) in try write(takePending()) }
     }
 
-    /// Writes what is pending, in one transaction.
-    private func write() throws(ImageTableError) {
-        guard let database else { return }
-        let batch = pending.withLock { p in
+    /// What is remembered, taken for a commit.
+    private func takePending() -> Pending {
+        pending.withLock { p in
             defer { p = Pending() }
             return p
         }
+    }
+
+    /// Writes `batch` in one transaction.
+    private func write(_ batch: Pending) throws(ImageTableError) {
+        guard let database else { return }
         guard !batch.files.isEmpty || !batch.formats.isEmpty else { return }
         let files = batch.files.lazy.map { [self] file in
             (path: relative(file.directory.map { SourceFile.path(root: $0, key: file.name) } ?? file.name), record: file.record)

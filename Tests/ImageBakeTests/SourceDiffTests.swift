@@ -92,3 +92,45 @@ struct StateBatchTests {
         return count
     }
 }
+
+/// A commit during the run that fails puts its batch back for the last commit, which alone
+/// decides whether the bake's state failed.
+struct StateBatchFailureTests {
+    @Test(arguments: [true, false])
+    func aFailedCommitDuringTheRunWaitsForTheLast(laterSucceeds: Bool) throws {
+        let root = NSTemporaryDirectory() + "batch-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: root + "/src", withIntermediateDirectories: true)
+        let state = try BakeState(directory: root, root: root, readOnly: false)
+        // Another connection makes any write of b.jpg's row fail, as a busy or full state would.
+        let other = try SQLiteDatabase(path: root + "/" + BakeState.fileName)
+        defer { other.close() }
+        try other.execute("CREATE TRIGGER refuse BEFORE INSERT ON files WHEN NEW.path = 'src/b.jpg' BEGIN SELECT RAISE(ABORT, 'refused'); END;")
+        func remember(_ key: String) {
+            let stat = FileStat(device: 1, inode: UInt64(key.utf8.first!), size: 10, modifiedNs: 1, changedNs: 1)
+            state.remember(SourceFile(key: key, root: root + "/src", stat: stat),
+                           BakeState.FileRecord(stat: stat, fingerprint: UUID(), checkedNs: 5_000_000_000, tables: []))
+        }
+        remember("a.jpg")
+        remember("b.jpg")
+        state.commit(ifAtLeast: 2)
+        #expect(try Self.paths(root) == [], "the failed transaction wrote nothing")
+        guard laterSucceeds else {
+            #expect(throws: ImageTableError.self) { try state.commit() }
+            return
+        }
+        try other.execute("DROP TRIGGER refuse;")
+        remember("c.jpg")
+        remember("d.jpg")
+        state.commit(ifAtLeast: 2)
+        #expect(try Self.paths(root) == [], "no more commits during the run after one failed")
+        try state.commit()
+        #expect(try Self.paths(root) == ["src/a.jpg", "src/b.jpg", "src/c.jpg", "src/d.jpg"], "the batch put back is written last")
+    }
+
+    static func paths(_ root: String) throws -> [String] {
+        var paths: [String] = []
+        try BakeState(directory: root, root: root, readOnly: true).forEachKnownPath { paths.append($0) }
+        return paths.sorted()
+    }
+}

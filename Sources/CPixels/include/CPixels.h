@@ -32,8 +32,11 @@ void cresample_horizontal(const int16_t *row, int channels, const int32_t *start
 /// The horizontal pass over `rows` rows of `midStride` samples each, one after another from
 /// `mid`: for each row, `cresample_horizontal` with the same taps, written `outStride` bytes
 /// apart from `out`. With AVX2 it filters sixteen rows at a time, turned on their side so that
-/// every vector is one sample of sixteen rows; the result is the same, byte for byte. Rows must
-/// be readable as `cresample_horizontal` reads them (the last needs the slack past it).
+/// every vector is one sample of sixteen rows; the result is the same, byte for byte, provided
+/// every pixel's taps lie within its row (`start[i] − base + count[i]` at most `midStride /
+/// channels`): the turned rows end with zeros where a row's own pass would read on into the
+/// next row. Rows must be readable as `cresample_horizontal` reads them (the last needs the
+/// slack past it).
 void cresample_horizontal_rows(const int16_t *mid, ptrdiff_t midStride, int rows, int channels, const int32_t *start,
                                const int32_t *count, const int16_t *weights, int tapWidth, int base, int first, int n,
                                uint8_t *out, ptrdiff_t outStride);
