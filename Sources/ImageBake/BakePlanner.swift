@@ -52,33 +52,20 @@ struct BakePlanner {
             // What holds an element per source is made once per family, not once per table: a
             // plan of a million sources would otherwise hold several sets of every key at once.
             let present = Set(family.sources.files.lazy.map(\.key))
-            // Which tables each written key goes to, as an index into `lists`: the distinct lists
-            // of tables, which the jobs share (an array per job otherwise).
-            var lists: [[Int]] = [[]]
-            var extended: [Int: Int] = [:]
-            var writes: [String: Int] = [:]
             // A source is left out of the family when every table leaves it out.
             var leftOutEverywhere: Set<String>?
+            var changes: [BakePlan.TableChange] = []
             for table in family.tables {
                 let change = planTable(table, family, present: present)
-                for key in change.writes {
-                    let from = writes[key] ?? 0, step = from * tableCount + table.index
-                    if let to = extended[step] {
-                        writes[key] = to
-                    } else {
-                        lists.append(lists[from] + [table.index])
-                        extended[step] = lists.count - 1
-                        writes[key] = lists.count - 1
-                    }
-                }
                 leftOutEverywhere = leftOutEverywhere.map { $0.intersection(change.leftOut) } ?? Set(change.leftOut)
                 plan.tables[table.index] = change
+                changes.append(change)
             }
-            let jobTables = lists.map { $0.sorted() }
+            let (jobTables, writers) = Self.writers(of: family, changes: changes, tableCount: tableCount)
             let removed = Set(family.tables.flatMap { $0.entries.keys.filter { !present.contains($0) } }).sorted()
             // Sized for what comes rather than grown by doubling: these arrays hold an element per
             // source for the rest of the bake. Geometric still, so many families cost no copies.
-            Self.makeRoom(in: &plan.jobs, for: writes.count)
+            Self.makeRoom(in: &plan.jobs, for: writers.count { $0 != 0 })
             Self.makeRoom(in: &plan.listing, for: family.sources.count + removed.count)
             let sources = family.sources
             for i in sources.indices {
@@ -87,8 +74,8 @@ struct BakePlanner {
                     plan.deferred += 1
                 } else if let failure = sources.failure(i) {
                     plan.failures.append(SourceFailure(family: family.name, error: failure.error.at(file.path, key: key)))
-                } else if let list = writes[key] {
-                    plan.jobs.append(BakePlan.Job(family: familyIndex, source: file, tables: jobTables[list],
+                } else if writers[i] != 0 {
+                    plan.jobs.append(BakePlan.Job(family: familyIndex, source: file, tables: jobTables[Int(writers[i])],
                                                   status: family.tables.contains { $0.entries[key] != nil } ? .changed : .new))
                 } else if family.tables.isEmpty || !(leftOutEverywhere?.contains(key) ?? false) {
                     plan.unchanged += 1
@@ -103,6 +90,39 @@ struct BakePlanner {
         }
         plan.listing.sort { ($0.family, $0.key) < ($1.family, $1.key) }
         return plan
+    }
+
+    /// Which of the family's tables write each source: per source, an index into the distinct
+    /// lists of tables (0, the empty list: none), which the jobs share rather than each holding
+    /// an array of its own.
+    ///
+    /// Each table's writes are sorted by key, as the family's sources are (the scan's order), so
+    /// a cursor per table walks them beside the sources: four bytes a source, where a map from
+    /// every written key to its list held a hash table of them all.
+    private static func writers(of family: Family, changes: [BakePlan.TableChange], tableCount: Int) -> (lists: [[Int]], bySource: [Int32]) {
+        var lists: [[Int]] = [[]]
+        var extended: [Int: Int] = [:]
+        var cursors = Array(repeating: 0, count: changes.count)
+        var bySource = [Int32](repeating: 0, count: family.sources.count)
+        for (i, file) in family.sources.files.enumerated() {
+            var list = 0
+            for (t, table) in family.tables.enumerated() {
+                let writes = changes[t].writes
+                while cursors[t] < writes.count && writes[cursors[t]] < file.key { cursors[t] += 1 }
+                guard cursors[t] < writes.count && writes[cursors[t]] == file.key else { continue }
+                // Tables come in ascending index order, so each list is sorted as it grows.
+                let step = list * tableCount + table.index
+                if let to = extended[step] {
+                    list = to
+                } else {
+                    lists.append(lists[list] + [table.index])
+                    extended[step] = lists.count - 1
+                    list = lists.count - 1
+                }
+            }
+            bySource[i] = Int32(list)
+        }
+        return (lists, bySource)
     }
 
     /// Makes room in `array` for `count` more elements: exactly, or at least twice the capacity
