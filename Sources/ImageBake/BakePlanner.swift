@@ -70,19 +70,21 @@ struct BakePlanner {
             let sources = family.sources
             for i in sources.indices {
                 let file = sources.files[i], key = file.key
+                let listed = status(of: i, in: family)
                 if sources.isDeferred(i) {
                     plan.deferred += 1
                 } else if let failure = sources.failure(i) {
                     plan.failures.append(SourceFailure(family: family.name, error: failure.error.at(file.path, key: key)))
                 } else if writers[i] != 0 {
+                    // Changed when some table holds the key, from whatever bytes.
                     plan.jobs.append(BakePlan.Job(family: familyIndex, source: file, tables: jobTables[Int(writers[i])],
-                                                  status: family.tables.contains { $0.entries[key] != nil } ? .changed : .new))
+                                                  status: listed == .new ? .new : .changed))
                 } else if family.tables.isEmpty || !(leftOutEverywhere?.contains(key) ?? false) {
                     plan.unchanged += 1
                 } else {
                     plan.leftOut += 1
                 }
-                plan.listing.append(BakePlan.Listed(family: family.name, key: key, status: status(of: i, in: family)))
+                plan.listing.append(BakePlan.Listed(family: family.name, key: key, status: listed))
             }
             for key in removed {
                 plan.listing.append(BakePlan.Listed(family: family.name, key: key, status: .removed))

@@ -33,7 +33,9 @@ struct BakePreparation {
         var scanFailures: [SourceFailure] = []
         // Per table, what it held: a view of its family's `FamilyHeld`.
         var held = Array(repeating: HeldEntries?.none, count: tables.count)
-        for family in manifest.families {
+        // Per family, its tables' indices, ascending.
+        let owned = manifest.families.map { family in tables.indices.filter { tables[$0].format.family == family.name } }
+        for (f, family) in manifest.families.enumerated() {
             // A shard's bake sees only its own sources: every other key is no source of its, and
             // is reported by no warning of its.
             let shard = options.shard
@@ -42,10 +44,9 @@ struct BakePreparation {
                 family.selects($0) && shard?.contains(key: $0) != false
             }
             let (sources, skipped) = try scanner.scan()
-            let own = tables.indices.filter { tables[$0].format.family == family.name }
             // The tables' keys share the scan's strings: one string per key, not one per table.
-            let familyHeld = FamilyHeld(own.map { tables[$0] }, sharing: sources)
-            for (i, t) in own.enumerated() { held[t] = familyHeld.table(i) }
+            let familyHeld = FamilyHeld(owned[f].map { tables[$0] }, sharing: sources)
+            for (i, t) in owned[f].enumerated() { held[t] = familyHeld.table(i) }
             scanned.append(SourceDiff.Scanned(sources: sources, held: familyHeld))
             scanFailures += skipped.map { SourceFailure(family: family.name, error: $0) }
         }
@@ -66,10 +67,9 @@ struct BakePreparation {
                 }
             }
         }
-        let families = manifest.families.enumerated().map { i, family in
-            let own = tables.indices.filter { tables[$0].format.family == family.name }
-            return BakePlanner.Family(name: family.name, sources: diffed[i].sources,
-                                      tables: own.map { BakePlanner.Table(index: $0, capacity: tables[$0].format.capacity, entries: held[$0]!) })
+        let families = manifest.families.enumerated().map { f, family in
+            BakePlanner.Family(name: family.name, sources: diffed[f].sources,
+                               tables: owned[f].map { BakePlanner.Table(index: $0, capacity: tables[$0].format.capacity, entries: held[$0]!) })
         }
         plan = BakePlanner(prune: options.prune).plan(families, tableCount: tables.count)
         replacing = zip(plan.tables, held).map { change, held in Set(change.writes.lazy.filter { held?[$0] != nil }) }
