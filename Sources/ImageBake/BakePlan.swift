@@ -20,15 +20,28 @@ public struct BakePlan: Sendable {
     }
 
     /// A source to decode, once, for the tables of its family that lack it.
+    ///
+    /// A position in its family's sources (``PlannedFamily``, which every job of the family
+    /// shares) rather than a copy of the file: a plan holds a job per source to decode, 16 bytes
+    /// each, where a copy of the file's key, directory and stat was 96.
     public struct Job: Sendable {
+        let planned: PlannedFamily
+        let position: UInt32
+        /// Which of ``PlannedFamily/tableLists`` the job writes.
+        let list: UInt32
+
+        init(_ planned: PlannedFamily, position: Int, list: Int) {
+            (self.planned, self.position, self.list) = (planned, UInt32(position), UInt32(list))
+        }
+
         /// The family's position in the manifest (and in ``BakePlan/families``).
-        public let family: Int
+        public var family: Int { planned.index }
         /// The source.
-        public let source: SourceFile
-        /// The tables to write, as indices of ``BakePlan/tables``.
-        public let tables: [Int]
-        /// New or changed.
-        public let status: SourceStatus
+        public var source: SourceFile { planned.files[Int(position)] }
+        /// The tables to write, as indices of ``BakePlan/tables``, ascending.
+        public var tables: [Int] { planned.tableLists[Int(list)] }
+        /// New or changed: changed when some table of the family holds the key, from other bytes.
+        public var status: SourceStatus { planned.statuses[Int(position)] == .new ? .new : .changed }
     }
 
     /// One table's part of the plan.
@@ -78,6 +91,28 @@ public struct BakePlan: Sendable {
     public var failures: [SourceFailure] = []
     /// Files skipped with a warning: not images, changed while they were read.
     public var skipped: [SourceFailure] = []
-    /// Every source and removed key with its status, sorted by family and key.
-    public var listing: [Listed] = []
+    /// Per family, in manifest order: its sources and removed keys with their statuses.
+    var planned: [PlannedFamily] = []
+
+    /// Every source and removed key with its status, sorted by family and key (made when asked
+    /// for: `bake --list` prints it; the bake itself asks ``status(family:key:)``).
+    public var listing: [Listed] {
+        planned.sorted { $0.name < $1.name }.flatMap { $0.listing() }
+    }
+
+    /// How a family's key compares with its tables, or `nil` when the plan does not list it.
+    ///
+    /// - Parameters:
+    ///   - family: the family's name.
+    ///   - key: the source's key.
+    /// - Returns: the key's status, ``SourceStatus/removed`` for a key only a table holds.
+    public func status(family: String, key: String) -> SourceStatus? {
+        planned.first { $0.name == family }?.status(of: key)
+    }
+
+    /// Sources the scans found and planned for, in every family (failed and deferred included).
+    public var sourceCount: Int { planned.reduce(0) { $0 + $1.files.count } }
+
+    /// Keys the tables hold whose sources are gone, in every family.
+    public var removedCount: Int { planned.reduce(0) { $0 + $1.removed.count } }
 }

@@ -51,7 +51,8 @@ struct BakePlanner {
         for (familyIndex, family) in families.enumerated() {
             // What holds an element per source is made once per family, not once per table: a
             // plan of a million sources would otherwise hold several sets of every key at once.
-            let present = Set(family.sources.files.lazy.map(\.key))
+            // Only the tables' entries are looked up in it: with none (a first bake), none is made.
+            let present = family.tables.allSatisfy({ $0.entries.count == 0 }) ? [] : Set(family.sources.files.lazy.map(\.key))
             // A source is left out of the family when every table leaves it out.
             var leftOutEverywhere: Set<String>?
             var changes: [BakePlan.TableChange] = []
@@ -63,34 +64,28 @@ struct BakePlanner {
             }
             let (jobTables, writers) = Self.writers(of: family, changes: changes, tableCount: tableCount)
             let removed = Set(family.tables.flatMap { $0.entries.keys.filter { !present.contains($0) } }).sorted()
-            // Sized for what comes rather than grown by doubling: these arrays hold an element per
-            // source for the rest of the bake. Geometric still, so many families cost no copies.
-            Self.makeRoom(in: &plan.jobs, for: writers.count { $0 != 0 })
-            Self.makeRoom(in: &plan.listing, for: family.sources.count + removed.count)
             let sources = family.sources
+            let planned = PlannedFamily(index: familyIndex, name: family.name, files: sources.files,
+                                        statuses: sources.indices.map { status(of: $0, in: family) }, removed: removed, tableLists: jobTables)
+            plan.planned.append(planned)
+            // Sized for what comes rather than grown by doubling: it holds an element per source
+            // to decode for the rest of the bake. Geometric still, so many families cost no copies.
+            Self.makeRoom(in: &plan.jobs, for: writers.count { $0 != 0 })
             for i in sources.indices {
-                let file = sources.files[i], key = file.key
-                let listed = status(of: i, in: family)
+                let key = sources.files[i].key
                 if sources.isDeferred(i) {
                     plan.deferred += 1
                 } else if let failure = sources.failure(i) {
-                    plan.failures.append(SourceFailure(family: family.name, error: failure.error.at(file.path, key: key)))
+                    plan.failures.append(SourceFailure(family: family.name, error: failure.error.at(sources.files[i].path, key: key)))
                 } else if writers[i] != 0 {
-                    // Changed when some table holds the key, from whatever bytes.
-                    plan.jobs.append(BakePlan.Job(family: familyIndex, source: file, tables: jobTables[Int(writers[i])],
-                                                  status: listed == .new ? .new : .changed))
+                    plan.jobs.append(BakePlan.Job(planned, position: i, list: Int(writers[i])))
                 } else if family.tables.isEmpty || !(leftOutEverywhere?.contains(key) ?? false) {
                     plan.unchanged += 1
                 } else {
                     plan.leftOut += 1
                 }
-                plan.listing.append(BakePlan.Listed(family: family.name, key: key, status: listed))
-            }
-            for key in removed {
-                plan.listing.append(BakePlan.Listed(family: family.name, key: key, status: .removed))
             }
         }
-        plan.listing.sort { ($0.family, $0.key) < ($1.family, $1.key) }
         return plan
     }
 

@@ -51,7 +51,7 @@ enum BakeStateSchema {
                                 modifiedNs: rows.int(4), changedNs: rows.int(5))
             files.append((digest, BakeState.Known(stat: stat, fingerprint: uuid, checkedNs: rows.int(7))))
         }
-        return BakeState.KnownFiles(files)
+        return BakeState.KnownFiles(consume files)
     }
 
     /// Calls `body` with the path of every file row, in the database's order.

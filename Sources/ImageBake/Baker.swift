@@ -79,7 +79,7 @@ public enum Baker {
             for table in tables { state.setParameters(ofTable: table.format.fileName, table.format.canonicalParameters) }
             // Rows of removed files left for the next bake cost nothing but their space, and a
             // state that cannot be read now fails the commit below, which says so.
-            try? forgetRemoved(plan.listing, manifest: manifest, state: state)
+            try? forgetRemoved(plan, manifest: manifest, state: state)
             do throws(ImageTableError) {
                 try state.commit()
             } catch {
@@ -123,13 +123,13 @@ public enum Baker {
         summary.unchanged = plan.unchanged
         summary.leftOut = plan.leftOut
         summary.deferred = plan.deferred
-        summary.removed += Set(plan.listing.filter { $0.status == .removed }.map { "\($0.family)/\($0.key)" }).count
+        summary.removed += plan.removedCount
         let failures = scanFailures + plan.failures
         summary.failed = (failures.filter { !skips($0) } + summary.failed).sorted { ($0.family, $0.key) < ($1.family, $1.key) }
         summary.skipped = (failures.filter(skips) + summary.skipped).sorted { ($0.family, $0.key) < ($1.family, $1.key) }
-        summary.sourcesFound = plan.listing.reduce(0) { $0 + ($1.status != .removed ? 1 : 0) } + scanFailures.count + vanished
+        summary.sourcesFound = plan.sourceCount + scanFailures.count + vanished
         summary.keptPrevious = summary.failed.filter { failure in
-            [.changed, .unchanged].contains(listed(family: failure.family, key: failure.key, in: plan.listing)?.status)
+            [.changed, .unchanged].contains(plan.status(family: failure.family, key: failure.key))
         }.count
         summary.warnings = zip(tables, plan.tables).compactMap { table, change in
             guard change.candidates > change.capacity else { return nil }
@@ -154,14 +154,6 @@ public enum Baker {
         return summary
     }
 
-    /// The listing's entry of a family's key: a binary search of the listing, which is sorted by
-    /// family and key (a set of every listed source would cost a string each).
-    private static func listed(family: String, key: String, in listing: [BakePlan.Listed]) -> BakePlan.Listed? {
-        let i = listing.partitionPoint { ($0.family, $0.key) < (family, key) }
-        guard i < listing.count, listing[i].family == family, listing[i].key == key else { return nil }
-        return listing[i]
-    }
-
     /// Files that are not images, changed while they were read, are FIFOs, devices or sockets,
     /// or are hidden images are skipped with a warning, not failed.
     private static func skips(_ failure: SourceFailure) -> Bool {
@@ -184,17 +176,19 @@ public enum Baker {
 
     /// Drops the state's records of files under a family's sources that the bake no longer
     /// finds: the scan did not list them, or they vanished before the diff read them.
-    private static func forgetRemoved(_ listing: [BakePlan.Listed], manifest: Manifest, state: BakeState) throws(ImageTableError) {
-        // Each known path under a family's sources directory is looked up by its family and key
-        // in the plan's listing (sorted by both), rather than building every source's path. A
-        // file that vanished during the bake is not listed: it is forgotten too.
-        let roots = manifest.families.map { (name: $0.name, root: state.relative($0.sourcesPath) + "/") }
+    private static func forgetRemoved(_ plan: BakePlan, manifest: Manifest, state: BakeState) throws(ImageTableError) {
+        // Each known path under a family's sources directory is looked up by its key in the
+        // family's sorted sources, rather than building every source's path. A file that
+        // vanished during the bake is not listed: it is forgotten too.
+        let roots = manifest.families.map { family in
+            (planned: plan.planned.first { $0.name == family.name }, root: state.relative(family.sourcesPath) + "/")
+        }
         var removed: [String] = []
         try state.forEachKnownPath { path in
             var under = false, present = false
-            for (name, root) in roots where path.hasPrefix(root) {
+            for (planned, root) in roots where path.hasPrefix(root) {
                 under = true
-                present = present || listed(family: name, key: String(path.dropFirst(root.count)), in: listing).map { $0.status != .removed } == true
+                present = present || planned?.status(of: String(path.dropFirst(root.count))).map { $0 != .removed } == true
             }
             if under && !present { removed.append(path) }
         }
