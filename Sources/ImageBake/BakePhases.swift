@@ -9,8 +9,8 @@ public struct BakePhases: Sendable, Equatable, Encodable {
     public var open = 0.0
     /// Listing each family's sources.
     public var scan = 0.0
-    /// Comparing the sources with the bake state: `stat`, and reading and fingerprinting the
-    /// sources it does not trust.
+    /// Comparing the sources with the bake state and the tables: what the state trusts, what
+    /// the tables hold, and reading and fingerprinting the sources the state does not trust.
     public var diff = 0.0
     /// Deciding what each table writes, evicts, prunes and leaves out.
     public var plan = 0.0

@@ -40,6 +40,15 @@ struct BakePlanner {
         let name: String
         let sources: Sources
         let tables: [Table]
+        /// Keys the scan listed whose files were gone when the diff read them (rare): not
+        /// among ``sources``, though the tables' entries say the scan found them.
+        var vanished: Set<String> = []
+
+        /// Whether the source of a key a table holds is present: the scan found it, and it did
+        /// not vanish before the diff.
+        func isPresent(_ held: (key: String, scanned: Bool)) -> Bool {
+            held.scanned && (vanished.isEmpty || !vanished.contains(held.key))
+        }
     }
 
     let prune: Bool
@@ -49,21 +58,17 @@ struct BakePlanner {
         plan.tables = Array(repeating: BakePlan.TableChange(), count: tableCount)
         plan.families = families.map(\.name)
         for (familyIndex, family) in families.enumerated() {
-            // What holds an element per source is made once per family, not once per table: a
-            // plan of a million sources would otherwise hold several sets of every key at once.
-            // Only the tables' entries are looked up in it: with none (a first bake), none is made.
-            let present = family.tables.allSatisfy({ $0.entries.count == 0 }) ? [] : Set(family.sources.files.lazy.map(\.key))
             // A source is left out of the family when every table leaves it out.
             var leftOutEverywhere: Set<String>?
             var changes: [BakePlan.TableChange] = []
             for table in family.tables {
-                let change = planTable(table, family, present: present)
+                let change = planTable(table, family)
                 leftOutEverywhere = leftOutEverywhere.map { $0.intersection(change.leftOut) } ?? Set(change.leftOut)
                 plan.tables[table.index] = change
                 changes.append(change)
             }
             let (jobTables, writers) = Self.writers(of: family, changes: changes, tableCount: tableCount)
-            let removed = Set(family.tables.flatMap { $0.entries.keys.filter { !present.contains($0) } }).sorted()
+            let removed = Set(family.tables.flatMap { $0.entries.keys.filter { !family.isPresent($0) }.map(\.key) }).sorted()
             let sources = family.sources
             let planned = PlannedFamily(index: familyIndex, name: family.name, files: sources.files,
                                         statuses: sources.indices.map { status(of: $0, in: family) }, removed: removed, tableLists: jobTables)
@@ -129,8 +134,8 @@ struct BakePlanner {
         if array.capacity < needed { array.reserveCapacity(array.isEmpty ? needed : max(needed, 2 * array.capacity)) }
     }
 
-    /// One table's part of the plan. `present` is every key of the family's sources.
-    private func planTable(_ table: Table, _ family: Family, present: Set<String>) -> BakePlan.TableChange {
+    /// One table's part of the plan.
+    private func planTable(_ table: Table, _ family: Family) -> BakePlan.TableChange {
         var change = BakePlan.TableChange()
         change.capacity = table.capacity
         change.entriesBefore = table.entries.count
@@ -159,8 +164,16 @@ struct BakePlanner {
         // selected unless left out: the unselected entries are those of absent sources and of
         // those left out, with no set of the selected keys.
         let leftOut = Set(change.leftOut)
-        let unselected = table.entries.keys.filter { !present.contains($0) || leftOut.contains($0) }
-        let gone = unselected.filter { !present.contains($0) }.sorted()
+        var unselected: [String] = [], gone: [String] = []
+        for held in table.entries.keys {
+            if !family.isPresent(held) {
+                unselected.append(held.key)
+                gone.append(held.key)
+            } else if leftOut.contains(held.key) {
+                unselected.append(held.key)
+            }
+        }
+        gone.sort()
         if prune { change.prunes = gone }
         let remaining = table.entries.count - change.prunes.count
         let needed = max(0, newKeys - (table.capacity - remaining))

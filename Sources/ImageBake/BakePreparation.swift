@@ -29,13 +29,9 @@ struct BakePreparation {
     ///   - clock: charged with the scan, the diff and the plan.
     /// - Throws: ``ImageTableError`` when a family's sources cannot be listed.
     init(_ manifest: Manifest, tables: [BakeTable], state: BakeState, options: BakeOptions, clock: inout PhaseClock) throws(ImageTableError) {
-        var scanned: [SourceDiff.Scanned] = []
+        var scanned: [[SourceFile]] = []
         var scanFailures: [SourceFailure] = []
-        // Per table, what it held: a view of its family's `FamilyHeld`.
-        var held = Array(repeating: HeldEntries?.none, count: tables.count)
-        // Per family, its tables' indices, ascending.
-        let owned = manifest.families.map { family in tables.indices.filter { tables[$0].format.family == family.name } }
-        for (f, family) in manifest.families.enumerated() {
+        for family in manifest.families {
             // A shard's bake sees only its own sources: every other key is no source of its, and
             // is reported by no warning of its.
             let shard = options.shard
@@ -44,20 +40,34 @@ struct BakePreparation {
                 family.selects($0) && shard?.contains(key: $0) != false
             }
             let (sources, skipped) = try scanner.scan()
-            // The tables' keys share the scan's strings: one string per key, not one per table.
-            let familyHeld = FamilyHeld(owned[f].map { tables[$0] }, sharing: sources)
-            for (i, t) in owned[f].enumerated() { held[t] = familyHeld.table(i) }
-            scanned.append(SourceDiff.Scanned(sources: sources, held: familyHeld))
+            scanned.append(sources)
             scanFailures += skipped.map { SourceFailure(family: family.name, error: $0) }
         }
         clock.lap(\.scan)
-        var diffed = SourceDiff(state: state, decoding: options.decoding, rehash: options.rehash, jobs: options.jobs).run(scanned)
+        let diff = SourceDiff(state: state, decoding: options.decoding, rehash: options.rehash, jobs: options.jobs)
+        // Per table, what it held: a view of its family's `FamilyHeld`.
+        var held = Array(repeating: HeldEntries?.none, count: tables.count)
+        // Per family, its tables' indices, ascending.
+        let owned = manifest.families.map { family in tables.indices.filter { tables[$0].format.family == family.name } }
+        var diffed: [SourceDiff.Family]
+        do {
+            // Before the tables' entries are read: the state's known files are freed by then.
+            let trusted = diff.trust(scanned)
+            var withHeld: [SourceDiff.Scanned] = []
+            for f in manifest.families.indices {
+                // The tables' keys share the scan's strings: one string per key, not one per table.
+                let familyHeld = FamilyHeld(owned[f].map { tables[$0] }, sharing: scanned[f])
+                for (i, t) in owned[f].enumerated() { held[t] = familyHeld.table(i) }
+                withHeld.append(SourceDiff.Scanned(sources: scanned[f], held: familyHeld))
+            }
+            // The diff's sources share the scan's lists of files: dropped here and below, they
+            // are the only holders, so nothing after copies a list.
+            scanned.removeAll()
+            diffed = diff.run(withHeld, trusted: trusted)
+            vanished = (found: diffed.map(\.vanished.count).reduce(0, +),
+                        unheld: zip(diffed, withHeld).map { d, s in d.vanished.filter { !s.held.holds($0.key) }.count }.reduce(0, +))
+        }
         clock.lap(\.diff)
-        vanished = (found: diffed.map(\.vanished.count).reduce(0, +),
-                    unheld: zip(diffed, scanned).map { d, s in d.vanished.filter { !s.held.holds($0.key) }.count }.reduce(0, +))
-        // The diff's sources share the scan's lists of files: dropped here, they are the only
-        // holders, so nothing below copies a list.
-        scanned.removeAll()
         if let minAge = options.minAge {
             let youngest = FileStat.now - Int64(minAge * 1e9)
             // In place: the planner shares these arrays rather than holding a copy of every source.
@@ -69,7 +79,8 @@ struct BakePreparation {
         }
         let families = manifest.families.enumerated().map { f, family in
             BakePlanner.Family(name: family.name, sources: diffed[f].sources,
-                               tables: owned[f].map { BakePlanner.Table(index: $0, capacity: tables[$0].format.capacity, entries: held[$0]!) })
+                               tables: owned[f].map { BakePlanner.Table(index: $0, capacity: tables[$0].format.capacity, entries: held[$0]!) },
+                               vanished: Set(diffed[f].vanished.map(\.key)))
         }
         plan = BakePlanner(prune: options.prune).plan(families, tableCount: tables.count)
         replacing = zip(plan.tables, held).map { change, held in Set(change.writes.lazy.filter { held?[$0] != nil }) }

@@ -29,6 +29,9 @@ final class FamilyHeld: Sendable {
     private let rowOfKey: [String: Int32]
     private let rows: [Rows]
     private let counts: [Int]
+    /// Per row, whether the scan found the key's source: what the planner asks of every held
+    /// key, which a set of the scan's keys answered at 40 bytes a source.
+    private let scannedRows: [Bool]
 
     /// Reads what `tables` hold.
     ///
@@ -43,6 +46,7 @@ final class FamilyHeld: Sendable {
         rowOfKey.reserveCapacity(largest)
         var rows: [Rows] = []
         var counts: [Int] = []
+        var scannedRows: [Bool] = []
         for table in tables {
             var dense: [Entry?] = [], sparse: [Int32: Entry] = [:]
             let isDense = table.entryCount * 4 >= largest
@@ -55,7 +59,9 @@ final class FamilyHeld: Sendable {
                 } else {
                     row = Int32(rowOfKey.count)
                     let i = sources.partitionPoint { $0.key < key }
-                    rowOfKey[i < sources.count && sources[i].key == key ? sources[i].key : key] = row
+                    let scanned = i < sources.count && sources[i].key == key
+                    rowOfKey[scanned ? sources[i].key : key] = row
+                    scannedRows.append(scanned)
                 }
                 // The first entry of a key wins (a damaged table read for a dry run may list one twice).
                 if isDense {
@@ -71,7 +77,7 @@ final class FamilyHeld: Sendable {
             rows.append(isDense ? .dense(dense) : .sparse(sparse))
             counts.append(count)
         }
-        (self.rowOfKey, self.rows, self.counts) = (rowOfKey, rows, counts)
+        (self.rowOfKey, self.rows, self.counts, self.scannedRows) = (rowOfKey, rows, counts, scannedRows)
     }
 
     /// Whether some table of the family holds `key`.
@@ -82,8 +88,8 @@ final class FamilyHeld: Sendable {
 
     fileprivate func entry(_ key: String, table: Int) -> Entry? { rowOfKey[key].flatMap { rows[table][$0] } }
 
-    fileprivate func keys(table: Int) -> some Sequence<String> {
-        rowOfKey.lazy.filter { [rows] in rows[table][$0.value] != nil }.map(\.key)
+    fileprivate func keys(table: Int) -> some Sequence<(key: String, scanned: Bool)> {
+        rowOfKey.lazy.filter { [rows] in rows[table][$0.value] != nil }.map { [scannedRows] in ($0.key, scannedRows[Int($0.value)]) }
     }
 
     fileprivate func count(table: Int) -> Int { counts[table] }
@@ -100,6 +106,7 @@ struct HeldEntries: Sendable {
     /// How many entries the table holds.
     var count: Int { family.count(table: table) }
 
-    /// The keys the table holds, in no particular order.
-    var keys: some Sequence<String> { family.keys(table: table) }
+    /// The keys the table holds, each with whether the scan (given to ``FamilyHeld``) found its
+    /// source, in no particular order.
+    var keys: some Sequence<(key: String, scanned: Bool)> { family.keys(table: table) }
 }

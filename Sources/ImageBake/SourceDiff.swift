@@ -40,53 +40,97 @@ struct SourceDiff {
         let vanished: [SourceFile]
     }
 
-    /// Each family's sources with what the diff learnt.
+    /// The diff's first half: every (family, source) once, in path order, with the fingerprints
+    /// the state trusts.
     ///
-    /// Memory is a few dozen bytes per source beyond the sources themselves: the work is an
-    /// array of indices sorted by path, the outcomes an array beside it, and failures (rare) are
-    /// kept apart, so that a bake of a million sources does not hold a million error values.
+    /// It runs before the tables' entries are read (``FamilyHeld``), and takes the state's known
+    /// files and frees them on return, so that they and the tables' entries (dozens of bytes a
+    /// source each) are never held at once.
+    struct Trusted {
+        /// Every (family, source), sorted by path.
+        fileprivate let all: [(family: Int32, index: Int32)]
+        /// One work item per distinct path: its first position in ``all``.
+        fileprivate let starts: [Int32]
+        /// What each work item came to: its trusted fingerprint so far.
+        fileprivate let outcomes: Outcomes
+    }
+
+    /// Finds what the state trusts of each family's `sources`, in scan order.
     ///
-    /// - Parameters:
-    ///   - families: per family, its scanned sources and what its tables hold.
-    /// - Returns: per family, the planner's sources and those that vanished.
-    func run(_ families: [Scanned]) -> [Family] {
+    /// Memory is a few dozen bytes per source beyond the sources themselves: an array of indices
+    /// sorted by path, and the outcomes an array beside it.
+    ///
+    /// - Parameter sources: per family, its scanned files, sorted by key.
+    /// - Returns: the work items in path order, each trusted file's fingerprint found.
+    func trust(_ sources: [[SourceFile]]) -> Trusted {
         // Every (family, source) once, sorted by path: a path several families list is worked
         // out once, read if any of them holds its key. In path order, since with one thread the
         // reads should come in the same order every time (reproducible traces, forced races).
         var all: [(family: Int32, index: Int32)] = []
-        all.reserveCapacity(families.reduce(0) { $0 + $1.sources.count })
-        for (f, family) in families.enumerated() {
-            for i in family.sources.indices { all.append((Int32(f), Int32(i))) }
+        all.reserveCapacity(sources.reduce(0) { $0 + $1.count })
+        for (f, files) in sources.enumerated() {
+            for i in files.indices { all.append((Int32(f), Int32(i))) }
         }
-        func file(_ item: (family: Int32, index: Int32)) -> SourceFile { families[Int(item.family)].sources[Int(item.index)] }
+        func file(_ item: (family: Int32, index: Int32)) -> SourceFile { sources[Int(item.family)][Int(item.index)] }
         all.sort { Self.pathOrder(file($0), file($1)) < 0 }
-        // One work item per distinct path: its first position in `all`, and whether to read it.
         var starts: [Int32] = []
-        var reads: [Bool] = []
         for (position, item) in all.enumerated() {
-            let holds = families[Int(item.family)].held.holds(file(item).key)
-            if let last = starts.last, Self.pathOrder(file(all[Int(last)]), file(item)) == 0 {
-                reads[reads.count - 1] = reads[reads.count - 1] || holds
-            } else {
-                starts.append(Int32(position))
-                reads.append(holds)
-            }
+            if let last = starts.last, Self.pathOrder(file(all[Int(last)]), file(item)) == 0 { continue }
+            starts.append(Int32(position))
         }
         let outcomes = Outcomes(count: starts.count)
-        do {
-            // Each work item's file is looked up where it lies, not copied into an array of its own.
-            let order = all, firsts = starts, toRead = reads
-            // Held only while the reads need it: freed before the planner's sources are built.
-            let known = state.takeKnownFiles()
+        // Taken even with `--rehash`, which trusts nothing: freed here, not held to the end.
+        let known = state.takeKnownFiles()
+        if !rehash {
+            let order = all, firsts = starts
             Parallel.forEach(firsts.count, threads: jobs) { w in
                 let item = order[Int(firsts[w])]
-                outcomes.set(w, examine(families[Int(item.family)].sources[Int(item.index)], read: toRead[w], known: known))
+                let file = sources[Int(item.family)][Int(item.index)]
+                if let trusted = known.fingerprint(path: file.path, stat: file.stat) { outcomes.set(w, (trusted, nil, false)) }
+            }
+        }
+        return Trusted(all: all, starts: starts, outcomes: outcomes)
+    }
+
+    /// Each family's sources with what the diff learnt: ``trust(_:)``, then ``run(_:trusted:)``.
+    ///
+    /// - Parameter families: per family, its scanned sources and what its tables hold.
+    /// - Returns: per family, the planner's sources and those that vanished.
+    func run(_ families: [Scanned]) -> [Family] {
+        run(families, trusted: trust(families.map(\.sources)))
+    }
+
+    /// The diff's second half: reads each file whose fingerprint the state does not trust (one
+    /// some table of its family holds, to fingerprint it) or peeks at it (one no table holds: is
+    /// it an image?), then hands each family its sources with what was learnt.
+    ///
+    /// - Parameters:
+    ///   - families: per family, its scanned sources (those given to ``trust(_:)``) and what its
+    ///     tables hold.
+    ///   - trusted: what ``trust(_:)`` found of them.
+    /// - Returns: per family, the planner's sources and those that vanished.
+    func run(_ families: [Scanned], trusted: Trusted) -> [Family] {
+        let all = trusted.all, starts = trusted.starts, outcomes = trusted.outcomes
+        func file(_ item: (family: Int32, index: Int32)) -> SourceFile { families[Int(item.family)].sources[Int(item.index)] }
+        // Per work item, whether to read it: a path is read if any family listing it holds its key.
+        var reads = Array(repeating: false, count: starts.count)
+        var w = -1
+        for (position, item) in all.enumerated() {
+            if w + 1 < starts.count && Int(starts[w + 1]) == position { w += 1 }
+            reads[w] = reads[w] || families[Int(item.family)].held.holds(file(item).key)
+        }
+        do {
+            let untrusted = starts.indices.filter { outcomes.get($0).fingerprint == nil }
+            let toRead = reads
+            Parallel.forEach(untrusted.count, threads: jobs) { u in
+                let w = untrusted[u], item = all[Int(starts[w])]
+                outcomes.set(w, examine(families[Int(item.family)].sources[Int(item.index)], read: toRead[w]))
             }
         }
         // Back to the families, in scan order.
         var work = Array(repeating: [Int32](), count: families.count)
         for (f, family) in families.enumerated() { work[f] = Array(repeating: -1, count: family.sources.count) }
-        var w = -1
+        w = -1
         for (position, item) in all.enumerated() {
             if w + 1 < starts.count && Int(starts[w + 1]) == position { w += 1 }
             work[Int(item.family)][Int(item.index)] = Int32(w)
@@ -130,14 +174,14 @@ struct SourceDiff {
         return order([Array(a.root.utf8), Array(slash), Array(a.key.utf8)].joined(), [Array(b.root.utf8), Array(slash), Array(b.key.utf8)].joined())
     }
 
-    private typealias Outcome = (fingerprint: UUID?, failure: ImageTableError?, vanished: Bool)
+    fileprivate typealias Outcome = (fingerprint: UUID?, failure: ImageTableError?, vanished: Bool)
 
     /// The outcomes of the work items, written by the reading threads: fingerprints and flags in
     /// a plain array, failures apart.
     ///
     /// The storage is raw memory, not arrays: a mutating access to an array property from two
     /// threads at once is an exclusivity violation (a trap) even when they touch different elements.
-    private final class Outcomes: @unchecked Sendable {
+    fileprivate final class Outcomes: @unchecked Sendable {
         private let fingerprints: UnsafeMutableBufferPointer<UUID?>
         private let vanished: UnsafeMutableBufferPointer<Bool>
         private let failures = Mutex([Int: ImageTableError]())
@@ -168,9 +212,9 @@ struct SourceDiff {
         func isVanished(_ i: Int) -> Bool { vanished[i] }
     }
 
-    private func examine(_ file: SourceFile, read: Bool, known: BakeState.TrustedFiles) -> Outcome {
+    /// Reads or peeks at a file whose fingerprint the state does not trust.
+    private func examine(_ file: SourceFile, read: Bool) -> Outcome {
         let path = file.path
-        if !rehash, let trusted = known.fingerprint(path: path, stat: file.stat) { return (trusted, nil, false) }
         do throws(ImageTableError) {
             let header: [UInt8]
             var fingerprint: UUID?

@@ -59,6 +59,34 @@ struct SourceDiffTests {
         #expect(state.takeKnownFiles().fingerprint(path: path, stat: stat) == fingerprint)
         #expect(state.takeKnownFiles().fingerprint(path: path, stat: stat) == nil, "handed over once")
     }
+
+    /// The diff's first half takes the state's known files and frees them, before the tables'
+    /// entries are read; the second half reads only what the first did not trust. The trusted
+    /// fingerprint here is made up, so a file read instead would show its real one.
+    @Test func theTrustPassTakesTheKnownFilesAndTheReadPassSkipsWhatItTrusted() throws {
+        let root = NSTemporaryDirectory() + "trust-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: root + "/src", withIntermediateDirectories: true)
+        for name in ["a.jpg", "b.jpg"] {
+            #expect(FileManager.default.createFile(atPath: "\(root)/src/\(name)", contents: Data([0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3])))
+        }
+        let (files, _) = try SourceScanner(root: root + "/src", selects: { _ in true }).scan()
+        let madeUp = UUID()
+        do {
+            let state = try BakeState(directory: root, root: root, readOnly: false)
+            state.remember(files[0], BakeState.FileRecord(stat: files[0].stat, fingerprint: madeUp,
+                                                          checkedNs: files[0].stat.modifiedNs + 2 * BakeState.racyMarginNs, tables: []))
+            try state.commit()
+        }
+        let state = try BakeState(directory: root, root: root, readOnly: false)
+        let diff = SourceDiff(state: state, decoding: DecodeOptions(), rehash: false, jobs: 2)
+        let trusted = diff.trust([files])
+        #expect(state.takeKnownFiles().fingerprint(path: files[0].path, stat: files[0].stat) == nil, "taken by the trust pass")
+        let result = diff.run([SourceDiff.Scanned(sources: files, held: FamilyHeld([], sharing: files))], trusted: trusted)
+        #expect(result[0].sources.fingerprint(0) == madeUp, "trusted, not read")
+        #expect(result[0].sources.fingerprint(1) == nil, "no table holds b.jpg: peeked at, not fingerprinted")
+        #expect(result[0].sources.indices.map(result[0].sources.isBakeable) == [true, true])
+    }
 }
 
 /// The bake state commits what it learns during the run, a batch at a time, rather than holding
