@@ -12,6 +12,8 @@ as many processes as the machine has cores (the bake's default -j), files split 
   floor       TurboJPEG decodes each JPEG at the DCT scale the bake uses, and discards it
   vips-load   libvips jpegload at the same scale, copied to memory, discarded
   bake        imagetable bake into an empty output directory (and with -j 1, for scaling)
+  output      the output floor: each source's four slots written into files made as the bake's
+              tables are (one pwrite a slot, a flush every 32), nothing decoded, no checksum
   pillow      Pillow draft() + ImageOps.fit (Lanczos) into the four formats' modes, in memory;
               draft() decodes at the smallest DCT scale covering 150x150 (1/4 for the photos)
   pillow 2x   the same with draft() covering 300x300: the DCT scale the bake decodes at
@@ -21,7 +23,7 @@ CPU is user + system time of every process of a contender (getrusage of the chil
 elapsed time. Runs are interleaved (each contender once per run), and each figure is reported
 as min / median / max over the runs. Ratios are taken between medians of the same run set.
 """
-import argparse, os, resource, shutil, statistics, subprocess, sys, time
+import argparse, json, os, resource, shutil, statistics, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.join(ROOT, "Benchmarks", "floor")
@@ -120,6 +122,23 @@ def contenders(args, files, jobs, tools, python, work):
             return [[imagetable, "bake", manifest, "--no-progress", "--allow-outside-paths", "-j", str(j)]]
         return prepare
 
+    sizes = []
+
+    def output(j):
+        """The output floor: the bake's slots written and flushed, nothing else. The slot sizes
+        are read from the tables the bake just made (it runs first in each run)."""
+        def prepare():
+            if not sizes:
+                tables = os.path.join(work, "tables")
+                for name in sorted(f for f in os.listdir(tables) if f.endswith(".imagetable")):
+                    header = json.loads(subprocess.run([imagetable, "inspect", os.path.join(tables, name), "--no-entries",
+                                                        "--format", "json"], capture_output=True, text=True, check=True).stdout)
+                    header = header["tables"][0]["header"]
+                    sizes.append(f"{header['imageBytes']}:{header['slotStride']}")
+            out = fresh_dir("output")
+            return [[tools["outfloor"], out, str(len(files)), str(p), str(j), *sizes] for p in range(j)]
+        return prepare
+
     def fresh_dir(name):
         path = os.path.join(work, name)
         shutil.rmtree(path, ignore_errors=True)
@@ -132,6 +151,7 @@ def contenders(args, files, jobs, tools, python, work):
         "vips-load": lambda: [[tools["vipsfloor"], BOX, *part] for part in split(files, jobs)],
         "bake": bake(jobs),
         "bake -j 1": bake(1),
+        "output": output(jobs),
     }
     if python:
         found["pillow"] = lambda: [[python, os.path.join(HERE, "pillow_thumbs.py"), BOX, *part] for part in split(files, jobs)]
@@ -149,12 +169,13 @@ def contenders(args, files, jobs, tools, python, work):
 
 
 def build_tools():
-    """Compiles the two C contenders; TurboJPEG comes from Debian's libturbojpeg0-dev."""
+    """Compiles the three C contenders; TurboJPEG comes from Debian's libturbojpeg0-dev."""
     os.makedirs(OUT, exist_ok=True)
-    tools = {"tjfloor": os.path.join(OUT, "tjfloor"), "vipsfloor": os.path.join(OUT, "vipsfloor")}
+    tools = {name: os.path.join(OUT, name) for name in ["tjfloor", "vipsfloor", "outfloor"]}
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "vips"], capture_output=True, text=True, check=True).stdout.split()
     subprocess.run(["cc", "-O2", "-o", tools["tjfloor"], os.path.join(HERE, "tjfloor.c"), "-lturbojpeg"], check=True)
     subprocess.run(["cc", "-O2", "-o", tools["vipsfloor"], os.path.join(HERE, "vipsfloor.c"), *flags], check=True)
+    subprocess.run(["cc", "-O2", "-o", tools["outfloor"], os.path.join(HERE, "outfloor.c")], check=True)
     return tools
 
 
@@ -183,6 +204,9 @@ def measure(name, files, args, jobs, tools, python):
               f" {med[key][0] / floor_cpu:12.2f} {med[key][1] / bake_wall:12.2f}")
     print(f"  bake / floor: CPU {bake_cpu / floor_cpu:.2f}, wall {bake_wall / med['floor'][1]:.2f};"
           f" -j {jobs} vs -j 1: {med['bake -j 1'][1] / bake_wall:.2f}x faster")
+    out_cpu = med["output"][0]
+    print(f"  output floor / floor: CPU {out_cpu / floor_cpu:.2f};"
+          f" bake / (floor + output floor): CPU {bake_cpu / (floor_cpu + out_cpu):.2f}")
 
 
 def main():
