@@ -26,12 +26,20 @@ public struct BakePlan: Sendable {
     /// each, where a copy of the file's key, directory and stat was 96.
     public struct Job: Sendable {
         let planned: PlannedFamily
+        /// The source's position in ``PlannedFamily/files``.
         let position: UInt32
-        /// Which of ``PlannedFamily/tableLists`` the job writes.
-        let list: UInt32
+        /// Which of ``PlannedFamily/tableLists`` the job writes; the top bit: changed, not new.
+        private let listAndStatus: UInt32
 
-        init(_ planned: PlannedFamily, position: Int, list: Int) {
-            (self.planned, self.position, self.list) = (planned, UInt32(position), UInt32(list))
+        init(_ planned: PlannedFamily, position: Int, list: Int, status: SourceStatus) {
+            precondition(list < 1 << 31 && position <= Int(UInt32.max), "a job's list and position fit 32 bits")
+            (self.planned, self.position) = (planned, UInt32(position))
+            listAndStatus = UInt32(list) | (status == .new ? 0 : 1 << 31)
+        }
+
+        /// The same job, its source at `position` in `family` (``PlannedFamily/compacted(jobs:)``).
+        func moved(to family: PlannedFamily, position: Int) -> Job {
+            Job(family, position: position, list: Int(listAndStatus & ~(1 << 31)), status: status)
         }
 
         /// The family's position in the manifest (and in ``BakePlan/families``).
@@ -39,9 +47,9 @@ public struct BakePlan: Sendable {
         /// The source.
         public var source: SourceFile { planned.files[Int(position)] }
         /// The tables to write, as indices of ``BakePlan/tables``, ascending.
-        public var tables: [Int] { planned.tableLists[Int(list)] }
+        public var tables: [Int] { planned.tableLists[Int(listAndStatus & ~(1 << 31))] }
         /// New or changed: changed when some table of the family holds the key, from other bytes.
-        public var status: SourceStatus { planned.statuses[Int(position)] == .new ? .new : .changed }
+        public var status: SourceStatus { listAndStatus >> 31 == 0 ? .new : .changed }
     }
 
     /// One table's part of the plan.
@@ -111,7 +119,26 @@ public struct BakePlan: Sendable {
     }
 
     /// Sources the scans found and planned for, in every family (failed and deferred included).
-    public var sourceCount: Int { planned.reduce(0) { $0 + $1.files.count } }
+    public var sourceCount: Int { planned.reduce(0) { $0 + $1.count } }
+
+    /// Lets each family with few sources to decode keep only their files for the run, rather
+    /// than the scan's record of every source (``PlannedFamily/compacted(jobs:)``). Called once
+    /// the scan's lists have no other holder, so that theirs are freed.
+    mutating func compact() {
+        var compacted: [Job] = []
+        compacted.reserveCapacity(jobs.count)
+        var start = 0
+        for (f, family) in planned.enumerated() {
+            // The planner appends each family's jobs together, in manifest order.
+            var end = start
+            while end < jobs.count && jobs[end].planned === family { end += 1 }
+            let (kept, theirs) = family.compacted(jobs: jobs[start..<end])
+            planned[f] = kept
+            compacted += theirs
+            start = end
+        }
+        jobs = compacted
+    }
 
     /// Keys the tables hold whose sources are gone, in every family.
     public var removedCount: Int { planned.reduce(0) { $0 + $1.removed.count } }

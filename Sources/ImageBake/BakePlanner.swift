@@ -83,7 +83,8 @@ struct BakePlanner {
                 } else if let failure = sources.failure(i) {
                     plan.failures.append(SourceFailure(family: family.name, error: failure.error.at(sources.files[i].path, key: key)))
                 } else if writers[i] != 0 {
-                    plan.jobs.append(BakePlan.Job(planned, position: i, list: Int(writers[i])))
+                    // Changed when some table holds the key, from whatever bytes.
+                    plan.jobs.append(BakePlan.Job(planned, position: i, list: Int(writers[i]), status: planned.statuses[i] == .new ? .new : .changed))
                 } else if family.tables.isEmpty || !(leftOutEverywhere?.contains(key) ?? false) {
                     plan.unchanged += 1
                 } else {

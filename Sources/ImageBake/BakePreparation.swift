@@ -29,6 +29,16 @@ struct BakePreparation {
     ///   - clock: charged with the scan, the diff and the plan.
     /// - Throws: ``ImageTableError`` when a family's sources cannot be listed.
     init(_ manifest: Manifest, tables: [BakeTable], state: BakeState, options: BakeOptions, clock: inout PhaseClock) throws(ImageTableError) {
+        var plan: BakePlan
+        (plan, replacing, scanFailures, vanished) = try Self.prepare(manifest, tables: tables, state: state, options: options, clock: &clock)
+        // Now that the scan's lists, the diff's and the tables' entries are freed: the run keeps
+        // only what its jobs need.
+        plan.compact()
+        self.plan = plan
+    }
+
+    private static func prepare(_ manifest: Manifest, tables: [BakeTable], state: BakeState, options: BakeOptions, clock: inout PhaseClock)
+        throws(ImageTableError) -> (BakePlan, [Set<String>], [SourceFailure], (found: Int, unheld: Int)) {
         var scanned: [[SourceFile]] = []
         var scanFailures: [SourceFailure] = []
         for family in manifest.families {
@@ -50,6 +60,7 @@ struct BakePreparation {
         // Per family, its tables' indices, ascending.
         let owned = manifest.families.map { family in tables.indices.filter { tables[$0].format.family == family.name } }
         var diffed: [SourceDiff.Family]
+        let vanished: (found: Int, unheld: Int)
         do {
             // Before the tables' entries are read: the state's known files are freed by then.
             let trusted = diff.trust(scanned)
@@ -78,13 +89,18 @@ struct BakePreparation {
             }
         }
         let families = manifest.families.enumerated().map { f, family in
-            BakePlanner.Family(name: family.name, sources: diffed[f].sources,
-                               tables: owned[f].map { BakePlanner.Table(index: $0, capacity: tables[$0].format.capacity, entries: held[$0]!) },
-                               vanished: Set(diffed[f].vanished.map(\.key)))
+            let files = diffed[f].sources.files
+            return BakePlanner.Family(name: family.name, sources: diffed[f].sources,
+                                      tables: owned[f].map { BakePlanner.Table(index: $0, capacity: tables[$0].format.capacity, entries: held[$0]!) },
+                                      // Unless another file's key is equal (canonically equivalent names).
+                                      vanished: Set(diffed[f].vanished.lazy.map(\.key).filter { key in
+                                          let i = files.partitionPoint { $0.key < key }
+                                          return i == files.count || files[i].key != key
+                                      }))
         }
-        plan = BakePlanner(prune: options.prune).plan(families, tableCount: tables.count)
-        replacing = zip(plan.tables, held).map { change, held in Set(change.writes.lazy.filter { held?[$0] != nil }) }
-        self.scanFailures = scanFailures
+        let plan = BakePlanner(prune: options.prune).plan(families, tableCount: tables.count)
+        let replacing = zip(plan.tables, held).map { change, held in Set(change.writes.lazy.filter { held?[$0] != nil }) }
         clock.lap(\.plan)
+        return (plan, replacing, scanFailures, vanished)
     }
 }

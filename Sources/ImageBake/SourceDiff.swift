@@ -120,10 +120,11 @@ struct SourceDiff {
             reads[w] = reads[w] || families[Int(item.family)].held.holds(file(item).key)
         }
         do {
-            let untrusted = starts.indices.filter { outcomes.get($0).fingerprint == nil }
+            // Positions as 32 bits: on a first bake, every source is here.
+            let untrusted = Array(starts.indices.lazy.filter { outcomes.get($0).fingerprint == nil }.map { Int32($0) })
             let toRead = reads
             Parallel.forEach(untrusted.count, threads: jobs) { u in
-                let w = untrusted[u], item = all[Int(starts[w])]
+                let w = Int(untrusted[u]), item = all[Int(starts[w])]
                 outcomes.set(w, examine(families[Int(item.family)].sources[Int(item.index)], read: toRead[w]))
             }
         }

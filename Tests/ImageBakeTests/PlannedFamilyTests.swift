@@ -20,7 +20,7 @@ struct PlannedFamilyTests {
                                   removed: ["a", "c", "e"], tableLists: [[], [0, 1]])
         let apple = PlannedFamily(index: 1, name: "apple", files: files(["x"]), statuses: [.changed], removed: [], tableLists: [[], [2]])
         plan.planned = [zebra, apple]
-        plan.jobs = [BakePlan.Job(zebra, position: 0, list: 1), BakePlan.Job(apple, position: 0, list: 1)]
+        plan.jobs = [BakePlan.Job(zebra, position: 0, list: 1, status: .new), BakePlan.Job(apple, position: 0, list: 1, status: .changed)]
         return plan
     }
 
@@ -50,5 +50,31 @@ struct PlannedFamilyTests {
         #expect(jobs.map(\.tables) == [[0, 1], [2]])
         #expect(jobs.map(\.status) == [.new, .changed])
         #expect(MemoryLayout<BakePlan.Job>.stride == 16)
+    }
+
+    /// A family with under half its sources to decode keeps, for the run, only those sources'
+    /// files (and every key): the listing, the statuses and every job read the same after.
+    @Test func compactingKeepsOnlyTheJobsFilesAndChangesNothingElse() {
+        var plan = BakePlan()
+        plan.families = ["big", "busy"]
+        let keys = (0..<10).map { "k\($0)" }
+        let statuses: [BakePlan.SourceStatus] = [.unchanged, .new, .unchanged, .unchanged, .changed, .unchanged, .unchanged, .unchanged, .unchanged, .unchanged]
+        let big = PlannedFamily(index: 0, name: "big", files: Self.files(keys), statuses: statuses, removed: ["k35", "zz"], tableLists: [[], [0], [0, 1]])
+        let busy = PlannedFamily(index: 1, name: "busy", files: Self.files(["a", "b"]), statuses: [.new, .unchanged], removed: [], tableLists: [[], [2]])
+        plan.planned = [big, busy]
+        plan.jobs = [BakePlan.Job(big, position: 1, list: 2, status: .new), BakePlan.Job(big, position: 4, list: 1, status: .changed),
+                     BakePlan.Job(busy, position: 0, list: 1, status: .new)]
+        func describe(_ plan: BakePlan) -> [String] {
+            plan.jobs.map { "\($0.family) \($0.source.key) \($0.tables) \($0.status.rawValue)" }
+                + plan.listing.map { "\($0.family)/\($0.key) \($0.status.rawValue)" }
+                + ["k4", "k35", "k9", "zz", "k", "a"].map { "\(String(describing: plan.status(family: "big", key: $0)))" }
+        }
+        let before = describe(plan)
+        plan.compact()
+        #expect(describe(plan) == before)
+        #expect(plan.planned[0].files.map(\.key) == ["k1", "k4"], "two jobs of ten sources: their files alone")
+        #expect(plan.planned[1].files.count == 2 && plan.planned[1] === busy, "one job of two sources: kept as it was")
+        #expect(plan.sourceCount == 12 && plan.removedCount == 2)
+        #expect(before.contains("0 k1 [0, 1] new") && before.contains("big/k35 removed") && before.contains("Optional(ImageBake.BakePlan.SourceStatus.changed)"))
     }
 }
