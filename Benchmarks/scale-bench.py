@@ -9,7 +9,8 @@ Sources: 180 crops (330x225) of the corpus photos, made once, then hard-linked u
 names as needed (bench-out/scale-src-N; a bake reads each name as a file of its own). Formats: two
 small ones, as a thumbnail cache of a large collection has (48x32 32BitBGRA, 64x64 8BitGrayscale).
   peak memory   the proportional resident size (PSS) of the bake's whole process tree, sampled
-                every 10 ms, for a full bake and an unchanged re-bake, at each size
+                every 10 ms, for a full bake, an unchanged re-bake, and a re-bake with one source
+                in 180 changed (decoded again), at each size
   merge         4 shards of the --merge sources into one 150x150 32BitBGRA format, merged;
                 against `cp` of the four shard tables and a sync (the same pixels, and the
                 shards' indexes); throughput is pixel megabytes a second for both
@@ -71,9 +72,33 @@ SMALL = ("      small: {size: 48x32, style: 32BitBGRA, maximumCount: 1000000}\n"
 LARGE = "      thumb: {{size: 150x150, style: 32BitBGRA, maximumCount: {}}}\n"
 
 
+def changing_one_in_180(root, bake):
+    """Runs `bake` with the names of one base crop in 180 (every source i with i % 180 == 0)
+    linked to a copy of another crop, so they are decoded again, then links them back. One base
+    crop's names alone: unlinking a name changes its file's ctime, which every other name of
+    that file shares, so changing names spread over every crop would make every source's stat
+    new to the bake state."""
+    base = base_sources()
+    other = os.path.join(ROOT, "bench-out", "scale-changed.jpg")
+    if not os.path.exists(other):
+        shutil.copyfile(base[1], other)
+    names = sorted(os.path.join(d, f) for d, _, files in os.walk(root) for f in files
+                   if f.endswith(".jpg") and int(f[1:-4]) % len(base) == 0)
+    for target in (other, base[0]):
+        for name in names:
+            # rename() of one link of a file onto another leaves both: only a name not yet the target's.
+            if not os.path.samefile(target, name):
+                os.link(target, name + ".new")
+                os.replace(name + ".new", name)
+        if target == other:
+            result = bake()
+    return result
+
+
 def peak_memory(imagetable, sizes):
     print(f"Bake peak memory (PSS of the process tree), two small formats, {os.cpu_count()} cores")
-    print(f"  {'sources':>9} {'full bake s':>12} {'peak MB':>8} {'of it heap':>10}   {'re-bake s':>10} {'peak MB':>8} {'of it heap':>10}")
+    print(f"  {'sources':>9} {'full bake s':>12} {'peak MB':>8} {'of it heap':>10}   {'re-bake s':>10} {'peak MB':>8} {'of it heap':>10}"
+          f"   {'1/180 new':>10} {'peak MB':>8} {'of it heap':>10}")
     results = []
     for count in sizes:
         src = sources(count)
@@ -82,8 +107,10 @@ def peak_memory(imagetable, sizes):
         command = [imagetable, "bake", m, "--allow-outside-paths", "--no-progress"]
         full = bake_bench.run([command])
         again = bake_bench.run([command])
+        changed = changing_one_in_180(src, lambda: bake_bench.run([command]))
         results.append((count, full, again))
-        print(f"  {count:>9,} {full[0]:12.1f} {full[1]:8.0f} {full[2]:10.0f}   {again[0]:10.2f} {again[1]:8.0f} {again[2]:10.0f}", flush=True)
+        print(f"  {count:>9,} {full[0]:12.1f} {full[1]:8.0f} {full[2]:10.0f}   {again[0]:10.2f} {again[1]:8.0f} {again[2]:10.0f}"
+              f"   {changed[0]:10.2f} {changed[1]:8.0f} {changed[2]:10.0f}", flush=True)
         shutil.rmtree(out, ignore_errors=True)
     if len(results) > 1:
         (a, fa, ra), (b, fb, rb) = results[0], results[-1]

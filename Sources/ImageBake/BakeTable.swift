@@ -212,7 +212,7 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     private func publish(_ batch: Batch) throws(ImageTableError) {
         do throws(ImageTableError) {
             try table!.publish(batch.reservations)
-            table!.releaseMappedPages(slots: batch.mappedSlots)
+            table!.releaseMappedPages(slots: batch.mappedSlots, records: batch.reservations.map(\.slot))
         } catch {
             throw error.explained("could not commit \(batch.reservations.count) entries").at(displayPath)
         }

@@ -1,13 +1,18 @@
 extension ImageTableWriter {
-    /// Unmaps the pages of `slots` from this process, with their records' and the hash index
-    /// buckets written since the last call; the data stays in the file and the page cache, and
+    /// Unmaps the pages of `slots` from this process, with their records, and now and then the
+    /// hash index (``bucketsBetweenDrops``); the data stays in the file and the page cache, and
     /// reading the entries again maps it back. For batch writers that publish many entries and
     /// read none of them, so that resident memory stays flat however large the table (a
     /// record's page is 256 bytes an entry, which would otherwise add up); a runtime cache that
     /// reads what it writes has no reason to call it.
     ///
-    /// - Parameter slots: slot indices, such as ``WriteOutcome/slot`` or ``SlotReservation/slot``.
-    public func releaseMappedPages(slots: [Int]) {
+    /// - Parameters:
+    ///   - slots: slot indices, such as ``WriteOutcome/slot`` or ``SlotReservation/slot``, whose
+    ///     pixels and records this process touched.
+    ///   - records: more slots whose records alone it touched (their pixels written by another
+    ///     process, as a bake's workers write them). The records' 64 KiB windows are dropped,
+    ///     but for the one holding the highest slot's record.
+    public func releaseMappedPages(slots: [Int], records: [Int] = []) {
         let l = file.layout
         // A fault on a record maps the 64 KiB around it that the page cache holds ("fault
         // around"), so whole 64 KiB windows of records are dropped, not just their pages.
@@ -17,18 +22,35 @@ extension ImageTableWriter {
             windows.insert(l.recordOffset(slot) / 65536)
             slotRanges.append((l.slotOffset(slot), l.slotStride))
         }
+        // Less the window of the highest: a writer filling new slots in order writes the next
+        // batch's records there, and dropping it after every batch refaulted it again and again.
+        let frontier = records.max().map { l.recordOffset(min(max($0, 0), l.capacity - 1)) / 65536 }
+        for slot in records where slot >= 0 && slot < l.capacity && l.recordOffset(slot) / 65536 != frontier {
+            windows.insert(l.recordOffset(slot) / 65536)
+        }
         // Neighbouring slots (a fresh table fills them in order) go in one call: each call
         // costs a TLB shootdown on every CPU that runs one of this process's threads.
         dropRuns(slotRanges, gap: 0)
-        let (buckets, passed) = state.withLock { s in
-            defer { s.writtenBuckets = [] }
-            return (s.writtenBuckets, s.index.takeRecordWindows())
+        let (touched, passed) = state.withLock { s in
+            defer { if s.bucketsTouched >= Self.bucketsBetweenDrops { s.bucketsTouched = 0 } }
+            return (s.bucketsTouched, s.index.takeRecordWindows())
         }
-        // Buckets lie where their keys hash, so a batch's are scattered over the index: pages
-        // near each other (within the 64 KiB that a fault maps around) go in one call too.
-        let page = Int(TableLayout.systemPageSize)
-        dropRuns(buckets.map { ($0 / page * page, page) } + windows.union(passed).map { ($0 * 65536, 65536) }, gap: 65536)
+        dropRuns(windows.union(passed).map { ($0 * 65536, 65536) }, gap: 65536)
+        // Buckets lie where their keys hash, all over the index, and a fault on one maps the
+        // 64 KiB around it wherever the page cache holds them. Unmapping each bucket's window
+        // after every batch cost a first bake of 100,000 sources a tenth more time (a call per
+        // window, and refaults); unmapping only each written bucket's page left the rest of
+        // its window (a re-bake of a thousand changed sources into tables of a million slots
+        // kept 38 MB of each). So the whole active area goes, in one call, once every
+        // ``bucketsBetweenDrops`` buckets touched: a few MB of the index stay mapped at most.
+        if touched >= Self.bucketsBetweenDrops {
+            file.dropPages(offset: l.bucketAreaOffset(Int(file.indexSelector & 1)), count: l.bucketCount * TableLimits.bucketBytes)
+        }
     }
+
+    /// Buckets touched between two unmappings of the hash index by
+    /// ``releaseMappedPages(slots:records:)``: each may have mapped 64 KiB.
+    static let bucketsBetweenDrops = 64
 
     /// Drops the ranges (`offset`, `count`), merging overlapping and adjacent ones and those at
     /// most `gap` bytes apart.

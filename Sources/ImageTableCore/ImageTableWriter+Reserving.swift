@@ -55,9 +55,12 @@ extension ImageTableWriter {
             let slot: Int
             var replaces = false
             if let own = file.indexedSlot(of: entity) {
+                // The probe mapped part of the index, which publishing may not write.
+                s.bucketsTouched += 1
                 s.directory.remove(slot: own)
                 (slot, replaces) = (own, true)
             } else if case .entry(let victim) = evicting, !s.directory.hasFreeSlot {
+                s.bucketsTouched += 1
                 guard let taken = file.indexedSlot(of: EntityKey.uuid(for: victim)) else {
                     throw ImageTableError(.full, "the table is full and the entry to replace, \(PrintableText.quoted(victim)), is gone", path: path)
                 }

@@ -35,10 +35,8 @@ extension ImageTableWriter {
             }
             let buckets = try indexReservations(reservations)
             if flushed { try flushSlots(reservations, buckets: buckets) }
-            state.withLock { s in
-                // Kept for a batch writer's releaseMappedPages; bounded, since one that never calls it needs none.
-                if s.writtenBuckets.count < 65_536 { s.writtenBuckets += buckets }
-            }
+            // Counted for a batch writer's releaseMappedPages.
+            state.withLock { $0.bucketsTouched += buckets.count }
         } catch {
             reservations.forEach(abandon)
             throw error

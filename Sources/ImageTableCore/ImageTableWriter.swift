@@ -55,8 +55,9 @@ public final class ImageTableWriter: @unchecked Sendable {
         var closed = false
         /// `recordsInUse` as last flushed, to know when the header must be flushed with records.
         var flushedRecordsInUse: UInt64 = 0
-        /// File offsets of the buckets publishing wrote since ``ImageTableWriter/releaseMappedPages(slots:)`` last ran.
-        var writtenBuckets: [Int] = []
+        /// Buckets publishing wrote and reserving probed for an entry to replace since
+        /// ``ImageTableWriter/releaseMappedPages(slots:records:)`` last unmapped the hash index.
+        var bucketsTouched = 0
     }
 
     /// A reservation in flight.
