@@ -1,6 +1,6 @@
 extension ImageTableWriter {
     /// Unmaps the pages of `slots` from this process, with their records, and now and then the
-    /// hash index (``bucketsBetweenDrops``); the data stays in the file and the page cache, and
+    /// hash index (every 64 buckets touched); the data stays in the file and the page cache, and
     /// reading the entries again maps it back. For batch writers that publish many entries and
     /// read none of them, so that resident memory stays flat however large the table (a
     /// record's page is 256 bytes an entry, which would otherwise add up); a runtime cache that
@@ -10,8 +10,8 @@ extension ImageTableWriter {
     ///   - slots: slot indices, such as ``WriteOutcome/slot`` or ``SlotReservation/slot``, whose
     ///     pixels and records this process touched.
     ///   - records: more slots whose records alone it touched (their pixels written by another
-    ///     process, as a bake's workers write them). The records' 64 KiB windows are dropped,
-    ///     but for the one holding the highest slot's record.
+    ///     process, as a bake's workers write them). Records go by 64 KiB windows, but for the
+    ///     one holding the record of the highest slot in use, which new slots are filling.
     public func releaseMappedPages(slots: [Int], records: [Int] = []) {
         let l = file.layout
         // A fault on a record maps the 64 KiB around it that the page cache holds ("fault
@@ -22,27 +22,27 @@ extension ImageTableWriter {
             windows.insert(l.recordOffset(slot) / 65536)
             slotRanges.append((l.slotOffset(slot), l.slotStride))
         }
-        // Less the window of the highest: a writer filling new slots in order writes the next
-        // batch's records there, and dropping it after every batch refaulted it again and again.
-        let frontier = records.max().map { l.recordOffset(min(max($0, 0), l.capacity - 1)) / 65536 }
-        for slot in records where slot >= 0 && slot < l.capacity && l.recordOffset(slot) / 65536 != frontier {
-            windows.insert(l.recordOffset(slot) / 65536)
-        }
+        for slot in records where slot >= 0 && slot < l.capacity { windows.insert(l.recordOffset(slot) / 65536) }
         // Neighbouring slots (a fresh table fills them in order) go in one call: each call
         // costs a TLB shootdown on every CPU that runs one of this process's threads.
         dropRuns(slotRanges, gap: 0)
-        let (touched, passed) = state.withLock { s in
+        let (touched, passed, highWater) = state.withLock { s in
             defer { if s.bucketsTouched >= Self.bucketsBetweenDrops { s.bucketsTouched = 0 } }
-            return (s.bucketsTouched, s.index.takeRecordWindows())
+            return (s.bucketsTouched, s.index.takeRecordWindows(), s.directory.highWater)
         }
-        dropRuns(windows.union(passed).map { ($0 * 65536, 65536) }, gap: 65536)
+        // Less the window of the highest slot in use: a writer filling new slots in order
+        // writes the next batch's records there, and dropping it after every batch refaulted it
+        // again and again.
+        var dropped = windows.union(passed)
+        if highWater > 0 { dropped.remove(l.recordOffset(min(highWater, l.capacity) - 1) / 65536) }
+        dropRuns(dropped.map { ($0 * 65536, 65536) }, gap: 65536)
         // Buckets lie where their keys hash, all over the index, and a fault on one maps the
         // 64 KiB around it wherever the page cache holds them. Unmapping each bucket's window
         // after every batch cost a first bake of 100,000 sources a tenth more time (a call per
         // window, and refaults); unmapping only each written bucket's page left the rest of
         // its window (a re-bake of a thousand changed sources into tables of a million slots
         // kept 38 MB of each). So the whole active area goes, in one call, once every
-        // ``bucketsBetweenDrops`` buckets touched: a few MB of the index stay mapped at most.
+        // `bucketsBetweenDrops` buckets touched: a few MB of the index stay mapped at most.
         if touched >= Self.bucketsBetweenDrops {
             file.dropPages(offset: l.bucketAreaOffset(Int(file.indexSelector & 1)), count: l.bucketCount * TableLimits.bucketBytes)
         }

@@ -150,7 +150,7 @@ struct IndexWriter {
     ///
     /// The buckets an insert passes lead to records anywhere in the index; the 64 KiB windows of
     /// records read are remembered, so that a batch writer can unmap them
-    /// (``ImageTableWriter/releaseMappedPages(slots:)``) rather than hold the whole index.
+    /// (``ImageTableWriter/releaseMappedPages(slots:records:)``) rather than hold the whole index.
     private mutating func isStale(_ bucket: UInt64) -> Bool {
         let slot = Int(truncatingIfNeeded: bucket & 0xFFFF_FFFF) - 1
         guard slot >= 0 && slot < layout.capacity else { return true }

@@ -65,8 +65,9 @@ final class TableFile: @unchecked Sendable {
             let mapping = mmap(nil, header.layout.maxFileBytes, protections, MAP_SHARED, fd, 0)
             guard let mapping, mapping != MAP_FAILED else { throw Posix.error("mmap", path: path) }
             if header.layout.formatVersion >= 2 {
-                // Buckets are read at random, one per lookup: no readahead, no fault-around of
-                // the neighbouring pages, which would only make the index look resident.
+                // Buckets are read at random, one per lookup: no readahead. (Linux still maps
+                // what the page cache holds of the 64 KiB around a fault, "fault-around": batch
+                // writers unmap it, `ImageTableWriter.releaseMappedPages(slots:records:)`.)
                 let l = header.layout, page = TableLayout.systemPageSize
                 let start = l.bucketsOffset / page * page
                 _ = madvise(mapping + start, l.slotsOffset - start, MADV_RANDOM)
