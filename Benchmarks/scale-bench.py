@@ -108,14 +108,15 @@ def peak_memory(imagetable, sizes):
         full = bake_bench.run([command])
         again = bake_bench.run([command])
         changed = changing_one_in_180(src, lambda: bake_bench.run([command]))
-        results.append((count, full, again))
+        results.append((count, full, again, changed))
         print(f"  {count:>9,} {full[0]:12.1f} {full[1]:8.0f} {full[2]:10.0f}   {again[0]:10.2f} {again[1]:8.0f} {again[2]:10.0f}"
               f"   {changed[0]:10.2f} {changed[1]:8.0f} {changed[2]:10.0f}", flush=True)
         shutil.rmtree(out, ignore_errors=True)
     if len(results) > 1:
-        (a, fa, ra), (b, fb, rb) = results[0], results[-1]
+        (a, fa, ra, ca), (b, fb, rb, cb) = results[0], results[-1]
         print(f"  {b:,} vs {a:,} sources ({b / a:.0f}x): full bake peak {fb[1] / fa[1]:.2f}x, heap {fb[2] / fa[2]:.2f}x;"
-              f" re-bake peak {rb[1] / ra[1]:.2f}x, heap {rb[2] / ra[2]:.2f}x")
+              f" re-bake peak {rb[1] / ra[1]:.2f}x, heap {rb[2] / ra[2]:.2f}x;"
+              f" one in 180 changed peak {cb[1] / ca[1]:.2f}x, heap {cb[2] / ca[2]:.2f}x")
 
 
 def merge_throughput(imagetable, count):
