@@ -86,7 +86,8 @@ final class BakeState: @unchecked Sendable {
         do throws(ImageTableError) {
             opened = try Self.open(path, readOnly: readOnly)
         } catch where error.code == .corrupt && !readOnly {
-            notices.append("the bake state was damaged (\(error.cause ?? error.message)); started afresh")
+            notices.append("the bake state was damaged (\(error.cause ?? error.message)); started afresh, "
+                           + "so each source is read once more (none is decoded for it)")
             for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
             opened = try Self.open(path, readOnly: false)
         }

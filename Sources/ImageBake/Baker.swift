@@ -97,6 +97,8 @@ public enum Baker {
         summary.cpu = BakeCPU.since(cpuBefore)
         summary = finish(summary, plan: plan, scanFailures: prepared.scanFailures, vanished: vanished.found, tables: tables, options: options,
                          started: started)
+        // A cache lost, not a failure: said, since the next bakes read every source again.
+        summary.warnings += state.notices.map { "\(manifest.displayOutput)/\(BakeState.fileName): warning: \($0) [state-reset]" }
         for orphan in orphanTables(manifest) {
             if options.prune && !options.dryRun && unlink(orphan.path) == 0 {
                 unlink(orphan.path + ".lock")

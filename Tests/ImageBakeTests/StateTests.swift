@@ -80,6 +80,35 @@ import Glibc
         #expect(try Self.storedEntries(project) == before)
     }
 
+    /// A damaged bake state is a cache lost, not a failure: the bake says so once, starts
+    /// afresh, reads each source again and decodes none, and leaves a sound state behind.
+    @Test func aDamagedStateIsReplacedWithAWarning() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 20))
+        for i in 0..<4 { try ConvergenceTests.add(project, "s\(i).png", i, secondsAgo: 100) }
+        _ = try project.bake()
+        let before = try Self.storedEntries(project)
+        let state = project.tables + "/.imagetable-state.sqlite"
+        // Every page after the first (the header and the schema): the rows' pages.
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: state)[.size] as? Int)
+        #expect(size > 4096 && !FileManager.default.fileExists(atPath: state + "-wal"), "the state is checkpointed into one file")
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: state))
+        try handle.seek(toOffset: 4096)
+        try handle.write(contentsOf: Data(repeating: 0xA5, count: size - 4096))
+        try handle.close()
+        let damaged = try run(Products.imagetable, ["bake", project.manifestPath, "--format", "json"])
+        #expect(damaged.status == 0, "\(damaged.stderr)")
+        let counts = try Self.counts(damaged.stdout)
+        #expect(counts["decoded"] == 0 && counts["unchanged"] == 4, "\(counts)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(damaged.stdout.utf8)) as? [String: Any])
+        let warnings = try #require(json["warnings"] as? [String])
+        #expect(warnings.count == 1 && warnings[0].hasSuffix("[state-reset]")
+                && warnings[0].contains(".imagetable-state.sqlite: warning: the bake state was damaged"), "\(warnings)")
+        #expect(try Self.storedEntries(project) == before)
+        let again = try run(Products.imagetable, ["bake", project.manifestPath, "--format", "json"])
+        let json2 = try #require(try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])
+        #expect(again.status == 0 && (json2["warnings"] as? [String]) == [], "the new state is sound: \(again.stdout)")
+    }
+
     /// `--rehash` trusts no stat: every source is read once more, though none changed, and since
     /// its bytes did not change either, none is decoded.
     @Test(.enabled(if: hasStrace, "make test installs strace"))
