@@ -42,7 +42,9 @@ extension ImageTableWriter {
         // window, and refaults); unmapping only each written bucket's page left the rest of
         // its window (a re-bake of a thousand changed sources into tables of a million slots
         // kept 38 MB of each). So the whole active area goes, in one call, once every
-        // `bucketsBetweenDrops` buckets touched: a few MB of the index stay mapped at most.
+        // `bucketsBetweenDrops` buckets touched: a few MB of the index stay mapped. (A probe that
+        // finds nothing is counted through the bucket publishing then writes, so a writer whose
+        // reservations are abandoned, or that probes for victims, may keep up to twice as much.)
         if touched >= Self.bucketsBetweenDrops {
             file.dropPages(offset: l.bucketAreaOffset(Int(file.indexSelector & 1)), count: l.bucketCount * TableLimits.bucketBytes)
         }
