@@ -60,7 +60,7 @@ extension ImageTableWriter {
         }
         // Checking every entry's bucket faulted in the whole active area (entries hash all over
         // it): 16 MB at a million slots, held to the end of a bake. The page cache keeps it.
-        file.dropPages(offset: file.layout.bucketAreaOffset(Int(file.indexSelector & 1)), count: file.layout.bucketCount * TableLimits.bucketBytes)
+        file.dropBucketArea(file.activeBucketArea)
         return notices
     }
 

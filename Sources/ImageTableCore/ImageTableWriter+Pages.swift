@@ -46,7 +46,7 @@ extension ImageTableWriter {
         // finds nothing is counted through the bucket publishing then writes, so a writer whose
         // reservations are abandoned, or that probes for victims, may keep up to twice as much.)
         if touched >= Self.bucketsBetweenDrops {
-            file.dropPages(offset: l.bucketAreaOffset(Int(file.indexSelector & 1)), count: l.bucketCount * TableLimits.bucketBytes)
+            file.dropBucketArea(file.activeBucketArea)
         }
     }
 

@@ -24,7 +24,7 @@ struct IndexWriter {
     private var layout: TableLayout { file.layout }
 
     /// The active area, as the header says.
-    var activeArea: Int { Int(file.indexSelector & 1) }
+    var activeArea: Int { file.activeBucketArea }
 
     /// Whether stale buckets fill more than three quarters of the active area: probes then grow
     /// long, and a rebuild (which keeps only live entries) brings the area back to at most half.
@@ -140,7 +140,7 @@ struct IndexWriter {
         itc_store_release_u64(file.base + TableHeader.indexSelectorOffset, (file.indexSelector &+ 1).littleEndian)
         TestHook.run("index-switched", path: file.path)
         if durable { try file.flush(offset: 0, count: TableLimits.headerBytes) }
-        file.dropPages(offset: start, count: bytes)
+        file.dropBucketArea(area)
         rebuilds += 1
     }
 

@@ -33,6 +33,16 @@ extension TableFile {
     /// every switch to a rebuilt area adds one, so a reader that saw it change retries.
     var indexSelector: UInt64 { itc_load_acquire_u64(base + TableHeader.indexSelectorOffset) }
 
+    /// The bucket area readers probe now, as the header says (version 2).
+    var activeBucketArea: Int { Int(indexSelector & 1) }
+
+    /// Unmaps bucket area `area` from this process; it stays in the file and the page cache, and
+    /// the next probe maps what it reads back. Probes are scattered over the whole area, and a
+    /// fault maps the 64 KiB around it, so writers drop areas whole.
+    func dropBucketArea(_ area: Int) {
+        dropPages(offset: layout.bucketAreaOffset(area), count: layout.bucketCount * TableLimits.bucketBytes)
+    }
+
     /// The live header's entry count (version 2): what writers last counted.
     var entryCount: UInt64 {
         get { itc_load_acquire_u64(base + TableHeader.entryCountOffset) }
