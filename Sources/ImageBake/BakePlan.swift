@@ -39,15 +39,17 @@ public struct BakePlan: Sendable {
 
         /// The same job, its source at `position` in `family` (``PlannedFamily/compacted(jobs:)``).
         func moved(to family: PlannedFamily, position: Int) -> Job {
-            Job(family, position: position, list: Int(listAndStatus & ~(1 << 31)), status: status)
+            Job(family, position: position, list: list, status: status)
         }
+
+        private var list: Int { Int(listAndStatus & ~(1 << 31)) }
 
         /// The family's position in the manifest (and in ``BakePlan/families``).
         public var family: Int { planned.index }
         /// The source.
         public var source: SourceFile { planned.files[Int(position)] }
         /// The tables to write, as indices of ``BakePlan/tables``, ascending.
-        public var tables: [Int] { planned.tableLists[Int(listAndStatus & ~(1 << 31))] }
+        public var tables: [Int] { planned.tableLists[list] }
         /// New or changed: changed when some table of the family holds the key, from other bytes.
         public var status: SourceStatus { listAndStatus >> 31 == 0 ? .new : .changed }
     }

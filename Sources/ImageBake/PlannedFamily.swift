@@ -61,12 +61,8 @@ final class PlannedFamily: Sendable {
     /// The status of `key`: a binary search of the keys, then of the removed keys (both sorted
     /// by key, as the listing is).
     func status(of key: String) -> BakePlan.SourceStatus? {
-        var low = 0, high = count
-        while low < high {
-            let middle = (low + high) / 2
-            if self.key(middle) < key { low = middle + 1 } else { high = middle }
-        }
-        if low < count && self.key(low) == key { return statuses[low] }
+        let i = (0..<count).partitionPoint { self.key($0) < key }
+        if i < count && self.key(i) == key { return statuses[i] }
         let r = removed.partitionPoint { $0 < key }
         return r < removed.count && removed[r] == key ? .removed : nil
     }

@@ -111,13 +111,16 @@ struct SourceDiff {
     /// - Returns: per family, the planner's sources and those that vanished.
     func run(_ families: [Scanned], trusted: Trusted) -> [Family] {
         let all = trusted.all, starts = trusted.starts, outcomes = trusted.outcomes
-        func file(_ item: (family: Int32, index: Int32)) -> SourceFile { families[Int(item.family)].sources[Int(item.index)] }
-        // Per work item, whether to read it: a path is read if any family listing it holds its key.
+        // Per work item, whether to read it: a path is read if any family listing it holds its
+        // key. And per family, in scan order, each source's work item.
         var reads = Array(repeating: false, count: starts.count)
+        var work = families.map { Array(repeating: Int32(-1), count: $0.sources.count) }
         var w = -1
         for (position, item) in all.enumerated() {
             if w + 1 < starts.count && Int(starts[w + 1]) == position { w += 1 }
-            reads[w] = reads[w] || families[Int(item.family)].held.holds(file(item).key)
+            let (f, i) = (Int(item.family), Int(item.index))
+            reads[w] = reads[w] || families[f].held.holds(families[f].sources[i].key)
+            work[f][i] = Int32(w)
         }
         do {
             // Positions as 32 bits: on a first bake, every source is here.
@@ -129,13 +132,6 @@ struct SourceDiff {
             }
         }
         // Back to the families, in scan order.
-        var work = Array(repeating: [Int32](), count: families.count)
-        for (f, family) in families.enumerated() { work[f] = Array(repeating: -1, count: family.sources.count) }
-        w = -1
-        for (position, item) in all.enumerated() {
-            if w + 1 < starts.count && Int(starts[w + 1]) == position { w += 1 }
-            work[Int(item.family)][Int(item.index)] = Int32(w)
-        }
         return families.enumerated().map { f, family in
             // The scan's array itself, unless some of its files vanished (rare): then a copy without them.
             var files = family.sources, vanished: [SourceFile] = []
