@@ -37,7 +37,10 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
         var stagedBytes = 0
     }
     private let pending = AdaptiveMutex(Batch())
-    private static let stagedLimit = 32 << 20
+    /// Half the 32 MiB of staged pixels a table may hold: a batch being published and the next
+    /// one filling.
+    private static let stagedLimit = 16 << 20
+    private let publisher = BatchPublisher()
     /// The entries the plan chose to evict, in order: taken one by one by new keys that find no
     /// free slot, so the bake evicts exactly what the plan says whatever the order of the jobs.
     private let victims = AdaptiveMutex<ArraySlice<String>>([])
@@ -175,12 +178,19 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
         }
     }
 
-    /// Queues a filled reservation; publishes the batch once it is full, or once the staged
-    /// pixels it holds pass ``stagedLimit``.
+    /// Queues a filled reservation; once the batch is full, or the staged pixels it holds pass
+    /// ``stagedLimit``, hands it to a background publisher and returns.
+    ///
+    /// A batch is published (its slots flushed, then its records) while the dispatchers go on
+    /// placing sources: a dispatcher that flushed a batch itself left its worker without new
+    /// sources for the milliseconds a flush takes. One batch of a table is published at a time;
+    /// a dispatcher that fills the next before it is done waits, so at most two batches of a
+    /// table are unpublished.
     ///
     /// - Parameters:
     ///   - reservation: the filled reservation.
     ///   - mappedHere: whether this process stored its pixels through the table's mapping.
+    /// - Throws: the error of an earlier batch's publishing, which stops the bake.
     func enqueue(_ reservation: SlotReservation, mappedHere: Bool) throws(ImageTableError) {
         let batch: Batch? = pending.withLock { p in
             p.reservations.append(reservation)
@@ -190,16 +200,22 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
             defer { p = Batch() }
             return p
         }
-        if let batch { try publish(batch) }
+        if let batch { publisher.submit { [self] () throws(ImageTableError) in try publish(batch) } }
+        if let error = publisher.failure { throw error }
     }
 
-    /// Publishes whatever is queued.
+    /// Publishes whatever is queued, and waits until every batch handed to the background
+    /// publisher is published.
+    ///
+    /// - Throws: the first error of any batch's publishing.
     func publishPending() throws(ImageTableError) {
         let batch = pending.withLock { p in
             defer { p = Batch() }
             return p
         }
-        if !batch.reservations.isEmpty { try publish(batch) }
+        try publisher.drain { [self] () throws(ImageTableError) in
+            if !batch.reservations.isEmpty { try publish(batch) }
+        }
     }
 
     func abandon(_ reservation: SlotReservation) { table?.abandon(reservation) }
