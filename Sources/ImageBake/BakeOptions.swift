@@ -33,8 +33,7 @@ public struct BakeOptions: Sendable {
     /// Entries published per flush, per table (bounded by a quarter of the table's capacity).
     public var publishBatch: Int
     /// The most sources sent to each worker ahead of its answers. The next sources wait in the
-    /// worker's pipe while the bake places the last one and, now and then, flushes a batch to
-    /// disk (milliseconds, several small sources' worth), so the worker does not idle meanwhile.
+    /// worker's pipe while the bake places the last one, so the worker does not idle meanwhile.
     /// Fewer where tables are small (each outstanding source holds a slot in each of its tables:
     /// at most a quarter of a table's slots are held so), where formats are large (each also has
     /// shared scratch memory: 32 MiB for all workers at most), where requests would fill half the
