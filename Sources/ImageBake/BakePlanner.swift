@@ -139,7 +139,8 @@ struct BakePlanner {
     private func planTable(_ table: Table, _ family: Family) -> BakePlan.TableChange {
         var change = BakePlan.TableChange()
         change.capacity = table.capacity
-        change.entriesBefore = table.entries.count
+        let aliases = table.entries.aliases
+        change.entriesBefore = table.entries.count + aliases.count
         // Sorted as indices, not copies: a plan of a million sources would otherwise hold a
         // second copy of every source per table while it sorts.
         let sources = family.sources, files = sources.files
@@ -185,6 +186,9 @@ struct BakePlanner {
         let evicted = Set(change.evictions)
         change.gone = gone.filter { !pruned.contains($0) && !evicted.contains($0) }
         change.entriesAfter = remaining - change.evictions.count + newKeys
+        // Removed whatever `--prune` says: the plan cannot keep an entry it cannot tell from
+        // another key's. Added last, since the sets above would take an alias for that key.
+        change.prunes += aliases
         return change
     }
 

@@ -89,14 +89,11 @@ struct BakePreparation {
             }
         }
         let families = manifest.families.enumerated().map { f, family in
-            let files = diffed[f].sources.files
-            return BakePlanner.Family(name: family.name, sources: diffed[f].sources,
-                                      tables: owned[f].map { BakePlanner.Table(index: $0, capacity: tables[$0].format.capacity, entries: held[$0]!) },
-                                      // Unless another file's key is equal (canonically equivalent names).
-                                      vanished: Set(diffed[f].vanished.lazy.map(\.key).filter { key in
-                                          let i = files.partitionPoint { $0.key < key }
-                                          return i == files.count || files[i].key != key
-                                      }))
+            // No file left has a vanished file's key: the scan keeps one file of names that
+            // are equal as strings (`ambiguous-name`).
+            BakePlanner.Family(name: family.name, sources: diffed[f].sources,
+                               tables: owned[f].map { BakePlanner.Table(index: $0, capacity: tables[$0].format.capacity, entries: held[$0]!) },
+                               vanished: Set(diffed[f].vanished.map(\.key)))
         }
         let plan = BakePlanner(prune: options.prune).plan(families, tableCount: tables.count)
         let replacing = zip(plan.tables, held).map { change, held in Set(change.writes.lazy.filter { held?[$0] != nil }) }

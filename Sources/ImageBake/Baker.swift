@@ -131,7 +131,8 @@ public enum Baker {
         summary.skipped = (failures.filter(skips) + summary.skipped).sorted { ($0.family, $0.key) < ($1.family, $1.key) }
         summary.sourcesFound = plan.sourceCount + scanFailures.count + vanished
         summary.keptPrevious = summary.failed.filter { failure in
-            [.changed, .unchanged].contains(plan.status(family: failure.family, key: failure.key))
+            // An ambiguous name's key is the kept file's, as the plan compares keys.
+            failure.error.code != .ambiguousName && [.changed, .unchanged].contains(plan.status(family: failure.family, key: failure.key))
         }.count
         summary.warnings = zip(tables, plan.tables).compactMap { table, change in
             guard change.candidates > change.capacity else { return nil }

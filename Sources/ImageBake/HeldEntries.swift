@@ -32,6 +32,9 @@ final class FamilyHeld: Sendable {
     /// Per row, whether the scan found the key's source: what the planner asks of every held
     /// key, which a set of the scan's keys answered at 40 bytes a source.
     private let scannedRows: [Bool]
+    /// Per table, the keys of entries that are another key's but for their bytes (Unicode
+    /// normalization): see ``HeldEntries/aliases``.
+    private let aliases: [[String]]
 
     /// Reads what `tables` hold.
     ///
@@ -47,19 +50,25 @@ final class FamilyHeld: Sendable {
         var rows: [Rows] = []
         var counts: [Int] = []
         var scannedRows: [Bool] = []
+        var aliases: [[String]] = []
         for table in tables {
             var dense: [Entry?] = [], sparse: [Int32: Entry] = [:]
+            var tableAliases: [String] = []
             let isDense = table.entryCount * 4 >= largest
             if isDense { dense.reserveCapacity(max(rowOfKey.count, table.entryCount)) } else { sparse.reserveCapacity(table.entryCount) }
             var count = 0
             table.forEachHeld { key, source, recency in
                 let row: Int32
-                if let known = rowOfKey[key] {
-                    row = known
+                // Swift's == holds for keys that differ in their bytes, a table's identity of
+                // an entry (its entity UUID): such an entry is an alias, not this row's.
+                if let known = rowOfKey.index(forKey: key) {
+                    guard rowOfKey[known].key.utf8.elementsEqual(key.utf8) else { return tableAliases.append(key) }
+                    row = rowOfKey[known].value
                 } else {
-                    row = Int32(rowOfKey.count)
                     let i = sources.partitionPoint { $0.key < key }
                     let scanned = i < sources.count && sources[i].key == key
+                    if scanned && !sources[i].key.utf8.elementsEqual(key.utf8) { return tableAliases.append(key) }
+                    row = Int32(rowOfKey.count)
                     rowOfKey[scanned ? sources[i].key : key] = row
                     scannedRows.append(scanned)
                 }
@@ -76,8 +85,9 @@ final class FamilyHeld: Sendable {
             }
             rows.append(isDense ? .dense(dense) : .sparse(sparse))
             counts.append(count)
+            aliases.append(tableAliases.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
         }
-        (self.rowOfKey, self.rows, self.counts, self.scannedRows) = (rowOfKey, rows, counts, scannedRows)
+        (self.rowOfKey, self.rows, self.counts, self.scannedRows, self.aliases) = (rowOfKey, rows, counts, scannedRows, aliases)
     }
 
     /// Whether some table of the family holds `key`.
@@ -93,6 +103,8 @@ final class FamilyHeld: Sendable {
     }
 
     fileprivate func count(table: Int) -> Int { counts[table] }
+
+    fileprivate func aliases(table: Int) -> [String] { aliases[table] }
 }
 
 /// One table's entries when the bake began: key → source UUID and recency.
@@ -103,8 +115,15 @@ struct HeldEntries: Sendable {
     /// The entry of `key`, if the table holds it.
     subscript(key: String) -> FamilyHeld.Entry? { family.entry(key, table: table) }
 
-    /// How many entries the table holds.
+    /// How many entries the table holds, less its ``aliases``.
     var count: Int { family.count(table: table) }
+
+    /// Keys of entries the table holds that are equal to another key of the family as Swift
+    /// compares strings (canonical equivalence) but not byte for byte: `café` with one code
+    /// point and with a combining accent. The table tells them apart (an entry's identity is its
+    /// key's bytes); the plan, keyed by strings, cannot, so they are in no other answer here,
+    /// and the planner removes them. A scan takes only one of such names (`ambiguous-name`).
+    var aliases: [String] { family.aliases(table: table) }
 
     /// The keys the table holds, each with whether the scan (given to ``FamilyHeld``) found its
     /// source, in no particular order.

@@ -1,0 +1,82 @@
+import Foundation
+import ImageBake
+import ImageTableCore
+import TestSupport
+import Testing
+
+/// Source names that differ only in their Unicode normalization: `café.jpg` spelt with U+00E9
+/// (NFC, as most systems write it) and with `e` and U+0301 (NFD, as macOS's HFS+ wrote it). A
+/// table tells entries apart by their keys' bytes; Swift's strings compare them as equal. Both
+/// files used to be baked, each taken for the other's entry, so every bake decoded them again
+/// and a re-bake never converged; a file renamed from one form to the other was never baked
+/// under its new name.
+@Suite struct UnicodeNameTests {
+    static let nfc = "caf\u{E9}.jpg"
+    static let nfd = "cafe\u{301}.jpg"
+
+    /// The keys of the project's table, as their bytes.
+    static func keys(_ project: BakeProject) throws -> [[UInt8]] {
+        try ImageTableReader(path: project.tables + "/thumb.imagetable").entries().map { Array($0.key.utf8) }.sorted {
+            $0.lexicographicallyPrecedes($1)
+        }
+    }
+
+    static func project() throws -> BakeProject {
+        let project = try BakeProject(formats: "      thumb:\n        size: 16x16\n        style: 32BitBGRA\n        maximumCount: 10\n")
+        try project.add("b.jpg", from: Corpus.photo("Landscape_3"))
+        return project
+    }
+
+    @Test func twoFilesNamedAlikeBakeOnceAndReportTheOther() throws {
+        #expect(Self.nfc == Self.nfd && Array(Self.nfc.utf8) != Array(Self.nfd.utf8), "the premise: equal strings, other bytes")
+        let project = try Self.project()
+        try project.add(Self.nfc, from: Corpus.photo("Landscape_1"))
+        try project.add(Self.nfd, from: Corpus.photo("Landscape_2"))
+        let first = try project.bake()
+        #expect(first.decoded == 2)
+        #expect(first.failed.count == 1)
+        let failure = try #require(first.failed.first)
+        #expect(failure.error.code == .ambiguousName)
+        #expect(Array(failure.key.utf8) == Array(Self.nfd.utf8), "the NFC name is the one kept")
+        #expect(failure.error.message.contains("U+0301 here, U+00E9 in \(project.sources)/\(Self.nfc)"), "\(failure.error.message)")
+        #expect(first.keptPrevious == 0)
+        #expect(try Self.keys(project) == [Array("b.jpg".utf8), Array(Self.nfc.utf8)])
+        // The second bake has nothing to do: it used to decode both again, every time.
+        let second = try project.bake()
+        #expect(second.decoded == 0 && second.unchanged == 2 && second.failed.map(\.error.code) == [.ambiguousName])
+        #expect(second.tables.map(\.written) == [0] && second.tables.map(\.pruned) == [0])
+    }
+
+    @Test func aFileRenamedToTheOtherFormIsBakedUnderItsNewName() throws {
+        let project = try Self.project()
+        try project.add(Self.nfd, from: Corpus.photo("Landscape_1"))
+        #expect(try project.bake().decoded == 2)
+        try FileManager.default.moveItem(atPath: project.sources + "/" + Self.nfd, toPath: project.sources + "/" + Self.nfc)
+        // The table's NFD entry is no entry of the NFC file: it is removed, without --prune, and
+        // the file baked under the name it has now, which the one before it kept for ever.
+        let renamed = try project.bake()
+        #expect(renamed.decoded == 1 && renamed.failed.isEmpty)
+        #expect(renamed.tables.map(\.written) == [1] && renamed.tables.map(\.pruned) == [1])
+        #expect(try Self.keys(project) == [Array("b.jpg".utf8), Array(Self.nfc.utf8)])
+        let again = try project.bake()
+        #expect(again.decoded == 0 && again.unchanged == 2)
+        #expect(TableVerifier.verify(path: project.tables + "/thumb.imagetable").isValid)
+    }
+
+    /// A table baked from the NFD file alone, then the NFC file added beside it: the scan keeps
+    /// the NFC file, and the table's NFD entry, an alias of its key, goes.
+    @Test func anEntryOfTheOtherFormIsRemovedOnce() throws {
+        let project = try Self.project()
+        try project.add(Self.nfd, from: Corpus.photo("Landscape_1"))
+        _ = try project.bake()
+        try project.add(Self.nfc, from: Corpus.photo("Landscape_2"))
+        let plan = try project.bake { $0.dryRun = true }
+        #expect(plan.tables.map(\.pruned) == [1])
+        let baked = try project.bake()
+        #expect(baked.decoded == 1 && baked.failed.map(\.error.code) == [.ambiguousName])
+        #expect(baked.tables.map(\.pruned) == [1] && baked.tables.map(\.entries) == [2])
+        #expect(try Self.keys(project) == [Array("b.jpg".utf8), Array(Self.nfc.utf8)])
+        let again = try project.bake()
+        #expect(again.decoded == 0 && again.tables.map(\.pruned) == [0] && again.tables.map(\.written) == [0])
+    }
+}
