@@ -79,4 +79,30 @@ import Testing
         let again = try project.bake()
         #expect(again.decoded == 0 && again.tables.map(\.pruned) == [0] && again.tables.map(\.written) == [0])
     }
+
+    /// Sharded, the two names are in one shard (the shard hash takes the key in NFC), whose scan
+    /// keeps one of them: the merge of the shards holds what one bake of them all does. Hashed as
+    /// they were, the names fell in shards 3 and 1 of 4, both were baked, and the merge kept one.
+    @Test func shardsKeepTheSameOneAsAWholeBake() throws {
+        let project = try Self.project()
+        try project.add(Self.nfc, from: Corpus.photo("Landscape_1"))
+        try project.add(Self.nfd, from: Corpus.photo("Landscape_2"))
+        var outputs: [String] = []
+        for k in 0..<4 {
+            let out = project.root + "/shard-\(k)"
+            let bake = try run(Products.imagetable, ["bake", project.manifestPath, "--shard", "\(k)/4", "--output", out, "--no-progress"])
+            let ambiguous = bake.stderr.contains("[ambiguous-name]")
+            #expect(ambiguous == (k == KeyShard.shard(of: Self.nfc, count: 4)), "shard \(k): \(bake.stderr)")
+            outputs.append(out)
+        }
+        let merged = project.root + "/merged"
+        #expect(try run(Products.imagetable, ["merge", merged] + outputs).status == 0)
+        let whole = try project.bake()
+        #expect(whole.failed.map(\.error.code) == [.ambiguousName])
+        let keys = { (path: String) in
+            try ImageTableReader(path: path).entries().map { Array($0.key.utf8) }.sorted { $0.lexicographicallyPrecedes($1) }
+        }
+        #expect(try keys(merged + "/thumb.imagetable") == keys(project.tables + "/thumb.imagetable"))
+        #expect(try keys(merged + "/thumb.imagetable") == [Array("b.jpg".utf8), Array(Self.nfc.utf8)])
+    }
 }
