@@ -37,8 +37,9 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
         var stagedBytes = 0
     }
     private let pending = AdaptiveMutex(Batch())
-    /// Half the 32 MiB of staged pixels a table may hold: a batch being published and the next
-    /// one filling.
+    /// Staged pixels a batch holds at most: a table holds 32 MiB of them while one batch is
+    /// published and the next fills, and 16 MiB more for each dispatcher that fills another
+    /// batch before then and waits.
     private static let stagedLimit = 16 << 20
     private let publisher = BatchPublisher()
     /// The entries the plan chose to evict, in order: taken one by one by new keys that find no
@@ -184,8 +185,7 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     /// A batch is published (its slots flushed, then its records) while the dispatchers go on
     /// placing sources: a dispatcher that flushed a batch itself left its worker without new
     /// sources for the milliseconds a flush takes. One batch of a table is published at a time;
-    /// a dispatcher that fills the next before it is done waits, so at most two batches of a
-    /// table are unpublished.
+    /// a dispatcher that fills the next before it is done waits for it (``BatchPublisher``).
     ///
     /// - Parameters:
     ///   - reservation: the filled reservation.

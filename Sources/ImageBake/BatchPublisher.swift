@@ -1,8 +1,7 @@
 import Dispatch
 import ImageTableCore
 
-/// Publishes one table's batches in the background, one batch at a time, in the order they were
-/// handed over.
+/// Publishes one table's batches in the background, one batch at a time.
 ///
 /// Publishing a batch flushes its slots and then its records to disk: milliseconds, several
 /// small sources' rendering. Done by the dispatcher that filled the batch, it left that
@@ -10,10 +9,13 @@ import ImageTableCore
 /// bake of small sources, measured as the worker's CPU against the render phase's wall time).
 /// Here the dispatcher hands the batch over and goes back to its worker.
 ///
-/// One token bounds the work in flight: a batch handed over while the one before is still being
-/// published waits for it, so a table has at most one batch being published and one filling.
-/// An error does not stop later batches from being tried, as the dispatchers that published
-/// their own batches tried theirs; the first error is kept and thrown to every later caller.
+/// One token bounds the work in flight: a dispatcher that hands a batch over while another is
+/// being published waits for it, so a table has one batch being published, one filling, and at
+/// most one waiting per dispatcher (as before, when each dispatcher published its own). Batches
+/// need no order among themselves: each is complete (its slots flushed before its records) on
+/// its own. An error does not stop later batches from being tried, as the dispatchers that
+/// published their own batches tried theirs; the first error is kept and thrown to every later
+/// caller.
 final class BatchPublisher: @unchecked Sendable {
     private let queue = DispatchQueue(label: "imagetable.bake.publish")
     private let token = DispatchSemaphore(value: 1)

@@ -77,8 +77,9 @@ extension ImageTableError {
         /// byte that is not part of a UTF-8 character as `\xFF`.
         case nameNotUTF8 = "name-not-utf8"
         /// The file's name is another file's but for its Unicode normalization (`é` as one code
-        /// point or as `e` and a combining accent): two keys a reader cannot tell apart. The
-        /// other file is baked; this one is not until one of them is renamed.
+        /// point or as `e` and a combining accent): two keys that look the same and that Swift's
+        /// strings compare as equal. The other file (the one in NFC) is baked; this one is not
+        /// until one of them is renamed.
         case ambiguousName = "ambiguous-name"
         /// The file changed while it was read (its stat differed before and after); nothing was
         /// baked from it, and the next bake reads it again.

@@ -1,5 +1,3 @@
-import Foundation
-
 /// Which of `N` shards a key belongs to, so that every machine of a sharded bake agrees without
 /// talking to the others: the first 8 bytes of the SHA-1 of the key's UTF-8 bytes in Unicode
 /// normalization form C, read as a big-endian unsigned integer, modulo `N` (`docs/SCALE.md`).
@@ -19,8 +17,7 @@ public enum KeyShard {
     /// - Returns: `0 ..< count`.
     public static func shard(of key: String, count: Int) -> Int {
         precondition(count >= 1, "a shard count is at least 1")
-        let name = key.utf8.allSatisfy { $0 < 0x80 } ? key : key.precomposedStringWithCanonicalMapping
-        let digest = SHA1.digest(Array(name.utf8))
+        let digest = SHA1.digest(Array(KeyNormalization.nfc(key).utf8))
         let prefix = digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         return Int(prefix % UInt64(count))
     }

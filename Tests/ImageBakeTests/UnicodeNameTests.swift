@@ -105,4 +105,19 @@ import Testing
         #expect(try keys(merged + "/thumb.imagetable") == keys(project.tables + "/thumb.imagetable"))
         #expect(try keys(merged + "/thumb.imagetable") == [Array("b.jpg".utf8), Array(Self.nfc.utf8)])
     }
+
+    /// The name kept is the one in NFC whatever the order the directory lists them in, here for
+    /// a Hangul syllable written whole (U+AC01) and as a syllable and a final consonant (U+AC00
+    /// U+11A8), which Foundation's direct composition took for NFC on Linux: the first name
+    /// listed was kept, and another file system's order would have kept the other.
+    @Test func theNameInNFCIsKeptForHangulToo() throws {
+        #expect(KeyNormalization.nfc("\u{AC00}\u{11A8}") == "\u{AC01}" && KeyNormalization.isNFC("\u{AC01}.jpg"))
+        #expect(!KeyNormalization.isNFC("\u{AC00}\u{11A8}.jpg") && !KeyNormalization.isNFC(Self.nfd) && KeyNormalization.isNFC(Self.nfc))
+        let project = try Self.project()
+        try project.add("\u{AC00}\u{11A8}.jpg", from: Corpus.photo("Landscape_1"))
+        try project.add("\u{AC01}.jpg", from: Corpus.photo("Landscape_2"))
+        let summary = try project.bake()
+        #expect(summary.failed.map { Array($0.key.unicodeScalars) } == [Array("\u{AC00}\u{11A8}.jpg".unicodeScalars)])
+        #expect(try Self.keys(project) == [Array("b.jpg".utf8), Array("\u{AC01}.jpg".utf8)])
+    }
 }

@@ -199,14 +199,14 @@ public struct SourceScanner: Sendable {
             var end = start + 1
             while end < sources.count && sources[end].key == sources[start].key { end += 1 }
             let run = sources[start..<end]
-            let winner = run.first { $0.key.utf8.elementsEqual($0.key.precomposedStringWithCanonicalMapping.utf8) }
+            let winner = run.first { KeyNormalization.isNFC($0.key) }
                 ?? run.min { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }!
             kept.append(winner)
             for file in run where !file.key.utf8.elementsEqual(winner.key.utf8) {
                 skipped.append(ImageTableError(.ambiguousName, "another source has this name in another Unicode normalization "
-                                               + "(\(Self.codePoints(file.key)) here, \(Self.codePoints(winner.key)) in \(winner.path)); "
-                                               + "a reader cannot tell the two keys apart, so only that one is baked: rename one of them",
-                                               path: file.path, key: file.key))
+                                               + "(\(Self.codePoints(file.key)) here, \(Self.codePoints(winner.key)) in \(winner.path)): "
+                                               + "two keys that look the same, and that the bake takes for one, so only that one is "
+                                               + "baked; rename one of them", path: file.path, key: file.key))
             }
             start = end
         }
