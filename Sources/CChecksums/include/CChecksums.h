@@ -6,7 +6,8 @@
 
 // The checksums of the table format on the CPU's own instructions, each beside a portable
 // version: SHA-1's block function on the SHA extensions (x86 SHA-NI), for source fingerprints,
-// and CRC-32 by carry-less multiplication (PCLMULQDQ), for pixel and record checksums. The Swift
+// and CRC-32 by carry-less multiplication (PCLMULQDQ, and its 512-bit form where AVX-512 has
+// VPCLMULQDQ, chosen inside `ccrc32_hardware_fold`), for pixel and record checksums. The Swift
 // code (`ImageTableCore/SHA1.swift`, `CRC32.swift`) chooses at run time and keeps the reference.
 
 /// Whether this CPU has the SHA extensions (and SSSE3/SSE4.1 they are used with). Always 0
