@@ -10,6 +10,7 @@ Two source sets, made once from ../shared/corpus/photos with Pillow (bench-out/f
 Formats: FastImageCache's four 150x150 formats (one per pixel style), cover. Contenders, each on
 as many processes as the machine has cores (the bake's default -j), files split evenly:
   floor       TurboJPEG decodes each JPEG at the DCT scale the bake uses, and discards it
+              (and in one process, for the scaling the machine allows decoding alone)
   vips-load   libvips jpegload at the same scale, copied to memory, discarded
   bake        imagetable bake into an empty output directory (and with -j 1, for scaling)
   output      the output floor: each source's four slots written into files made as the bake's
@@ -148,6 +149,8 @@ def contenders(args, files, jobs, tools, python, work):
     side = int(BOX.split("x")[0])
     found = {
         "floor": lambda: [[tools["tjfloor"], BOX, *part] for part in split(files, jobs)],
+        # The floor in one process: how far this machine lets decoding alone scale.
+        "floor -j 1": lambda: [[tools["tjfloor"], BOX, *files]],
         "vips-load": lambda: [[tools["vipsfloor"], BOX, *part] for part in split(files, jobs)],
         "bake": bake(jobs),
         "bake -j 1": bake(1),
@@ -203,7 +206,8 @@ def measure(name, files, args, jobs, tools, python):
         print(f"  {key:12} {spread(cpu[key]):>20} {spread(wall[key]):>20} {1000 * med[key][0] / len(files):14.2f}"
               f" {med[key][0] / floor_cpu:12.2f} {med[key][1] / bake_wall:12.2f}")
     print(f"  bake / floor: CPU {bake_cpu / floor_cpu:.2f}, wall {bake_wall / med['floor'][1]:.2f};"
-          f" -j {jobs} vs -j 1: {med['bake -j 1'][1] / bake_wall:.2f}x faster")
+          f" -j {jobs} vs -j 1: {med['bake -j 1'][1] / bake_wall:.2f}x faster"
+          f" (the floor on {jobs} processes vs 1: {med['floor -j 1'][1] / med['floor'][1]:.2f}x)")
     out_cpu = med["output"][0]
     print(f"  output floor / floor: CPU {out_cpu / floor_cpu:.2f};"
           f" bake / (floor + output floor): CPU {bake_cpu / (floor_cpu + out_cpu):.2f}")
