@@ -7,7 +7,7 @@ import Foundation
 /// equivalence: the bake keeps one name of each such group (the one in NFC), and the shards of a
 /// sharded bake are chosen by a key's NFC form, so that one shard sees the whole group.
 public enum KeyNormalization {
-    /// `key` in NFC; an ASCII key as it is.
+    /// `key` in NFC; a key of code points below U+0300 as it is.
     ///
     /// Foundation on Linux leaves some compositions undone when it composes a string directly:
     /// a Hangul syllable followed by a final consonant (U+AC00 U+11A8) stays so, where NFC is
@@ -17,7 +17,10 @@ public enum KeyNormalization {
     /// - Parameter key: a key or any string.
     /// - Returns: its NFC form.
     public static func nfc(_ key: String) -> String {
-        if key.utf8.allSatisfy({ $0 < 0x80 }) { return key }
+        // Below U+0300 (ASCII, Latin-1, the Latin extensions, IPA) nothing combines with what
+        // precedes it and nothing decomposes other than to recompose the same: such a string is
+        // its own NFC, with no Foundation call (4 µs a key, for every key of a sharded scan).
+        if key.utf8.allSatisfy({ $0 < 0x80 }) || key.unicodeScalars.allSatisfy({ $0.value < 0x300 }) { return key }
         return key.decomposedStringWithCanonicalMapping.precomposedStringWithCanonicalMapping
     }
 
