@@ -17,6 +17,31 @@ import Testing
         #expect(try GlobPattern(pattern).matches(path) == expected)
     }
 
+    /// Patterns that are all `**/*` and literals are matched by their endings, without the
+    /// general matcher: on every path of a hostile list the two agree, revealing or not.
+    @Test func theSuffixShortcutAgreesWithTheGeneralMatcher() throws {
+        let patterns = try ["**/*.jpg", "**/*", "**/*.{jpg,png}", "**/*\u{E9}.jpg", "**/*.tar.gz", "**/*.j\\pg"].map(GlobPattern.init)
+            + [GlobPattern.images]
+        #expect(patterns.allSatisfy { $0.suffixes != nil })
+        #expect(try GlobPattern("**/a*.jpg").suffixes == nil && GlobPattern("*.jpg").suffixes == nil && GlobPattern("**/*.j?g").suffixes == nil)
+        let names = ["a.jpg", "A.JPG", "a.Jpg", ".jpg", "..jpg", ".a.jpg", "a.jpg.png", "a.png", "a", "", "a.tar.gz", "b.gz",
+                     "caf\u{E9}.jpg", "cafe\u{301}.jpg", "a.\u{301}jpg", "\u{600}.jpg", "a.j\\pg", "a.jpeg", "x.heic", "x.AVIF",
+                     "a.jpg\u{301}", "\u{1F600}.png"]
+        let directories = ["", "d/", ".d/", "d/.e/", "d//", "\u{E9}/", "../", "./"]
+        for pattern in patterns {
+            for directory in directories {
+                for name in names {
+                    let path = directory + name
+                    for reveal in [false, true] {
+                        let general = pattern.matchesByTokens(pattern.ignoresCase ? path.lowercased() : path, revealingHiddenFile: reveal)
+                        #expect(pattern.matches(path, revealingHiddenFile: reveal) == general,
+                                "\(pattern) on \(path.unicodeScalars.map { String($0.value, radix: 16) }) revealing \(reveal)")
+                    }
+                }
+            }
+        }
+    }
+
     /// Revealing lifts the leading-dot rule for the file name only, never for directories.
     @Test(arguments: [
         ("**/*.jpg", "..jpg", true), ("*.jpg", "d/..jpg", false), ("**/*.jpg", "d/.x.jpg", true),

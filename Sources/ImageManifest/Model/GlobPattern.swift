@@ -38,6 +38,12 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
     public let pattern: String
     /// One segment list per brace alternative.
     let alternatives: [[Segment]]
+    /// When every alternative is `**/*` and literal characters (the default `include` and most
+    /// written ones, such as `**/*.png`), those characters, each alternative's: a path then
+    /// matches when no directory on it is hidden and its file name, not hidden, ends with one
+    /// of them, which ``matches(_:revealingHiddenFile:)`` checks without the general matcher
+    /// (a tenth of an unchanged re-bake's time went to it, 1.6 µs a file).
+    let suffixes: [String]?
 
     /// Most alternatives brace expansion may produce; more is surely a mistake.
     static let maxAlternatives = 64
@@ -68,7 +74,24 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
         }
         self.pattern = pattern
         alternatives = segmentLists
+        suffixes = Self.suffixes(of: segmentLists)
         ignoresCase = false
+    }
+
+    /// The literal endings of alternatives that are all `**/*` and literals; `nil` otherwise.
+    private static func suffixes(of alternatives: [[Segment]]) -> [String]? {
+        var suffixes: [String] = []
+        for segments in alternatives {
+            guard segments.count == 2, segments[0] == .globstar, case .name(let tokens) = segments[1], tokens.first == .anyRun
+            else { return nil }
+            var literal = ""
+            for token in tokens.dropFirst() {
+                guard case .literal(let c) = token else { return nil }
+                literal.append(c)
+            }
+            suffixes.append(literal)
+        }
+        return suffixes
     }
 
     /// The pattern as written.
@@ -100,6 +123,21 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
     ///   - revealingHiddenFile: lift the leading-dot rule for the file name.
     public func matches(_ relativePath: String, revealingHiddenFile: Bool) -> Bool {
         let path = ignoresCase ? relativePath.lowercased() : relativePath
+        if let suffixes {
+            // What the general matcher decides for `**/*literal`: the globstar passes every
+            // directory but a hidden one, and the file name must not be hidden (unless revealed)
+            // and must end with the literal, compared by characters as the tokens are.
+            let names = path.split(separator: "/", omittingEmptySubsequences: true)
+            guard let name = names.last, !names.dropLast().contains(where: { $0.hasPrefix(".") }),
+                  revealingHiddenFile || !name.hasPrefix(".") else { return false }
+            return suffixes.contains { name.hasSuffix($0) }
+        }
+        return matchesByTokens(path, revealingHiddenFile: revealingHiddenFile)
+    }
+
+    /// The general matcher, on a path already lower-cased when the pattern ignores case: what
+    /// ``suffixes`` stands in for, and what the tests hold it to.
+    func matchesByTokens(_ path: String, revealingHiddenFile: Bool) -> Bool {
         let names = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         let shown = revealingHiddenFile ? names.count - 1 : -1
         return alternatives.contains { Self.match($0[...], names[...], shown: shown) }
