@@ -18,6 +18,9 @@ struct BakePreparation {
     /// Files deleted since the listing: all of them, and those no table held (a held key's removal
     /// is in the plan's listing already; a new one's is counted as the worker's `.gone` is).
     let vanished: (found: Int, unheld: Int)
+    /// Whether the scans listed every file the bake state knew (``SourceDiff/Trusted``) and none
+    /// vanished: then no file is gone and the state has nothing to forget.
+    let nothingToForget: Bool
 
     /// Scans, diffs and plans `manifest` against its open `tables` and `state`.
     ///
@@ -30,7 +33,10 @@ struct BakePreparation {
     /// - Throws: ``ImageTableError`` when a family's sources cannot be listed.
     init(_ manifest: Manifest, tables: [BakeTable], state: BakeState, options: BakeOptions, clock: inout PhaseClock) throws(ImageTableError) {
         var plan: BakePlan
-        (plan, replacing, scanFailures, vanished) = try Self.prepare(manifest, tables: tables, state: state, options: options, clock: &clock)
+        let listsEveryKnownFile: Bool
+        (plan, replacing, scanFailures, vanished, listsEveryKnownFile) = try Self.prepare(manifest, tables: tables, state: state,
+                                                                                          options: options, clock: &clock)
+        nothingToForget = listsEveryKnownFile && vanished.found == 0
         // Now that the scan's lists, the diff's and the tables' entries are freed: the run keeps
         // only what its jobs need.
         plan.compact()
@@ -38,7 +44,7 @@ struct BakePreparation {
     }
 
     private static func prepare(_ manifest: Manifest, tables: [BakeTable], state: BakeState, options: BakeOptions, clock: inout PhaseClock)
-        throws(ImageTableError) -> (BakePlan, [Set<String>], [SourceFailure], (found: Int, unheld: Int)) {
+        throws(ImageTableError) -> (BakePlan, [Set<String>], [SourceFailure], (found: Int, unheld: Int), Bool) {
         var scanned: [[SourceFile]] = []
         var scanFailures: [SourceFailure] = []
         for family in manifest.families {
@@ -61,9 +67,11 @@ struct BakePreparation {
         let owned = manifest.families.map { family in tables.indices.filter { tables[$0].format.family == family.name } }
         var diffed: [SourceDiff.Family]
         let vanished: (found: Int, unheld: Int)
+        let listsEveryKnownFile: Bool
         do {
             // Before the tables' entries are read: the state's known files are freed by then.
             let trusted = diff.trust(scanned)
+            listsEveryKnownFile = trusted.listsEveryKnownFile
             var withHeld: [SourceDiff.Scanned] = []
             for f in manifest.families.indices {
                 // The tables' keys share the scan's strings: one string per key, not one per table.
@@ -98,6 +106,6 @@ struct BakePreparation {
         let plan = BakePlanner(prune: options.prune).plan(families, tableCount: tables.count)
         let replacing = zip(plan.tables, held).map { change, held in Set(change.writes.lazy.filter { held?[$0] != nil }) }
         clock.lap(\.plan)
-        return (plan, replacing, scanFailures, vanished)
+        return (plan, replacing, scanFailures, vanished, listsEveryKnownFile)
     }
 }

@@ -155,8 +155,15 @@ final class BakeState: @unchecked Sendable {
         ///   - path: the file's absolute path.
         ///   - stat: its stat now.
         func fingerprint(path: String, stat: FileStat) -> UUID? {
-            guard let record = files[PathDigest(BakeState.relativeSubstring(path, root: root))], record.stat == stat,
-                  record.stat.modifiedNs + BakeState.racyMarginNs < record.checkedNs else { return nil }
+            record(path: path).flatMap { fingerprint(of: $0, stat: stat) }
+        }
+
+        /// What the state knew of the file at `path` (an absolute path), trusted or not.
+        func record(path: String) -> Known? { files[PathDigest(BakeState.relativeSubstring(path, root: root))] }
+
+        /// The fingerprint of `record`, when it may be trusted for a file whose stat is `stat` now.
+        func fingerprint(of record: Known, stat: FileStat) -> UUID? {
+            guard record.stat == stat, record.stat.modifiedNs + BakeState.racyMarginNs < record.checkedNs else { return nil }
             return record.fingerprint
         }
     }

@@ -45,6 +45,9 @@ extension BakeState {
             files = sorted
         }
 
+        /// How many files are known.
+        var count: Int { files.count }
+
         /// What is known of the file whose path has `digest`.
         subscript(digest: PathDigest) -> Known? {
             let i = files.partitionPoint { $0.digest < digest }

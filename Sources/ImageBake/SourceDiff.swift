@@ -53,6 +53,9 @@ struct SourceDiff {
         fileprivate let starts: [Int32]
         /// What each work item came to: its trusted fingerprint so far.
         fileprivate let outcomes: Outcomes
+        /// Whether every file the state knew was listed by the scan: then the state has nothing
+        /// to forget but files that vanish later (`Baker`'s `forgetRemoved` is skipped).
+        let listsEveryKnownFile: Bool
     }
 
     /// Finds what the state trusts of each family's `sources`, in scan order.
@@ -81,15 +84,19 @@ struct SourceDiff {
         let outcomes = Outcomes(count: starts.count)
         // Taken even with `--rehash`, which trusts nothing: freed here, not held to the end.
         let known = state.takeKnownFiles()
-        if !rehash {
-            let order = all, firsts = starts
-            Parallel.forEach(firsts.count, threads: jobs) { w in
-                let item = order[Int(firsts[w])]
-                let file = sources[Int(item.family)][Int(item.index)]
-                if let trusted = known.fingerprint(path: file.path, stat: file.stat) { outcomes.set(w, (trusted, nil, false)) }
-            }
+        let order = all, firsts = starts, rehash = rehash
+        let listed = KnownListed()
+        Parallel.forEach(firsts.count, threads: jobs) { w in
+            let item = order[Int(firsts[w])]
+            let file = sources[Int(item.family)][Int(item.index)]
+            guard let record = known.record(path: file.path) else { return }
+            // Distinct paths, each known at most once: the count says whether any known file
+            // went unlisted (a path digest's collision only keeps a stale row, as it may trust one).
+            listed.count.add(1, ordering: .relaxed)
+            if !rehash, let trusted = known.fingerprint(of: record, stat: file.stat) { outcomes.set(w, (trusted, nil, false)) }
         }
-        return Trusted(all: all, starts: starts, outcomes: outcomes)
+        return Trusted(all: all, starts: starts, outcomes: outcomes,
+                       listsEveryKnownFile: listed.count.load(ordering: .relaxed) == known.files.count)
     }
 
     /// Each family's sources with what the diff learnt: ``trust(_:)``, then ``run(_:trusted:)``.
@@ -239,6 +246,11 @@ struct SourceDiff {
 
 /// Runs `count` iterations on `threads` threads of our own (Dispatch's concurrent loop runs one
 /// per core, and file reads want more than that on slow disks).
+/// Known files the scan listed, counted across the trust pass's threads.
+private final class KnownListed: Sendable {
+    let count = Atomic<Int>(0)
+}
+
 enum Parallel {
     static func forEach(_ count: Int, threads: Int, _ body: @escaping @Sendable (Int) -> Void) {
         guard count > 0 else { return }

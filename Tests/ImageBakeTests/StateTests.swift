@@ -244,4 +244,28 @@ import Glibc
         #expect(try Self.statePaths(project) == ["elsewhere/x.png", "src/s0.png", "src/s2.png"])
         #expect(try project.bake().unchanged == 2, "the rows kept are trusted: nothing is read or decoded")
     }
+
+    /// A bake whose scan lists every file the state knows skips the pass that forgets gone
+    /// files; one that does not list a known file still forgets it, whether the file was deleted
+    /// or the family's patterns stopped selecting it, and with a second family over the same
+    /// directory listing other files.
+    @Test func filesNoLongerListedAreForgottenWhenTheScanSkipsThem() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 20))
+        for i in 0..<3 { try ConvergenceTests.add(project, "s\(i).png", i, secondsAgo: 100) }
+        try project.add("p.jpg", from: Corpus.photo("Landscape_1"))
+        try project.editManifest { $0 + "  others:\n    sources: src\n    include: [\"**/*.jpg\"]\n    formats:\n"
+            + "      other:\n        size: 8x8\n        style: 8BitGrayscale\n        maximumCount: 20\n" }
+        // p.jpg is a source of both families (the first takes every image): decoded once each.
+        #expect(try project.bake().decoded == 5)
+        #expect(try Self.statePaths(project) == ["src/p.jpg", "src/s0.png", "src/s1.png", "src/s2.png"])
+        #expect(try project.bake().unchanged == 5, "everything listed: nothing forgotten")
+        #expect(try Self.statePaths(project) == ["src/p.jpg", "src/s0.png", "src/s1.png", "src/s2.png"])
+        // The first family's patterns stop selecting s2.png: listed by no family, it is forgotten.
+        try project.editManifest { $0.replacingOccurrences(of: "    sources: src\n    formats:", with: "    sources: src\n    exclude: [\"s2.png\"]\n    formats:") }
+        #expect(try project.bake(configure: { $0.prune = true }).unchanged == 4)
+        #expect(try Self.statePaths(project) == ["src/p.jpg", "src/s0.png", "src/s1.png"])
+        try FileManager.default.removeItem(atPath: project.sources + "/p.jpg")
+        #expect(try project.bake().unchanged == 2)
+        #expect(try Self.statePaths(project) == ["src/s0.png", "src/s1.png"])
+    }
 }
