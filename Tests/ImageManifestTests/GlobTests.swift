@@ -20,14 +20,16 @@ import Testing
     /// Patterns that are all `**/*` and literals are matched by their endings, without the
     /// general matcher: on every path of a hostile list the two agree, revealing or not.
     @Test func theSuffixShortcutAgreesWithTheGeneralMatcher() throws {
-        let patterns = try ["**/*.jpg", "**/*", "**/*.{jpg,png}", "**/*\u{E9}.jpg", "**/*.tar.gz", "**/*.j\\pg"].map(GlobPattern.init)
+        let patterns = try ["**/*.jpg", "**/*", "**/*.{jpg,png}", "**/*\u{E9}.jpg", "**/*.tar.gz", "**/*.j\\pg", "**/*.JPG", "**/*\n.gz"]
+            .map(GlobPattern.init)
             + [GlobPattern.images]
         #expect(patterns.allSatisfy { $0.suffixes != nil })
+        #expect(patterns.map { $0.asciiSuffixes != nil } == [true, true, true, false, true, true, true, false, true])
         #expect(try GlobPattern("**/a*.jpg").suffixes == nil && GlobPattern("*.jpg").suffixes == nil && GlobPattern("**/*.j?g").suffixes == nil)
         let names = ["a.jpg", "A.JPG", "a.Jpg", ".jpg", "..jpg", ".a.jpg", "a.jpg.png", "a.png", "a", "", "a.tar.gz", "b.gz",
                      "caf\u{E9}.jpg", "cafe\u{301}.jpg", "a.\u{301}jpg", "\u{600}.jpg", "a.j\\pg", "a.jpeg", "x.heic", "x.AVIF",
-                     "a.jpg\u{301}", "\u{1F600}.png"]
-        let directories = ["", "d/", ".d/", "d/.e/", "d//", "\u{E9}/", "../", "./"]
+                     "a.jpg\u{301}", "\u{1F600}.png", "a.jpg/", "a.JPEG", "\r\n.jpg", "a\r\n.gz"]
+        let directories = ["", "d/", ".d/", "d/.e/", "d//", "\u{E9}/", "../", "./", "/", "D.e/", "d.x/.y/z/"]
         for pattern in patterns {
             for directory in directories {
                 for name in names {

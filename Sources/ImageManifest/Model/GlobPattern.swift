@@ -44,6 +44,10 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
     /// of them, which ``matches(_:revealingHiddenFile:)`` checks without the general matcher
     /// (a tenth of an unchanged re-bake's time went to it, 1.6 µs a file).
     let suffixes: [String]?
+    /// ``suffixes`` as bytes, when every one is ASCII without control characters: an ASCII path
+    /// is then matched on its bytes, with no string made (a character of an ASCII string is its
+    /// byte, but for `\r\n`, which a suffix without control characters cannot begin inside).
+    let asciiSuffixes: [[UInt8]]?
 
     /// Most alternatives brace expansion may produce; more is surely a mistake.
     static let maxAlternatives = 64
@@ -75,6 +79,9 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
         self.pattern = pattern
         alternatives = segmentLists
         suffixes = Self.suffixes(of: segmentLists)
+        asciiSuffixes = suffixes.flatMap { all in
+            all.allSatisfy { $0.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F } } ? all.map { Array($0.utf8) } : nil
+        }
         ignoresCase = false
     }
 
@@ -122,6 +129,10 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
     ///   - relativePath: a file's path below the family's `sources` directory.
     ///   - revealingHiddenFile: lift the leading-dot rule for the file name.
     public func matches(_ relativePath: String, revealingHiddenFile: Bool) -> Bool {
+        if let asciiSuffixes, let matched = Self.matchASCII(relativePath, asciiSuffixes, ignoringCase: ignoresCase,
+                                                             revealingHiddenFile: revealingHiddenFile) {
+            return matched
+        }
         let path = ignoresCase ? relativePath.lowercased() : relativePath
         if let suffixes {
             // What the general matcher decides for `**/*literal`: the globstar passes every
@@ -133,6 +144,35 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
             return suffixes.contains { name.hasSuffix($0) }
         }
         return matchesByTokens(path, revealingHiddenFile: revealingHiddenFile)
+    }
+
+    /// What the ``suffixes`` shortcut decides, on an ASCII path's bytes; `nil` when the path is
+    /// not ASCII. Case is folded byte by byte, as `lowercased()` folds ASCII.
+    private static func matchASCII(_ path: String, _ suffixes: [[UInt8]], ignoringCase: Bool, revealingHiddenFile: Bool) -> Bool? {
+        var path = path
+        return path.withUTF8 { bytes -> Bool? in
+            guard !bytes.contains(where: { $0 >= 0x80 }) else { return nil }
+            let slash = UInt8(ascii: "/"), dot = UInt8(ascii: ".")
+            var end = bytes.count
+            while end > 0 && bytes[end - 1] == slash { end -= 1 }
+            guard end > 0 else { return false }
+            var start = end
+            while start > 0 && bytes[start - 1] != slash { start -= 1 }
+            // A directory whose name starts with a dot: the globstar does not pass it.
+            for i in 0..<start where bytes[i] == dot && (i == 0 || bytes[i - 1] == slash) { return false }
+            if !revealingHiddenFile && bytes[start] == dot { return false }
+            let name = UnsafeBufferPointer(rebasing: bytes[start..<end])
+            return suffixes.contains { suffix in
+                guard suffix.count <= name.count else { return false }
+                let tail = name.count - suffix.count
+                for j in suffix.indices {
+                    var b = name[tail + j]
+                    if ignoringCase && b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z") { b += 32 }
+                    if b != suffix[j] { return false }
+                }
+                return true
+            }
+        }
     }
 
     /// The general matcher, on a path already lower-cased when the pattern ignores case: what
