@@ -114,6 +114,11 @@ public struct SourceScanner: Sendable {
                 skipped.append(ImageTableError(.unreadable, "directory is not readable", path: dir, key: relative))
                 continue
             }
+            // Each name is stat'ed relative to its directory: a path would have the kernel walk
+            // every directory above it again, for every file (a twentieth of a re-bake's time).
+            // Where the directory cannot be opened so, the path is used.
+            let directory = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            defer { if directory >= 0 { close(directory) } }
             for entry in names {
                 guard case .utf8(let name) = entry else {
                     if case .notUTF8(let bytes, let printable) = entry,
@@ -123,9 +128,10 @@ public struct SourceScanner: Sendable {
                     continue
                 }
                 let key = relative.isEmpty ? name : "\(relative)/\(name)"
-                let path = "\(dir)/\(name)"
                 var st = stat()
-                guard lstat(path, &st) == 0 else { continue }
+                guard directory >= 0 ? fstatat(directory, name, &st, AT_SYMLINK_NOFOLLOW) == 0 : lstat("\(dir)/\(name)", &st) == 0 else { continue }
+                // Built only where it is needed: not for a plain file, the common case.
+                var path: String { "\(dir)/\(name)" }
                 switch st.st_mode & S_IFMT {
                 case S_IFDIR:
                     if path != excluding { pending.append(key) }
@@ -224,7 +230,7 @@ public struct SourceScanner: Sendable {
     }
 
     private func consider(key: String, root: String, stat: FileStat, into sources: inout [SourceFile], _ skipped: inout [ImageTableError]) {
-        let path = root + "/" + key
+        var path: String { root + "/" + key }
         guard selects(key) else {
             if selectsHidden?(key) == true {
                 skipped.append(ImageTableError(.hiddenFile, "the name starts with '.', so the patterns' wildcards do not match it "
