@@ -6,7 +6,7 @@ import Synchronization
 enum Parallel {
     static func forEach(_ count: Int, threads: Int, _ body: @escaping @Sendable (Int) -> Void) {
         guard count > 0 else { return }
-        let next = Counter()
+        let next = AtomicCounter()
         let group = DispatchGroup()
         for _ in 0..<max(1, min(threads, count)) {
             group.enter()
@@ -21,8 +21,10 @@ enum Parallel {
         }
         group.wait()
     }
+}
 
-    private final class Counter: Sendable {
-        let value = Atomic<Int>(0)
-    }
+/// A count that threads add to at once: the next iteration of ``Parallel/forEach(_:threads:_:)``,
+/// or what the iterations found.
+final class AtomicCounter: Sendable {
+    let value = Atomic<Int>(0)
 }

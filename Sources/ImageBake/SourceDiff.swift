@@ -85,18 +85,19 @@ struct SourceDiff {
         // Taken even with `--rehash`, which trusts nothing: freed here, not held to the end.
         let known = state.takeKnownFiles()
         let order = all, firsts = starts, rehash = rehash
-        let listed = KnownListed()
+        // Known files the scan listed, counted across the threads.
+        let listed = AtomicCounter()
         Parallel.forEach(firsts.count, threads: jobs) { w in
             let item = order[Int(firsts[w])]
             let file = sources[Int(item.family)][Int(item.index)]
             guard let record = known.record(path: file.path) else { return }
             // Distinct paths, each known at most once: the count says whether any known file
             // went unlisted (a path digest's collision only keeps a stale row, as it may trust one).
-            listed.count.add(1, ordering: .relaxed)
+            listed.value.add(1, ordering: .relaxed)
             if !rehash, let trusted = known.fingerprint(of: record, stat: file.stat) { outcomes.set(w, (trusted, nil, false)) }
         }
         return Trusted(all: all, starts: starts, outcomes: outcomes,
-                       listsEveryKnownFile: listed.count.load(ordering: .relaxed) == known.files.count)
+                       listsEveryKnownFile: listed.value.load(ordering: .relaxed) == known.files.count)
     }
 
     /// Each family's sources with what the diff learnt: ``trust(_:)``, then ``run(_:trusted:)``.
@@ -242,9 +243,4 @@ struct SourceDiff {
             return (nil, error, false)
         }
     }
-}
-
-/// Known files the scan listed, counted across the trust pass's threads.
-private final class KnownListed: Sendable {
-    let count = Atomic<Int>(0)
 }
