@@ -28,7 +28,8 @@ import Synchronization
 public final class ImageRenderer: Sendable {
     /// Limits and strictness.
     public let options: DecodeOptions
-    private let decodes = Atomic<Int>(0)
+    /// Decodes so far; the libvips path (ImageRenderer+Vips.swift) counts its own.
+    let decodes = Atomic<Int>(0)
 
     /// Creates a renderer. Cheap: libvips starts on the first render.
     ///
@@ -127,7 +128,7 @@ public final class ImageRenderer: Sendable {
         try PipelineRuntime.start()
         let scope = VipsScope(sourceName: name)
         do {
-            var report = try render(bytes, scope: scope, targets, formats: formats)
+            var report = try renderWithVips(bytes, scope: scope, targets, formats: formats)
             scope.release()
             report.warnings = scope.warnings
             PipelineRuntime.deliver(report.warnings)
@@ -135,193 +136,6 @@ public final class ImageRenderer: Sendable {
         } catch {
             scope.release()
             throw Truncation.refine(error, bytes: bytes)
-        }
-    }
-
-    private func render(_ bytes: UnsafeRawBufferPointer, scope: VipsScope, _ targets: [RenderTarget],
-                        formats: [TableFormat]) throws(ImageTableError) -> RenderReport {
-        let name = scope.sourceName
-        // A memory source: libvips reads our copy of the bytes, never the file itself.
-        var sourceObject: OpaquePointer?
-        try scope.build("open the source", .decodeFailed) {
-            sourceObject = cv_source_new_from_memory(bytes.baseAddress, bytes.count)
-            if let sourceObject { _ = scope.own(sourceObject) }
-            return sourceObject == nil ? -1 : 0
-        }
-        let source = sourceObject!
-        let failOn = options.failOn.vips
-
-        // 1. Header only: size, orientation, loader, colour. Nothing is decoded yet.
-        let header = try scope.image("read the header", .decodeFailed) { cv_header_from_source(source, failOn) }
-        let loader = scope.string(header, "vips-loader") ?? "unknown"
-        let (pixels, overflow) = header.width.multipliedReportingOverflow(by: header.height)
-        guard !overflow, pixels <= options.maxPixels else {
-            throw ImageTableError(.tooManyPixels, "\(header.width)×\(header.height) is over the limit of \(options.maxPixels) pixels", path: name)
-        }
-        let orientation = min(max(scope.int(header, "orientation") ?? 1, 1), 8)
-        let swaps = orientation >= 5
-        let sw = swaps ? header.height : header.width, sh = swaps ? header.width : header.height
-        let isCMYK = header.interpretation == CV_INTERPRETATION_CMYK
-        let hasICC = scope.has(header, "icc-profile-data")
-
-        let geometries = formats.map { MemberGeometry(sourceWidth: sw, sourceHeight: sh, format: $0) }
-        let plan = RenderPlan(sourceWidth: sw, sourceHeight: sh, geometries: geometries, formats: formats)
-
-        // 2. The one decode.
-        decodes.add(1, ordering: .relaxed)
-        PipelineRuntime.decodeCounter.add(1, ordering: .relaxed)
-        var decoded: VImage
-        var thumbnailShrink: Double?
-        if isCMYK {
-            decoded = try decodeCMYK(scope, source: source, header: header, loader: loader, failOn: failOn,
-                                     orientation: orientation, scale: plan.decodeScale)
-        } else {
-            let box = plan.decodeBox(sourceWidth: sw, sourceHeight: sh)
-            let options = "fail_on=\(self.options.failOn.rawValue)"
-            decoded = try scope.image("decode", .decodeFailed) { out in
-                cv_thumbnail_source(source, out, Int32(box.width), Int32(box.height), options, hasICC ? "srgb" : nil)
-            }
-            // vips_thumbnail's own uniform scale (it fits inside the box, never enlarging).
-            thumbnailShrink = max(1, Double(sw) / Double(box.width), Double(sh) / Double(box.height))
-        }
-        decoded = try toSRGB8(scope, decoded)
-        let base = try scope.copyToMemory("decode", .decodeFailed, decoded)
-        let hasAlpha = base.bands == 4
-        let info = SourceInfo(width: sw, height: sh, loader: loader, orientation: orientation, hasAlpha: hasAlpha,
-                              hasICCProfile: hasICC, isCMYK: isCMYK, decodedWidth: base.width, decodedHeight: base.height)
-        // The decoded image's scale from the upright source: the thumbnail's uniform scale when
-        // its size agrees with it (it does, to rounding), else what the size says per axis.
-        var baseScale = (x: Double(base.width) / Double(sw), y: Double(base.height) / Double(sh))
-        if let shrink = thumbnailShrink, abs(Double(sw) / shrink - Double(base.width)) <= 1,
-           abs(Double(sh) / shrink - Double(base.height)) <= 1 {
-            baseScale = (1 / shrink, 1 / shrink)
-        }
-
-        // 3. Members: each group from the smallest uncropped intermediate ≥ 2× its size.
-        let work = hasAlpha ? try scope.image("premultiply", .renderFailed) { cv_premultiply(base.pointer, $0) } : base
-        let sources = plan.sources(decodedWidth: base.width, decodedHeight: base.height)
-        let needed = plan.needed(drawn: targets.count, sources: sources)
-        let reused = Set(sources.compactMap { $0 })
-        var intermediates: [(image: VImage, x: Double, y: Double)?] = []
-        for (gi, group) in plan.groups.enumerated() {
-            guard needed[gi] else {
-                intermediates.append(nil)
-                continue
-            }
-            let from = sources[gi].map { intermediates[$0]! } ?? (work, baseScale.x, baseScale.y)
-            var resized = try resize(scope, from, to: group)
-            if reused.contains(gi) { resized = try scope.copyToMemory("resize", .renderFailed, resized) }
-            intermediates.append((resized, group.scaleX, group.scaleY))
-
-            let straight = hasAlpha ? try scope.image("unpremultiply", .renderFailed) { cv_unpremultiply(resized.pointer, $0) } : resized
-            // What the Swift loop reads is guaranteed here, whatever libvips did: the drawn size,
-            // and 3 × UInt8 or 4 × Float per pixel.
-            var cropped = try exactSize(scope, try crop(scope, straight, group), group.contentWidth, group.contentHeight)
-            let format = hasAlpha ? CV_FORMAT_FLOAT : CV_FORMAT_UCHAR
-            if cropped.format != format {
-                let input = cropped
-                cropped = try scope.image("convert", .renderFailed) { cv_cast(input.pointer, $0, format) }
-            }
-            guard cropped.bands == (hasAlpha ? 4 : 3) else {
-                throw ImageTableError(.renderFailed, "libvips produced \(cropped.bands) bands", path: name)
-            }
-            try scope.withPixels("render", .renderFailed, of: cropped) { buffer in
-                let content = ContentPixels(base: buffer.baseAddress!, width: cropped.width, height: cropped.height, hasAlpha: hasAlpha)
-                precondition(buffer.count >= content.width * content.height * content.bytesPerPixel)
-                for (ti, target) in targets.enumerated() where plan.groupOfTarget[ti] == gi {
-                    PixelWriter.write(content, placement: geometries[ti].placement, format: target.format,
-                                      into: target.pixels.baseAddress!, bytesPerRow: target.bytesPerRow)
-                }
-            }
-        }
-        return RenderReport(members: geometries.prefix(targets.count).map { MemberResult(contentRect: $0.contentRect) }, decodes: 1, source: info)
-    }
-
-    /// CMYK: libvips 8.14.1's thumbnail mishandles CMYK with an export profile, so load (with JPEG
-    /// shrink-on-load), transform with the embedded profile (or libvips' CMYK profile) to sRGB,
-    /// then auto-rotate ourselves.
-    private func decodeCMYK(_ scope: VipsScope, source: OpaquePointer, header: VImage, loader: String,
-                            failOn: CVFailOn, orientation: Int, scale: Double) throws(ImageTableError) -> VImage {
-        var loaded = header
-        if loader.hasPrefix("jpegload") {
-            let shrink = Self.jpegShrink(forScale: scale)
-            if shrink > 1 {
-                loaded = try scope.image("decode", .decodeFailed) { cv_jpeg_from_source_shrunk(source, failOn, Int32(shrink)) }
-            }
-        }
-        let srgb = try scope.image("convert CMYK to sRGB", .decodeFailed) { cv_icc_transform_cmyk_to_srgb(loaded.pointer, $0) }
-        let decoded = try scope.copyToMemory("decode", .decodeFailed, srgb)
-        guard orientation != 1 else { return decoded }
-        return try scope.image("rotate upright", .decodeFailed) { cv_autorot(decoded.pointer, $0) }
-    }
-
-    /// libvips' own rule (vips_thumbnail): block-shrink in the decoder, leaving at least a
-    /// factor of two for the resampling that follows.
-    static func jpegShrink(forScale scale: Double) -> Int {
-        let shrink = 1 / max(scale, 1e-9)
-        return shrink >= 16 ? 8 : shrink >= 8 ? 4 : shrink >= 4 ? 2 : 1
-    }
-
-    /// 8-bit sRGB, 3 bands or 4 with alpha: grey, 16-bit and other spaces converted.
-    private func toSRGB8(_ scope: VipsScope, _ image: VImage) throws(ImageTableError) -> VImage {
-        var image = image
-        if image.interpretation != CV_INTERPRETATION_sRGB || image.bands < 3 {
-            image = try scope.image("convert to sRGB", .decodeFailed) { cv_colourspace(image.pointer, $0, CV_INTERPRETATION_sRGB) }
-        }
-        if image.format != CV_FORMAT_UCHAR {
-            image = try scope.image("convert to 8 bits", .decodeFailed) { cv_cast(image.pointer, $0, CV_FORMAT_UCHAR) }
-        }
-        guard image.bands == 3 || image.bands == 4 else {
-            throw ImageTableError(.unsupportedFormat, "images with \(image.bands) bands after conversion to sRGB are not supported", path: scope.sourceName)
-        }
-        return image
-    }
-
-    /// Resizes `from` (at scale `x`, `y` of the upright source) to the group's scale, then to
-    /// exactly its size (libvips rounds a fractional edge pixel either way).
-    private func resize(_ scope: VipsScope, _ from: (image: VImage, x: Double, y: Double), to group: RenderGroup) throws(ImageTableError) -> VImage {
-        let image = from.image
-        guard image.width != group.resizedWidth || image.height != group.resizedHeight else { return image }
-        let h = group.scaleX / from.x, v = group.scaleY / from.y
-        let resized = try scope.image("resize", .renderFailed) { cv_resize(image.pointer, $0, h, v) }
-        return try exactSize(scope, resized, group.resizedWidth, group.resizedHeight)
-    }
-
-    private func exactSize(_ scope: VipsScope, _ image: VImage, _ width: Int, _ height: Int) throws(ImageTableError) -> VImage {
-        var image = image
-        if image.width < width || image.height < height {
-            let w = max(width, image.width), h = max(height, image.height)
-            image = try scope.image("resize", .renderFailed) { cv_embed_copy(image.pointer, $0, 0, 0, Int32(w), Int32(h)) }
-        }
-        if image.width > width || image.height > height {
-            // Keep the top-left origin: the excess is a rounded fraction of an edge pixel.
-            image = try scope.image("resize", .renderFailed) {
-                cv_extract_area(image.pointer, $0, 0, 0, Int32(width), Int32(height))
-            }
-        }
-        return image
-    }
-
-    private func crop(_ scope: VipsScope, _ image: VImage, _ group: RenderGroup) throws(ImageTableError) -> VImage {
-        guard let strategy = group.crop else { return image }
-        let w = group.contentWidth, h = group.contentHeight
-        switch strategy {
-        case .centre:
-            let x = (image.width - w) / 2, y = (image.height - h) / 2
-            return try scope.image("crop", .renderFailed) { cv_extract_area(image.pointer, $0, Int32(x), Int32(y), Int32(w), Int32(h)) }
-        case .attention, .entropy:
-            let interesting = strategy == .attention ? CV_INTERESTING_ATTENTION : CV_INTERESTING_ENTROPY
-            return try scope.image("crop", .renderFailed) { cv_smartcrop(image.pointer, $0, Int32(w), Int32(h), interesting) }
-        }
-    }
-}
-
-extension FailLevel {
-    var vips: CVFailOn {
-        switch self {
-        case .truncated: CV_FAIL_ON_TRUNCATED
-        case .error: CV_FAIL_ON_ERROR
-        case .warning: CV_FAIL_ON_WARNING
         }
     }
 }
