@@ -10,7 +10,7 @@ import Glibc
 ///     ImageTableFixture rewriter TABLE SECONDS                rewrite entries with uniform fills
 ///     ImageTableFixture churner TABLE SECONDS                 keep `stable`, churn other keys (index rebuilds)
 ///     ImageTableFixture hold-lock TABLE SECONDS               hold the writer lock, then exit
-///     ImageTableFixture fill-until-full TABLE LIMIT_BYTES     write under RLIMIT_FSIZE until it fails
+///     ImageTableFixture fill-until-full TABLE LIMIT_BYTES     write under RLIMIT_FSIZE until it fails; print the error, then `written N`
 ///     ImageTableFixture create-with-umask TABLE MASK MODE     create a table under an umask (octal)
 ///
 /// Every entry it writes has all image bytes equal to ``fillByte(for:)`` of its source UUID, so a
@@ -137,10 +137,11 @@ struct Fixture {
         signal(SIGXFSZ, SIG_IGN)
         var rl = rlimit(rlim_cur: rlim_t(limit), rlim_max: rlim_t(limit))
         setrlimit(Int32(RLIMIT_FSIZE.rawValue), &rl)
+        // How many writes completed, printed after the error: each must survive.
+        var n = 0
         do {
             let table = try ImageTableWriter(path: path, format: TableFormat(
                 name: "full", width: 64, height: 64, style: .bgra32, capacity: 1000))
-            var n = 0
             while true {
                 try write(table, key: "key-\(n)", source: UUID())
                 n += 1
@@ -150,5 +151,6 @@ struct Fixture {
         } catch {
             print("other \(error)")
         }
+        print("written \(n)")
     }
 }

@@ -71,15 +71,21 @@ import Testing
         let out = a.root + "/out"
         let manifests = [try a.manifest(), try b.manifest()]
         _ = try TableExport.export(manifests[0], to: out, timestamp: 0, lockTimeout: 5)
-        final class Finished: Sendable { let flag = Atomic(false) }
+        final class Finished: Sendable {
+            let flag = Atomic(false)
+            let exports = Atomic(0)
+        }
         let finished = Finished()
         let exporter = Thread {
-            for round in 1...16 { _ = try? TableExport.export(manifests[round % 2], to: out, timestamp: 0, lockTimeout: 5) }
+            for round in 1...16 where (try? TableExport.export(manifests[round % 2], to: out, timestamp: 0, lockTimeout: 5)) != nil {
+                finished.exports.add(1, ordering: .relaxed)
+            }
             finished.flag.store(true, ordering: .releasing)
         }
         exporter.start()
         let projectKeys: Set<Set<String>> = [["a0.jpg", "a1.jpg", "a2.jpg"], ["b0.jpg", "b1.jpg", "b2.jpg", "b3.jpg"]]
         var last = false
+        var seen: Set<Set<String>> = []
         while !last {
             // One more set after the exports end, so that at least one is checked.
             last = finished.flag.load(ordering: .acquiring)
@@ -89,6 +95,10 @@ import Testing
             }
             let keys = Set(readers.map { Set($0.entries().map(\.key)) })
             #expect(keys.count == 1 && projectKeys.contains(keys.first!), "a set mixes exports: \(keys)")
+            seen.formUnion(keys)
         }
+        // Every export happened, and the last one (project A's, round 16) is what a reader sees.
+        #expect(finished.exports.load(ordering: .relaxed) == 16)
+        #expect(seen.contains(projectKeys.first { $0.contains("a0.jpg") }!))
     }
 }

@@ -58,6 +58,7 @@ import Testing
         let fixture = try Fixture(provider: provider)
         let old = CacheEntity(key: "a", sourceName: "v1")
         let first = try await fixture.cache.image(for: old, format: "small")
+        let oldPixels = try #require(first.copyPixels())
         #expect(provider.calls == 1)
         #expect(try fixture.cache.cachedImage(for: CacheEntity(key: "b", sourceName: "v1"), format: "small") == nil)
 
@@ -68,7 +69,9 @@ import Testing
         let second = try await fixture.cache.image(for: new, format: "small")
         #expect(provider.calls == 2 && second.sourceID == new.sourceID)
         #expect(first.withPixels { _ in true } == nil, "the old handle's entry was replaced")
-        #expect(second.copyPixels() != nil && second.copyPixels() != first.copyPixels())
+        // The new source's pixels, not the old ones kept under the new source ID.
+        let newPixels = try #require(second.copyPixels())
+        #expect(newPixels.count == oldPixels.count && newPixels != oldPixels)
         #expect(try fixture.cache.cachedImage(for: old, format: "small") == nil)
     }
 

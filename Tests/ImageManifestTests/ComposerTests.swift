@@ -41,7 +41,7 @@ import Testing
         #expect(result.problems.map(\.code) == [.duplicateKey, .duplicateKey])
         #expect(result.problems.map(\.location) == [SourceLocation(line: 3, column: 1), SourceLocation(line: 4, column: 1)])
         #expect(result.problems[0].message == "duplicate key 'a'; it is already defined at line 1, column 1")
-        guard case .mapping(let pairs) = try #require(result.root).kind else { return }
+        guard case .mapping(let pairs) = try #require(result.root).kind else { Issue.record("not a mapping"); return }
         #expect(pairs.map { $0.value.scalar?.text } == ["1", "2"])
     }
 
@@ -49,8 +49,11 @@ import Testing
         let result = compose("a: &x [1, 2]\nb: *x\n")
         #expect(result.problems.isEmpty)
         guard case .mapping(let pairs) = try #require(result.root).kind,
-              case .sequence(let items) = pairs[0].value.kind, case .sequence(let aliased) = pairs[1].value.kind else { return }
-        #expect(zip(items, aliased).allSatisfy { $0 === $1 })
+              case .sequence(let items) = pairs[0].value.kind, case .sequence(let aliased) = pairs[1].value.kind else {
+            Issue.record("not a mapping of two sequences")
+            return
+        }
+        #expect(items.count == 2 && aliased.count == 2 && zip(items, aliased).allSatisfy { $0 === $1 })
         #expect(pairs[1].value.location == SourceLocation(line: 1, column: 4))
         #expect(pairs[1].value.aliasLocation == SourceLocation(line: 2, column: 4))
         #expect(pairs[0].value.aliasLocation == nil)

@@ -118,19 +118,25 @@ import Glibc
 
     @Test func sixteenBitGreyAndPaletteSourcesBecomeEightBitSRGB() throws {
         let dir = "\(Corpus.root)/pngsuite/png"
+        var bandsCompared: [Int] = []
         for name in ["basn0g16.png", "basn2c16.png", "basn4a16.png", "basn6a16.png", "basn3p08.png", "basn0g01.png", "basn4a08.png"] {
             let reference = try Reference.thumbnail("\(dir)/\(name)", width: 32, height: 32, .inside)
             let (_, slots) = try render(.file("\(dir)/\(name)"), [TableFormat(width: 32, height: 32, style: .bgr32, background: .black)])
-            // vips_thumbnail keeps grey as one band and alpha unflattened: compare opaque files
-            // only, channel by channel; alpha files must merely render.
-            if reference.bands == 3 || reference.bands == 1 {
-                let d = Difference({ slots[0].rgba($0, $1) }, { x, y in
-                    let v = reference.pixel(x, y)
-                    return reference.bands == 1 ? [v[0], v[0], v[0]] : v
-                }, width: 32, height: 32)
-                #expect(d.mean <= 1.0, "\(name): \(d)")
+            // vips_thumbnail keeps grey as one band (two with alpha) and alpha unflattened: the
+            // reference is flattened onto black here, as the 32BitBGR slot is.
+            let bands = reference.bands
+            let flattened = { (x: Int, y: Int) -> [Int] in
+                let v: [Int] = reference.pixel(x, y)
+                let colour: [Int] = bands <= 2 ? [v[0], v[0], v[0]] : [v[0], v[1], v[2]]
+                guard bands == 2 || bands == 4 else { return colour }
+                let alpha: Int = v[bands - 1]
+                return colour.map { ($0 * alpha + 127) / 255 }
             }
+            let d = Difference({ slots[0].rgba($0, $1) }, flattened, width: 32, height: 32)
+            #expect(d.mean <= 1.0, "\(name): \(d)")
+            bandsCompared.append(reference.bands)
         }
+        #expect(bandsCompared == [1, 3, 2, 4, 3, 1, 2], "every file compared, grey and alpha included")
     }
 
     /// Each allowed format decodes (converted from a corpus photo by libvips); formats outside the

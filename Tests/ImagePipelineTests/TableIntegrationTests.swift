@@ -32,10 +32,9 @@ import Testing
         for (i, table) in tables.enumerated() {
             let entry = try #require(table.entry(forKey: key))
             #expect(entry.contentRect == report.members[i].contentRect)
-            try table.withImage(forKey: key) { view in
-                #expect(view.bytesPerRow == slots[i].bytesPerRow)
-                #expect(Array(view.bytes) == Array(slots[i].buffer))
-            }
+            let stored = try #require(try table.withImage(forKey: key) { view in (view.bytesPerRow, Array(view.bytes)) })
+            #expect(stored.0 == slots[i].bytesPerRow)
+            #expect(stored.1 == Array(slots[i].buffer))
         }
         // Portrait 1200×1800 inside 150×100: 67×100 centred.
         #expect(report.members[1].contentRect == PixelRect(x: 41, y: 0, width: 67, height: 100))

@@ -237,7 +237,17 @@ struct ProcessTests {
         let (status, output) = (result.status, result.stdout)
         #expect(status == 0, "the child must not crash")
         #expect(output.hasPrefix("no-space"), "\(output)")
+        let written = try #require(output.split(separator: "\n").last.flatMap { $0.hasPrefix("written ") ? Int($0.dropFirst(8)) : nil },
+                                   "\(output)")
+        #expect(written >= 1)
         let report = TableVerifier.verify(path: path)
-        #expect(report.isValid && report.validEntries >= 1, "\(report.problems)")
+        #expect(report.isValid && report.validEntries == written, "\(written) written: \(report.problems)")
+        // Each completed write reads back whole, as its fill byte.
+        let reader = try ImageTableReader(path: path)
+        #expect(reader.count == written)
+        for entry in reader.entries() {
+            let fill = Self.fillByte(entry.sourceUUID)
+            #expect(try reader.withImage(forKey: entry.key) { $0.bytes.allSatisfy { $0 == fill } } == true, "\(entry.key)")
+        }
     }
 }

@@ -86,7 +86,10 @@ struct PreviewTests {
         #expect(run.status == 0)
         #expect(run.stdout.contains("2 entries of \(table.path) (the first 2 of 5; see --limit) in 2 columns and 1 row, 104x46 pixels"))
         let big = try imagetable("preview", table.path, "-o", scratch.file("big.png"), "--columns", "100000", "--tile-size", "1024")
-        #expect(big.status == 0, "columns are capped at the number of entries")
+        // Columns are capped at the number of entries, and tiles never enlarge 40x30 slots.
+        #expect(big.status == 0 && big.stdout.contains(" in 5 columns and 1 row, 528x94 pixels"), "\(big.stdout)")
+        let png = try DecodedPNG(path: scratch.file("big.png"))
+        #expect(png.width == 528 && png.height == 94)
     }
 
     @Test func anEmptyTableMakesATitleOnlySheet() throws {
