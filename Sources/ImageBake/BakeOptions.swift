@@ -23,7 +23,11 @@ public struct BakeOptions: Sendable {
     public var rehash: Bool
     /// Leave sources modified less than this many seconds ago for a later bake (their previous
     /// entries stay): for directories that writers fill slowly and in place. `nil`: bake all.
+    /// Taken between 0 and ``maximumMinAge`` (NaN as 0).
     public var minAge: Double?
+
+    /// The largest ``minAge`` a bake takes, 100 years: more defers every source all the same.
+    public static let maximumMinAge: Double = 100 * 365 * 86_400
     /// Follow symbolic links in source directories that lead outside them.
     public var allowOutsidePaths: Bool
     /// Seconds to wait for another process writing a table.

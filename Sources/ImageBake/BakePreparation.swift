@@ -88,7 +88,9 @@ struct BakePreparation {
         }
         clock.lap(\.diff)
         if let minAge = options.minAge {
-            let youngest = FileStat.now - Int64(minAge * 1e9)
+            // Clamped: an infinite or NaN age from the API would trap in the conversion.
+            let seconds = minAge.isNaN ? 0 : min(max(minAge, 0), BakeOptions.maximumMinAge)
+            let youngest = FileStat.now - Int64(seconds * 1e9)
             // In place: the planner shares these arrays rather than holding a copy of every source.
             for f in diffed.indices {
                 for i in diffed[f].sources.indices where diffed[f].sources.files[i].stat.modifiedNs > youngest {

@@ -129,7 +129,9 @@ struct BakeCommand: ParsableCommand {
             throw ValidationError("--max-source-size must be a size such as 50MB or 1GiB, not '\(maxSourceSize)'.")
         }
         guard timeout > 0, lockTimeout >= 0 else { throw ValidationError("timeouts must be positive.") }
-        if let minAge, minAge < 0 { throw ValidationError("--min-age must not be negative.") }
+        if let minAge, !(0...BakeOptions.maximumMinAge).contains(minAge) {
+            throw ValidationError("--min-age must be a number of seconds from 0 to \(Int(BakeOptions.maximumMinAge)) (100 years).")
+        }
         if let output, output.isEmpty { throw ValidationError("--output needs a directory.") }
         if let shard {
             guard output != nil else {

@@ -209,4 +209,20 @@ import Testing
         let later = try Self.bake(project)
         #expect(later.stdout.contains("2 decoded"), "\(later.stdout)")
     }
+
+    /// Ages that are not a finite number of seconds up to 100 years are bad usage, not a crash
+    /// (an infinite one trapped in its conversion to nanoseconds); through the API they are clamped.
+    @Test func minAgeOutOfRangeIsBadUsage() throws {
+        let project = try Self.project()
+        try project.add("x.jpg", from: Self.a)
+        for age in ["inf", "nan", "1e30", "-1"] {
+            let run = try Self.bake(project, hook: nil, ["--min-age=\(age)"])
+            #expect(run.status == 64 && run.stderr.contains("--min-age must be a number of seconds from 0 to 3153600000"),
+                    "\(age): \(run.status) \(run.stderr)")
+        }
+        for age in [Double.infinity, .nan] {
+            let summary = try project.bake { $0.minAge = age }
+            #expect(age.isNaN ? summary.decoded == 1 : summary.deferred == 1 && summary.decoded == 0, "\(age)")
+        }
+    }
 }
