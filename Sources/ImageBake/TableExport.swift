@@ -55,7 +55,11 @@ public enum TableExport {
         do throws(ImageTableError) {
             for format in manifest.formats {
                 tables.append(try copy(format, from: manifest.tablePath(of: format), display: manifest.displayPath(of: format),
-                                       into: staging, timestamp: timestamp))
+                                       into: staging, timestamp: timestamp, previous: {
+                    // Only for a stale table's message: what the last bake recorded it was made with.
+                    (try? BakeState(directory: manifest.outputPath, root: manifest.directory, readOnly: true))?
+                        .parameters(ofTable: format.fileName)
+                }))
             }
             locks.forEach { $0.release() }
             tables.sort { Array($0.file.utf8).lexicographicallyPrecedes(Array($1.file.utf8)) }
@@ -74,9 +78,25 @@ public enum TableExport {
         }
     }
 
+    /// What differs between a table and the format the manifest gives it: the header's own
+    /// fields when they differ; else the options the bake state recorded at the last bake, when
+    /// it did; else which options could have changed (they are in the header's hash alone).
+    static func staleness(of header: TableHeader, _ format: TableFormat, previous: () -> String?) -> String {
+        let fields = header.disagreements(with: format)
+        if !fields.isEmpty { return fields.joined(separator: "; ") }
+        if let previous = previous(), let old = try? TableFormat(canonicalParameters: previous, scale: format.scale) {
+            let changes = format.changes(from: old)
+            if !changes.isEmpty { return changes.joined(separator: ", ") }
+        }
+        return "how its images are drawn: fit, crop, background, corner radius, upscale or the rendering version"
+    }
+
     /// Copies one table into `staging`, canonically.
+    ///
+    /// - Parameter previous: the table's canonical parameters at the last bake, if known; asked
+    ///   only to say what changed in a stale table.
     private static func copy(_ format: TableFormat, from path: String, display: String, into staging: String,
-                             timestamp: UInt64) throws(ImageTableError) -> ExportIndex.Table {
+                             timestamp: UInt64, previous: () -> String?) throws(ImageTableError) -> ExportIndex.Table {
         let reader: ImageTableReader
         do {
             reader = try ImageTableReader(path: path)
@@ -85,9 +105,9 @@ public enum TableExport {
         } catch {
             throw error.at(display)
         }
-        guard reader.header.parametersHash == format.parametersHash, reader.header.disagreements(with: format).isEmpty else {
-            throw ImageTableError(.staleTable, "the table was made with other parameters than the manifest gives it "
-                                  + "(\(reader.header.summary), not \(format.summary)); bake the manifest first", path: display)
+        guard reader.header.matches(format) else {
+            throw ImageTableError(.staleTable, "the table was made with other parameters than the manifest gives it ("
+                                  + staleness(of: reader.header, format, previous: previous) + "); bake the manifest first", path: display)
         }
         if let notice = reader.notices.first {
             let code: ImageTableError.Code = notice.kind == .damagedRecord ? .damagedRecord : .interruptedWrite

@@ -109,6 +109,23 @@ import Glibc
         #expect(after.decoded == 0 && after.tables.allSatisfy { $0.pruned == 0 })
     }
 
+    /// `bake --prune` says which tables it deleted, in its text summary and its JSON.
+    @Test func prunedTablesAreReported() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10))
+        try Self.add(project, "s0.png", 0, secondsAgo: 50)
+        _ = try project.bake()
+        try project.renameFormat("grey", to: "gray")
+        let text = try run(Products.imagetable, ["bake", project.manifestPath, "--prune", "--no-progress"])
+        #expect(text.status == 0 && text.stdout.contains("grey.imagetable: deleted: no format of the manifest names this table (--prune)\n"),
+                "\(text.stdout)")
+        try project.renameFormat("gray", to: "grayscale")
+        let json = try run(Products.imagetable, ["bake", project.manifestPath, "--prune", "--format", "json"])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let pruned = try #require(document["prunedTables"] as? [String])
+        #expect(pruned.count == 1 && pruned[0].hasSuffix("gray.imagetable"), "\(pruned)")
+        #expect(!FileManager.default.fileExists(atPath: project.tables + "/gray.imagetable"))
+    }
+
     @Test func aRebuildNamesTheOptionThatChanged() throws {
         let project = try BakeProject(formats: "      thumb:\n        size: 8x8\n        style: 32BitBGRA\n        maximumCount: 4\n")
         try Self.add(project, "a.png", 0, secondsAgo: 50)

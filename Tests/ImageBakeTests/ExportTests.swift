@@ -139,6 +139,17 @@ import Testing
         let stale = try imagetable(["export", "manifest.yaml", "--to", "out"], in: project.root)
         #expect(stale.status == 1 && stale.stderr.hasPrefix("tables/few.imagetable: error: the table was made with other parameters"))
         #expect(stale.stderr.hasSuffix("[stale-table]\n"))
+        #expect(stale.stderr.contains("(capacity '7', expected '8')"), "the header's field that differs: \(stale.stderr)")
+        _ = try project.bake()
+        // An option only the header's hash holds: named from what the last bake recorded.
+        try project.editManifest { $0.replacingOccurrences(of: "maximumCount: 8", with: "maximumCount: 8\n        cornerRadius: 2") }
+        let rounded = try imagetable(["export", "manifest.yaml", "--to", "out"], in: project.root)
+        #expect(rounded.status == 1 && rounded.stderr.contains("(corner radius in pixels: 0 → 2); bake the manifest first [stale-table]"),
+                "\(rounded.stderr)")
+        try FileManager.default.removeItem(atPath: project.tables + "/.imagetable-state.sqlite")
+        let unknown = try imagetable(["export", "manifest.yaml", "--to", "out"], in: project.root)
+        #expect(unknown.status == 1 && unknown.stderr.contains("(how its images are drawn: fit, crop, background, corner radius"),
+                "without the bake state: \(unknown.stderr)")
         _ = try project.bake()
         let writer = try ImageTableWriter(path: project.tables + "/grey.imagetable", format: try project.manifest().formats[3])
         let locked = try imagetable(["export", "manifest.yaml", "--to", "out", "--lock-timeout", "0.2"], in: project.root)

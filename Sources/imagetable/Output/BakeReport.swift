@@ -21,6 +21,8 @@ enum BakeReport {
         let failures: [SourceFailure]
         let skipped: [SourceFailure]
         let warnings: [String]
+        /// Tables no format of the manifest names, deleted by `--prune`.
+        let prunedTables: [String]
         let diagnostics: [JSONReport.DiagnosticEntry]
         /// A dry run's plan, in detail.
         let plan: PlanDocument?
@@ -57,7 +59,7 @@ enum BakeReport {
             emit(Document(manifest: manifestPath, ok: summary.failed.isEmpty, dryRun: summary.dryRun, seconds: summary.seconds,
                           phases: summary.phases, cpu: summary.cpu, sources: sources, tables: summary.tables,
                           failures: summary.failed, skipped: summary.skipped,
-                          warnings: summary.warnings, diagnostics: entries(report),
+                          warnings: summary.warnings, prunedTables: summary.prunedTables, diagnostics: entries(report),
                           plan: summary.dryRun ? summary.plan.map { PlanDocument($0, tables: summary.tables) } : nil, fatal: nil,
                           shard: summary.shard.map { Shard(index: $0.index, count: $0.count) }))
         case .text:
@@ -109,6 +111,9 @@ enum BakeReport {
                                                : String(repeating: " ", count: widths[i] - cell.count) + cell }
             out += "  " + cells.joined(separator: "  ").trimmingCharacters(in: .whitespaces) + "\n"
         }
+        for table in s.prunedTables {
+            out += PrintableText.escaped("\(table): deleted: no format of the manifest names this table (--prune)") + "\n"
+        }
         for t in s.tables where !t.notices.isEmpty {
             for notice in t.notices { out += PrintableText.escaped("\(t.path): note: \(notice)") + "\n" }
         }
@@ -146,7 +151,8 @@ enum BakeReport {
     /// The document for a bake that stopped before it had a summary.
     private static func failure(_ report: ValidationReport, _ fatal: ImageTableError) -> Document {
         Document(manifest: report.file, ok: false, dryRun: false, seconds: 0, phases: BakePhases(), cpu: BakeCPU(), sources: Sources(),
-                 tables: [], failures: [], skipped: [], warnings: [], diagnostics: entries(report), plan: nil, fatal: fatal)
+                 tables: [], failures: [], skipped: [], warnings: [], prunedTables: [], diagnostics: entries(report), plan: nil,
+                 fatal: fatal)
     }
 
     private static func emit(_ document: Document) {
