@@ -34,6 +34,11 @@ import Testing
         let invalid = try run(Products.imagetable, ["bake", "--format", "github", "manifest.yaml"], in: project.root)
         #expect(invalid.status == 1)
         #expect(invalid.stdout.hasPrefix("::error file=manifest.yaml,line=9,col=16,title=unknown-style::unknown style '32BitRGBA'"))
+        // An error that stops the bake is annotated on a path from the working directory too.
+        try project.editManifest { $0.replacingOccurrences(of: "32BitRGBA", with: "32BitBGRA") }
+        try FileManager.default.removeItem(atPath: project.sources)
+        let stopped = try run(Products.imagetable, ["bake", "--format", "github", "manifest.yaml"], in: project.root)
+        #expect(stopped.status == 1 && stopped.stdout.contains("::error file=src,title=sources-unreadable::"), "\(stopped.stdout)")
     }
 
     @Test func progressInALogIsPlainLinesWithEachFailureOnce() throws {

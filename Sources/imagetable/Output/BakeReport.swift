@@ -81,10 +81,14 @@ enum BakeReport {
     /// A GitHub annotation of a source's problem, on the source file, named from the working
     /// directory (a workflow's checkout), since GitHub places annotations by relative paths.
     private static func annotation(_ severity: String, _ error: ImageTableError) -> String {
-        let cwd = FileManager.default.currentDirectoryPath + "/"
-        let file = error.path.map { $0.hasPrefix(cwd) ? String($0.dropFirst(cwd.count)) : $0 }
-        return DiagnosticLines.githubCommand(severity, file: file, title: error.code.rawValue,
+        DiagnosticLines.githubCommand(severity, file: relative(error.path), title: error.code.rawValue,
                                       message: (error.key.map { "'\($0)': " } ?? "") + error.message + (error.cause.map { " (\($0))" } ?? ""))
+    }
+
+    /// `path` from the working directory when it is under it, else as it is.
+    private static func relative(_ path: String?) -> String? {
+        let cwd = FileManager.default.currentDirectoryPath + "/"
+        return path.map { $0.hasPrefix(cwd) ? String($0.dropFirst(cwd.count)) : $0 }
     }
 
     static func text(_ s: BakeSummary, manifestPath: String) -> String {
@@ -139,7 +143,7 @@ enum BakeReport {
         case .text:
             StandardError.report(error)
         case .github:
-            Swift.print(DiagnosticLines.githubCommand("error", file: error.path, title: error.code.rawValue, message: error.message))
+            Swift.print(DiagnosticLines.githubCommand("error", file: relative(error.path), title: error.code.rawValue, message: error.message))
             StandardError.report(error)
         }
     }
