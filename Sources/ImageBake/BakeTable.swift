@@ -45,6 +45,9 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     /// The entries the plan chose to evict, in order: taken one by one by new keys that find no
     /// free slot, so the bake evicts exactly what the plan says whatever the order of the jobs.
     private let victims = AdaptiveMutex<ArraySlice<String>>([])
+    /// Whether the plan evicts from this table: then every slot is reserved once its source has
+    /// decoded (``reserve(key:sourceUUID:evicting:)``).
+    private var evictsByPlan = false
     /// The keys the table held when the plan was made and that the plan writes again
     /// (``plan(evictions:replacing:)``), for ``holds(key:)``; `nil` before.
     private var replacingAtPlan: Set<String>?
@@ -121,6 +124,7 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     ///     not all it held, is kept for the run).
     func plan(evictions: [String], replacing: Set<String>) {
         victims.withLock { $0 = evictions[...] }
+        evictsByPlan = !evictions.isEmpty
         replacingAtPlan = replacing
     }
 
@@ -140,9 +144,17 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     /// chose to evict when there is none. Publishes this table's pending batch and retries while
     /// every slot is held by writes in flight (a small table with many workers).
     ///
-    /// - Returns: the reservation, or `nil` when the table is full and `evicting` is false.
+    /// In a table whose plan evicts, a reservation before decoding (not `evicting`) gets nothing:
+    /// each source takes its slot once it has decoded, a free one first. Were a free slot taken
+    /// before decoding by a source that then fails, a source that decoded meanwhile would find
+    /// none and evict an entry, while that slot ends up empty: whether an entry was lost would
+    /// depend on which worker answered first.
+    ///
+    /// - Returns: the reservation, or `nil` when the table is full and `evicting` is false, or
+    ///   its plan evicts.
     /// - Throws: the core's ``ImageTableError`` when the table cannot give a slot at all.
     func reserve(key: String, sourceUUID: UUID, evicting: Bool) throws(ImageTableError) -> SlotReservation? {
+        if evictsByPlan && !evicting { return nil }
         for _ in 0..<2000 {
             do throws(ImageTableError) {
                 do throws(ImageTableError) {
