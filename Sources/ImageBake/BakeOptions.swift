@@ -19,7 +19,8 @@ public struct BakeOptions: Sendable {
     public var dryRun: Bool
     /// Delete entries whose source is gone (their slots are reused first).
     public var prune: Bool
-    /// Read and fingerprint every source again, trusting no stat the bake state remembers.
+    /// Read and fingerprint every source again, trusting no stat the bake state remembers, and
+    /// decode again the sources whose decode failed at an earlier bake.
     public var rehash: Bool
     /// Leave sources modified less than this many seconds ago for a later bake (their previous
     /// entries stay): for directories that writers fill slowly and in place. `nil`: bake all.

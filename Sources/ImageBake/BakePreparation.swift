@@ -61,6 +61,7 @@ struct BakePreparation {
         }
         clock.lap(\.scan)
         let diff = SourceDiff(state: state, decoding: options.decoding, rehash: options.rehash, jobs: options.jobs)
+        let settings = BakeState.failureSettings(of: manifest, tables: tables, options: options)
         // Per table, what it held: a view of its family's `FamilyHeld`.
         var held = Array(repeating: HeldEntries?.none, count: tables.count)
         // Per family, its tables' indices, ascending.
@@ -77,12 +78,14 @@ struct BakePreparation {
                 // The tables' keys share the scan's strings: one string per key, not one per table.
                 let familyHeld = FamilyHeld(owned[f].map { tables[$0] }, sharing: scanned[f])
                 for (i, t) in owned[f].enumerated() { held[t] = familyHeld.table(i) }
-                withHeld.append(SourceDiff.Scanned(sources: scanned[f], held: familyHeld))
+                withHeld.append(SourceDiff.Scanned(sources: scanned[f], held: familyHeld, failureSettings: settings[f]))
             }
             // The diff's sources share the scan's lists of files: dropped here and below, they
             // are the only holders, so nothing after copies a list.
             scanned.removeAll()
             diffed = diff.run(withHeld, trusted: trusted)
+            // Every present source's failure was looked up: the others' files are gone.
+            state.forgetUnseenFailures(families: zip(manifest.families, settings).map { ($0.sourcesPath, $1) })
             vanished = (found: diffed.map(\.vanished.count).reduce(0, +),
                         unheld: zip(diffed, withHeld).map { d, s in d.vanished.filter { !s.held.holds($0.key) }.count }.reduce(0, +))
         }

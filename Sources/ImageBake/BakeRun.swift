@@ -35,6 +35,8 @@ final class BakeRun: @unchecked Sendable {
     let scratchBytes: Int
     /// Each family's formats (canonical parameter texts), in table order: what every job plans with.
     let familyFormats: [[String]]
+    /// Per family, what a failed decode is remembered with (``BakeState/failureSettings(of:tables:options:)``).
+    let failureSettings: [String]
     /// Sources each worker has outstanding (``depth(options:tables:scratchBytes:)``).
     let depth: Int
     let state = AdaptiveMutex(State())
@@ -51,6 +53,7 @@ final class BakeRun: @unchecked Sendable {
         }.max() ?? 0
         depth = Self.depth(options: options, tables: tables, scratchBytes: scratchBytes)
         familyFormats = manifest.families.map { family in tables.filter { $0.format.family == family.name }.map(\.canonicalParameters) }
+        failureSettings = BakeState.failureSettings(of: manifest, tables: tables, options: options)
     }
 
     /// Runs every job; returns the summary counts and any fatal error.

@@ -17,6 +17,8 @@ extension BakeRun {
         let submitted: WorkerConnection.Submitted
         /// Which part of the worker's scratch memory it uses.
         let part: Int
+        /// When it was sent: its bytes were read after (a failure is remembered with this time).
+        let sentNs: Int64
     }
 
     /// What sending a source came to.
@@ -66,9 +68,10 @@ extension BakeRun {
         let planned = familyFormats[job.family].filter { f in !members.contains { $0.format == f } }
         let family = manifest.families[job.family]
         let request = RenderJob(source: job.source.path, members: members, limits: options.limits(failOn: family.failOn), planned: planned)
+        let sentNs = FileStat.now
         switch worker!.connection.submit(.render(request)) {
         case .sent(let submitted):
-            return .sent(Outstanding(job: job, write: write, members: members.count, submitted: submitted, part: part))
+            return .sent(Outstanding(job: job, write: write, members: members.count, submitted: submitted, part: part, sentNs: sentNs))
         case .noRoom:
             write.abandon()
             return .sendAgain
@@ -102,6 +105,7 @@ extension BakeRun {
             let error = failure.error(path: path, key: key)
             if error.code == .changedWhileReading { return .changedWhileReading(SourceFailure(family: family.name, error: error)) }
             if error.code == .unreadable && FileStat(path: path) == nil { return .gone }
+            bakeState.rememberFailure(of: source.job.source, settings: failureSettings[source.job.family], checkedNs: source.sentNs, error: error)
             return failed(error)
         case .success(.rendered(let rendered)) where rendered.contentRects.count == source.members:
             state.withLock { $0.consecutiveLosses = 0 }
@@ -132,6 +136,7 @@ extension BakeRun {
             bakeState.remember(source.job.source, BakeState.FileRecord(
                 stat: FileStat(device: s.device, inode: s.inode, size: s.size, modifiedNs: s.modifiedNs, changedNs: s.changedNs),
                 fingerprint: fingerprint, checkedNs: s.readNs, tables: []))
+            bakeState.forgetFailure(of: source.job.source, settings: failureSettings[source.job.family])
             if !rendered.warnings.isEmpty {
                 state.withLock { $0.summary.warnings += rendered.warnings.map { "\(path): warning: \(PrintableText.escaped($0))" } }
             }

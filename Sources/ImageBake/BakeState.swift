@@ -40,6 +40,8 @@ final class BakeState: @unchecked Sendable {
         /// What was learnt of files, in order: a later entry for a path wins at commit.
         var files: [PendingFile] = []
         var formats: [String: String] = [:]
+        /// Failed decodes learnt (a record) or forgotten (`nil`), in order.
+        var failures: [(key: FailureKey, record: FailureRecord?)] = []
     }
 
     /// A file read (its record) or gone (`nil`), named by its directory and its name in it, which
@@ -59,6 +61,10 @@ final class BakeState: @unchecked Sendable {
     /// What the state knew of files when it opened, until the diff takes it (``takeKnownFiles()``).
     private let files: AdaptiveMutex<KnownFiles>
     private let formats: [String: String]
+    /// Failed decodes remembered at open (`BakeState+Failures.swift`).
+    let failures: AdaptiveMutex<RememberedFailures>
+    /// Whether any was: most bakes have none, and then look none up.
+    let hasRememberedFailures: Bool
     private let pending = AdaptiveMutex(Pending())
     /// Held while a commit writes; whether commits during the run are still tried (not after one
     /// failed: its batch waits for the last commit).
@@ -80,9 +86,10 @@ final class BakeState: @unchecked Sendable {
         let exists = FileManager.default.fileExists(atPath: path)
         if readOnly && !exists {
             (database, files, formats, self.notices) = (nil, AdaptiveMutex(KnownFiles([])), [:], [])
+            (failures, hasRememberedFailures) = (AdaptiveMutex(RememberedFailures()), false)
             return
         }
-        var opened: (SQLiteDatabase, KnownFiles, [String: String])?
+        var opened: (SQLiteDatabase, KnownFiles, [String: String], [FailureKey: FailureRecord])?
         do throws(ImageTableError) {
             opened = try Self.open(path, readOnly: readOnly)
         } catch where error.code == .corrupt && !readOnly {
@@ -91,13 +98,16 @@ final class BakeState: @unchecked Sendable {
             for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
             opened = try Self.open(path, readOnly: false)
         }
-        let known: KnownFiles
-        (database, known, formats) = opened!
+        let known: KnownFiles, failed: [FailureKey: FailureRecord]
+        (database, known, formats, failed) = opened!
         files = AdaptiveMutex(known)
+        failures = AdaptiveMutex(RememberedFailures(records: failed))
+        hasRememberedFailures = !failed.isEmpty
         self.notices = notices
     }
 
-    private static func open(_ path: String, readOnly: Bool) throws(ImageTableError) -> (SQLiteDatabase, KnownFiles, [String: String]) {
+    private static func open(_ path: String, readOnly: Bool) throws(ImageTableError)
+        -> (SQLiteDatabase, KnownFiles, [String: String], [FailureKey: FailureRecord]) {
         let db = try SQLiteDatabase(path: path, readOnly: readOnly)
         if !readOnly {
             // WAL: a commit killed at any instant leaves the old state or the new one, and readers
@@ -111,7 +121,7 @@ final class BakeState: @unchecked Sendable {
         guard version.int(0) == Int64(schemaVersion) else {
             throw ImageTableError(.corrupt, "the bake state has schema version \(version.int(0)), not \(schemaVersion)", path: path)
         }
-        return (db, try BakeStateSchema.loadFiles(db), try BakeStateSchema.loadFormats(db))
+        return (db, try BakeStateSchema.loadFiles(db), try BakeStateSchema.loadFormats(db), try BakeStateSchema.loadFailures(db))
     }
 
     /// Runs `body` again while it fails with `locked`, for up to 10 seconds. Switching a new
@@ -142,32 +152,6 @@ final class BakeState: @unchecked Sendable {
         }, root: root)
     }
 
-    /// The files a state knew when it opened, and what it may trust of them.
-    struct TrustedFiles: Sendable {
-        let files: KnownFiles
-        let root: String
-
-        /// The fingerprint of the file at `path`, when the state knew it and may trust it: the
-        /// file's stat is the one recorded, and it was last modified more than
-        /// ``BakeState/racyMarginNs`` before its bytes were read.
-        ///
-        /// - Parameters:
-        ///   - path: the file's absolute path.
-        ///   - stat: its stat now.
-        func fingerprint(path: String, stat: FileStat) -> UUID? {
-            record(path: path).flatMap { fingerprint(of: $0, stat: stat) }
-        }
-
-        /// What the state knew of the file at `path` (an absolute path), trusted or not.
-        func record(path: String) -> Known? { files[PathDigest(BakeState.relativeSubstring(path, root: root))] }
-
-        /// The fingerprint of `record`, when it may be trusted for a file whose stat is `stat` now.
-        func fingerprint(of record: Known, stat: FileStat) -> UUID? {
-            guard record.stat == stat, record.stat.modifiedNs + BakeState.racyMarginNs < record.checkedNs else { return nil }
-            return record.fingerprint
-        }
-    }
-
     /// Remembers what a read of `file` found; written by the next ``commit()``.
     func remember(_ file: SourceFile, _ record: FileRecord) {
         pending.withLock { $0.files.append(PendingFile(directory: file.root, name: file.key, record: record)) }
@@ -191,7 +175,7 @@ final class BakeState: @unchecked Sendable {
     ///
     /// - Parameter count: the least number of files worth a transaction.
     func commit(ifAtLeast count: Int) {
-        guard database != nil, pending.withLock({ $0.files.count >= count }) else { return }
+        guard database != nil, pending.withLock({ $0.files.count + $0.failures.count >= count }) else { return }
         _ = committing.withLockIfAvailable { tryDuringRun in
             guard tryDuringRun else { return }
             let batch = takePending()
@@ -202,6 +186,7 @@ final class BakeState: @unchecked Sendable {
                 pending.withLock { p in
                     // Older than anything remembered since: first, so that later entries still win.
                     p.files = batch.files + p.files
+                    p.failures = batch.failures + p.failures
                     p.formats.merge(batch.formats) { newer, _ in newer }
                 }
             }
@@ -235,11 +220,16 @@ final class BakeState: @unchecked Sendable {
     /// Writes `batch` in one transaction.
     private func write(_ batch: Pending) throws(ImageTableError) {
         guard let database else { return }
-        guard !batch.files.isEmpty || !batch.formats.isEmpty else { return }
+        guard !batch.files.isEmpty || !batch.formats.isEmpty || !batch.failures.isEmpty else { return }
         let files = batch.files.lazy.map { [self] file in
             (path: relative(file.directory.map { SourceFile.path(root: $0, key: file.name) } ?? file.name), record: file.record)
         }
-        try BakeStateSchema.write(files, batch.formats, to: database)
+        try BakeStateSchema.write(files, batch.formats, failures: batch.failures, to: database)
+    }
+
+    /// Queues a failure's row to be written (`nil`: deleted) at the next commit.
+    func addPendingFailure(_ key: FailureKey, _ record: FailureRecord?) {
+        pending.withLock { $0.failures.append((key, record)) }
     }
 
     /// Closes the database; later commits throw.
@@ -254,10 +244,13 @@ final class BakeState: @unchecked Sendable {
         try BakeStateSchema.forEachPath(database, body)
     }
 
+    /// A path as stored, made absolute again.
+    func absolute(_ stored: String) -> String { stored.hasPrefix("/") ? stored : root + "/" + stored }
+
     /// `path` relative to the manifest's directory when it lies below it.
     func relative(_ path: String) -> String { String(Self.relativeSubstring(path, root: root)) }
 
-    fileprivate static func relativeSubstring(_ path: String, root: String) -> Substring {
+    static func relativeSubstring(_ path: String, root: String) -> Substring {
         path.hasPrefix(root + "/") ? path.dropFirst(root.count + 1) : path[...]
     }
 }

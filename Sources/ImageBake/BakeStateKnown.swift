@@ -54,4 +54,30 @@ extension BakeState {
             return i < files.count && files[i].digest == digest ? files[i].known : nil
         }
     }
+
+    /// The files a state knew when it opened, and what it may trust of them.
+    struct TrustedFiles: Sendable {
+        let files: KnownFiles
+        let root: String
+
+        /// The fingerprint of the file at `path`, when the state knew it and may trust it: the
+        /// file's stat is the one recorded, and it was last modified more than
+        /// ``BakeState/racyMarginNs`` before its bytes were read.
+        ///
+        /// - Parameters:
+        ///   - path: the file's absolute path.
+        ///   - stat: its stat now.
+        func fingerprint(path: String, stat: FileStat) -> UUID? {
+            record(path: path).flatMap { fingerprint(of: $0, stat: stat) }
+        }
+
+        /// What the state knew of the file at `path` (an absolute path), trusted or not.
+        func record(path: String) -> Known? { files[PathDigest(BakeState.relativeSubstring(path, root: root))] }
+
+        /// The fingerprint of `record`, when it may be trusted for a file whose stat is `stat` now.
+        func fingerprint(of record: Known, stat: FileStat) -> UUID? {
+            guard record.stat == stat, record.stat.modifiedNs + BakeState.racyMarginNs < record.checkedNs else { return nil }
+            return record.fingerprint
+        }
+    }
 }

@@ -31,6 +31,20 @@ enum BakeStateSchema {
             table_file TEXT NOT NULL PRIMARY KEY,
             parameters TEXT NOT NULL
         ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS failures (
+            path TEXT NOT NULL,
+            settings TEXT NOT NULL,
+            device INTEGER NOT NULL,
+            inode INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            ctime_ns INTEGER NOT NULL,
+            checked_ns INTEGER NOT NULL,
+            code TEXT NOT NULL,
+            message TEXT NOT NULL,
+            cause TEXT,
+            PRIMARY KEY (path, settings)
+        ) WITHOUT ROWID;
         PRAGMA user_version = \(BakeState.schemaVersion);
         """
 
@@ -63,6 +77,25 @@ enum BakeStateSchema {
         }
     }
 
+    /// The failed decodes the state remembers (`BakeState+Failures.swift`). A state made before
+    /// the table existed, opened read-only (a dry run), has none.
+    static func loadFailures(_ db: SQLiteDatabase) throws(ImageTableError) -> [BakeState.FailureKey: BakeState.FailureRecord] {
+        guard let rows = try? db.prepare("""
+            SELECT path, settings, device, inode, size, mtime_ns, ctime_ns, checked_ns, code, message, cause FROM failures
+            """) else { return [:] }
+        try rows.bind([])
+        var failures: [BakeState.FailureKey: BakeState.FailureRecord] = [:]
+        while try rows.step() {
+            guard let path = rows.text(0), let settings = rows.text(1), let code = rows.text(8).flatMap(ImageTableError.Code.init),
+                  let message = rows.text(9) else { continue }
+            let stat = FileStat(device: UInt64(bitPattern: rows.int(2)), inode: UInt64(bitPattern: rows.int(3)), size: Int(rows.int(4)),
+                                modifiedNs: rows.int(5), changedNs: rows.int(6))
+            failures[BakeState.FailureKey(path: path, settings: settings)] =
+                BakeState.FailureRecord(stat: stat, checkedNs: rows.int(7), code: code, message: message, cause: rows.text(10))
+        }
+        return failures
+    }
+
     static func loadFormats(_ db: SQLiteDatabase) throws(ImageTableError) -> [String: String] {
         let rows = try db.prepare("SELECT table_file, parameters FROM formats")
         try rows.bind([])
@@ -76,7 +109,8 @@ enum BakeStateSchema {
     /// Writes `files` in order (a later entry for a path wins; `nil` deletes) and `formats`, in
     /// one transaction.
     static func write<Files: Sequence<(path: String, record: BakeState.FileRecord?)>>(
-        _ files: Files, _ formats: [String: String], to db: SQLiteDatabase) throws(ImageTableError) {
+        _ files: Files, _ formats: [String: String], failures: [(key: BakeState.FailureKey, record: BakeState.FailureRecord?)] = [],
+        to db: SQLiteDatabase) throws(ImageTableError) {
         try db.transaction { () throws(ImageTableError) in
             let upsert = try db.prepare("""
                 INSERT OR REPLACE INTO files (path, kind, device, inode, size, mtime_ns, ctime_ns, fingerprint, checked_ns, tables)
@@ -95,6 +129,22 @@ enum BakeStateSchema {
             }
             let format = try db.prepare("INSERT OR REPLACE INTO formats (table_file, parameters) VALUES (?1, ?2)")
             for (file, parameters) in formats { try format.run([file, parameters]) }
+            if !failures.isEmpty {
+                let remember = try db.prepare("""
+                    INSERT OR REPLACE INTO failures (path, settings, device, inode, size, mtime_ns, ctime_ns, checked_ns, code, message, cause)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                    """)
+                let forget = try db.prepare("DELETE FROM failures WHERE path = ?1 AND settings = ?2")
+                for (key, record) in failures {
+                    guard let record else {
+                        try forget.run([key.path, key.settings])
+                        continue
+                    }
+                    let s = record.stat
+                    try remember.run([key.path, key.settings, Int64(bitPattern: s.device), Int64(bitPattern: s.inode), s.size, s.modifiedNs,
+                                      s.changedNs, record.checkedNs, record.code.rawValue, record.message, record.cause])
+                }
+            }
             TestHook.run("state-commit")
         }
     }

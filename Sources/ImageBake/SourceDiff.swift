@@ -30,6 +30,8 @@ struct SourceDiff {
         let sources: [SourceFile]
         /// What the family's tables held, shared with the plan.
         let held: FamilyHeld
+        /// What its decodes depend on besides the bytes, to find the failures the state remembers.
+        var failureSettings = ""
     }
 
     /// What the diff found of one family.
@@ -154,7 +156,12 @@ struct SourceDiff {
             for (i, w) in work[f].enumerated() {
                 let outcome = outcomes.get(Int(w))
                 fingerprints.append(outcome.fingerprint)
-                if let failure = outcome.failure { failures[i] = BakePlanner.Failure(failure.at(files[i].path, key: files[i].key)) }
+                if let failure = outcome.failure {
+                    failures[i] = BakePlanner.Failure(failure.at(files[i].path, key: files[i].key))
+                } else if !rehash, let failure = state.rememberedFailure(of: files[i], settings: family.failureSettings) {
+                    // Failed to decode at an earlier bake, unchanged since: as if it failed before decoding.
+                    failures[i] = BakePlanner.Failure(failure.at(files[i].path, key: files[i].key))
+                }
             }
             return Family(sources: BakePlanner.Sources(files: files, fingerprints: fingerprints, failures: failures), vanished: vanished)
         }

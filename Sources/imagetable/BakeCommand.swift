@@ -87,7 +87,7 @@ struct BakeCommand: ParsableCommand {
     @Flag(help: "Delete entries whose source is gone, and tables in the output directory no format names.")
     var prune = false
 
-    @Flag(help: "Read and fingerprint every source again instead of trusting unchanged file stats.")
+    @Flag(help: "Read and fingerprint every source again instead of trusting unchanged file stats, and decode again the sources that failed to decode before.")
     var rehash = false
 
     @Flag(help: ArgumentHelp("Do not flush the tables to disk as entries are published: faster where the disk is the limit. "

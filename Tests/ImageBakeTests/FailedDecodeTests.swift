@@ -51,4 +51,77 @@ import Testing
         #expect(table["written"] as? Int == 1 && table["evicted"] as? Int == 0, "\(table)")
         #expect(try Self.keys(project) == ["b-good.jpg", "c-old.jpg"])
     }
+
+    /// `imagetable bake --format json` in `project`, parsed: its status, `sources` counts and
+    /// failures' messages.
+    static func bake(_ project: BakeProject, _ extra: [String] = []) throws -> (status: Int32, counts: [String: Int], failures: [String]) {
+        let run = try run(Products.imagetable, ["bake", project.manifestPath, "--format", "json"] + extra)
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stderr)")
+        let failures = (document["failures"] as? [[String: Any]] ?? []).map { "\($0["code"] ?? ""): \($0["message"] ?? "")" }
+        return (run.status, try #require(document["sources"] as? [String: Int]), failures)
+    }
+
+    static let remembered = "(at an earlier bake; the file has not changed since, so it is not decoded again until it does, or with --rehash)"
+
+    /// A broken source, the newest of three for two slots, fails to decode: the first bake leaves
+    /// the oldest good one out. The next bake remembers the failure (the file is unchanged): the
+    /// broken source is reported again without a decode and no longer takes a place in the
+    /// selection, so the good one gets the slot and the table fills; later bakes do nothing. A
+    /// change to the file, `--rehash` or a change of the family's formats decodes it again.
+    @Test func aSourceThatFailedToDecodeIsNotDecodedAgainUntilItChanges() throws {
+        let project = try BakeProject(formats: Self.grey)
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        project.setModified("a.jpg", secondsAgo: 300)
+        try project.add("b.jpg", from: Corpus.photo("Landscape_2"))
+        project.setModified("b.jpg", secondsAgo: 200)
+        try Self.addBroken(project, "c.jpg")
+        project.setModified("c.jpg", secondsAgo: 100)
+
+        let first = try Self.bake(project)
+        #expect(first.status == 3 && first.counts["decoded"] == 1 && first.counts["failed"] == 1 && first.counts["leftOut"] == 1,
+                "\(first.counts)")
+        #expect(first.failures == ["truncated: the image data ends early"], "decoded, and failed: \(first.failures)")
+        #expect(try Self.keys(project) == ["b.jpg"])
+
+        let second = try Self.bake(project)
+        #expect(second.status == 3 && second.counts["decoded"] == 1 && second.counts["failed"] == 1 && second.counts["leftOut"] == 0,
+                "\(second.counts)")
+        #expect(second.failures == ["truncated: the image data ends early " + Self.remembered], "\(second.failures)")
+        #expect(try Self.keys(project) == ["a.jpg", "b.jpg"])
+        let third = try Self.bake(project)
+        #expect(third.counts["decoded"] == 0 && third.counts["unchanged"] == 2 && third.failures.count == 1)
+
+        let rehash = try Self.bake(project, ["--rehash"])
+        #expect(rehash.failures == ["truncated: the image data ends early"], "--rehash decodes it again: \(rehash.failures)")
+        #expect(try Self.bake(project).failures == ["truncated: the image data ends early " + Self.remembered])
+        try project.editManifest { $0.replacingOccurrences(of: "size: 8x8", with: "size: 9x9") }
+        let resized = try Self.bake(project)
+        #expect(resized.failures == ["truncated: the image data ends early"], "other formats decode it again: \(resized.failures)")
+        try Self.addBroken(project, "c.jpg")  // rewritten: a new stat
+        project.setModified("c.jpg", secondsAgo: 50)
+        #expect(try Self.bake(project).failures == ["truncated: the image data ends early"], "a changed file is decoded again")
+    }
+
+    /// Once the file decodes, or is gone, the state forgets its failure.
+    @Test func aFailureIsForgottenOnceItsFileDecodesOrIsGone() throws {
+        let project = try BakeProject(formats: Self.grey)
+        try Self.addBroken(project, "c.jpg")
+        try Self.addBroken(project, "d.jpg")
+        project.setModified("c.jpg", secondsAgo: 100)
+        project.setModified("d.jpg", secondsAgo: 100)
+        _ = try Self.bake(project)
+        func rows() throws -> String {
+            let query = try run("/usr/bin/env", ["python3", "-c", """
+                import sqlite3, sys
+                print(sorted(r[0] for r in sqlite3.connect(sys.argv[1]).execute('SELECT path FROM failures')))
+                """, project.tables + "/.imagetable-state.sqlite"])
+            return query.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(try rows() == "['src/c.jpg', 'src/d.jpg']")
+        try project.add("c.jpg", from: Corpus.photo("Landscape_1"))
+        try FileManager.default.removeItem(atPath: project.sources + "/d.jpg")
+        let fixed = try Self.bake(project)
+        #expect(fixed.status == 0 && fixed.counts["decoded"] == 1)
+        #expect(try rows() == "[]")
+    }
 }
