@@ -1,0 +1,63 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// What docs/CLI.md promises of `imagetable bake` that no other test ran: the `key-too-long`
+/// failure, `--list --format json`'s document, and `--shard` values that are bad usage.
+@Suite struct BakeContractTests {
+    static func project() throws -> BakeProject {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10))
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        return project
+    }
+
+    static func json(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text)")
+    }
+
+    /// A key over 160 bytes cannot be stored: the source fails as `key-too-long` (exit 3), the
+    /// others bake.
+    @Test func aKeyOverTheLimitFailsAsKeyTooLong() throws {
+        let project = try Self.project()
+        let long = String(repeating: "k", count: 170) + ".jpg"
+        try project.add(long, from: Corpus.photo("Landscape_2"))
+        let run = try run(Products.imagetable, ["bake", project.manifestPath, "--format", "json"])
+        #expect(run.status == 3, "\(run.stderr)")
+        let document = try Self.json(run.stdout)
+        let failures = try #require(document["failures"] as? [[String: Any]])
+        #expect(failures.count == 1 && failures[0]["code"] as? String == "key-too-long" && failures[0]["key"] as? String == long,
+                "\(failures)")
+        #expect(failures.first?["message"] as? String == "path is 174 bytes; keys are limited to 160")
+        #expect((document["sources"] as? [String: Int])?["decoded"] == 1)
+    }
+
+    /// `--list --format json` prints `{"version": 1, "sources": [{"family", "key", "status"}]}`
+    /// and touches nothing.
+    @Test func listAsJSONIsTheDocumentedDocument() throws {
+        let project = try Self.project()
+        _ = try project.bake()
+        try project.add("b.jpg", from: Corpus.photo("Landscape_2"))
+        let run = try run(Products.imagetable, ["bake", project.manifestPath, "--list", "--format", "json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let document = try Self.json(run.stdout)
+        #expect(Set(document.keys) == ["version", "sources"] && document["version"] as? Int == 1)
+        let sources = try #require(document["sources"] as? [[String: String]])
+        #expect(sources == [["family": "photos", "key": "a.jpg", "status": "unchanged"],
+                            ["family": "photos", "key": "b.jpg", "status": "new"]], "\(sources)")
+        #expect(try project.bake().decoded == 1, "the listing baked nothing")
+    }
+
+    /// `--shard` values that name no shard are bad usage (64), with the reason.
+    @Test func shardValuesThatNameNoShardAreBadUsage() throws {
+        let project = try Self.project()
+        // Run without the job engines' variables, whatever the test's own environment has.
+        let unset = ["-u", "JOB_COMPLETION_INDEX", "-u", "SLURM_ARRAY_TASK_ID", "-u", "SLURM_ARRAY_TASK_COUNT"]
+        for (value, reason) in [("auto", "neither JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) nor SLURM_ARRAY_TASK_ID"),
+                                ("4/4", "4/4"), ("0/0", "0/0"), ("one/two", "one/two")] {
+            let run = try run("/usr/bin/env", unset + [Products.imagetable, "bake", project.manifestPath, "--shard", value,
+                                                       "--output", project.root + "/s"])
+            #expect(run.status == 64 && run.stderr.contains(reason), "--shard \(value): \(run.status) \(run.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: project.root + "/s"), "nothing was baked")
+    }
+}
