@@ -101,6 +101,9 @@ public struct BakeSummary: Sendable {
     public var dryRun = false
     /// Whether `--strict` stopped the bake at the first failure.
     public var stoppedEarly = false
+    /// With `--strict` and a failed source, the `source-failed` error that
+    /// ``Baker/bake(_:options:)`` throws (``Baker/bakeReportingStop(_:options:)`` returns it here).
+    public var stoppedBy: ImageTableError?
     /// The plan the bake followed (what a dry run prints).
     public var plan: BakePlan?
     /// The shard baked (`--shard`), or `nil` for every source.

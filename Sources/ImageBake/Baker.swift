@@ -34,6 +34,21 @@ public enum Baker {
     ///   (`worker-unavailable`, `worker-mismatch`), the state (`corrupt`…), or under `--strict` the
     ///   first failed source (`source-failed`).
     public static func bake(_ manifest: Manifest, options: BakeOptions) throws(ImageTableError) -> BakeSummary {
+        let summary = try bakeReportingStop(manifest, options: options)
+        if let stop = summary.stoppedBy { throw stop }
+        return summary
+    }
+
+    /// Bakes `manifest` as ``bake(_:options:)`` does, but returns the summary of a bake that
+    /// `--strict` stopped, with ``BakeSummary/stoppedBy`` set, rather than throwing: what was
+    /// baked before the failure is committed, and a report shows it.
+    ///
+    /// - Parameters:
+    ///   - manifest: a validated manifest.
+    ///   - options: jobs, limits, strictness, dry run, pruning, worker executable.
+    /// - Returns: the summary.
+    /// - Throws: as ``bake(_:options:)``, but for `--strict`'s `source-failed`.
+    public static func bakeReportingStop(_ manifest: Manifest, options: BakeOptions) throws(ImageTableError) -> BakeSummary {
         let started = Date()
         var clock = PhaseClock()
         let cpuBefore = BakeCPU.now()
@@ -111,8 +126,8 @@ public enum Baker {
             }
         }
         if options.strict, let first = summary.failed.first {
-            throw ImageTableError(.sourceFailed, "\(first.key): \(first.error.message) [\(first.error.code.rawValue)]; --strict stops the bake",
-                                  path: first.path, key: first.key)
+            summary.stoppedBy = ImageTableError(.sourceFailed, "\(first.key): \(first.error.message) [\(first.error.code.rawValue)]; "
+                                                + "--strict stops the bake", path: first.path, key: first.key)
         }
         return summary
     }

@@ -193,7 +193,8 @@ struct BakeCommand: ParsableCommand {
         }
         let summary: BakeSummary
         do {
-            summary = try Baker.bake(plan, options: options)
+            // A bake `--strict` stopped still reports what it did before (exit 1 below).
+            summary = try Baker.bakeReportingStop(plan, options: options)
             display?.finish()
         } catch {
             display?.finish()
@@ -206,6 +207,7 @@ struct BakeCommand: ParsableCommand {
             return
         }
         BakeReport.print(summary, report: report, manifestPath: manifest, format: format, alreadyShown: shown.withLock { $0 })
+        if summary.stoppedBy != nil { throw ExitStatus.failure }
         if !summary.failed.isEmpty { throw ExitCode(3) }
     }
 

@@ -23,6 +23,14 @@ struct BakeCLITests {
 
         let strict = try run(Products.imagetable, ["bake", project.manifestPath, "--strict"])
         #expect(strict.status == 1 && strict.stderr.contains("--strict"))
+        #expect(strict.stdout.contains("0 decoded, 1 unchanged, 1 failed") && strict.stdout.contains("stopped at the first failure (--strict)"),
+                "what it did before it stopped: \(strict.stdout)")
+        // In JSON, the counts of what it did and the failure that stopped it.
+        let strictJSON = try run(Products.imagetable, ["bake", project.manifestPath, "--strict", "--format", "json"])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(strictJSON.stdout.utf8)) as? [String: Any])
+        #expect(strictJSON.status == 1 && document["ok"] as? Bool == false)
+        #expect((document["fatal"] as? [String: Any])?["code"] as? String == "source-failed", "\(document)")
+        #expect((document["sources"] as? [String: Int]).map { $0["unchanged"] == 1 && $0["failed"] == 1 } == true, "\(document)")
 
         try "version: 1\noutput: t\nfamilies: {}\nbogus: 1\n".write(toFile: project.manifestPath, atomically: true, encoding: .utf8)
         let invalid = try run(Products.imagetable, ["bake", project.manifestPath])

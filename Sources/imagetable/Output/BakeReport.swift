@@ -56,11 +56,12 @@ enum BakeReport {
             let sources = Sources(found: summary.sourcesFound, decoded: summary.decoded, unchanged: summary.unchanged,
                                   failed: summary.failed.count, leftOut: summary.leftOut, removed: summary.removed,
                                   keptPrevious: summary.keptPrevious, skipped: summary.skipped.count, deferred: summary.deferred)
-            emit(Document(manifest: manifestPath, ok: summary.failed.isEmpty, dryRun: summary.dryRun, seconds: summary.seconds,
+            emit(Document(manifest: manifestPath, ok: summary.failed.isEmpty && summary.stoppedBy == nil, dryRun: summary.dryRun,
+                          seconds: summary.seconds,
                           phases: summary.phases, cpu: summary.cpu, sources: sources, tables: summary.tables,
                           failures: summary.failed, skipped: summary.skipped,
                           warnings: summary.warnings, prunedTables: summary.prunedTables, diagnostics: entries(report),
-                          plan: summary.dryRun ? summary.plan.map { PlanDocument($0, tables: summary.tables) } : nil, fatal: nil,
+                          plan: summary.dryRun ? summary.plan.map { PlanDocument($0, tables: summary.tables) } : nil, fatal: summary.stoppedBy,
                           shard: summary.shard.map { Shard(index: $0.index, count: $0.count) }))
         case .text:
             for warning in summary.warnings { StandardError.print(warning) }
@@ -69,12 +70,14 @@ enum BakeReport {
             }
             for failure in summary.failed where !alreadyShown.contains(failure) { StandardError.report(failure.error) }
             Swift.print(text(summary, manifestPath: manifestPath), terminator: "")
+            if let stop = summary.stoppedBy { StandardError.report(stop) }
         case .github:
             var out = ""
             for warning in summary.warnings { out += DiagnosticLines.githubCommand("warning", file: nil, title: "warning", message: warning) + "\n" }
             for skip in summary.skipped { out += annotation("warning", skip.error) + "\n" }
             for failure in summary.failed { out += annotation("error", failure.error) + "\n" }
             Swift.print(out + text(summary, manifestPath: manifestPath), terminator: "")
+            if let stop = summary.stoppedBy { StandardError.report(stop) }
         }
     }
 
