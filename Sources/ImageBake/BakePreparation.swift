@@ -85,7 +85,7 @@ struct BakePreparation {
             scanned.removeAll()
             diffed = diff.run(withHeld, trusted: trusted)
             // Every present source's failure was looked up: the others' files are gone.
-            state.forgetUnseenFailures(families: zip(manifest.families, settings).map { ($0.sourcesPath, $1) })
+            state.forgetUnseenFailures(roots: manifest.families.map { SourceScanner.realPath($0.sourcesPath) ?? $0.sourcesPath })
             vanished = (found: diffed.map(\.vanished.count).reduce(0, +),
                         unheld: zip(diffed, withHeld).map { d, s in d.vanished.filter { !s.held.holds($0.key) }.count }.reduce(0, +))
         }

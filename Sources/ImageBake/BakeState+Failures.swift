@@ -38,7 +38,9 @@ extension BakeState {
     /// Failures that the same bytes give again whenever they are decoded with the same settings.
     /// Not a worker's crash or timeout (memory, a loaded machine) nor an unreadable file (I/O),
     /// which may go another way next time.
-    static let rememberedCodes: Set<ImageTableError.Code> = [.truncated, .decodeFailed, .unsupportedFormat, .tooManyPixels]
+    /// Nor `unsupported-format`, which a libvips without a loader (HEIF) gives for a file that
+    /// another machine, sharing the state through a CI cache, decodes.
+    static let rememberedCodes: Set<ImageTableError.Code> = [.truncated, .decodeFailed, .tooManyPixels]
 
     /// A digest of what a family's decodes depend on besides a source's bytes: its formats (they
     /// set the scale of the decode, and name the rendering version), its `failOn` and the bake's
@@ -67,20 +69,40 @@ extension BakeState {
         }
     }
 
-    /// The failure remembered for `file` with `settings`, when the file's stat is the one it had
-    /// then (and older than ``racyMarginNs`` at the time): an error that says so. Marks the row
-    /// as looked up, whatever its stat, so that ``forgetUnseenFailures()`` keeps it.
-    func rememberedFailure(of file: SourceFile, settings: String) -> ImageTableError? {
-        guard hasRememberedFailures else { return nil }
-        let key = FailureKey(path: relative(file.path), settings: settings)
-        guard let record = failures.withLock({ f -> FailureRecord? in
-            guard let record = f.records[key] else { return nil }
-            f.seen.insert(key)
-            return record
-        }) else { return nil }
-        guard record.stat == file.stat, record.stat.modifiedNs + Self.racyMarginNs < record.checkedNs else { return nil }
-        return ImageTableError(record.code, record.message + " (at an earlier bake; the file has not changed since, so it is not "
-                               + "decoded again until it does, or with --rehash)", path: file.path, cause: record.cause)
+    /// The failures remembered for files under `root` (a family's resolved sources directory)
+    /// with `settings`, by key: what the diff looks its sources up in, without building their
+    /// paths. Empty when there are none, or with `--rehash`.
+    ///
+    /// - Parameters:
+    ///   - root: the family's resolved sources directory.
+    ///   - settings: the family's ``failureSettings(formats:failOn:maxPixels:)``.
+    func failureIndex(root: String, settings: String) -> [String: (key: FailureKey, record: FailureRecord)] {
+        guard hasRememberedFailures else { return [:] }
+        let prefix = root + "/"
+        var index: [String: (key: FailureKey, record: FailureRecord)] = [:]
+        for (key, record) in failures.withLock({ $0.records }) where key.settings == settings {
+            let path = absolute(key.path)
+            if path.hasPrefix(prefix) { index[String(path.dropFirst(prefix.count))] = (key, record) }
+        }
+        return index
+    }
+
+    /// Whether a remembered failure still stands for a file whose stat is `stat` now: the stat is
+    /// the one it had then, and was older than ``racyMarginNs`` when the file was sent.
+    static func trusts(_ record: FailureRecord, stat: FileStat) -> Bool {
+        record.stat == stat && record.stat.modifiedNs + racyMarginNs < record.checkedNs
+    }
+
+    /// The failure a bake reports for a file whose remembered failure stands.
+    static func failure(_ record: FailureRecord, path: String) -> ImageTableError {
+        ImageTableError(record.code, record.message + " (at an earlier bake; the file has not changed since, so it is not "
+                        + "decoded again until it does, or with --rehash)", path: path, cause: record.cause)
+    }
+
+    /// Marks rows as looked up by the diff, so that ``forgetUnseenFailures(roots:)`` keeps them.
+    func markSeen(_ keys: [FailureKey]) {
+        guard !keys.isEmpty else { return }
+        failures.withLock { $0.seen.formUnion(keys) }
     }
 
     /// Remembers that decoding `file` failed with `error`, when the failure is one the same bytes
@@ -105,19 +127,19 @@ extension BakeState {
         if failures.withLock({ $0.records[key] != nil }) { addPendingFailure(key, nil) }
     }
 
-    /// Forgets the failures no source of the bake looked up, once the diff has run: those of a
-    /// file that is gone, and those with a family's settings under its sources directory (the
-    /// family no longer lists the file). A row of another manifest that shares the output
-    /// directory, with settings of its own, stays while its file exists.
+    /// Forgets the failures under the bake's family directories that no source of it looked up,
+    /// once the diff has run: the file is gone or no longer listed, or the family's settings
+    /// changed (a failure under other settings says nothing of these). A row of another manifest
+    /// that shares the output directory, under other directories, stays.
     ///
-    /// - Parameter families: each family's sources directory and its settings.
-    func forgetUnseenFailures(families: [(sourcesPath: String, settings: String)]) {
+    /// - Parameter roots: the families' sources directories, resolved as the scan resolves them.
+    func forgetUnseenFailures(roots: [String]) {
         guard hasRememberedFailures else { return }
-        let ours = families.map { (root: relative($0.sourcesPath) + "/", settings: $0.settings) }
+        let prefixes = roots.map { $0 + "/" }
         let unseen = failures.withLock { f in f.records.keys.filter { !f.seen.contains($0) } }
         for key in unseen {
-            let listedHere = ours.contains { key.settings == $0.settings && key.path.hasPrefix($0.root) }
-            if listedHere || FileStat(path: absolute(key.path)) == nil { addPendingFailure(key, nil) }
+            let path = absolute(key.path)
+            if prefixes.contains(where: { path.hasPrefix($0) }) { addPendingFailure(key, nil) }
         }
     }
 }

@@ -6,8 +6,9 @@ import Synchronization
 /// What an output directory's last bakes learnt: each source file's fingerprint with the stat
 /// that was true when its bytes were read, and each table's parameters.
 ///
-/// It is a cache, never the truth. The tables say what they hold; the state only saves reading a
-/// file whose stat has not changed. Deleting it costs one re-fingerprint of every source and
+/// It is a cache, never the truth. The tables say what they hold; the state saves reading a file
+/// whose stat has not changed, and decoding again one that failed to decode and has not changed
+/// (`BakeState+Failures.swift`). Deleting it costs one re-fingerprint of every source and
 /// changes no entry. It lives beside the tables (`.imagetable-state.sqlite`), so a CI cache of the
 /// output directory carries it, and keys files by their path relative to the manifest's
 /// directory, so a project moved elsewhere stays warm (the stat differs, the fingerprint does

@@ -87,9 +87,14 @@ public enum Baker {
                 table.plan(evictions: change.evictions, replacing: replacing)
                 if !change.writes.isEmpty { table.preallocate(entries: change.entriesAfter) }
             }
-            let run = BakeRun(manifest: manifest, tables: tables, jobs: plan.jobs, options: options, state: state, started: started)
+            // `--strict` stops at the first failure: one known before decoding (an empty file, a
+            // decode that failed at an earlier bake) stops the bake before any source is sent.
+            let failsFirst = options.strict && (prepared.scanFailures + plan.failures).contains { !skips($0) }
+            let run = BakeRun(manifest: manifest, tables: tables, jobs: failsFirst ? [] : plan.jobs, options: options, state: state,
+                              started: started)
             let outcome = run.execute()
             summary = outcome.summary
+            summary.stoppedEarly = summary.stoppedEarly || failsFirst
             clock.lap(\.render)
             for table in tables { state.setParameters(ofTable: table.format.fileName, table.format.canonicalParameters) }
             // Rows of removed files left for the next bake cost nothing but their space, and a

@@ -93,6 +93,19 @@ final class FamilyHeld: Sendable {
     /// Whether some table of the family holds `key`.
     func holds(_ key: String) -> Bool { rowOfKey[key] != nil }
 
+    /// Whether some table holds `key` and every table that does holds it made from `source`: what
+    /// the planner calls unchanged.
+    func isUnchanged(_ key: String, source: UUID) -> Bool {
+        guard let row = rowOfKey[key] else { return false }
+        var held = false
+        for table in rows {
+            guard let entry = table[row] else { continue }
+            guard entry.source == source else { return false }
+            held = true
+        }
+        return held
+    }
+
     /// What the family's `table`th table holds, as the planner reads it.
     func table(_ table: Int) -> HeldEntries { HeldEntries(family: self, table: table) }
 

@@ -153,16 +153,25 @@ struct SourceDiff {
             var fingerprints: [UUID?] = []
             fingerprints.reserveCapacity(files.count)
             var failures: [Int: BakePlanner.Failure] = [:]
+            let remembered = rehash ? [:] : state.failureIndex(root: files.first?.root ?? "", settings: family.failureSettings)
+            var seen: [BakeState.FailureKey] = []
             for (i, w) in work[f].enumerated() {
                 let outcome = outcomes.get(Int(w))
                 fingerprints.append(outcome.fingerprint)
                 if let failure = outcome.failure {
                     failures[i] = BakePlanner.Failure(failure.at(files[i].path, key: files[i].key))
-                } else if !rehash, let failure = state.rememberedFailure(of: files[i], settings: family.failureSettings) {
-                    // Failed to decode at an earlier bake, unchanged since: as if it failed before decoding.
-                    failures[i] = BakePlanner.Failure(failure.at(files[i].path, key: files[i].key))
+                } else if !remembered.isEmpty, let (row, record) = remembered[files[i].key] {
+                    seen.append(row)
+                    if !BakeState.trusts(record, stat: files[i].stat) {
+                        state.addPendingFailure(row, nil)  // the file changed: the row says nothing now
+                    } else if !(outcome.fingerprint.map { family.held.isUnchanged(files[i].key, source: $0) } ?? false) {
+                        // Failed to decode at an earlier bake, unchanged since: as if it failed
+                        // before decoding. Not when the tables hold its very bytes already.
+                        failures[i] = BakePlanner.Failure(BakeState.failure(record, path: files[i].path).at(files[i].path, key: files[i].key))
+                    }
                 }
             }
+            state.markSeen(seen)
             return Family(sources: BakePlanner.Sources(files: files, fingerprints: fingerprints, failures: failures), vanished: vanished)
         }
     }

@@ -233,7 +233,7 @@ public struct SourceScanner: Sendable {
     }
 
     /// `realpath(3)`, or `nil` when the path does not exist or cannot be resolved.
-    static func realPath(_ path: String) -> String? {
+    package static func realPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)
