@@ -129,6 +129,21 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: project.root).filter { $0.hasPrefix(".out.") }.isEmpty)
     }
 
+    /// A table whose pixels no longer match their checksum is not exported: exit 1, the code,
+    /// and no destination.
+    @Test func aDamagedTableIsRefused() throws {
+        let project = try Self.project()
+        _ = try project.bake()
+        let path = project.tables + "/few.imagetable"
+        let reader = try ImageTableReader(path: path)
+        let slot = try #require(reader.entries().first?.slot)
+        try MergeTests.flipByte(in: path, at: reader.layout.slotOffset(slot) + 3)
+        let damaged = try imagetable(["export", "manifest.yaml", "--to", "out"], in: project.root)
+        #expect(damaged.status == 1 && damaged.stderr.hasPrefix("tables/few.imagetable: error: ")
+                && damaged.stderr.hasSuffix("[pixel-checksum-mismatch]\n"), "\(damaged.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: project.root + "/out"))
+    }
+
     @Test func aMissingStaleOrLockedTableIsRefused() throws {
         let project = try Self.project()
         let missing = try imagetable(["export", "manifest.yaml", "--to", "out"], in: project.root)

@@ -45,6 +45,24 @@ struct VerifyStateTests {
         #expect(((state["tables"] as? [[String: Any]])?.first?["state"] as? String) == "damaged")
     }
 
+    /// The JSON `state` of a sound table is `sound` (exit 0), and of a file that is no table,
+    /// `unverified` (exit 1), each table with its own state in one run.
+    @Test func soundAndUnverifiedTablesSaySo() throws {
+        let scratch = try TemporaryDirectory()
+        let (table, _) = try table(scratch)
+        let notATable = scratch.file("notes.imagetable")
+        #expect(FileManager.default.createFile(atPath: notATable, contents: Data("not a table".utf8)))
+        let sound = try imagetable("verify", table.path, "--format", "json")
+        let soundDoc = try #require(try JSONSerialization.jsonObject(with: sound.output) as? [String: Any])
+        let soundTable = try #require((soundDoc["tables"] as? [[String: Any]])?.first)
+        #expect(sound.status == 0 && soundDoc["ok"] as? Bool == true && soundTable["state"] as? String == "sound"
+                && soundTable["ok"] as? Bool == true && soundTable["validEntries"] as? Int == 4, "\(soundDoc)")
+        let both = try imagetable("verify", table.path, notATable, "--format", "json")
+        let bothDoc = try #require(try JSONSerialization.jsonObject(with: both.output) as? [String: Any])
+        let states = (bothDoc["tables"] as? [[String: Any]] ?? []).map { $0["state"] as? String ?? "" }
+        #expect(both.status == 1 && bothDoc["ok"] as? Bool == false && states == ["sound", "unverified"], "\(bothDoc)")
+    }
+
     /// `verify tables/*` names each table's lock file too: passed over beside its table, still
     /// reported when it is named alone.
     @Test func aLockFileBesideItsTableIsPassedOver() throws {
