@@ -122,9 +122,18 @@ public enum Baker {
         // A cache lost, not a failure: said, since the next bakes read every source again.
         summary.warnings += state.notices.map { "\(manifest.displayOutput)/\(BakeState.fileName): warning: \($0) [state-reset]" }
         for orphan in orphanTables(manifest) {
-            if options.prune && !options.dryRun && unlink(orphan.path) == 0 {
-                unlink(orphan.path + ".lock")
-                summary.prunedTables.append(orphan.display)
+            if options.prune && !options.dryRun {
+                // Never under a writer: a runtime cache may keep formats of its own here.
+                guard let lock = try? TableLock(tablePath: orphan.path, timeout: 0) else {
+                    summary.warnings.append("\(orphan.display): warning: no format of the manifest names this table, but another "
+                                            + "process is writing it, so --prune leaves it [orphan-table]")
+                    continue
+                }
+                defer { lock.release() }
+                if unlink(orphan.path) == 0 {
+                    unlink(orphan.path + ".lock")
+                    summary.prunedTables.append(orphan.display)
+                }
             } else {
                 summary.warnings.append("\(orphan.display): warning: no format of the manifest names this table; "
                                         + "bake --prune \(options.dryRun ? "would delete" : "deletes") it [orphan-table]")

@@ -63,12 +63,16 @@ public struct CachedImage: Sendable {
     ///
     /// - Parameter body: reads the view.
     /// - Returns: `body`'s result, or `nil` when the entry was evicted, deleted, made from another
-    ///   source since, kept changing under eight reads in a row, or the cache was closed.
+    ///   source since, rewritten with another content rectangle than ``contentRect``, kept
+    ///   changing under eight reads in a row, or the cache was closed.
     /// - Throws: what `body` throws.
     public func withPixels<R, E: Error>(_ body: (ImageView) throws(E) -> R) throws(E) -> R? {
         var failure: E?
         let result: R?? = try? table.withImage(entityUUID: entityUUID, sourceUUID: sourceID) { view -> R? in
             failure = nil
+            // Rewritten from the same source ID with another geometry (a `setImage`): this
+            // handle's ``contentRect`` no longer describes the pixels, so it reads nothing.
+            guard view.contentRect == contentRect else { return nil }
             do throws(E) {
                 return try body(view)
             } catch {

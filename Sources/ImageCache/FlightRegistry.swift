@@ -27,8 +27,11 @@ struct FlightTicket: Sendable {
 ///
 /// - Any number of requests for one ``FlightKey`` share one fetch task.
 /// - A waiter whose task is cancelled is resumed with `cancelled` at once; the fetch goes on
-///   for the others. When the last waiter leaves, the fetch task is cancelled (its provider call
-///   sees it) and forgotten, so a later request starts a fresh fetch rather than joining a dying one.
+///   for the others. When the last waiter leaves before the render began, the fetch task is
+///   cancelled (its provider call sees it) and forgotten, so a later request starts a fresh fetch
+///   rather than joining a dying one. Once the render began (``beginRender(_:flight:)``), the
+///   fetch runs to its end and a later request joins it: a second fetch would download and decode
+///   again, and wait for the first one's writes of the same keys.
 /// - A fetch that ends, well or badly, is forgotten before its waiters resume, so a failure is
 ///   never served to a later request.
 ///
@@ -41,6 +44,8 @@ final class FlightRegistry: Sendable {
         /// The formats waiters asked for.
         var formats: Set<String> = []
         var task: Task<Void, Never>?
+        /// Set once the source is drawn: the fetch then ends only with its outcome.
+        var rendering = false
     }
 
     private struct State {
@@ -105,13 +110,14 @@ final class FlightRegistry: Sendable {
         }
     }
 
-    /// Takes a cancelled waiter out of its fetch, cancelling the fetch if it was the last one.
+    /// Takes a cancelled waiter out of its fetch, cancelling the fetch if it was the last one and
+    /// the render has not begun.
     private func leave(_ ticket: FlightTicket) {
         let (continuation, orphaned) = state.withLock { s -> (CheckedContinuation<FlightOutcome, Never>?, Task<Void, Never>?) in
             guard var flight = s.flights[ticket.key], flight.id == ticket.flight,
                   let entry = flight.waiters.removeValue(forKey: ticket.waiter) else { return (nil, nil) }
             if entry == nil { s.parked[ticket.waiter] = .failure(.cancelled(key: nil, format: nil)) }
-            if flight.waiters.isEmpty {
+            if flight.waiters.isEmpty && !flight.rendering {
                 s.flights[ticket.key] = nil
                 return (entry, flight.task)
             }
@@ -122,12 +128,14 @@ final class FlightRegistry: Sendable {
         orphaned?.cancel()
     }
 
-    /// The formats the fetch's waiters asked for so far; `nil` when the fetch was abandoned
-    /// (every waiter left).
-    func requestedFormats(_ key: FlightKey, flight: UInt64) -> Set<String>? {
+    /// Marks the fetch as rendering, so that it is no longer abandoned when its waiters leave;
+    /// returns the formats they asked for so far, or `nil` when it was abandoned already (every
+    /// waiter left).
+    func beginRender(_ key: FlightKey, flight: UInt64) -> Set<String>? {
         state.withLock { s in
-            guard let current = s.flights[key], current.id == flight else { return nil }
-            return current.formats
+            guard s.flights[key]?.id == flight else { return nil }
+            s.flights[key]!.rendering = true
+            return s.flights[key]!.formats
         }
     }
 

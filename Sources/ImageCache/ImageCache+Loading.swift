@@ -17,13 +17,20 @@ extension ImageCache {
             throw ImageTableError(.notWritable, "the cache is closed", key: entity.key)
         }
         let key = FlightKey(family: table.format.family, entityUUID: entity.entityUUID, sourceID: entity.sourceID)
+        // Joining the fetch that this task is itself running (a provider asking the cache for
+        // another format of the entity it is fetching) would wait for itself for ever.
+        if Self.fetching == key {
+            throw ImageTableError(.invalidRequest, "the source provider asked the cache for format '\(table.id)' of the entity it "
+                                  + "is fetching the source of; it would wait for itself", key: entity.key)
+        }
         for _ in 0..<3 {
             guard !Task.isCancelled else { throw .cancelled(key: entity.key, format: table.id) }
             let ticket = flights.join(key, format: table.id) { id in startFlight(id, key: key, entity: entity, format: table) }
             if ticket.joined { counters.joined.add(1, ordering: .relaxed) }
             switch await flights.wait(ticket) {
             case .success(let images):
-                if let image = images[table.id] ?? table.hit(entity) { return image }
+                // A handle whose entry other writes evicted already reads nothing: try again.
+                if let image = images[table.id].flatMap({ $0.isCurrent ? $0 : nil }) ?? table.hit(entity) { return image }
             case .failure(let error):
                 throw error.code == .cancelled ? .cancelled(key: entity.key, format: table.id) : error
             }
@@ -36,10 +43,14 @@ extension ImageCache {
     /// registry, when its last waiter leaves.
     private func startFlight(_ id: UInt64, key: FlightKey, entity: CacheEntity, format: FormatTable) -> Task<Void, Never> {
         Task.detached(priority: Task.currentPriority) { [self] in
-            let outcome = await fly(id, key: key, entity: entity, format: format)
+            let outcome = await Self.$fetching.withValue(key) { await fly(id, key: key, entity: entity, format: format) }
             flights.finish(key, flight: id, outcome: outcome)
         }
     }
+
+    /// The fetch the current task runs (and the tasks it starts), for ``load(_:_:)`` to refuse
+    /// a request that would join it.
+    @TaskLocal static var fetching: FlightKey?
 
     /// Fetches the source, then draws it for the formats the policy wants and that lack a fresh
     /// entry. Cancellation is honoured up to the render; a render that started finishes and is
@@ -54,7 +65,7 @@ extension ImageCache {
             return .failure(ImageTableError(.sourceUnavailable, "the source provider failed", key: entity.key,
                                             cause: String(describing: error)))
         }
-        guard !Task.isCancelled, let requested = flights.requestedFormats(key, flight: id) else {
+        guard !Task.isCancelled, let requested = flights.beginRender(key, flight: id) else {
             return .failure(.cancelled(key: entity.key, format: format.id))
         }
         let family = families[key.family] ?? [format]

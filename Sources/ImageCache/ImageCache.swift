@@ -86,6 +86,10 @@ public final class ImageCache: Sendable {
         self.renderer = renderer
     }
 
+    // Handles hold the tables' writers, so without this a cache dropped while a handle lived
+    // kept every writer lock, and a new cache over the same directory failed with `locked`.
+    deinit { close() }
+
     /// Releases every table's writer lock. Afterwards hits miss, handles return `nil`, and
     /// stores fail with `not-writable`. Also done when the cache is deallocated.
     public func close() {

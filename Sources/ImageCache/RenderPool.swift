@@ -11,7 +11,9 @@ import Synchronization
 /// `threadLimit` threads, started on demand, take them in order.
 final class RenderPool: Sendable {
     private struct State {
-        var jobs: [@Sendable () -> Void] = []
+        /// Queued jobs from `head` on; a taken job's place is emptied at once, so what its
+        /// closure holds (a source's bytes) goes when it has run, not when the queue drains.
+        var jobs: [(@Sendable () -> Void)?] = []
         var head = 0
         var threads = 0
         var idle = 0
@@ -59,7 +61,9 @@ final class RenderPool: Sendable {
         }
     }
 
-    private func submit(_ job: @escaping @Sendable () -> Void) {
+    /// Queues `job` for a pool thread, starting one if none is free (internal for the tests,
+    /// which need jobs queued in a known order).
+    func submit(_ job: @escaping @Sendable () -> Void) {
         let shared = shared
         let start = shared.state.withLock { s -> Bool in
             s.jobs.append(job)
@@ -92,9 +96,14 @@ final class RenderPool: Sendable {
                     return nil
                 }
                 let job = s.jobs[s.head]
+                s.jobs[s.head] = nil
                 s.head += 1
                 if s.head == s.jobs.count {
                     s.jobs.removeAll(keepingCapacity: true)
+                    s.head = 0
+                } else if s.head >= 64 && s.head * 2 >= s.jobs.count {
+                    // A queue that never drains (a long prefetch) would otherwise only grow.
+                    s.jobs.removeFirst(s.head)
                     s.head = 0
                 }
                 return job

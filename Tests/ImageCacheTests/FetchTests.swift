@@ -3,6 +3,7 @@ import ImageCache
 import ImageTableCore
 import ImageCacheVips
 import ImagePipeline
+import Synchronization
 import TestSupport
 import Testing
 
@@ -121,6 +122,78 @@ import Testing
         provider.openGate()
         _ = try await cache.image(for: entity, format: "small")
         #expect(provider.calls == 2 && cache.statistics.decodes == 1)
+    }
+
+    /// A provider that asks the cache for another format of the entity it is fetching would join
+    /// its own fetch and wait for itself for ever (and so would every later request for the
+    /// entity): that request fails with `invalid-request` instead, and the fetch goes on.
+    @Test func aProviderAskingForItsOwnEntityGetsAnErrorNotAHang() async throws {
+        final class Reentrant: SourceProvider {
+            let cache = Mutex<ImageCache?>(nil)
+            let inner = Mutex<ImageTableError?>(nil)
+            func source(for entity: CacheEntity, format: TableFormat) async throws -> SourceImage {
+                if let cache = cache.withLock({ $0 }) {
+                    do {
+                        _ = try await cache.image(for: entity, format: "grey")
+                    } catch {
+                        inner.withLock { $0 = error }
+                    }
+                }
+                return .photo("Landscape_0")
+            }
+        }
+        let provider = Reentrant()
+        let directory = NSTemporaryDirectory() + "imagecache-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let cache = try ImageCache(configuration: .init(directory: directory, formats: Fixture.formats), provider: provider)
+        provider.cache.withLock { $0 = cache }
+        defer {
+            provider.cache.withLock { $0 = nil }
+            cache.close()
+        }
+        let entity = CacheEntity(key: "a", sourceName: "1")
+        let outer = Task { try await cache.image(for: entity, format: "small") }
+        let finished = await eventually { provider.inner.withLock { $0 != nil } }
+        if !finished { outer.cancel() }
+        #expect(finished, "the provider's own request never returned")
+        #expect(provider.inner.withLock { $0?.code } == .invalidRequest)
+        let image = try await outer.value
+        #expect(image.copyPixels() != nil)
+        #expect(try cache.cachedImage(for: entity, format: "grey") != nil, "the fetch drew the whole family")
+    }
+
+    /// A fetch whose render has begun is not abandoned when its last waiter leaves: a request
+    /// made meanwhile (scrolled away and back) joins it, with no second download or decode. It
+    /// used to start a second fetch, which then waited for the first one's write of the same key
+    /// and could fail with `busy`.
+    @Test func aRequestDuringAnAbandonedRenderJoinsIt() async throws {
+        final class GatedRenderer: Renderer {
+            let inner = VipsRenderer()
+            let started = Atomic<Int>(0)
+            let gate = DispatchSemaphore(value: 0)
+            func render(_ source: SourceImage, into targets: [RenderTarget]) throws(ImageTableError) -> [PixelRect] {
+                started.add(1, ordering: .relaxed)
+                gate.wait()
+                return try inner.render(source, into: targets)
+            }
+        }
+        let provider = TestProvider(["a": .photo("Landscape_0")])
+        let renderer = GatedRenderer()
+        let directory = NSTemporaryDirectory() + "imagecache-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let cache = try ImageCache(configuration: .init(directory: directory, formats: Fixture.formats), provider: provider, renderer: renderer)
+        defer { cache.close() }
+        let entity = CacheEntity(key: "a", sourceName: "1")
+        let first = Task { try await cache.image(for: entity, format: "small") }
+        #expect(await eventually { renderer.started.load(ordering: .relaxed) == 1 })
+        first.cancel()
+        #expect(await (try? first.value) == nil, "the cancelled request returns at once")
+        let second = Task { try await cache.image(for: entity, format: "small") }
+        #expect(await eventually { cache.statistics.joined == 1 }, "the second request joins the fetch that is rendering")
+        renderer.gate.signal()
+        let image = try await second.value
+        #expect(image.copyPixels() != nil)
+        #expect(provider.calls == 1 && renderer.started.load(ordering: .relaxed) == 1 && cache.statistics.fetches == 1)
     }
 
     @Test func aProviderErrorReachesEveryWaiterAndALaterRequestRetries() async throws {

@@ -122,6 +122,41 @@ import Testing
         #expect(try reopened.cachedImage(for: entity, format: "grey") != nil)
     }
 
+    /// A handle rewritten from its own source ID reads the new pixels while they have its content
+    /// rectangle; drawn into another (an `inside` fit of an image of another shape), it reads
+    /// nothing, where it used to read pixels its `contentRect` no longer described.
+    @Test func aHandleReadsNothingOnceItsContentRectangleChanged() async throws {
+        let fixture = try Fixture()
+        let cache = fixture.cache
+        let entity = CacheEntity(key: "a", sourceName: "1")
+        let portrait = try await cache.setImage(.photo("Portrait_1"), for: entity, format: "grey")
+        let again = try await cache.setImage(.photo("Portrait_2"), for: entity, format: "grey")
+        #expect(again.contentRect == portrait.contentRect && portrait.copyPixels() == again.copyPixels(), "same shape: new pixels")
+        let landscape = try await cache.setImage(.photo("Landscape_1"), for: entity, format: "grey")
+        #expect(landscape.contentRect != portrait.contentRect, "\(landscape.contentRect) \(portrait.contentRect)")
+        #expect(portrait.copyPixels() == nil && landscape.copyPixels() != nil)
+    }
+
+    /// A cache dropped without `close()` releases its tables' writer locks even while handles
+    /// to its entries live on (they then return `nil`): an app that makes a new cache over the
+    /// same directory is not locked out by itself.
+    @Test func aCacheDroppedWithoutCloseReleasesItsLocks() async throws {
+        let provider = TestProvider(["a": .photo("Landscape_0")])
+        let directory = NSTemporaryDirectory() + "imagecache-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let entity = CacheEntity(key: "a", sourceName: "1")
+        var configuration = ImageCache.Configuration(directory: directory, formats: Fixture.formats)
+        configuration.lockTimeout = 0
+        var cache: ImageCache? = try ImageCache(configuration: configuration, provider: provider)
+        let handle = try await cache!.image(for: entity, format: "small")
+        #expect(handle.copyPixels() != nil)
+        cache = nil
+        let next = try ImageCache(configuration: configuration, provider: provider)
+        defer { next.close() }
+        #expect(try next.cachedImage(for: entity, format: "small") != nil)
+        #expect(handle.copyPixels() == nil, "the dropped cache's handle reads nothing")
+    }
+
     @Test func cancellingAPrefetchCancelsItsFetch() async throws {
         let provider = TestProvider(["a": .photo("Portrait_0")], gated: true)
         let fixture = try Fixture(provider: provider)

@@ -49,4 +49,29 @@ import Testing
         #expect(probe.state.withLock { $0.most == 2 && $0.offPool == 0 })
         #expect(!RenderPool.isPoolThread, "a test's own thread is not a pool thread")
     }
+
+    /// What a job's closure holds (a source's bytes) is released once the job has run, while
+    /// later jobs still wait: it used to live until the whole queue drained.
+    @Test func aJobsCapturesAreReleasedOnceItRan() throws {
+        final class Payload: Sendable {}
+        final class Weak: @unchecked Sendable { weak var payload: Payload? }
+        let pool = RenderPool(threads: 1)
+        let (first, second, ran) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let weak = Weak()
+        // The only thread waits at `first` while the payload's job, a blocker and one more queue.
+        pool.submit { first.wait() }
+        do {
+            let payload = Payload()
+            weak.payload = payload
+            pool.submit { _ = payload; ran.signal() }
+        }
+        pool.submit { second.wait() }
+        pool.submit {}
+        first.signal()
+        ran.wait()
+        // The thread is now in the blocker, and one job waits behind it.
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(weak.payload == nil, "the finished job's capture is gone while the queue holds others")
+        second.signal()
+    }
 }
