@@ -14,8 +14,8 @@ extension ImageCache {
         /// Seconds to wait for another process writing a table (a bake) when opening it.
         public var lockTimeout: Double
         /// Threads that run the renderer. Rendering blocks its thread for tens of milliseconds
-        /// per source, so it never runs on Swift's cooperative pool; 2 by default (at most the
-        /// core count).
+        /// per source, so it never runs on Swift's cooperative pool; 2 by default (1 on a machine
+        /// of one core).
         public var renderThreads: Int
         /// Whether a miss renders every format of the entity's family that lacks a fresh entry
         /// (`true`, the default: one decode fills them all), or only the formats requested while

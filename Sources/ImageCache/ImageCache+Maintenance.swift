@@ -87,9 +87,12 @@ extension ImageCache {
     /// size (the slots are reused); fetches under way still store their results when they end.
     ///
     /// - Returns: the number of entries removed.
-    /// - Throws: `ImageTableError` `io` or `no-space` when flushing an index failed.
+    /// - Throws: `ImageTableError` `not-writable` when the cache is closed (as ``deleteImage(forKey:format:)``);
+    ///   `io` or `no-space` when flushing an index failed.
     @discardableResult
     public func reset() throws(ImageTableError) -> Int {
+        // A closed table lists no entries: without this, reset would report 0 and do nothing.
+        guard !closed.load(ordering: .acquiring) else { throw ImageTableError(.notWritable, "the cache is closed") }
         var removed = 0
         for table in tables.values {
             for entry in table.table.entries() {

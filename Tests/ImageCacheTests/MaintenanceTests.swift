@@ -116,6 +116,8 @@ import Testing
         #expect(error?.code == .notWritable && provider.calls == 1)
         let set = await #expect(throws: ImageTableError.self) { try await cache.setImage(.photo("Landscape_0"), for: entity, format: "small") }
         #expect(set?.code == .notWritable)
+        #expect(#expect(throws: ImageTableError.self) { try cache.reset() }?.code == .notWritable, "not a silent 0")
+        #expect(#expect(throws: ImageTableError.self) { try cache.deleteImage(forKey: "a") }?.code == .notWritable)
         // The writer locks are released: another cache opens the same tables and finds the entry.
         let reopened = try ImageCache(configuration: .init(directory: fixture.directory, formats: Fixture.formats), provider: provider)
         defer { reopened.close() }
