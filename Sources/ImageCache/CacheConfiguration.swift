@@ -17,6 +17,9 @@ extension ImageCache {
         /// per source, so it never runs on Swift's cooperative pool; 2 by default (1 on a machine
         /// of one core).
         public var renderThreads: Int
+        /// Source provider calls at once, 6 by default (Nuke's): the fetches of other misses wait
+        /// their turn, so a prefetch of a long list does not start every download at once.
+        public var maximumConcurrentFetches: Int
         /// Whether a miss renders every format of the entity's family that lacks a fresh entry
         /// (`true`, the default: one decode fills them all), or only the formats requested while
         /// the fetch was under way. FastImageCache's `shouldProcessAllFormatsInFamily`. Called on
@@ -34,6 +37,7 @@ extension ImageCache {
             durability = .processCrashOnly
             lockTimeout = 10
             renderThreads = max(1, min(2, ProcessInfo.processInfo.activeProcessorCount))
+            maximumConcurrentFetches = 6
             shouldProcessAllFormatsInFamily = { _, _ in true }
         }
     }

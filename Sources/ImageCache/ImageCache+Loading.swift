@@ -56,11 +56,23 @@ extension ImageCache {
     /// entry. Cancellation is honoured up to the render; a render that started finishes and is
     /// stored (the work is paid for, and later requests hit).
     private func fly(_ id: UInt64, key: FlightKey, entity: CacheEntity, format: FormatTable) async -> FlightOutcome {
-        counters.fetches.add(1, ordering: .relaxed)
+        // In turn with the other fetches (``Configuration/maximumConcurrentFetches``); a fetch
+        // abandoned while it waits never calls the provider.
+        let fetched: Result<SourceImage, any Error>? = await fetchLimiter.run {
+            counters.fetches.add(1, ordering: .relaxed)
+            do {
+                return .success(try await provider.source(for: entity, format: format.format))
+            } catch {
+                return .failure(error)
+            }
+        }
         let source: SourceImage
-        do {
-            source = try await provider.source(for: entity, format: format.format)
-        } catch {
+        switch fetched {
+        case nil:
+            return .failure(.cancelled(key: entity.key, format: format.id))
+        case .success(let image)?:
+            source = image
+        case .failure(let error)?:
             if Task.isCancelled { return .failure(.cancelled(key: entity.key, format: format.id)) }
             return .failure(ImageTableError(.sourceUnavailable, "the source provider failed", key: entity.key,
                                             cause: String(describing: error)))

@@ -35,6 +35,7 @@ public final class ImageCache: Sendable {
     let families: [String: [FormatTable]]
     let flights = FlightRegistry()
     let pool: RenderPool
+    let fetchLimiter: FetchLimiter
     /// Draws sources on a miss.
     public let renderer: any Renderer
     let counters = Counters()
@@ -83,6 +84,7 @@ public final class ImageCache: Sendable {
         self.tables = tables
         self.families = families
         pool = RenderPool(threads: configuration.renderThreads)
+        fetchLimiter = FetchLimiter(limit: configuration.maximumConcurrentFetches)
         self.renderer = renderer
     }
 

@@ -162,6 +162,30 @@ import Testing
         #expect(try cache.cachedImage(for: entity, format: "grey") != nil, "the fetch drew the whole family")
     }
 
+    /// No more than `maximumConcurrentFetches` provider calls run at once; the other fetches wait
+    /// their turn, and one cancelled while it waits never calls the provider.
+    @Test func atMostTheConfiguredNumberOfFetchesCallTheProviderAtOnce() async throws {
+        let names = (0..<8).map { "p\($0)" }
+        let provider = TestProvider(Dictionary(uniqueKeysWithValues: names.map { ($0, .photo("Landscape_\(names.firstIndex(of: $0)!)")) }),
+                                    gated: true)
+        let fixture = try Fixture(provider: provider) { $0.maximumConcurrentFetches = 3 }
+        let cache = fixture.cache
+        let tasks = Dictionary(uniqueKeysWithValues: names.map { name in
+            (name, Task { try await cache.image(for: CacheEntity(key: name, sourceName: "1"), format: "small") })
+        })
+        #expect(await eventually { provider.calls == 3 })
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(provider.calls == 3, "the others wait for a place")
+        let waiting = try #require(names.first { !provider.keys.contains($0) })
+        tasks[waiting]!.cancel()
+        #expect(await (try? tasks[waiting]!.value) == nil)
+        provider.openGate()
+        for (name, task) in tasks where name != waiting {
+            #expect(try await task.value.key == name)
+        }
+        #expect(provider.calls == 7 && !provider.keys.contains(waiting), "\(provider.keys)")
+    }
+
     /// A fetch whose render has begun is not abandoned when its last waiter leaves: a request
     /// made meanwhile (scrolled away and back) joins it, with no second download or decode. It
     /// used to start a second fetch, which then waited for the first one's write of the same key

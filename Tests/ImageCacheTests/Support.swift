@@ -18,6 +18,8 @@ final class TestProvider: SourceProvider {
         /// Calls cancelled before they reached the gate.
         var cancelled: Set<UInt64> = []
         var nextID: UInt64 = 0
+        /// The keys of the calls, in the order they came.
+        var keys: [String] = []
     }
 
     struct Failure: Error, CustomStringConvertible {
@@ -35,6 +37,7 @@ final class TestProvider: SourceProvider {
 
     var calls: Int { state.withLock { $0.calls } }
     var cancellations: Int { state.withLock { $0.cancellations } }
+    var keys: [String] { state.withLock { $0.keys } }
 
     func set(_ key: String, _ source: SourceImage) { sources.withLock { $0[key] = source } }
 
@@ -52,6 +55,7 @@ final class TestProvider: SourceProvider {
     func source(for entity: CacheEntity, format: TableFormat) async throws -> SourceImage {
         let id = state.withLock { s in
             s.calls += 1
+            s.keys.append(entity.key)
             s.nextID += 1
             return s.nextID
         }
