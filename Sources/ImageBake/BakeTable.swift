@@ -160,7 +160,7 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
                 do throws(ImageTableError) {
                     // Only a reservation made once the source has decoded (`evicting`) may stage:
                     // the others may be handed to a worker, which writes the slot itself.
-                    return try table!.reserve(key: key, sourceUUID: sourceUUID, evicting: .none, staged: evicting)
+                    return try table!.reserve(key: key, sourceUUID: sourceUUID, evicting: .none, staged: evicting, replacingOwn: evicting)
                 } catch where error.code == .full && evicting {
                     guard let victim = victims.withLock({ $0.popFirst() }) else { throw error }
                     let reservation = try table!.reserve(key: key, sourceUUID: sourceUUID, evicting: .entry(key: victim), staged: true)

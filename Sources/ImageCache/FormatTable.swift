@@ -53,7 +53,10 @@ extension FormatTable {
         var last: ImageTableError?
         for _ in 0..<2500 {
             do throws(ImageTableError) {
-                return try table.reserve(key: key, sourceUUID: sourceUUID, evicting: evicting ? .leastRecentlyUsed : .none)
+                // Before decoding (not `evicting`), never the key's entry: another fetch of this
+                // key may have published it since ``holds(key:)`` was asked.
+                return try table.reserve(key: key, sourceUUID: sourceUUID, evicting: evicting ? .leastRecentlyUsed : .none,
+                                         replacingOwn: evicting)
             } catch let error where error.code == .full {
                 return nil
             } catch let error where error.code == .busy {

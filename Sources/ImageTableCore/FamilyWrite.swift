@@ -14,7 +14,7 @@ public protocol FamilyWriteTable {
     /// - Parameter key: the entry's key.
     func holds(key: String) -> Bool
 
-    /// Reserves a slot for `key`, as ``ImageTableWriter/reserve(key:sourceUUID:evicting:staged:)`` does.
+    /// Reserves a slot for `key`, as ``ImageTableWriter/reserve(key:sourceUUID:evicting:staged:replacingOwn:)`` does.
     ///
     /// - Parameters:
     ///   - key: the entry's key.

@@ -35,12 +35,17 @@ extension ImageTableWriter {
     ///   - sourceUUID: identifies the source the pixels are made from.
     ///   - evicting: what a full table may replace.
     ///   - staged: give a slot that held an entry pixels in the writer's memory until publishing.
+    ///   - replacingOwn: whether the key's own entry may be taken. `false` (a caller that has no
+    ///     pixels yet) takes only a free slot, and throws `full` when the key has an entry: it
+    ///     stays readable until the caller, pixels in hand, reserves again. Checking first with
+    ///     ``contains(key:sourceUUID:)`` is not enough when another writer of this process may publish the
+    ///     key in between.
     /// - Returns: the reservation to fill and publish.
     /// - Throws: ``ImageTableError``: `invalidArgument` for a long key, `busy` when the key is already
     ///   being written or every slot is reserved, `full` (``Eviction/none``, or the named entry is
     ///   gone), `noSpace`, `io`, `notWritable` after close.
     public func reserve(key: String, sourceUUID: UUID, evicting: Eviction = .leastRecentlyUsed,
-                        staged: Bool = false) throws(ImageTableError) -> SlotReservation {
+                        staged: Bool = false, replacingOwn: Bool = true) throws(ImageTableError) -> SlotReservation {
         guard key.utf8.count <= TableLimits.maxKeyBytes else {
             throw ImageTableError(.invalidArgument, "key is \(key.utf8.count) UTF-8 bytes; the limit is \(TableLimits.maxKeyBytes)", path: path)
         }
@@ -57,6 +62,9 @@ extension ImageTableWriter {
             if let own = file.indexedSlot(of: entity) {
                 // The probe mapped part of the index, which publishing may not write.
                 s.bucketsTouched += 1
+                guard replacingOwn else {
+                    throw ImageTableError(.full, "the key has an entry, which this write may not take before it has pixels", path: path)
+                }
                 s.directory.remove(slot: own)
                 (slot, replaces) = (own, true)
             } else if case .entry(let victim) = evicting, !s.directory.hasFreeSlot {
@@ -130,7 +138,7 @@ extension ImageTableWriter {
     /// one allocation each, for a writer that knows how many entries it is about to write (a
     /// bake, from its plan).
     ///
-    /// Without it the file grows a few slots at a time as ``reserve(key:sourceUUID:evicting:staged:)``
+    /// Without it the file grows a few slots at a time as ``reserve(key:sourceUUID:evicting:staged:replacingOwn:)``
     /// takes new ones, each time under the writer's lock and the file system's lock on the file,
     /// which processes writing pixels into the table hold in turn: with many of them, growing
     /// the file while they write stalls every reservation. Slots past `slots` still grow as

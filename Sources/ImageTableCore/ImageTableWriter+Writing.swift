@@ -5,7 +5,7 @@ extension ImageTableWriter {
     /// record and flushes the index (`docs/FORMAT.md`, "Commit protocol"). One flush pair for the
     /// whole batch. On failure nothing in the batch is published and every slot is freed.
     ///
-    /// - Parameter reservations: reservations from ``reserve(key:sourceUUID:evicting:staged:)`` on this table.
+    /// - Parameter reservations: reservations from ``reserve(key:sourceUUID:evicting:staged:replacingOwn:)`` on this table.
     /// - Returns: one outcome per reservation.
     /// - Throws: ``ImageTableError`` `invalidArgument` for a foreign reservation or a content
     ///   rectangle outside the slot, `io`/`noSpace` when a flush fails (never retried).
@@ -109,7 +109,7 @@ extension ImageTableWriter {
     ///   - fill: fills `reservation.pixels` in the table's style and may narrow `contentRect`;
     ///     if it throws, the slot is abandoned and the error rethrown.
     /// - Returns: what the write did.
-    /// - Throws: what ``reserve(key:sourceUUID:evicting:staged:)``, `fill` or ``publish(_:)`` throw.
+    /// - Throws: what ``reserve(key:sourceUUID:evicting:staged:replacingOwn:)``, `fill` or ``publish(_:)`` throw.
     @discardableResult
     public func write(key: String, sourceUUID: UUID, fill: (inout SlotReservation) throws -> Void) throws -> WriteOutcome {
         var reservation = try reserve(key: key, sourceUUID: sourceUUID)

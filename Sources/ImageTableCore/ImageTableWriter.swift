@@ -65,7 +65,7 @@ public final class ImageTableWriter: @unchecked Sendable {
         let slot: Int
         let generation: UInt64
         /// Where the caller writes pixels for a slot whose old entry's removal is not yet on disk
-        /// (``ImageTableWriter/reserve(key:sourceUUID:evicting:staged:)``); copied in at publish.
+        /// (``ImageTableWriter/reserve(key:sourceUUID:evicting:staged:replacingOwn:)``); copied in at publish.
         let staging: UnsafeMutableRawBufferPointer?
     }
 
@@ -146,7 +146,7 @@ public final class ImageTableWriter: @unchecked Sendable {
     /// the writer lock. Called on deinit if not before; idempotent.
     ///
     /// After `close()` nothing this handle does reaches the file, whichever thread does it:
-    /// ``reserve(key:sourceUUID:evicting:staged:)``, ``publish(_:)`` and ``delete(key:)`` throw
+    /// ``reserve(key:sourceUUID:evicting:staged:replacingOwn:)``, ``publish(_:)`` and ``delete(key:)`` throw
     /// `notWritable`, ``abandon(_:)`` does nothing, reads miss, and pixels a filler still writes
     /// into an old reservation land in private memory (the mapping is replaced by an anonymous
     /// one), since another writer may hold the lock by then.

@@ -28,7 +28,7 @@ public struct RenderTarget {
     ///
     /// - Parameters:
     ///   - format: what to draw; its size and style must be the reservation's.
-    ///   - reservation: the slot, from ``ImageTableWriter/reserve(key:sourceUUID:evicting:staged:)``.
+    ///   - reservation: the slot, from ``ImageTableWriter/reserve(key:sourceUUID:evicting:staged:replacingOwn:)``.
     public init(format: TableFormat, reservation: SlotReservation) {
         self.init(format: format, pixels: reservation.pixels, bytesPerRow: reservation.bytesPerRow)
         reservedSize = (reservation.width, reservation.height, reservation.style)

@@ -46,6 +46,25 @@ struct EvictionTests {
         #expect(own.replacesExisting)
     }
 
+    /// Without `replacingOwn`, a write that has no pixels yet takes only a free slot: the key's
+    /// entry stays readable, as it was, until a write that has its pixels reserves again (a
+    /// runtime cache's second fetch of a key published meanwhile by the first, then failing).
+    @Test func aWriteWithoutPixelsLeavesTheKeysEntryAlone() throws {
+        let dir = try TemporaryDirectory()
+        let table = try openTable(dir.file("t.imagetable"), descriptor(capacity: 4))
+        try put(table, "a")
+        let before = try #require(try table.withImage(forKey: "a") { rows(of: $0) })
+        let error = #expect(throws: ImageTableError.self) {
+            _ = try table.reserve(key: "a", sourceUUID: UUID(), evicting: .none, replacingOwn: false)
+        }
+        #expect(error?.code == .full)
+        #expect(try table.withImage(forKey: "a") { rows(of: $0) } == before, "the entry is untouched")
+        let fresh = try table.reserve(key: "b", sourceUUID: UUID(), evicting: .none, replacingOwn: false)
+        #expect(!fresh.replacesExisting && fresh.evictedKey == nil)
+        table.abandon(fresh)
+        #expect(table.count == 1 && table.contains(key: "a"))
+    }
+
     @Test func lruOrderSurvivesReopening() throws {
         let dir = try TemporaryDirectory()
         let path = dir.file("t.imagetable")
