@@ -45,9 +45,14 @@ public struct ShardMarker: Sendable, Equatable, Codable {
 
     /// Writes the marker into `directory`, whole or not at all (a temporary file renamed).
     ///
-    /// - Parameter directory: the output directory.
+    /// - Parameters:
+    ///   - directory: the output directory.
+    ///   - exclusive: only if there is no marker yet (a temporary file hard-linked, which fails
+    ///     when the name exists): two bakes that each found none cannot both claim the directory.
+    /// - Returns: whether it was written: `false` when `exclusive` and a marker was there.
     /// - Throws: ``ImageTableError`` `io` when it cannot be written.
-    public func write(in directory: String) throws(ImageTableError) {
+    @discardableResult
+    public func write(in directory: String, exclusive: Bool = false) throws(ImageTableError) -> Bool {
         let path = directory + "/" + Self.fileName
         let temp = path + ".tmp-\(getpid())"
         let text = "{\"version\": 1, \"shard\": \(shard), \"count\": \(count)}\n"
@@ -56,7 +61,15 @@ public struct ShardMarker: Sendable, Equatable, Codable {
         } catch {
             throw ImageTableError(.io, "cannot write the shard marker: \(error.localizedDescription)", path: temp)
         }
+        defer { unlink(temp) }
+        if exclusive {
+            if link(temp, path) == 0 { return true }
+            if errno == EEXIST { return false }
+            // A file system without hard links: the rename below, as before.
+            guard errno == EPERM || errno == ENOTSUP || errno == EOPNOTSUPP else { throw ImageTableError.system("link", path: path) }
+        }
         guard rename(temp, path) == 0 else { throw ImageTableError.system("rename", path: path) }
+        return true
     }
 
     /// Checks that a bake of `selection` (`nil`: every source) may write into `directory`, and
@@ -86,7 +99,11 @@ public struct ShardMarker: Sendable, Equatable, Codable {
                 throw ImageTableError(.shardMismatch, "the output directory holds the tables of an unsharded bake; "
                                       + "give shard \(selection) a directory of its own (--output)", path: directory)
             }
-            if write { try ShardMarker(selection).write(in: directory) }
+            // Exclusive: a shard that found no marker a moment ago may have lost the directory to
+            // another since (two jobs given one --output); then the other's marker decides.
+            if write, try !ShardMarker(selection).write(in: directory, exclusive: true) {
+                try claim(directory, for: selection, write: write)
+            }
         }
     }
 }

@@ -39,9 +39,9 @@ public struct ShardSelection: Sendable, Equatable, CustomStringConvertible {
     ///
     /// 1. `JOB_COMPLETION_INDEX` (a Kubernetes Indexed Job) is `K`; `N` must be given as `auto/N`
     ///    (the Job's `completions`), since Kubernetes does not export it.
-    /// 2. Otherwise `SLURM_ARRAY_TASK_ID` (a Slurm job array) minus `SLURM_ARRAY_TASK_MIN` (0 when
-    ///    unset) is `K`, and `N` is `auto/N` or `SLURM_ARRAY_TASK_COUNT`; both given must agree,
-    ///    and an array with a step other than 1 is refused (its indices are not `0 ..< N`).
+    /// 2. Otherwise `SLURM_ARRAY_TASK_ID` (a Slurm job array) is `K`, and `N` is `auto/N`, or
+    ///    `SLURM_ARRAY_TASK_COUNT` when the array is exactly `0 ..< N` (its minimum 0, step 1,
+    ///    maximum `N − 1`): a part of an array, or a task resubmitted alone, needs `auto/N`.
     /// 3. Otherwise `auto` is an error.
     ///
     /// - Parameters:
@@ -70,20 +70,21 @@ public struct ShardSelection: Sendable, Equatable, CustomStringConvertible {
             return try ShardSelection(index: number(Substring(index), "JOB_COMPLETION_INDEX"), count: given)
         }
         if let id = environment["SLURM_ARRAY_TASK_ID"] {
-            if let step = environment["SLURM_ARRAY_TASK_STEP"], step != "1" {
-                throw ImageTableError(.invalidArgument, "the Slurm array steps by \(step): give it consecutive indices (--array=0-N)")
+            // The task's index is the shard: a task resubmitted alone (`--array=7`) is shard 7
+            // still, though its array has one task. So `N` comes from the option; the array's own
+            // count only when the array is exactly 0 … N−1.
+            let k = try number(Substring(id), "SLURM_ARRAY_TASK_ID")
+            if let given { return try ShardSelection(index: k, count: given) }
+            func variable(_ name: String) throws(ImageTableError) -> Int? {
+                try environment[name].map { (s: String) throws(ImageTableError) in try number(Substring(s), name) }
             }
-            let low = try environment["SLURM_ARRAY_TASK_MIN"].map { (s: String) throws(ImageTableError) in try number(Substring(s), "SLURM_ARRAY_TASK_MIN") } ?? 0
-            let slurmCount = try environment["SLURM_ARRAY_TASK_COUNT"].map { (s: String) throws(ImageTableError) in
-                try number(Substring(s), "SLURM_ARRAY_TASK_COUNT")
+            let low = try variable("SLURM_ARRAY_TASK_MIN") ?? 0, step = try variable("SLURM_ARRAY_TASK_STEP") ?? 1
+            guard let count = try variable("SLURM_ARRAY_TASK_COUNT"), low == 0, step == 1,
+                  try variable("SLURM_ARRAY_TASK_MAX").map({ $0 == count - 1 }) ?? true else {
+                throw ImageTableError(.invalidArgument, "SLURM_ARRAY_TASK_ID gives the shard, but this array is not 0 … N−1 "
+                                      + "(a part of one, or a resubmitted task): write --shard auto/N, N being the shard count")
             }
-            if let given, let slurmCount, given != slurmCount {
-                throw ImageTableError(.invalidArgument, "--shard auto/\(given) disagrees with SLURM_ARRAY_TASK_COUNT=\(slurmCount)")
-            }
-            guard let count = given ?? slurmCount else {
-                throw ImageTableError(.invalidArgument, "SLURM_ARRAY_TASK_ID gives the shard but neither auto/N nor SLURM_ARRAY_TASK_COUNT the count")
-            }
-            return try ShardSelection(index: number(Substring(id), "SLURM_ARRAY_TASK_ID") - low, count: count)
+            return try ShardSelection(index: k, count: count)
         }
         throw ImageTableError(.invalidArgument, "neither JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) "
                               + "nor SLURM_ARRAY_TASK_ID (a Slurm job array) is set")

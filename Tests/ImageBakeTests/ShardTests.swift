@@ -44,11 +44,21 @@ import Testing
         // Kubernetes Indexed Job: the index from the environment, the count from the option.
         #expect(parse("auto/8", ["JOB_COMPLETION_INDEX": "5"]) == "5/8")
         #expect(parse("auto", ["JOB_COMPLETION_INDEX": "5"]).hasPrefix("JOB_COMPLETION_INDEX gives the shard but not how many"))
-        // Slurm: the count from the array, its indices counted from SLURM_ARRAY_TASK_MIN.
+        // Slurm: the task's index is the shard; the count from the option, or from an array that
+        // is exactly 0 … N−1.
         #expect(parse("auto", ["SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_COUNT": "4"]) == "3/4")
-        #expect(parse("auto", ["SLURM_ARRAY_TASK_ID": "4", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_COUNT": "4"]) == "3/4")
-        #expect(parse("auto/4", ["SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "5"]) == "--shard auto/4 disagrees with SLURM_ARRAY_TASK_COUNT=5")
-        #expect(parse("auto", ["SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_STEP": "2", "SLURM_ARRAY_TASK_COUNT": "4"]).hasPrefix("the Slurm array steps by 2"))
+        #expect(parse("auto", ["SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_MAX": "3",
+                               "SLURM_ARRAY_TASK_COUNT": "4", "SLURM_ARRAY_TASK_STEP": "1"]) == "3/4")
+        // A task resubmitted alone (sbatch --array=7) is shard 7 still, and needs auto/N.
+        let resubmitted = ["SLURM_ARRAY_TASK_ID": "7", "SLURM_ARRAY_TASK_MIN": "7", "SLURM_ARRAY_TASK_MAX": "7",
+                           "SLURM_ARRAY_TASK_COUNT": "1", "SLURM_ARRAY_TASK_STEP": "1"]
+        #expect(parse("auto/16", resubmitted) == "7/16")
+        #expect(parse("auto", resubmitted).hasPrefix("SLURM_ARRAY_TASK_ID gives the shard, but this array is not 0 … N−1"))
+        #expect(parse("auto", ["SLURM_ARRAY_TASK_ID": "4", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_COUNT": "4"])
+                .hasPrefix("SLURM_ARRAY_TASK_ID gives the shard, but this array is not 0 … N−1"))
+        #expect(parse("auto", ["SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_STEP": "2", "SLURM_ARRAY_TASK_COUNT": "4"])
+                .hasPrefix("SLURM_ARRAY_TASK_ID gives the shard, but this array is not 0 … N−1"))
+        #expect(parse("auto/4", ["SLURM_ARRAY_TASK_ID": "4", "SLURM_ARRAY_TASK_COUNT": "5"]).hasPrefix("shard 4/4 is not a shard"))
         // Both set: the Kubernetes index wins (a Slurm job does not set it).
         #expect(parse("auto/3", ["JOB_COMPLETION_INDEX": "1", "SLURM_ARRAY_TASK_ID": "2"]) == "1/3")
         #expect(parse("auto") == "neither JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) nor SLURM_ARRAY_TASK_ID (a Slurm job array) is set")
@@ -88,5 +98,37 @@ import Testing
         // A shard baked again converges like any bake: nothing to do.
         let again = try run(Products.imagetable, ["bake", project.manifestPath, "--shard", "0/4", "--output", shard0, "--no-progress"])
         #expect(again.status == 0 && again.stdout.contains(": 0 decoded, "), "\(again.stdout)")
+    }
+
+    /// Two shards started at once with the same `--output` (a job engine misconfigured): the
+    /// marker is claimed exclusively, so at most one of them bakes there; the other stops with
+    /// `shard-mismatch`. Both used to succeed in about a third of such races, the second evicting
+    /// the first one's entries.
+    @Test func twoShardsGivenOneDirectoryAtOnceNeverBothBake() throws {
+        let project = try BakeProject(formats: "      thumb:\n        size: 8x8\n        style: 8BitGrayscale\n        maximumCount: 100\n")
+        for (i, tile) in PhotoTiles.first(8).enumerated() { try project.add("t\(i).jpg", from: tile) }
+        // The marker itself: an exclusive write finds the other's and leaves it.
+        let marked = project.root + "/marked"
+        try FileManager.default.createDirectory(atPath: marked, withIntermediateDirectories: true)
+        #expect(try ShardMarker(ShardSelection(index: 0, count: 2)).write(in: marked, exclusive: true))
+        #expect(try !ShardMarker(ShardSelection(index: 1, count: 2)).write(in: marked, exclusive: true))
+        #expect(try ShardMarker.read(in: marked) == ShardMarker(ShardSelection(index: 0, count: 2)))
+        for round in 0..<8 {
+            let out = project.root + "/race-\(round)"
+            let bakes = (0..<2).map { k in
+                let p = Process()
+                p.executableURL = URL(fileURLWithPath: Products.imagetable)
+                p.arguments = ["bake", project.manifestPath, "--shard", "\(k)/2", "--output", out, "--no-progress"]
+                p.standardOutput = FileHandle.nullDevice
+                p.standardError = FileHandle.nullDevice
+                return p
+            }
+            for p in bakes { try p.run() }
+            for p in bakes { p.waitUntilExit() }
+            let statuses = bakes.map(\.terminationStatus)
+            #expect(statuses.sorted() == [0, 1], "round \(round): \(statuses)")
+            let winner = try #require(statuses.firstIndex(of: 0))
+            #expect(try ShardMarker.read(in: out) == ShardMarker(ShardSelection(index: winner, count: 2)))
+        }
     }
 }
