@@ -146,6 +146,70 @@ import Glibc
         #expect(try ImageTableReader(path: out + "/thumb.imagetable").entries().count == 5)
     }
 
+    /// From a review: inputs inside the output are refused (the merge replaced them, with the
+    /// output); a shard whose bake still holds its tables is waited for, then refused (`locked`),
+    /// never merged half done; a damaged record is a warning and exit 3 (it was dropped in
+    /// silence); a table that cannot be opened is named with its path.
+    @Test func inputsInsideTheOutputLockedShardsAndDamagedRecordsAreNotMergedSilently() throws {
+        let project = try Self.shardedProject(sources: 12, shards: 2)
+        let shards = (0..<2).map { project.root + "/shard-\($0)" }
+        let nest = project.root + "/nest"
+        #expect(try Self.merge(nest, shards).status == 0)
+        let inside = nest + "/shards"
+        try FileManager.default.createDirectory(atPath: inside, withIntermediateDirectories: true)
+        for (k, shard) in shards.enumerated() { try FileManager.default.copyItem(atPath: shard, toPath: inside + "/\(k)") }
+        let nested = try Self.merge(nest, [inside + "/0", inside + "/1"])
+        #expect(nested.status == 1 && nested.stderr.contains("is inside the output directory, which the merge replaces whole"), "\(nested.stderr)")
+        #expect(FileManager.default.fileExists(atPath: inside + "/0/thumb.imagetable"), "the inputs are untouched")
+
+        let writer = try ImageTableWriter(path: shards[1] + "/grey.imagetable", format: try project.manifest().formats[1],
+                                          options: .init(lockTimeout: 1, durability: .processCrashOnly))
+        let locked = try Self.merge(project.root + "/while-baking", shards, ["--lock-timeout", "0.2"])
+        writer.close()
+        #expect(locked.status == 1 && locked.stderr.contains("[locked]"), "\(locked.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: project.root + "/while-baking"))
+
+        let table = shards[0] + "/thumb.imagetable"
+        let reader = try ImageTableReader(path: table)
+        let entry = try #require(reader.entries().first)
+        try Self.flipByte(in: table, at: reader.layout.recordOffset(entry.slot) + 100)
+        let damaged = try Self.merge(project.root + "/damaged", shards)
+        #expect(damaged.status == 3 && damaged.stderr.contains("[damaged-record]"), "\(damaged.status) \(damaged.stderr)")
+
+        try Data("not a table".utf8).write(to: URL(fileURLWithPath: shards[1] + "/grey.imagetable"))
+        let broken = try Self.merge(project.root + "/broken", shards)
+        #expect(broken.status == 1 && broken.stderr.hasPrefix(shards[1] + "/grey.imagetable: error: "), "\(broken.stderr)")
+    }
+
+    /// Whether this machine lets the tests mount a tmpfs (root with the capability).
+    static let canMount: Bool = {
+        let point = NSTemporaryDirectory() + "mount-probe-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: point, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: point) }
+        guard (try? run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "none", point]))?.status == 0 else { return false }
+        _ = try? run("/bin/umount", [point])
+        return true
+    }()
+
+    /// An output that is a mount point (a volume) cannot be swapped by a rename: refused before
+    /// any work, saying to give a directory inside it (it failed after the whole merge with
+    /// `renameat2 (exchange) failed: Device or resource busy`).
+    @Test(.enabled(if: canMount, "needs to mount a tmpfs"))
+    func aMountPointOutputIsRefusedAtOnceWithWhatToDo() throws {
+        let project = try Self.shardedProject(sources: 4, shards: 2)
+        let volume = project.root + "/volume"
+        try FileManager.default.createDirectory(atPath: volume, withIntermediateDirectories: true)
+        #expect(try run("/bin/mount", ["-t", "tmpfs", "-o", "size=8m", "none", volume]).status == 0)
+        defer { _ = try? run("/bin/umount", [volume]) }
+        let shards = (0..<2).map { project.root + "/shard-\($0)" }
+        let refused = try Self.merge(volume, shards)
+        #expect(refused.status == 1 && refused.stderr.contains("is a mount point, which the merge cannot replace in one step; "
+                                                                + "give a directory inside it, such as \(volume)/tables"), "\(refused.stderr)")
+        let inside = try Self.merge(volume + "/tables", shards)
+        #expect(inside.status == 0, "\(inside.stderr)")
+        #expect(try Self.merge(volume + "/tables", shards).status == 0, "and again, replacing it")
+    }
+
     static func flipByte(in path: String, at offset: Int) throws {
         let fd = open(path, O_RDWR)
         defer { close(fd) }

@@ -18,6 +18,9 @@ struct MergeInputs {
     let inputs: [Input]
     /// The table file names every input holds, sorted.
     let tableNames: [String]
+    /// The inputs' tables' writer locks, held until ``release()``: a shard whose bake is still
+    /// running is waited for (up to the lock timeout), never merged half done.
+    private let locks: [TableLock]
 
     /// Opens every input and checks that they go together.
     ///
@@ -27,11 +30,12 @@ struct MergeInputs {
     /// - Throws: ``ImageTableError``: `not-found`/`io` for an input that cannot be read, the error
     ///   of a table that cannot be opened, `shard-mismatch` for shards that do not make one
     ///   whole, `manifest-mismatch` for tables that differ.
-    init(_ paths: [String], output: String) throws(ImageTableError) {
+    init(_ paths: [String], output: String, lockTimeout: Double = 10) throws(ImageTableError) {
         guard !paths.isEmpty else { throw ImageTableError(.invalidArgument, "no directory to merge") }
         var seen: [String: String] = [:]
         let outputReal = Self.realPath(output)
         var inputs: [Input] = []
+        var locks: [TableLock] = []
         for path in paths {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
@@ -42,6 +46,10 @@ struct MergeInputs {
             if let first = seen[real] { throw ImageTableError(.shardMismatch, "given twice (also as \(first))", path: path) }
             seen[real] = path
             if real == outputReal { throw ImageTableError(.invalidArgument, "the output directory cannot be one of the inputs", path: path) }
+            // The merge replaces the output whole, and everything in it with it.
+            if let outputReal, real.hasPrefix(outputReal + "/") {
+                throw ImageTableError(.invalidArgument, "is inside the output directory, which the merge replaces whole", path: path)
+            }
             let names: [String]
             do {
                 names = try FileManager.default.contentsOfDirectory(atPath: path)
@@ -50,14 +58,37 @@ struct MergeInputs {
             }
             var tables: [String: ImageTableReader] = [:]
             for name in names where name.hasSuffix(".imagetable") && !name.hasPrefix(".") {
-                tables[name] = try ImageTableReader(path: path + "/" + name)
+                let table = path + "/" + name
+                do throws(ImageTableError) {
+                    locks.append(try TableLock(tablePath: table, timeout: lockTimeout))
+                } catch where error.code == .permissionDenied || error.code == .io {
+                    // A read-only input (a mounted volume): no bake can be writing it.
+                } catch {
+                    locks.forEach { $0.release() }
+                    throw error.explained("a bake may still be writing this shard")
+                }
+                do {
+                    tables[name] = try ImageTableReader(path: table)
+                } catch {
+                    locks.forEach { $0.release() }
+                    throw error.at(table)
+                }
             }
             inputs.append(Input(path: path, marker: try ShardMarker.read(in: path), tables: tables))
         }
-        try Self.checkShards(inputs)
-        tableNames = try Self.checkTables(inputs)
+        do throws(ImageTableError) {
+            try Self.checkShards(inputs)
+            tableNames = try Self.checkTables(inputs)
+        } catch {
+            locks.forEach { $0.release() }
+            throw error
+        }
         self.inputs = inputs
+        self.locks = locks
     }
+
+    /// Releases the inputs' locks.
+    func release() { locks.forEach { $0.release() } }
 
     /// Shards must be every shard of one split, once each; inputs without a marker (whole bakes
     /// of parts of a collection) may be merged together, but not with shards.

@@ -44,6 +44,12 @@ struct MergeOutput {
                 throw ImageTableError(.outputFailed, "exists and was not made by imagetable merge, whose output replaces the whole "
                                       + "directory; give a new or empty directory", path: path)
             }
+            // Said before any work: a mount point (a volume) cannot be replaced by a rename.
+            var own = stat(), above = stat()
+            if stat(absolute, &own) == 0, stat(parent, &above) == 0, own.st_dev != above.st_dev {
+                throw ImageTableError(.outputFailed, "is a mount point, which the merge cannot replace in one step; "
+                                      + "give a directory inside it, such as \(path)/tables, and point readers there", path: path)
+            }
         }
         // What merges killed before (or after) their exchange left: the staging directories of
         // processes that are gone. A merge still running keeps its own.
@@ -93,6 +99,18 @@ struct MergeOutput {
         }
         do {
             try AtomicRename.exchange(staging, path)
+        } catch where [EINVAL, ENOSYS, ENOTSUP, EOPNOTSUPP].contains(error.errno ?? 0) {
+            // A file system that cannot exchange two directories (NFS, some FUSE ones): two
+            // renames. A reader that opens the set in between finds no table and retries
+            // (`ImageTableReader.openSet`); a kill in between leaves the old set beside the output.
+            let old = staging + ".old"
+            guard rename(path, old) == 0 else { throw ImageTableError.system("rename", path: path).with(.outputFailed) }
+            guard rename(staging, path) == 0 else {
+                let failure = ImageTableError.system("rename", path: path).with(.outputFailed)
+                _ = rename(old, path)
+                throw failure
+            }
+            try? FileManager.default.removeItem(atPath: old)
         } catch {
             throw error.with(.outputFailed)
         }

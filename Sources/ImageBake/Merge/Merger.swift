@@ -54,7 +54,8 @@ public enum Merger {
     /// - Throws: ``ImageTableError`` when the merge cannot be made; the output is then unchanged.
     public static func merge(_ inputs: [String], into output: String, lockTimeout: Double = 10) throws(ImageTableError) -> MergeSummary {
         let started = Date()
-        let sources = try MergeInputs(inputs, output: output)
+        let sources = try MergeInputs(inputs, output: output, lockTimeout: lockTimeout)
+        defer { sources.release() }
         let target = try MergeOutput(output)
         var summary = MergeSummary()
         summary.shards = sources.inputs.first?.marker?.count

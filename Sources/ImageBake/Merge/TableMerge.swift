@@ -51,6 +51,11 @@ struct TableMerge {
                     best[info.key] = candidate
                 }
             }
+            // Entries the listing passed over (a damaged record, one the index does not lead
+            // to) are said, as pixels that fail their checksum are: the merge lacks them.
+            for notice in reader.notices where notice.kind == .damagedRecord || notice.kind == .damagedIndex {
+                outcome.skipped.append("\(reader.path): warning: \(notice.message); left out of the merge [\(notice.kind.rawValue)]")
+            }
         }
         let capacity = readers[0].layout.capacity
         let ranked = best.values.sorted { a, b in
