@@ -68,7 +68,7 @@ struct MergeCommand: ParsableCommand {
         do {
             summary = try Merger.merge(inputs, into: output, lockTimeout: lockTimeout)
         } catch {
-            MergeReport.printFatal(error, output: output, format: format)
+            MergeReport.printFatal(error, output: output, inputs: inputs, format: format)
             throw ExitStatus.failure
         }
         MergeReport.print(summary, output: output, inputs: inputs, format: format)

@@ -179,6 +179,10 @@ import Glibc
         try Data("not a table".utf8).write(to: URL(fileURLWithPath: shards[1] + "/grey.imagetable"))
         let broken = try Self.merge(project.root + "/broken", shards)
         #expect(broken.status == 1 && broken.stderr.hasPrefix(shards[1] + "/grey.imagetable: error: "), "\(broken.stderr)")
+        // The fatal JSON names the inputs it was given.
+        let json = try Self.merge(project.root + "/broken", shards, ["--format", "json"])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(json.status == 1 && document["inputs"] as? [String] == shards && document["fatal"] != nil, "\(document)")
     }
 
     /// Whether this machine lets the tests mount a tmpfs (root with the capability).

@@ -49,10 +49,10 @@ enum MergeReport {
         return out
     }
 
-    static func printFatal(_ error: ImageTableError, output: String, format: TableOutputFormat) {
+    static func printFatal(_ error: ImageTableError, output: String, inputs: [String], format: TableOutputFormat) {
         switch format {
         case .json:
-            Swift.print(JSONOutput.encode(Document(ok: false, output: output, inputs: [], shards: nil, seconds: 0, bytes: 0, tables: [],
+            Swift.print(JSONOutput.encode(Document(ok: false, output: output, inputs: inputs, shards: nil, seconds: 0, bytes: 0, tables: [],
                                                    warnings: [], fatal: error)), terminator: "")
         case .text:
             StandardError.report(error)
