@@ -144,6 +144,33 @@ import Glibc
         #expect(damaged.stderr == "\(second.tables)/thumb.imagetable: warning: slot \(slot) ('t4.jpg'): pixel checksum mismatch; "
                 + "left out of the merge [pixel-checksum-mismatch]\n")
         #expect(try ImageTableReader(path: out + "/thumb.imagetable").entries().count == 5)
+
+        // A damaged winner of a key both inputs hold gives way to the sound copy, where the key
+        // was dropped whole.
+        let older = try ImageTableReader(path: first.tables + "/thumb.imagetable")
+        let t3 = try #require(newer.entry(forKey: "t3.jpg")?.slot)
+        try Self.flipByte(in: second.tables + "/thumb.imagetable", at: newer.layout.slotOffset(t3) + 5)
+        let fallback = try Self.merge(out, [first.tables, second.tables])
+        #expect(fallback.status == 3 && fallback.stderr.contains("('t3.jpg'): pixel checksum mismatch"), "\(fallback.stderr)")
+        let kept = try ImageTableReader(path: out + "/thumb.imagetable")
+        #expect(kept.entries().count == 5 && kept.entry(forKey: "t3.jpg")?.sourceUUID == older.entry(forKey: "t3.jpg")?.sourceUUID)
+        #expect(try kept.withImage(forKey: "t3.jpg") { Array($0.bytes) } == (try older.withImage(forKey: "t3.jpg") { Array($0.bytes) }))
+    }
+
+    /// An over-full merge whose selected entry is damaged admits the next source in rank, where
+    /// it left the slot empty.
+    @Test func aDamagedEntryOfAnOverFullMergeGivesItsPlaceToTheNext() throws {
+        let small = Self.formats.replacingOccurrences(of: "maximumCount: 40", with: "maximumCount: 10")
+        let project = try Self.shardedProject(sources: 24, shards: 2, formats: small)
+        let shards = (0..<2).map { project.root + "/shard-\($0)" }
+        // t0 … t9 are the ten newest; damage t0's pixels, wherever it is.
+        let holder = try #require(shards.first { (try? ImageTableReader(path: $0 + "/thumb.imagetable").entry(forKey: "t0.jpg")) != nil })
+        let reader = try ImageTableReader(path: holder + "/thumb.imagetable")
+        try Self.flipByte(in: holder + "/thumb.imagetable", at: reader.layout.slotOffset(try #require(reader.entry(forKey: "t0.jpg")).slot) + 5)
+        let merged = try Self.merge(project.root + "/merged", shards)
+        #expect(merged.status == 3, "\(merged.stderr)")
+        let keys = Set(try ImageTableReader(path: project.root + "/merged/thumb.imagetable").entries().map(\.key))
+        #expect(keys == Set((1...10).map { "t\($0).jpg" }), "\(keys.sorted())")
     }
 
     /// From a review: inputs inside the output are refused (the merge replaced them, with the

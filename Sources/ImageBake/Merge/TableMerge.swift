@@ -28,6 +28,16 @@ struct TableMerge {
         var duplicates = 0
         var bytes = 0
         var skipped: [String] = []
+        /// The entries left out for damage in this attempt.
+        fileprivate var failed: [CandidateID] = []
+        /// Keys more than one input held.
+        fileprivate var keysWithAlternatives: Set<String> = []
+
+        /// Whether building again without `failed` would admit another entry: a copy of one of
+        /// their keys from another input, or a source left out for capacity.
+        fileprivate func alternatives(for failed: Set<CandidateID>) -> Bool {
+            leftOut > 0 || failed.contains { keysWithAlternatives.contains($0.key) }
+        }
     }
 
     let name: String
@@ -35,17 +45,46 @@ struct TableMerge {
 
     /// Builds the merged table at `path`.
     ///
+    /// An entry whose pixels fail their checksum as they are copied is left out with a warning.
+    /// When another input held its key, or entries were left out for capacity, the table is
+    /// built again without it: the sound copy of the key, or the next source in rank, takes its
+    /// place, as if the damaged entry had not been there (rare, so paid for by a second copy).
+    ///
     /// - Parameter path: the new file (in the merge's staging directory).
     /// - Returns: what was merged.
     /// - Throws: ``ImageTableError`` when the table cannot be written.
     func build(at path: String) throws(ImageTableError) -> Outcome {
+        var excluded: Set<CandidateID> = []
+        var warnings: [String] = []
+        while true {
+            var outcome = try attempt(at: path, excluding: excluded, listingNotices: warnings.isEmpty)
+            let failed = Set(outcome.failed)
+            warnings += outcome.skipped
+            guard !failed.isEmpty, outcome.alternatives(for: failed) else {
+                outcome.skipped = warnings
+                return outcome
+            }
+            excluded.formUnion(failed)
+            unlink(path)
+        }
+    }
+
+    /// An entry of one input: which input, and its key.
+    struct CandidateID: Hashable {
+        let input: Int
+        let key: String
+    }
+
+    private func attempt(at path: String, excluding excluded: Set<CandidateID>, listingNotices: Bool) throws(ImageTableError) -> Outcome {
         var outcome = Outcome()
         var best: [String: Candidate] = [:]
         for (input, reader) in readers.enumerated() {
             for info in reader.entries() {
                 let candidate = Candidate(info: info, input: input)
+                if excluded.contains(CandidateID(input: input, key: info.key)) { continue }
                 if let held = best[info.key] {
                     outcome.duplicates += 1
+                    outcome.keysWithAlternatives.insert(info.key)
                     if Self.precedes(candidate.info, held.info) { best[info.key] = candidate }
                 } else {
                     best[info.key] = candidate
@@ -53,7 +92,7 @@ struct TableMerge {
             }
             // Entries the listing passed over (a damaged record, one the index does not lead
             // to) are said, as pixels that fail their checksum are: the merge lacks them.
-            for notice in reader.notices where notice.kind == .damagedRecord || notice.kind == .damagedIndex {
+            for notice in reader.notices where listingNotices && (notice.kind == .damagedRecord || notice.kind == .damagedIndex) {
                 outcome.skipped.append("\(reader.path): warning: \(notice.message); left out of the merge [\(notice.kind.rawValue)]")
             }
         }
@@ -67,16 +106,17 @@ struct TableMerge {
         let header = try TableBuilder.header(like: Self.widestPage(readers).header, createdAt: readers.map(\.header.createdAt).max() ?? 0)
         let builder = try TableBuilder(path: path, header: header)
         for candidate in selected.sorted(by: { Self.keyOrder($0.info.key, $1.info.key) }) {
+            let slotName = "\(readers[candidate.input].path): warning: slot \(candidate.info.slot) (\(PrintableText.quoted(candidate.info.key)))"
             switch try builder.append(copying: candidate.info, from: readers[candidate.input], recency: recency[candidate.info.key]!) {
             case .copied:
                 outcome.entries += 1
                 outcome.bytes += builder.layout.imageBytes
             case .pixelChecksumMismatch:
-                outcome.skipped.append("\(readers[candidate.input].path): warning: slot \(candidate.info.slot) "
-                                       + "(\(PrintableText.quoted(candidate.info.key))): pixel checksum mismatch; left out of the merge [pixel-checksum-mismatch]")
+                outcome.skipped.append(slotName + ": pixel checksum mismatch; left out of the merge [pixel-checksum-mismatch]")
+                outcome.failed.append(CandidateID(input: candidate.input, key: candidate.info.key))
             case .changed:
-                outcome.skipped.append("\(readers[candidate.input].path): warning: slot \(candidate.info.slot) "
-                                       + "(\(PrintableText.quoted(candidate.info.key))): changed while it was copied; left out of the merge [entry-unavailable]")
+                outcome.skipped.append(slotName + ": changed while it was copied; left out of the merge [entry-unavailable]")
+                outcome.failed.append(CandidateID(input: candidate.input, key: candidate.info.key))
             }
         }
         try builder.finish(clock: UInt64(selected.count))
