@@ -46,8 +46,18 @@ public enum TableExport {
         }
         // The bake's order, so that an export and a bake waiting for each other's locks cannot
         // each hold what the other needs.
-        let locks = try manifest.formats.map { format throws(ImageTableError) in
-            try TableLock(tablePath: manifest.tablePath(of: format), timeout: lockTimeout)
+        // A table the user may read but not write (a CI cache, another user's bake) has a lock
+        // file this process cannot open: it is read without its lock, as `merge` reads such inputs.
+        var locks: [TableLock] = []
+        for format in manifest.formats {
+            do throws(ImageTableError) {
+                locks.append(try TableLock(tablePath: manifest.tablePath(of: format), timeout: lockTimeout))
+            } catch where error.code == .permissionDenied {
+                continue
+            } catch {
+                locks.forEach { $0.release() }
+                throw error
+            }
         }
         defer { locks.forEach { $0.release() } }
         let staging = try destination.makeStaging()
@@ -109,14 +119,16 @@ public enum TableExport {
             throw ImageTableError(.staleTable, "the table was made with other parameters than the manifest gives it ("
                                   + staleness(of: reader.header, format, previous: previous) + "); bake the manifest first", path: display)
         }
-        if let notice = reader.notices.first {
-            let code: ImageTableError.Code = notice.kind == .damagedRecord ? .damagedRecord : .interruptedWrite
-            throw ImageTableError(code, "\(notice.message); run imagetable verify, and bake again before exporting", path: display)
+        // Listed first: a table's notices of damaged or interrupted records come from its listing.
+        let entries = reader.entries().sorted { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }
+        let codes: [TableNotice.Kind: ImageTableError.Code] = [.damagedRecord: .damagedRecord, .damagedIndex: .damagedIndex,
+                                                                .discardedInterruptedWrite: .interruptedWrite]
+        if let notice = reader.notices.first(where: { codes[$0.kind] != nil }) {
+            throw ImageTableError(codes[notice.kind]!, "\(notice.message); run imagetable verify, and bake again before exporting", path: display)
         }
         let target = staging + "/" + format.fileName
         let writer = try ImageTableWriter(path: target, format: format,
                                           options: .init(lockTimeout: 0, durability: .processCrashOnly, timestamp: timestamp))
-        let entries = reader.entries().sorted { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }
         do throws(ImageTableError) {
             for entry in entries { try copy(entry, from: reader, to: writer, display: display) }
         } catch {

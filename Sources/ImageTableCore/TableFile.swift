@@ -42,7 +42,9 @@ final class TableFile: @unchecked Sendable {
     init(path: String, writable: Bool) throws(ImageTableError) {
         self.path = path
         self.writable = writable
-        let fd = Posix.retrying { open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC) }
+        // O_NONBLOCK: a FIFO at the path would block the open until a writer came; opened at
+        // once, it is refused by its type below. (A regular file ignores the flag.)
+        let fd = Posix.retrying { open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) }
         guard fd >= 0 else {
             if errno == ELOOP { throw ImageTableError(.insecureFile, "table is a symbolic link; refusing to follow it", path: path) }
             throw Posix.error("open", path: path)
@@ -92,7 +94,7 @@ final class TableFile: @unchecked Sendable {
     /// outlive our permission checks, as OpenSSH refuses for keys).
     static func checkFileType(_ st: stat, path: String) throws(ImageTableError) {
         guard st.st_mode & S_IFMT == S_IFREG else {
-            throw ImageTableError(.insecureFile, "not a regular file", path: path)
+            throw ImageTableError(.notATable, "is not a regular file, so not an image table", path: path)
         }
         guard st.st_nlink == 1 else {
             throw ImageTableError(.insecureFile, "file has \(st.st_nlink) hard links; a table must have exactly one", path: path)

@@ -23,7 +23,6 @@ enum ExtractWorker {
             printError("\(error)")
             return 1
         }
-        for notice in reader.notices { printError("\(request.table): warning: \(notice.message) [\(notice.kind.rawValue)]") }
         let mode = mode_t(reader.header.protection.permissions)
         if let key = request.key, let output = request.output {
             guard let info = reader.entry(forKey: key) else {
@@ -49,13 +48,20 @@ enum ExtractWorker {
             printError(error.description)
             return 1
         }
+        // Names compared case-folded: on a file system that folds case (macOS's), `A.jpg` and
+        // `a.jpg` would be one file.
         var taken = Set<[String]>()
         var written = 0, failed = 0
-        for info in reader.entries() {
-            var components = KeyPaths.components(for: info.key)
-            if !taken.insert(components).inserted {
-                components = KeyPaths.disambiguated(components, slot: info.slot)
-                taken.insert(components)
+        let listed = reader.entries()
+        // Printed once listed: the listing finds the damaged and interrupted records it skips.
+        for notice in reader.notices { printError("\(request.table): warning: \(notice.message) [\(notice.kind.rawValue)]") }
+        for info in listed {
+            let plainComponents = KeyPaths.components(for: info.key)
+            var components = plainComponents
+            var attempt = 0
+            while !taken.insert(components.map { $0.lowercased() }).inserted {
+                attempt += 1
+                components = KeyPaths.disambiguated(plainComponents, slot: info.slot, attempt: attempt)
             }
             let plain = info.key + ".png"
             let ok = extract(info, from: reader, request: request) { png in

@@ -24,10 +24,11 @@ enum KeyPaths {
     }
 
     /// `components` with `~slotN` inserted before the final `.png`, for a name already taken.
-    static func disambiguated(_ components: [String], slot: Int) -> [String] {
+    static func disambiguated(_ components: [String], slot: Int, attempt: Int = 1) -> [String] {
         var parts = components
         let last = parts[parts.count - 1]
-        parts[parts.count - 1] = String(last.dropLast(4)) + "~slot\(slot).png"
+        // `~slotN` names the entry; should another key's name be that already, `~slotN-2`, `-3`…
+        parts[parts.count - 1] = String(last.dropLast(4)) + "~slot\(slot)" + (attempt > 1 ? "-\(attempt)" : "") + ".png"
         return parts
     }
 

@@ -44,8 +44,9 @@ enum PreviewWorker {
             printError("\(error)")
             return 1
         }
-        for notice in reader.notices { printError("\(request.table): warning: \(notice.message) [\(notice.kind.rawValue)]") }
         let all = sorted(reader.entries(), by: request.order)
+        // After the listing, which finds the damaged and interrupted records it skips.
+        for notice in reader.notices { printError("\(request.table): warning: \(notice.message) [\(notice.kind.rawValue)]") }
         let shown = Array(all.prefix(request.limit))
         let layout = reader.layout
         let sheet = SheetLayout(slotWidth: layout.width, slotHeight: layout.height, count: shown.count,

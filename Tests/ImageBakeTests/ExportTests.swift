@@ -144,6 +144,26 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: project.root + "/out"))
     }
 
+    /// A damaged record, or a FIFO where a table should be, is refused (exit 1, its code): the
+    /// record was left out and the export exited 0, and the FIFO hung the export for ever while
+    /// it held every table's lock.
+    @Test func aDamagedRecordOrAFIFOIsRefused() throws {
+        let project = try Self.project()
+        _ = try project.bake()
+        let path = project.tables + "/few.imagetable"
+        let reader = try ImageTableReader(path: path)
+        let slot = try #require(reader.entries().first?.slot)
+        try MergeTests.flipByte(in: path, at: reader.layout.recordOffset(slot) + 100)
+        let damaged = try imagetable(["export", "manifest.yaml", "--to", "out"], in: project.root)
+        #expect(damaged.status == 1 && damaged.stderr.hasSuffix("[damaged-record]\n"), "\(damaged.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: project.root + "/out"))
+        try FileManager.default.removeItem(atPath: path)
+        #expect(mkfifo(path, 0o644) == 0)
+        let fifo = try run("/usr/bin/timeout", ["20", Products.imagetable, "export", "manifest.yaml", "--to", "out"], in: project.root,
+                           environment: ["SOURCE_DATE_EPOCH": "\(Self.epoch)"])
+        #expect(fifo.status == 1 && fifo.stderr.contains("[not-a-table]"), "\(fifo.status) \(fifo.stderr) \(fifo.stdout)")
+    }
+
     @Test func aMissingStaleOrLockedTableIsRefused() throws {
         let project = try Self.project()
         let missing = try imagetable(["export", "manifest.yaml", "--to", "out"], in: project.root)

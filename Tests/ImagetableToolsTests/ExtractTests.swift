@@ -84,6 +84,33 @@ struct ExtractTests {
         }
     }
 
+    /// Every entry gets a file of its own, whatever the keys: a key that is already another's
+    /// disambiguated name (`a/b~slot3.png`), and names that differ only in case (one file on a
+    /// file system that folds case). One entry used to overwrite another's PNG, reported written.
+    /// A damaged record the listing skips is a warning.
+    @Test func allWritesOneFilePerEntryWhateverTheNames() throws {
+        let scratch = try TemporaryDirectory()
+        let keys = ["a/b~slot3", "x", "a/b", "a//b", "Case.jpg", "case.jpg"]
+        let table = try TestTable(at: scratch.file("t.imagetable"), style: .bgra32, width: 4, height: 3, capacity: 8, keys: keys)
+        let out = scratch.file("out")
+        let run = try imagetable("extract", table.path, "--all", out)
+        #expect(run.status == 0 && run.stdout == "\(table.path): wrote 6 entries as PNG files to \(out)\n", "\(run.stdout)")
+        let files = filesBelow(out)
+        #expect(files.count == 6 && Set(files.map { $0.lowercased() }).count == 6, "\(files)")
+        for entry in table.entries {
+            let file = try #require(files.first { path in
+                (try? DecodedPNG(path: out + "/" + path).pixels) == expectedPNGPixels(entry.pixels, style: .bgra32, width: 4, height: 3)
+            }, "no file holds \(entry.key)'s pixels")
+            _ = file
+        }
+        let layout = try table.descriptor.layout()
+        try flipByte(in: table.path, at: layout.recordOffset(1) + 100)
+        let damaged = try imagetable("extract", table.path, "--all", scratch.file("out2"))
+        #expect(damaged.stderr.contains("[damaged-record]") && damaged.stdout.contains("wrote 5 entries"), "\(damaged.stderr)")
+        let preview = try imagetable("preview", table.path, "-o", scratch.file("sheet.png"))
+        #expect(preview.status == 0 && preview.stderr.contains("[damaged-record]"), "\(preview.stderr)")
+    }
+
     @Test func symbolicLinksInsideTheDirectoryAreNotFollowed() throws {
         let scratch = try TemporaryDirectory()
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, keys: ["abs/x.jpg", "y.jpg"])
