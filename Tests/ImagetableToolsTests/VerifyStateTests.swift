@@ -63,6 +63,31 @@ struct VerifyStateTests {
         #expect(both.status == 1 && bothDoc["ok"] as? Bool == false && states == ["sound", "unverified"], "\(bothDoc)")
     }
 
+    /// A damaged hash index is repaired by rebuilding it: no entry is cleared, and the report
+    /// says so (it said every entry was cleared for the next bake, and verified 0).
+    @Test func aRebuiltIndexClearsNoEntry() throws {
+        let scratch = try TemporaryDirectory()
+        let (table, layout) = try table(scratch)
+        // Both bucket areas zeroed: no entry is found through the index.
+        let fd = open(table.path, O_RDWR)
+        let zeros = [UInt8](repeating: 0, count: layout.slotsOffset - layout.bucketsOffset)
+        #expect(zeros.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(layout.bucketsOffset)) } == zeros.count)
+        close(fd)
+        #expect(try imagetable("verify", table.path).stderr.contains("[damaged-index]"))
+        let repair = try imagetable("verify", "--repair", table.path, "--format", "json")
+        let doc = try #require(try JSONSerialization.jsonObject(with: repair.output) as? [String: Any])
+        let t = try #require((doc["tables"] as? [[String: Any]])?.first)
+        #expect(t["state"] as? String == "repaired" && t["cleared"] as? Int == 0 && t["validEntries"] as? Int == 4, "\(t)")
+        let again = try imagetable("verify", table.path)
+        #expect(again.status == 0 && again.stdout == "\(table.path): ok, 4 entries verified\n")
+        // In text: what was done.
+        let fd2 = open(table.path, O_RDWR)
+        #expect(zeros.withUnsafeBytes { pwrite(fd2, $0.baseAddress, $0.count, off_t(layout.bucketsOffset)) } == zeros.count)
+        close(fd2)
+        let text = try imagetable("verify", "--repair", table.path)
+        #expect(text.stdout == "\(table.path): repaired, rebuilt the index, 4 entries verified\n", "\(text.stdout)")
+    }
+
     /// `verify tables/*` names each table's lock file too: passed over beside its table, still
     /// reported when it is named alone.
     @Test func aLockFileBesideItsTableIsPassedOver() throws {

@@ -94,8 +94,10 @@ enum VerifyReport {
         }
         // A repair that could not be made leaves whatever it was asked to clear.
         if failure != nil { state = max(state, .damaged) }
+        // An index the repair rebuilt clears no entry: only the other problems' records go.
+        let clearedRecords = problems.filter { $0.code != ImageTableError.Code.damagedIndex.rawValue }.count
         return TableResult(path: path, ok: state == .sound, state: state, validEntries: report.validEntries,
-                           inProgress: report.inProgress, problems: problems, cleared: cleared.map { $0 ? problems.count : 0 },
+                           inProgress: report.inProgress, problems: problems, cleared: cleared.map { $0 ? clearedRecords : 0 },
                            error: error)
     }
 
@@ -106,6 +108,14 @@ enum VerifyReport {
 
     static func json(_ results: [TableResult]) -> String {
         JSONOutput.encode(Document(ok: results.allSatisfy(\.ok), tables: results))
+    }
+
+    /// What a repair did, in words: the entries it cleared, and whether it rebuilt the index.
+    private static func repairs(_ r: TableResult) -> String {
+        let count = r.cleared ?? 0
+        let rebuilt = r.problems.contains { $0.code == ImageTableError.Code.damagedIndex.rawValue }
+        let cleared = "cleared \(count) entr\(count == 1 ? "y" : "ies") for the next bake to render again"
+        return count == 0 && rebuilt ? "rebuilt the index" : cleared + (rebuilt ? " and rebuilt the index" : "")
     }
 
     /// `path: error: slot 3 ('a.jpg'): pixel checksum mismatch [pixel-checksum-mismatch]` per
@@ -127,7 +137,7 @@ enum VerifyReport {
         let status = switch r.state {
         case .sound: "\(path): ok, \(verified)"
         case .interrupted: "\(path): interrupted, \(count) write\(count == 1 ? "" : "s") for the next bake to complete, \(verified)"
-        case .repaired: "\(path): repaired, cleared \(count) entr\(count == 1 ? "y" : "ies") for the next bake to render again, \(verified)"
+        case .repaired: "\(path): repaired, " + repairs(r) + ", \(verified)"
         case .damaged, .unverified: "\(path): \(count) problem\(count == 1 ? "" : "s"), \(verified)"
         }
         return (lines, status)
