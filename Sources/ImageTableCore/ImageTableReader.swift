@@ -146,7 +146,7 @@ public final class ImageTableReader: @unchecked Sendable {
             return info
         }
         guard refreshIfChanged(), let slot = directory.withLock({ $0.slotByEntity[entity] }) else { return nil }
-        return file.entryInfo(slot: Int(slot))
+        return file.entryInfo(slot: Int(slot)).flatMap { $0.entityUUID == entity ? $0 : nil }
     }
 
     /// Every entry the reader serves, in slot order, as the index is now: damaged and
@@ -198,12 +198,24 @@ struct IndexedEntries {
         func note(_ kind: TableNotice.Kind, _ slot: Int, _ reason: String) {
             notices.append(TableNotice(kind: kind, message: "slot \(slot): \(reason); skipped it", slot: slot))
         }
+        // Whether a writer in another process holds the table: then an odd generation is a
+        // write in progress, not one a crash interrupted. (A tool that holds the lock itself,
+        // such as `export`, is told of interrupted writes.) Asked once, if such a record is met.
+        var writerActive: Bool?
+        func stable(_ slot: Int, _ generation: UInt64) -> Bool {
+            itc_fence_acquire()
+            return file.record(slot).generation == generation
+        }
         file.forEachRecord { slot in
             let generation = file.record(slot).generation
             switch RecordScan.judge(slot: slot, of: file, checkKeys: false) {
             case .empty: return
-            case .interrupted: note(.discardedInterruptedWrite, slot, "interrupted write")
-            case .damaged(let reason): note(.damagedRecord, slot, reason)
+            case .interrupted:
+                if writerActive == nil { writerActive = WriterLock.isHeldByAnotherProcess(tablePath: file.path) }
+                if writerActive == false { note(.discardedInterruptedWrite, slot, "interrupted write") }
+            case .damaged(let reason):
+                // Judged while a writer changed the record: a torn read, not damage.
+                if stable(slot, generation) { note(.damagedRecord, slot, reason) }
             case .committed(let entity):
                 guard let info = file.entryInfo(slot: slot) else { return }
                 let indexed = file.indexedSlot(of: entity)

@@ -5,7 +5,8 @@ extension ImageTableWriter {
     ///
     /// The read is checked: if a writer (another thread of this process) replaces the entry while
     /// `body` runs, the result is discarded and `body` runs again on the new state, so it may run
-    /// more than once and should only read. Does not allocate.
+    /// more than once and should only read; while a rewrite is still under way the read is a
+    /// miss (`nil`). Does not allocate.
     ///
     /// - Parameters:
     ///   - key: the entry's key.

@@ -165,8 +165,10 @@ public final class ImageTableWriter: @unchecked Sendable {
             // Staged memory may still be in a filler's hands: it is left, not freed (a rare leak
             // of one image, rather than a use after free).
         }
-        file.detach()
-        lock.release()
+        // Were the mapping still the file's, a filler writing late into a reservation would
+        // write into a table another process may own by then: the lock is then kept until the
+        // writer is deinitialised (its lock with it).
+        if file.detach() { lock.release() }
     }
 
     deinit { close() }
@@ -199,7 +201,8 @@ public final class ImageTableWriter: @unchecked Sendable {
     public func entry(forKey key: String) -> EntryInfo? {
         let entity = EntityKey.uuid(for: key)
         guard let slot = state.withLock({ $0.closed ? nil : file.indexedSlot(of: entity) }) else { return nil }
-        return file.entryInfo(slot: slot)
+        // Read outside the lock: another thread may have given the slot to another key since.
+        return file.entryInfo(slot: slot).flatMap { $0.entityUUID == entity ? $0 : nil }
     }
 
     /// Every committed entry, in slot order. Reads every record in use.

@@ -150,8 +150,13 @@ extension TableFile {
         guard slotIsBacked(slot) else { return .miss }
         let l = layout
         let r = record.contentRect
-        // A torn rectangle is discarded below, but must not mislead the body meanwhile.
-        let rect = r.x + r.width <= l.width && r.y + r.height <= l.height ? r : PixelRect(x: 0, y: 0, width: l.width, height: l.height)
+        // FORMAT.md's reader checks: the record's checksum (hardware CRC, some tens of ns) and a
+        // rectangle inside the slot. A stable record that fails them is a miss, as the listing
+        // passes over it; a torn one is a change.
+        guard record.storedChecksum == record.computeChecksum(), r.x + r.width <= l.width, r.y + r.height <= l.height else {
+            return before == record.generation ? .miss : .changed
+        }
+        let rect = r
         let view = ImageView(baseAddress: UnsafeRawPointer(self.slot(slot)), width: l.width, height: l.height,
                              bytesPerRow: l.bytesPerRow, style: l.style, contentRect: rect,
                              entityUUID: entity, sourceUUID: stored)

@@ -240,7 +240,14 @@ final class TableFile: @unchecked Sendable {
     /// Replaces the whole mapping, in place, with private zeroed memory: pointers into it stay
     /// valid, but nothing written through them reaches the file any more. For a writer that gives
     /// up the lock while other threads may still hold reservations.
-    func detach() {
-        _ = mmap(base, mappedBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0)
+    ///
+    /// `MAP_NORESERVE`: the mapping is as large as the table may grow (tens of GB for a large
+    /// format), more than memory and swap, which the kernel refuses to reserve (`ENOMEM`), and
+    /// only pages written to after the detach ever take memory.
+    ///
+    /// - Returns: whether the mapping was replaced; when not (a system that reserves all the
+    ///   same), writes through old pointers still reach the file.
+    func detach() -> Bool {
+        mmap(base, mappedBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) != MAP_FAILED
     }
 }

@@ -94,6 +94,18 @@ final class WriterLock: Sendable {
         return errno == EWOULDBLOCK ? true : nil
     }
 
+    /// Whether a writer in another process holds `tablePath`'s lock at this instant: as
+    /// ``isHeld(tablePath:)``, less this process's own hold (a tool reading tables it locked,
+    /// such as `export` or `merge`), told by the PID the holder writes into the lock file.
+    ///
+    /// - Parameter tablePath: the table.
+    static func isHeldByAnotherProcess(tablePath: String) -> Bool {
+        guard isHeld(tablePath: tablePath) == true else { return false }
+        guard let text = try? String(contentsOfFile: tablePath + ".lock", encoding: .utf8),
+              let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { return true }
+        return pid != getpid()
+    }
+
     /// Releases the lock (clearing the PID only if we held it); idempotent and thread-safe.
     ///
     /// - Returns: whether this call released it (`false` when it was already released).

@@ -27,6 +27,25 @@ import Testing
         #expect(TableVerifier.verify(path: path).isValid)
     }
 
+    /// The same for a table whose mapping is larger than memory and swap (40 GB here): the
+    /// detach asked the kernel to reserve all of it, failed with ENOMEM unnoticed, and left the
+    /// file mapped, so late pixels reached the file after the lock was released.
+    @Test func aLargeTablesLateReservationNeverReachesTheFileEither() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("large.imagetable")
+        let d = TableFormat(name: "large", width: 1024, height: 1024, style: .bgra32, capacity: 10_000)
+        let table = try openTable(path, d)
+        try put(table, "a")
+        let reservation = try table.reserve(key: "late", sourceUUID: UUID())
+        table.close()
+        reservation.pixels.initializeMemory(as: UInt8.self, repeating: 0xAB)
+        #expect(try table.withImage(forKey: "a") { _ in true } == nil, "a closed writer reads nothing")
+        let next = try openTable(path, d)
+        let slot = UnsafeRawBufferPointer(start: next.file.slot(reservation.slot), count: 4096)
+        #expect(!slot.contains(0xAB), "pixels written into an old reservation after close reached the file")
+        #expect(next.count == 1)
+    }
+
     @Test func deletesAndUsesAfterCloseAreRefused() throws {
         let dir = try TemporaryDirectory()
         let path = dir.file("t.imagetable")

@@ -65,6 +65,26 @@ struct TamperTests {
     /// Readers follow the hash index, which leads to the genuine record, so `b` gets its own
     /// image and the forged record is a notice; `verify` reports both records, and the next
     /// writer drops both (nothing in the records says which is genuine).
+    /// A record whose fields no longer match its checksum (its content rectangle changed on
+    /// disk) is not served by a hit either: `withImage` served it, with the rectangle it read,
+    /// while `entry(forKey:)` and the listing passed over it.
+    @Test func aRecordFailingItsChecksumIsAMissForHitsToo() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable")
+        let table = try openTable(path, descriptor(capacity: 4))
+        try put(table, "a")
+        let slot = try #require(table.entry(forKey: "a")?.slot)
+        let layout = table.layout
+        table.close()
+        let fd = open(path, O_RDWR)
+        var x: UInt32 = 1
+        #expect(pwrite(fd, &x, 4, off_t(layout.recordOffset(slot) + 64)) == 4)  // contentX, outside the checksum's agreement
+        close(fd)
+        let reader = try ImageTableReader(path: path)
+        #expect(reader.entry(forKey: "a") == nil)
+        #expect(try reader.withImage(forKey: "a") { _ in true } == nil, "a hit checks the record as a listing does")
+    }
+
     @Test func twoRecordsForOneEntityAreNeitherServed() throws {
         let dir = try TemporaryDirectory()
         let path = dir.file("t.imagetable")
