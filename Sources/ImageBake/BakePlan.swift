@@ -82,6 +82,10 @@ public struct BakePlan: Sendable {
         public let key: String
         /// How it compares with the tables.
         public let status: SourceStatus
+        /// The code of a failure known before decoding (an unreadable or empty file, a decode
+        /// that failed at an earlier bake and has not changed since), which the bake reports
+        /// without decoding the source; `nil` for the others.
+        public var failure: String? = nil
     }
 
     /// The sources to decode.
@@ -107,7 +111,15 @@ public struct BakePlan: Sendable {
     /// Every source and removed key with its status, sorted by family and key (made when asked
     /// for: `bake --list` prints it; the bake itself asks ``status(family:key:)``).
     public var listing: [Listed] {
-        planned.sorted { $0.name < $1.name }.flatMap { $0.listing() }
+        var failed: [String: [String: String]] = [:]
+        for failure in failures { failed[failure.family, default: [:]][failure.key] = failure.error.code.rawValue }
+        return planned.sorted { $0.name < $1.name }.flatMap { family in
+            family.listing().map { item in
+                var item = item
+                item.failure = failed[item.family]?[item.key]
+                return item
+            }
+        }
     }
 
     /// How a family's key compares with its tables, or `nil` when the plan does not list it.

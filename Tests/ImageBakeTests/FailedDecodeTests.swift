@@ -84,6 +84,14 @@ import Testing
         #expect(first.failures == ["truncated: the image data ends early"], "decoded, and failed: \(first.failures)")
         #expect(try Self.keys(project) == ["b.jpg"])
 
+        // `--list` says which source is known to fail, without decoding it.
+        let list = try run(Products.imagetable, ["bake", project.manifestPath, "--list", "--format", "json"])
+        let listed = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [String: Any])
+        let failures = (listed["sources"] as? [[String: String]] ?? []).compactMap { item in item["failure"].map { "\(item["key"]!): \($0)" } }
+        #expect(failures == ["c.jpg: truncated"], "\(listed)")
+        let text = try run(Products.imagetable, ["bake", project.manifestPath, "--list"])
+        #expect(text.stdout.contains("c.jpg  (fails: truncated)\n"), "\(text.stdout)")
+
         let second = try Self.bake(project)
         #expect(second.status == 3 && second.counts["decoded"] == 1 && second.counts["failed"] == 1 && second.counts["leftOut"] == 0,
                 "\(second.counts)")

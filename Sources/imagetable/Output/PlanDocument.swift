@@ -45,11 +45,12 @@ enum SourceListing {
         let width = listing.map(\.family.count).max() ?? 0
         return listing.map { item in
             item.status.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
-                + item.family.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + PrintableText.escaped(item.key) + "\n"
+                + item.family.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + PrintableText.escaped(item.key)
+                + (item.failure.map { "  (fails: \($0))" } ?? "") + "\n"
         }.joined()
     }
 
-    /// `{"version": 1, "sources": [{"family", "key", "status"}]}`.
+    /// `{"version": 1, "sources": [{"family", "key", "status", "failure"?}]}`.
     static func json(_ listing: [BakePlan.Listed]) -> String {
         struct Document: Encodable {
             let version = 1
