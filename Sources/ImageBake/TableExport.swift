@@ -51,9 +51,9 @@ public enum TableExport {
         var locks: [TableLock] = []
         for format in manifest.formats {
             do throws(ImageTableError) {
-                locks.append(try TableLock(tablePath: manifest.tablePath(of: format), timeout: lockTimeout))
-            } catch where error.code == .permissionDenied {
-                continue
+                if let lock = try TableLock.unlessReadOnly(tablePath: manifest.tablePath(of: format), timeout: lockTimeout) {
+                    locks.append(lock)
+                }
             } catch {
                 locks.forEach { $0.release() }
                 throw error

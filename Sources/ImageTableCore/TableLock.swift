@@ -34,6 +34,23 @@ public final class TableLock: Sendable {
         lock = try WriterLock(tablePath: tablePath, permissions: permissions, timeout: timeout)
     }
 
+    /// Takes the lock as ``init(tablePath:timeout:)`` does, or returns `nil` when this process
+    /// may not open the lock file for writing at all (`EACCES`, `EPERM`, `EROFS`: another user's
+    /// table, a read-only directory or file system). A tool that only reads the table, such as
+    /// `export` or `merge`, then reads it without the lock.
+    ///
+    /// - Parameters:
+    ///   - tablePath: the table; its lock file is `tablePath + ".lock"`.
+    ///   - timeout: seconds to wait for another process.
+    /// - Throws: as ``init(tablePath:timeout:)``, but for a lock file this process may not open.
+    public static func unlessReadOnly(tablePath: String, timeout: Double) throws(ImageTableError) -> TableLock? {
+        do {
+            return try TableLock(tablePath: tablePath, timeout: timeout)
+        } catch where [EACCES, EPERM, EROFS].contains(error.errno ?? 0) {
+            return nil
+        }
+    }
+
     /// Releases the lock; idempotent. Also done when the lock is deinitialised.
     public func release() { lock.release() }
 }

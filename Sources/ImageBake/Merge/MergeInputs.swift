@@ -60,9 +60,8 @@ struct MergeInputs {
             for name in names where name.hasSuffix(".imagetable") && !name.hasPrefix(".") {
                 let table = path + "/" + name
                 do throws(ImageTableError) {
-                    locks.append(try TableLock(tablePath: table, timeout: lockTimeout))
-                } catch where error.code == .permissionDenied || error.code == .io {
-                    // A read-only input (a mounted volume): no bake can be writing it.
+                    // A read-only input (a mounted volume) is read without its lock.
+                    if let lock = try TableLock.unlessReadOnly(tablePath: table, timeout: lockTimeout) { locks.append(lock) }
                 } catch {
                     locks.forEach { $0.release() }
                     throw error.explained("a bake may still be writing this shard")
