@@ -21,6 +21,9 @@ struct BakePreparation {
     /// Whether the scans listed every file the bake state knew (``SourceDiff/Trusted``) and none
     /// vanished: then no file is gone and the state has nothing to forget.
     let nothingToForget: Bool
+    /// Per family, what a failed decode is remembered with (``BakeState/failureSettings(of:tables:options:)``):
+    /// the diff looked failures up with it, and the run records them with it.
+    let failureSettings: [String]
 
     /// Scans, diffs and plans `manifest` against its open `tables` and `state`.
     ///
@@ -34,8 +37,10 @@ struct BakePreparation {
     init(_ manifest: Manifest, tables: [BakeTable], state: BakeState, options: BakeOptions, clock: inout PhaseClock) throws(ImageTableError) {
         var plan: BakePlan
         let listsEveryKnownFile: Bool
+        failureSettings = BakeState.failureSettings(of: manifest, tables: tables, options: options)
         (plan, replacing, scanFailures, vanished, listsEveryKnownFile) = try Self.prepare(manifest, tables: tables, state: state,
-                                                                                          options: options, clock: &clock)
+                                                                                          options: options, settings: failureSettings,
+                                                                                          clock: &clock)
         nothingToForget = listsEveryKnownFile && vanished.found == 0
         // Now that the scan's lists, the diff's and the tables' entries are freed: the run keeps
         // only what its jobs need.
@@ -43,8 +48,8 @@ struct BakePreparation {
         self.plan = plan
     }
 
-    private static func prepare(_ manifest: Manifest, tables: [BakeTable], state: BakeState, options: BakeOptions, clock: inout PhaseClock)
-        throws(ImageTableError) -> (BakePlan, [Set<String>], [SourceFailure], (found: Int, unheld: Int), Bool) {
+    private static func prepare(_ manifest: Manifest, tables: [BakeTable], state: BakeState, options: BakeOptions, settings: [String],
+                                clock: inout PhaseClock) throws(ImageTableError) -> (BakePlan, [Set<String>], [SourceFailure], (found: Int, unheld: Int), Bool) {
         var scanned: [[SourceFile]] = []
         var scanFailures: [SourceFailure] = []
         for family in manifest.families {
@@ -61,7 +66,6 @@ struct BakePreparation {
         }
         clock.lap(\.scan)
         let diff = SourceDiff(state: state, decoding: options.decoding, rehash: options.rehash, jobs: options.jobs)
-        let settings = BakeState.failureSettings(of: manifest, tables: tables, options: options)
         // Per table, what it held: a view of its family's `FamilyHeld`.
         var held = Array(repeating: HeldEntries?.none, count: tables.count)
         // Per family, its tables' indices, ascending.

@@ -41,7 +41,8 @@ final class BakeRun: @unchecked Sendable {
     let depth: Int
     let state = AdaptiveMutex(State())
 
-    init(manifest: Manifest, tables: [BakeTable], jobs: [BakePlan.Job], options: BakeOptions, state: BakeState, started: Date) {
+    init(manifest: Manifest, tables: [BakeTable], jobs: [BakePlan.Job], options: BakeOptions, state: BakeState, failureSettings: [String],
+         started: Date) {
         self.manifest = manifest
         self.tables = tables
         self.jobs = jobs
@@ -53,7 +54,7 @@ final class BakeRun: @unchecked Sendable {
         }.max() ?? 0
         depth = Self.depth(options: options, tables: tables, scratchBytes: scratchBytes)
         familyFormats = manifest.families.map { family in tables.filter { $0.format.family == family.name }.map(\.canonicalParameters) }
-        failureSettings = BakeState.failureSettings(of: manifest, tables: tables, options: options)
+        self.failureSettings = failureSettings
     }
 
     /// Runs every job; returns the summary counts and any fatal error.

@@ -87,10 +87,10 @@ extension BakeState {
         return index
     }
 
-    /// Whether a remembered failure still stands for a file whose stat is `stat` now: the stat is
-    /// the one it had then, and was older than ``racyMarginNs`` when the file was sent.
+    /// Whether a remembered failure still stands for a file whose stat is `stat` now, by the rule
+    /// fingerprints are trusted by (``trusts(_:checkedNs:now:)``).
     static func trusts(_ record: FailureRecord, stat: FileStat) -> Bool {
-        record.stat == stat && record.stat.modifiedNs + racyMarginNs < record.checkedNs
+        trusts(record.stat, checkedNs: record.checkedNs, now: stat)
     }
 
     /// The failure a bake reports for a file whose remembered failure stands.

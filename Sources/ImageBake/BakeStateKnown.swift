@@ -2,6 +2,18 @@ import Foundation
 import ImageTableCore
 
 extension BakeState {
+    /// Whether what was learnt of a file's bytes (its fingerprint, or that they fail to decode)
+    /// still holds for the file as it is now: its stat is the recorded one, and it was last
+    /// modified more than ``racyMarginNs`` before the bytes were read.
+    ///
+    /// - Parameters:
+    ///   - recorded: the stat recorded with what was learnt.
+    ///   - checkedNs: when the bytes were read (or, for a failure, sent to be read).
+    ///   - stat: the file's stat now.
+    static func trusts(_ recorded: FileStat, checkedNs: Int64, now stat: FileStat) -> Bool {
+        recorded == stat && recorded.modifiedNs + racyMarginNs < checkedNs
+    }
+
     /// What the state knew of a file when it was opened: what trusting its fingerprint needs.
     struct Known: Sendable, Equatable {
         let stat: FileStat
@@ -76,7 +88,7 @@ extension BakeState {
 
         /// The fingerprint of `record`, when it may be trusted for a file whose stat is `stat` now.
         func fingerprint(of record: Known, stat: FileStat) -> UUID? {
-            guard record.stat == stat, record.stat.modifiedNs + BakeState.racyMarginNs < record.checkedNs else { return nil }
+            guard BakeState.trusts(record.stat, checkedNs: record.checkedNs, now: stat) else { return nil }
             return record.fingerprint
         }
     }

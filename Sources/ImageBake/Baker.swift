@@ -91,7 +91,7 @@ public enum Baker {
             // decode that failed at an earlier bake) stops the bake before any source is sent.
             let failsFirst = options.strict && (prepared.scanFailures + plan.failures).contains { !skips($0) }
             let run = BakeRun(manifest: manifest, tables: tables, jobs: failsFirst ? [] : plan.jobs, options: options, state: state,
-                              started: started)
+                              failureSettings: prepared.failureSettings, started: started)
             let outcome = run.execute()
             summary = outcome.summary
             summary.stoppedEarly = summary.stoppedEarly || failsFirst

@@ -220,7 +220,7 @@ struct IndexedEntries {
                 guard let info = file.entryInfo(slot: slot) else { return }
                 let indexed = file.indexedSlot(of: entity)
                 // A record a writer changed meanwhile says nothing about the index.
-                guard file.record(slot).generation == generation else { return }
+                guard stable(slot, generation) else { return }
                 if indexed == slot {
                     entries.append(info)
                 } else if let other = indexed {

@@ -129,15 +129,22 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: project.root).filter { $0.hasPrefix(".out.") }.isEmpty)
     }
 
-    /// A table whose pixels no longer match their checksum is not exported: exit 1, the code,
-    /// and no destination.
-    @Test func aDamagedTableIsRefused() throws {
+    /// The project baked, then one byte of `few.imagetable`'s first entry flipped, at the offset
+    /// `place` gives for the table's layout and the entry's slot; returns the project and the table.
+    static func bakedWithAFlippedByte(at place: (TableLayout, Int) -> Int) throws -> (project: BakeProject, table: String) {
         let project = try Self.project()
         _ = try project.bake()
         let path = project.tables + "/few.imagetable"
         let reader = try ImageTableReader(path: path)
         let slot = try #require(reader.entries().first?.slot)
-        try MergeTests.flipByte(in: path, at: reader.layout.slotOffset(slot) + 3)
+        try MergeTests.flipByte(in: path, at: place(reader.layout, slot))
+        return (project, path)
+    }
+
+    /// A table whose pixels no longer match their checksum is not exported: exit 1, the code,
+    /// and no destination.
+    @Test func aDamagedTableIsRefused() throws {
+        let (project, _) = try Self.bakedWithAFlippedByte { layout, slot in layout.slotOffset(slot) + 3 }
         let damaged = try imagetable(["export", "manifest.yaml", "--to", "out"], in: project.root)
         #expect(damaged.status == 1 && damaged.stderr.hasPrefix("tables/few.imagetable: error: ")
                 && damaged.stderr.hasSuffix("[pixel-checksum-mismatch]\n"), "\(damaged.stderr)")
@@ -148,12 +155,7 @@ import Testing
     /// record was left out and the export exited 0, and the FIFO hung the export for ever while
     /// it held every table's lock.
     @Test func aDamagedRecordOrAFIFOIsRefused() throws {
-        let project = try Self.project()
-        _ = try project.bake()
-        let path = project.tables + "/few.imagetable"
-        let reader = try ImageTableReader(path: path)
-        let slot = try #require(reader.entries().first?.slot)
-        try MergeTests.flipByte(in: path, at: reader.layout.recordOffset(slot) + 100)
+        let (project, path) = try Self.bakedWithAFlippedByte { layout, slot in layout.recordOffset(slot) + 100 }
         let damaged = try imagetable(["export", "manifest.yaml", "--to", "out"], in: project.root)
         #expect(damaged.status == 1 && damaged.stderr.hasSuffix("[damaged-record]\n"), "\(damaged.stderr)")
         #expect(!FileManager.default.fileExists(atPath: project.root + "/out"))

@@ -57,7 +57,8 @@ struct TableMerge {
         var excluded: Set<CandidateID> = []
         var warnings: [String] = []
         while true {
-            var outcome = try attempt(at: path, excluding: excluded, listingNotices: warnings.isEmpty)
+            // The listing's notices are the same at every attempt: said at the first.
+            var outcome = try attempt(at: path, excluding: excluded, listingNotices: excluded.isEmpty)
             let failed = Set(outcome.failed)
             warnings += outcome.skipped
             guard !failed.isEmpty, outcome.alternatives(for: failed) else {
