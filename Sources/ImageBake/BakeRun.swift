@@ -33,8 +33,10 @@ final class BakeRun: @unchecked Sendable {
     let started: Date
     /// The scratch memory the largest family needs, per worker.
     let scratchBytes: Int
-    /// Each family's formats (canonical parameter texts), in table order: what every job plans with.
-    let familyFormats: [[String]]
+    /// Each family's tables (positions in ``tables``): what every job plans with.
+    let familyTables: [[Int]]
+    /// The tables as the workers' handshake lists them, in ``tables``' order: jobs name them by position.
+    let catalogue: [CatalogueTable]
     /// Per family, what a failed decode is remembered with (``BakeState/failureSettings(of:tables:options:)``).
     let failureSettings: [String]
     /// Sources each worker has outstanding (``depth(options:tables:scratchBytes:)``).
@@ -53,7 +55,8 @@ final class BakeRun: @unchecked Sendable {
             FamilyWrite.scratchBytes(for: tables.filter { $0.format.family == family.name }.map(\.format))
         }.max() ?? 0
         depth = Self.depth(options: options, tables: tables, scratchBytes: scratchBytes)
-        familyFormats = manifest.families.map { family in tables.filter { $0.format.family == family.name }.map(\.canonicalParameters) }
+        familyTables = manifest.families.map { family in tables.indices.filter { tables[$0].format.family == family.name } }
+        catalogue = tables.map { CatalogueTable(path: $0.path, format: $0.canonicalParameters) }
         self.failureSettings = failureSettings
     }
 

@@ -46,7 +46,8 @@ extension BakeRun {
     ///   - behind: how many sources are outstanding before this one.
     func send(_ job: BakePlan.Job, worker: inout BakeWorker?, busyParts: [Int], behind: Int) -> Sending {
         do throws(ImageTableError) {
-            if worker == nil { worker = try BakeWorker(executable: options.workerExecutable, scratchBytes: scratchBytes, depth: depth) }
+            if worker == nil { worker = try BakeWorker(executable: options.workerExecutable, tables: catalogue,
+                                                      scratchBytes: scratchBytes, depth: depth) }
         } catch {
             return .done(.fatal(error))  // every other source would fail the same way
         }
@@ -62,10 +63,9 @@ extension BakeRun {
             return .done(.fatal(error))
         }
         let members = zip(job.tables, write.destinations).map { t, destination in
-            RenderMember(format: tables[t].canonicalParameters,
-                         destination: Self.wire(destination, table: tables[t], scratchOffset: scratch.offset))
+            RenderMember(table: t, destination: Self.wire(destination, scratchOffset: scratch.offset))
         }
-        let planned = familyFormats[job.family].filter { f in !members.contains { $0.format == f } }
+        let planned = familyTables[job.family].filter { !job.tables.contains($0) }
         let family = manifest.families[job.family]
         let request = RenderJob(source: job.source.path, members: members, limits: options.limits(failOn: family.failOn), planned: planned)
         let sentNs = FileStat.now
@@ -168,9 +168,9 @@ extension BakeRun {
 
     /// A destination as the worker protocol names it: scratch offsets count from the start of
     /// the memory the worker maps, not of the part this source uses.
-    private static func wire(_ destination: FamilyWrite.Destination, table: BakeTable, scratchOffset: Int) -> Destination {
+    private static func wire(_ destination: FamilyWrite.Destination, scratchOffset: Int) -> Destination {
         switch destination {
-        case .slot(let r): .slot(table: table.path, slot: r.slot, generation: r.generation)
+        case .slot(let r): .slot(slot: r.slot, generation: r.generation)
         case .scratch(let offset): .scratch(offset: scratchOffset + offset)
         }
     }

@@ -12,16 +12,17 @@ final class BakeWorker {
     /// How many sources may be outstanding at once, each with scratch memory of its own.
     let depth: Int
 
-    /// Starts a worker and greets it with this build's versions.
+    /// Starts a worker and greets it with this build's versions and the bake's tables.
     ///
     /// - Parameters:
     ///   - executable: `imagetable-worker`.
+    ///   - tables: the bake's tables, which its jobs name by position.
     ///   - scratchBytes: the scratch memory the largest family needs, per source.
     ///   - depth: the sources that may be outstanding at once.
     /// - Throws: ``ImageTableError`` `worker-unavailable` (missing, cannot run, no handshake) or
     ///   `worker-mismatch` (another build's protocol or rendering version), naming both sides;
     ///   `io` when no memory can be shared with it.
-    init(executable: String, scratchBytes: Int, depth: Int) throws(ImageTableError) {
+    init(executable: String, tables: [CatalogueTable], scratchBytes: Int, depth: Int) throws(ImageTableError) {
         self.scratchBytes = scratchBytes
         // A queue's worth of scratch memory, or one source's where the system grants no more
         // (a file size limit, a small temporary directory); then the worker gets one at a time.
@@ -40,7 +41,9 @@ final class BakeWorker {
                                   cause: String(cString: strerror(code)))
         }
         do {
-            connection = try WorkerConnection(executable: executable, hello: Self.hello, scratch: scratch.descriptor,
+            var hello = Self.hello
+            hello.tables = tables
+            connection = try WorkerConnection(executable: executable, hello: hello, scratch: scratch.descriptor,
                                               outputToStandardError: true)
         } catch {
             switch error {

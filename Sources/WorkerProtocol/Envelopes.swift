@@ -1,7 +1,7 @@
 import Foundation
 
-/// What a command asks of its worker. One request, one reply, each carrying everything it needs:
-/// nothing a job does depends on an earlier job.
+/// What a command asks of its worker. One request, one reply, each carrying everything it needs
+/// beyond the handshake's tables (``Hello/tables``): nothing a job does depends on an earlier job.
 public enum WorkerRequest: Sendable, Equatable {
     /// The handshake; always first.
     case hello(Hello)

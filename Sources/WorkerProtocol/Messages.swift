@@ -1,4 +1,5 @@
-/// The first message each way: who is talking, and which versions its build speaks.
+/// The first message each way: who is talking, which versions its build speaks, and (from a
+/// bake) the tables its render jobs name.
 ///
 /// A command starts a worker and sends its own ``Hello``; the worker answers with its own. Either
 /// side refuses the other when ``protocolVersion`` or ``renderingVersion`` differ, so a worker
@@ -10,6 +11,13 @@ public struct Hello: Sendable, Equatable {
     public var renderingVersion: Int
     /// The sender's executable, for messages naming both sides.
     public var executable: String
+    /// The tables a bake's render jobs may name, which they name by position in this list.
+    ///
+    /// Sent once per worker, so that a job carries a few numbers per member rather than its
+    /// format's parameter text and its table's path (1.5 KB for four members, most of the
+    /// protocol's cost per source). Empty in a worker's greeting, and from `extract` and
+    /// `preview`, whose jobs name their tables themselves.
+    public var tables: [CatalogueTable]
 
     /// Creates a greeting.
     ///
@@ -17,44 +25,67 @@ public struct Hello: Sendable, Equatable {
     ///   - protocolVersion: the protocol version of the sender's build.
     ///   - renderingVersion: the rendering version of the sender's build.
     ///   - executable: the sender's executable path.
-    public init(protocolVersion: Int = WorkerProtocolVersion.current, renderingVersion: Int, executable: String) {
+    ///   - tables: the tables render jobs name by position; empty when there are none.
+    public init(protocolVersion: Int = WorkerProtocolVersion.current, renderingVersion: Int, executable: String,
+                tables: [CatalogueTable] = []) {
         self.protocolVersion = protocolVersion
         self.renderingVersion = renderingVersion
         self.executable = executable
+        self.tables = tables
+    }
+}
+
+/// One table of a bake, as its handshake describes it to a worker.
+public struct CatalogueTable: Sendable, Equatable {
+    /// The table file.
+    public var path: String
+    /// Its format: the canonical parameter text (`TableFormat.canonicalParameters`), the very
+    /// text the table's parameter hash is made of, which the worker parses back.
+    public var format: String
+
+    /// Creates a table's description.
+    ///
+    /// - Parameters:
+    ///   - path: the table file.
+    ///   - format: its format's canonical parameter text.
+    public init(path: String, format: String) {
+        self.path = path
+        self.format = format
     }
 }
 
 /// The protocol's own version.
 public enum WorkerProtocolVersion {
     /// Bumped whenever a message changes shape or meaning.
-    public static let current = 2
+    public static let current = 3
 }
 
 /// Where one member's pixels go.
 public enum Destination: Sendable, Equatable {
-    /// A slot the command has reserved in a table: the worker checks that the table still has the
-    /// member's parameter hash and that the slot still carries `generation`, then renders into it.
-    case slot(table: String, slot: Int, generation: UInt64)
+    /// A slot the command has reserved in the member's table: the worker checks that the table
+    /// still has the member's parameter hash and that the slot still carries `generation`, then
+    /// renders into it.
+    case slot(slot: Int, generation: UInt64)
     /// Bytes of the scratch memory shared at start-up, from `offset`, with the table's row size:
     /// for members whose table had no free slot, placed by the command once the source decoded.
     case scratch(offset: Int)
 }
 
-/// One format to render a source in.
+/// One format to render a source in: a table of the handshake's, and where the pixels go.
 public struct RenderMember: Sendable, Equatable {
-    /// The format: its canonical parameter text (`TableFormat.canonicalParameters`), the same text
-    /// its table's parameter hash is made of.
-    public var format: String
+    /// The member's table: its position in the handshake's ``Hello/tables``, whose format the
+    /// member is drawn in.
+    public var table: Int
     /// Where the pixels go.
     public var destination: Destination
 
     /// Creates a member.
     ///
     /// - Parameters:
-    ///   - format: the format's canonical parameter text.
+    ///   - table: the table's position in the handshake's tables.
     ///   - destination: where its pixels go.
-    public init(format: String, destination: Destination) {
-        self.format = format
+    public init(table: Int, destination: Destination) {
+        self.table = table
         self.destination = destination
     }
 }
@@ -89,10 +120,11 @@ public struct RenderJob: Sendable, Equatable {
     public var members: [RenderMember]
     /// The decode limits and strictness.
     public var limits: SourceLimits
-    /// The family's other formats (canonical parameter texts): not drawn, but planned with the
-    /// members, so that the decode and its intermediates, and thus every member's pixels, are
-    /// the same whichever of the family's tables a bake happens to fill.
-    public var planned: [String]
+    /// The family's other tables (positions in the handshake's ``Hello/tables``): not drawn,
+    /// but their formats are planned with the members', so that the decode and its
+    /// intermediates, and thus every member's pixels, are the same whichever of the family's
+    /// tables a bake happens to fill.
+    public var planned: [Int]
 
     /// Creates a job.
     ///
@@ -100,8 +132,8 @@ public struct RenderJob: Sendable, Equatable {
     ///   - source: the source file.
     ///   - members: the formats and their destinations.
     ///   - limits: the decode limits.
-    ///   - planned: the family's formats that are not drawn.
-    public init(source: String, members: [RenderMember], limits: SourceLimits, planned: [String] = []) {
+    ///   - planned: the family's tables that are not drawn.
+    public init(source: String, members: [RenderMember], limits: SourceLimits, planned: [Int] = []) {
         self.source = source
         self.members = members
         self.limits = limits

@@ -15,12 +15,32 @@ extension Hello: WireBody {
             w.field("executable", executable)
             w.field("protocolVersion", protocolVersion)
             w.field("renderingVersion", renderingVersion)
+            if !tables.isEmpty { w.arrayField("tables") { w in tables.forEach { $0.write(to: &w) } } }
         }
     }
 
     init?(wire: WireJSON) {
         guard let p = wire["protocolVersion"]?.int, let r = wire["renderingVersion"]?.int, let e = wire["executable"]?.string else { return nil }
-        self.init(protocolVersion: p, renderingVersion: r, executable: e)
+        var tables: [CatalogueTable] = []
+        if let t = wire["tables"], t != .null {
+            guard let all = t.array.flatMap({ Self.all($0, CatalogueTable.init(wire:)) }) else { return nil }
+            tables = all
+        }
+        self.init(protocolVersion: p, renderingVersion: r, executable: e, tables: tables)
+    }
+}
+
+extension CatalogueTable: WireBody {
+    func write(to writer: inout WireWriter) {
+        writer.object { w in
+            w.field("format", format)
+            w.field("path", path)
+        }
+    }
+
+    init?(wire: WireJSON) {
+        guard let path = wire["path"]?.string, let format = wire["format"]?.string else { return nil }
+        self.init(path: path, format: format)
     }
 }
 
@@ -28,11 +48,10 @@ extension Destination: WireBody {
     func write(to writer: inout WireWriter) {
         writer.object { w in
             switch self {
-            case .slot(let table, let slot, let generation):
+            case .slot(let slot, let generation):
                 w.objectField("slot") { w in
                     w.field("generation", generation)
                     w.field("slot", slot)
-                    w.field("table", table)
                 }
             case .scratch(let offset):
                 w.objectField("scratch") { w in w.field("offset", offset) }
@@ -42,8 +61,8 @@ extension Destination: WireBody {
 
     init?(wire: WireJSON) {
         if let s = wire["slot"] {
-            guard let table = s["table"]?.string, let slot = s["slot"]?.int, let generation = s["generation"]?.uint64 else { return nil }
-            self = .slot(table: table, slot: slot, generation: generation)
+            guard let slot = s["slot"]?.int, let generation = s["generation"]?.uint64 else { return nil }
+            self = .slot(slot: slot, generation: generation)
         } else if let offset = wire["scratch"]?["offset"]?.int {
             self = .scratch(offset: offset)
         } else {
@@ -57,13 +76,13 @@ extension RenderMember: WireBody {
         writer.object { w in
             w.key("destination")
             destination.write(to: &w)
-            w.field("format", format)
+            w.field("table", table)
         }
     }
 
     init?(wire: WireJSON) {
-        guard let format = wire["format"]?.string, let destination = wire["destination"].flatMap(Destination.init(wire:)) else { return nil }
-        self.init(format: format, destination: destination)
+        guard let table = wire["table"]?.int, let destination = wire["destination"].flatMap(Destination.init(wire:)) else { return nil }
+        self.init(table: table, destination: destination)
     }
 }
 
@@ -88,7 +107,7 @@ extension RenderJob: WireBody {
             w.key("limits")
             limits.write(to: &w)
             w.arrayField("members") { w in members.forEach { $0.write(to: &w) } }
-            w.arrayField("planned") { w in planned.forEach { w.string($0) } }
+            w.arrayField("planned") { w in planned.forEach { w.int($0) } }
             w.field("source", source)
         }
     }
@@ -96,10 +115,10 @@ extension RenderJob: WireBody {
     init?(wire: WireJSON) {
         guard let source = wire["source"]?.string, let members = wire["members"]?.array.flatMap({ Self.all($0, RenderMember.init(wire:)) }),
               let limits = wire["limits"].flatMap(SourceLimits.init(wire:)) else { return nil }
-        var planned: [String] = []
+        var planned: [Int] = []
         if let p = wire["planned"], p != .null {
-            guard let strings = p.array.flatMap({ Self.all($0, \.string) }) else { return nil }
-            planned = strings
+            guard let positions = p.array.flatMap({ Self.all($0, \.int) }) else { return nil }
+            planned = positions
         }
         self.init(source: source, members: members, limits: limits, planned: planned)
     }

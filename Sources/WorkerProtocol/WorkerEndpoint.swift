@@ -33,13 +33,16 @@ public enum WorkerEndpoint {
     ///
     /// - Parameters:
     ///   - hello: this worker's greeting (its versions and executable).
+    ///   - greeted: takes the command's greeting once its versions matched, before any other
+    ///     request (a bake's carries the tables its render jobs name by position).
     ///   - handle: answers one request (never a handshake); runs on the calling thread.
     /// - Throws: ``Failure``; returns normally at the end of the requests.
-    public static func serve(_ hello: Hello, handle: (WorkerRequest) -> WorkerReply) throws(Failure) {
+    public static func serve(_ hello: Hello, greeted: (Hello) -> Void = { _ in },
+                             handle: (WorkerRequest) -> WorkerReply) throws(Failure) {
         guard isConnected else { throw .notStartedByACommand }
         watchLifeline()
         let lines = LineReader(fd: WorkerDescriptors.requests)
-        var greeted = false
+        var wasGreeted = false
         while case .line(let line) = lines.next(timeout: nil) {
             guard let (id, request) = WireCodec.request(line) else { throw .brokenChannel }
             let reply: WorkerReply
@@ -50,10 +53,11 @@ public enum WorkerEndpoint {
                 guard theirs.protocolVersion == hello.protocolVersion, theirs.renderingVersion == hello.renderingVersion else {
                     throw .mismatch(theirs: theirs)
                 }
-                greeted = true
+                greeted(theirs)
+                wasGreeted = true
                 continue
             default:
-                reply = greeted ? handle(request)
+                reply = wasGreeted ? handle(request)
                     : .failed(WorkerFailure(.protocolError, "the first request must be the handshake"))
             }
             guard DescriptorWriter.writeAll(WorkerDescriptors.replies, WireCodec.line(reply, id: id)) else { throw .brokenChannel }

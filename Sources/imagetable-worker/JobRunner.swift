@@ -8,19 +8,29 @@ import WorkerProtocol
 ///
 /// Runs inside each worker process, one job at a time, so libvips is only ever driven from one
 /// thread per process: the liborc race of `docs/PIPELINE.md` cannot happen, and a decoder crash
-/// ends only this worker. A job carries everything it needs; what stays between jobs is only a
-/// cache of mapped tables, each checked again (parameter hash, reservation generation) per job.
+/// ends only this worker. A job carries everything it needs beyond the tables the bake's
+/// handshake listed; what stays between jobs is only a cache of those tables mapped, each checked
+/// again (parameter hash, reservation generation) per job.
 final class JobRunner {
-    private var tables: [String: DelegatedSlots] = [:]
-    /// Formats by their canonical parameters (a bake sends the same few with every job), with
-    /// their parameters hash (a SHA-1 of a rebuilt string: worth computing once, not per job).
-    private var formats: [String: (format: TableFormat, hash: [UInt8])] = [:]
+    /// The bake's tables, from its handshake: jobs name them by position.
+    private var catalogue: [CatalogueTable] = []
+    private var tables: [Int: DelegatedSlots] = [:]
+    /// The catalogue's formats parsed, with their parameters hash (a SHA-1 of a rebuilt string:
+    /// worth computing once, not per job), by position.
+    private var formats: [Int: (format: TableFormat, hash: [UInt8])] = [:]
     /// Private memory the members bound for slots are rendered into, then written to their
     /// slots in one `pwrite` each (see ``DelegatedSlots/write(_:slot:generation:)``): one
     /// buffer per member position, kept from job to job so its pages are faulted in once.
     private var buffers: [UnsafeMutableRawBufferPointer] = []
     private let scratch = SharedScratch(attachingTo: WorkerDescriptors.scratch)
     private var configured = false
+
+    /// Takes the tables of the bake's handshake.
+    func adopt(_ hello: Hello) {
+        catalogue = hello.tables
+        tables = [:]
+        formats = [:]
+    }
 
     func run(_ job: RenderJob) -> WorkerReply {
         if !configured {
@@ -50,12 +60,12 @@ final class JobRunner {
             // across workers, rather than read back by the bake.
             let checksums = targets.map { CRC32.checksum(UnsafeRawBufferPointer($0.pixels)) }
             for (member, target) in zip(job.members, targets) {
-                guard case .slot(let path, let slot, let generation) = member.destination else { continue }
+                guard case .slot(let slot, let generation) = member.destination else { continue }
                 do {
-                    try tables[path]!.write(UnsafeRawBufferPointer(target.pixels), slot: slot, generation: generation)
+                    try tables[member.table]!.write(UnsafeRawBufferPointer(target.pixels), slot: slot, generation: generation)
                 } catch {
-                    tables[path] = nil
-                    return .failed(WorkerFailure(error.code == .io ? .renderFailed : .tableChanged, error.message))
+                    tables[member.table] = nil
+                    return .failed(WorkerFailure(error.code == .io ? .renderFailed : .tableChanged, named(error, member.table)))
                 }
             }
             let rects = report.members.map { WireRect(x: $0.contentRect.x, y: $0.contentRect.y, width: $0.contentRect.width,
@@ -75,22 +85,22 @@ final class JobRunner {
     /// version, its slot is still reserved with that generation in a table of that format, or its
     /// scratch bytes lie inside the scratch memory.
     private func target(_ member: RenderMember, position: Int) throws(WorkerFailure) -> RenderTarget {
-        let (format, hash) = try parsed(member.format)
+        let (format, hash) = try parsed(member.table)
         guard format.renderingVersion == TableFormat.pipelineRenderingVersion else {
             throw WorkerFailure(.workerMismatch, "the format asks for rendering version \(format.renderingVersion); "
                                 + "this worker renders version \(TableFormat.pipelineRenderingVersion)")
         }
         switch member.destination {
-        case .slot(let path, let slot, let generation):
+        case .slot(let slot, let generation):
             do {
-                let slots = try table(path, hash: hash)
+                let slots = try table(member.table, hash: hash)
                 try slots.checkReservation(slot: slot, generation: generation)
                 return RenderTarget(format: format, pixels: buffer(position, bytes: slots.layout.imageBytes),
                                     bytesPerRow: slots.layout.bytesPerRow)
             } catch {
                 // The bake's table changed under the job: not the source's fault, but not baked either.
-                tables[path] = nil
-                throw WorkerFailure(.tableChanged, error.message)
+                tables[member.table] = nil
+                throw WorkerFailure(.tableChanged, named(error, member.table))
             }
         case .scratch(let offset):
             let layout: TableLayout
@@ -113,25 +123,32 @@ final class JobRunner {
         return UnsafeMutableRawBufferPointer(rebasing: buffers[position][0..<bytes])
     }
 
-    /// A format from its canonical parameters, and its parameters hash, made once per worker.
-    private func parsed(_ canonical: String) throws(WorkerFailure) -> (format: TableFormat, hash: [UInt8]) {
-        if let known = formats[canonical] { return known }
+    /// The format of the catalogue's table `position`, and its parameters hash, made once per worker.
+    private func parsed(_ position: Int) throws(WorkerFailure) -> (format: TableFormat, hash: [UInt8]) {
+        if let known = formats[position] { return known }
+        guard catalogue.indices.contains(position) else {
+            throw WorkerFailure(.protocolError, "the job names table \(position); the handshake listed \(catalogue.count)")
+        }
         let format: TableFormat
         do {
-            format = try TableFormat(canonicalParameters: canonical)
+            format = try TableFormat(canonicalParameters: catalogue[position].format)
         } catch {
             throw WorkerFailure(.protocolError, "the member's format does not parse: \(error.message)")
         }
-        if formats.count > 64 { formats.removeAll() }
         let entry = (format, format.parametersHash)
-        formats[canonical] = entry
+        formats[position] = entry
         return entry
     }
 
-    private func table(_ path: String, hash: [UInt8]) throws(ImageTableError) -> DelegatedSlots {
-        if let open = tables[path], open.parametersHash == hash { return open }
-        let slots = try DelegatedSlots(path: path, parametersHash: hash)
-        tables[path] = slots
+    /// A table's error in words that name the table: the bake reports it against the source.
+    private func named(_ error: ImageTableError, _ position: Int) -> String {
+        "\(catalogue[position].path): \(error.message)"
+    }
+
+    private func table(_ position: Int, hash: [UInt8]) throws(ImageTableError) -> DelegatedSlots {
+        if let open = tables[position], open.parametersHash == hash { return open }
+        let slots = try DelegatedSlots(path: catalogue[position].path, parametersHash: hash)
+        tables[position] = slots
         return slots
     }
 }

@@ -30,7 +30,8 @@ itc_keep_heap(16 << 20)
 let me = Bundle.main.executablePath ?? CommandLine.arguments[0]
 let runner = JobRunner()
 do {
-    try WorkerEndpoint.serve(Hello(renderingVersion: TableFormat.pipelineRenderingVersion, executable: me)) { request in
+    try WorkerEndpoint.serve(Hello(renderingVersion: TableFormat.pipelineRenderingVersion, executable: me),
+                             greeted: runner.adopt) { request in
         switch request {
         case .render(let job): runner.run(job)
         case .extract(let job): .finished(Finished(status: ExtractWorker.run(job)))

@@ -42,10 +42,12 @@ enum FakeWorker {
             replies = os.fdopen(4, "wb", buffering=0)
             def send(i, kind, body):
                 replies.write((json.dumps({"id": i, "kind": kind, "body": body}) + "\\n").encode())
+            tables = []
             for line in requests:
                 message = json.loads(line)
                 i, kind, body = message["id"], message["kind"], message["body"]
                 if kind == "hello":
+                    tables = body.get("tables", [])
                     send(i, "hello", {"protocolVersion": \(WorkerProtocolVersion.current) + (1 if MODE == "protocol-version" else 0),
                                       "renderingVersion": \(TableFormat.pipelineRenderingVersion) + (7 if MODE == "rendering-version" else 0),
                                       "executable": sys.argv[0]})
@@ -60,7 +62,7 @@ enum FakeWorker {
                     continue
                 rects = []
                 for member in body["members"]:
-                    fields = dict(l.split("=", 1) for l in member["format"].splitlines()[1:])
+                    fields = dict(l.split("=", 1) for l in tables[member["table"]]["format"].splitlines()[1:])
                     rects.append({"x": 0, "y": 0, "width": int(fields["width"]), "height": int(fields["height"])})
                 if MODE == "slow":
                     with open(os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), "pid-%d" % os.getpid()), "w"):

@@ -7,10 +7,14 @@ import WorkerProtocol
 @Suite struct WireCodecTests {
     static let requests: [WorkerRequest] = [
         .hello(Hello(renderingVersion: 3, executable: "/usr/bin/imagetable")),
+        .hello(Hello(renderingVersion: 3, executable: "/usr/bin/imagetable", tables: [
+            CatalogueTable(path: "/t/a b/ü.imagetable", format: "imagetable/1\nname=a\n"),
+            CatalogueTable(path: "/t/b.imagetable", format: "imagetable/1\nname=b\n"),
+        ])),
         .render(RenderJob(source: "/src/a b/ü.jpg", members: [
-            RenderMember(format: "imagetable/1\nname=a\n", destination: .slot(table: "/t/a.imagetable", slot: 7, generation: 9)),
-            RenderMember(format: "imagetable/1\nname=b\n", destination: .scratch(offset: 4096)),
-        ], limits: SourceLimits(maxPixels: 100, maxSourceBytes: 200, failOn: "warning"))),
+            RenderMember(table: 0, destination: .slot(slot: 7, generation: 9)),
+            RenderMember(table: 1, destination: .scratch(offset: 4096)),
+        ], limits: SourceLimits(maxPixels: 100, maxSourceBytes: 200, failOn: "warning"), planned: [2, 3])),
         .extract(ExtractJob(table: "t.imagetable", key: "k\n\"", output: "-", contentOnly: true)),
         .extract(ExtractJob(table: "t.imagetable", all: "out", verbose: true)),
         .preview(PreviewJob(table: "t.imagetable", output: "s.png", columns: 3, tileSize: 64, limit: 9, order: "recency", captions: false)),
