@@ -122,16 +122,26 @@ extension ImageTableWriter {
                 }
             }
             let l = file.layout
-            let staging = stage ? UnsafeMutableRawBufferPointer.allocate(byteCount: l.imageBytes, alignment: 64) : nil
+            let staging = stage ? Self.stagingBuffer(l) : nil
             s.pending[entity] = Pending(slot: slot, generation: odd, staging: staging)
             return SlotReservation(
                 slot: slot, key: key, entityUUID: entity, sourceUUID: sourceUUID, evictedKey: evictedKey,
                 replacesExisting: replaces,
-                pixels: staging ?? UnsafeMutableRawBufferPointer(start: file.slot(slot), count: l.imageBytes),
+                pixels: UnsafeMutableRawBufferPointer(start: staging?.baseAddress ?? file.slot(slot), count: l.imageBytes),
                 width: l.width, height: l.height, bytesPerRow: l.bytesPerRow, style: l.style,
                 contentRect: PixelRect(x: 0, y: 0, width: l.width, height: l.height),
                 isStaged: staging != nil, generation: odd, owner: ObjectIdentifier(self))
         }
+    }
+
+    /// Memory for a staged slot's pixels: the whole slot, its padding zero, so that publishing
+    /// writes whole pages. A write that ends inside a page makes the file system read that page
+    /// from the disk first when it is not cached, and a staged slot held an entry: in a re-bake
+    /// whose table's pages left the cache (the next day's cron job), a wait per slot.
+    static func stagingBuffer(_ l: TableLayout) -> UnsafeMutableRawBufferPointer {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: l.slotStride, alignment: 64)
+        UnsafeMutableRawBufferPointer(rebasing: buffer[l.imageBytes...]).initializeMemory(as: UInt8.self, repeating: 0)
+        return buffer
     }
 
     /// Backs the first `slots` slots, their records and the hash index with disk blocks now, in

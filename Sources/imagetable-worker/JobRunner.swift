@@ -62,7 +62,10 @@ final class JobRunner {
             for (member, target) in zip(job.members, targets) {
                 guard case .slot(let slot, let generation) = member.destination else { continue }
                 do {
-                    try tables[member.table]!.write(UnsafeRawBufferPointer(target.pixels), slot: slot, generation: generation)
+                    let slots = tables[member.table]!
+                    // The whole slot, its zero padding included: whole pages only (see DelegatedSlots.write).
+                    let whole = UnsafeRawBufferPointer(start: target.pixels.baseAddress, count: slots.layout.slotStride)
+                    try slots.write(whole, slot: slot, generation: generation)
                 } catch {
                     tables[member.table] = nil
                     return .failed(WorkerFailure(error.code == .io ? .renderFailed : .tableChanged, named(error, member.table)))
@@ -95,7 +98,7 @@ final class JobRunner {
             do {
                 let slots = try table(member.table, hash: hash)
                 try slots.checkReservation(slot: slot, generation: generation)
-                return RenderTarget(format: format, pixels: buffer(position, bytes: slots.layout.imageBytes),
+                return RenderTarget(format: format, pixels: buffer(position, bytes: slots.layout.imageBytes, padded: slots.layout.slotStride),
                                     bytesPerRow: slots.layout.bytesPerRow)
             } catch {
                 // The bake's table changed under the job: not the source's fault, but not baked either.
@@ -113,12 +116,18 @@ final class JobRunner {
         }
     }
 
-    /// The private buffer for member `position`, at least `bytes` long, trimmed to `bytes`.
-    private func buffer(_ position: Int, bytes: Int) -> UnsafeMutableRawBufferPointer {
+    /// The private buffer for member `position`, trimmed to `bytes`, with `padded` bytes behind
+    /// its start of which those past `bytes` are zero (a render writes only the image's bytes,
+    /// so the padding stays as it was allocated, from job to job).
+    private func buffer(_ position: Int, bytes: Int, padded: Int) -> UnsafeMutableRawBufferPointer {
         while buffers.count <= position { buffers.append(UnsafeMutableRawBufferPointer(start: nil, count: 0)) }
-        if buffers[position].count < bytes {
+        if buffers[position].count < padded {
             buffers[position].deallocate()
-            buffers[position] = .allocate(byteCount: bytes, alignment: 64)
+            buffers[position] = .allocate(byteCount: padded, alignment: 64)
+            buffers[position].initializeMemory(as: UInt8.self, repeating: 0)
+        } else {
+            // A buffer last used for a larger image holds its pixels where this one's padding is.
+            UnsafeMutableRawBufferPointer(rebasing: buffers[position][bytes..<padded]).initializeMemory(as: UInt8.self, repeating: 0)
         }
         return UnsafeMutableRawBufferPointer(rebasing: buffers[position][0..<bytes])
     }
