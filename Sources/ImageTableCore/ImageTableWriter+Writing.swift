@@ -215,7 +215,7 @@ extension ImageTableWriter {
 
     /// Flushes the records of `slots`, and the header's first bytes when `recordsInUse` grew
     /// (so that scans after a power cut still reach every committed record).
-    private func flushRecords(_ slots: [Int]) throws(ImageTableError) {
+    func flushRecords(_ slots: [Int]) throws(ImageTableError) {
         guard let low = slots.min(), let high = slots.max() else { return }
         let l = file.layout
         if l.recordOffset(low) < 4096 {

@@ -83,8 +83,9 @@ public struct EntryInfo: Sendable, Equatable, Codable {
     /// When the entry was written, seconds since 1970.
     public let writtenAt: UInt64
     /// When the source the entry was made from was last modified, in nanoseconds since 1970, as
-    /// the writer said (a bake records each source's); 0 when unknown (and in version 1 tables).
-    /// `imagetable merge` ranks entries by it, as a bake ranks sources.
+    /// the writer said (a bake records each source's, and records it again when the source is
+    /// touched without changing: ``ImageTableWriter/updateSourceModified(_:)``); 0 when unknown
+    /// (and in version 1 tables). `imagetable merge` ranks entries by it, as a bake ranks sources.
     public let sourceModifiedNs: Int64
 }
 

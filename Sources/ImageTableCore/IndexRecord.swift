@@ -110,6 +110,13 @@ struct IndexRecord {
         base.storeLE(computeChecksum(), at: 20)
     }
 
+    /// Stores a new `sourceModified` and the checksum that covers it, leaving every other field
+    /// as it is. The caller holds the seqlock open: between the two stores the checksum is wrong.
+    func setSourceModified(_ ns: Int64) {
+        base.storeLE(ns, at: 88)
+        base.storeLE(computeChecksum(), at: 20)
+    }
+
     /// Marks the record committed; the caller then makes `generation` even.
     func setCommitted() { itc_store_release_u32(base + 16, Self.stateCommitted.littleEndian) }
 

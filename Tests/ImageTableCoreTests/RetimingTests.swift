@@ -1,0 +1,97 @@
+import Foundation
+import TestSupport
+import Testing
+@testable import ImageTableCore
+
+/// `ImageTableWriter.updateSourceModified`: a record-only change of the time `imagetable merge`
+/// ranks entries by, for sources touched without changing.
+struct RetimingTests {
+    /// Writes `pattern(for: key)` as `key`'s entry, recording `modifiedNs` as its source's time.
+    @discardableResult
+    private func put(_ table: ImageTableWriter, _ key: String, modifiedNs: Int64) throws -> Int {
+        var r = try table.reserve(key: key, sourceUUID: UUID())
+        let l = table.layout, pixels = pattern(for: key, layout: l, bytesPerRow: l.bytesPerRow)
+        pixels.withUnsafeBytes { r.pixels.copyMemory(from: $0) }
+        r.contentRect = PixelRect(x: 1, y: 0, width: l.width - 2, height: l.height)
+        r.sourceModifiedNs = modifiedNs
+        return try table.publish([r])[0].slot
+    }
+
+    /// The record's 256 bytes as they are in the mapping.
+    private func recordBytes(_ table: ImageTableWriter, slot: Int) -> [UInt8] {
+        Array(UnsafeRawBufferPointer(start: table.file.record(slot).base, count: TableLimits.recordBytes))
+    }
+
+    @Test(arguments: [ImageTableWriter.Durability.flushed, .processCrashOnly])
+    func onlyTheTimeAndTheChecksumChange(durability: ImageTableWriter.Durability) throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable")
+        let table = try openTable(path, descriptor(capacity: 4), durability: durability)
+        let a = try put(table, "a", modifiedNs: 1_000), b = try put(table, "b", modifiedNs: 2_000)
+        let (beforeA, beforeB) = (recordBytes(table, slot: a), recordBytes(table, slot: b))
+        let infoA = try #require(table.entry(forKey: "a"))
+        // Read through a reader: the writer's reads count as uses, which change the recency.
+        let pixelsA = try ImageTableReader(path: path).withImage(forKey: "a") { rows(of: $0) }
+        let changeCount = table.file.changeCount
+
+        let updated = try table.updateSourceModified([("a", 1_700_000_000_123_456_789), ("missing", 5), ("b", 2_000)])
+        #expect(updated == [a], "only the held key whose time differs")
+        let afterA = recordBytes(table, slot: a)
+        let generation = { (bytes: [UInt8]) in bytes[0..<8].enumerated().reduce(UInt64(0)) { $0 | UInt64($1.element) << (8 * $1.offset) } }
+        #expect(generation(afterA) == generation(beforeA) + 2, "the seqlock opened and closed once")
+        // Recency, state, UUIDs, pixel checksum, key, rectangle and writtenAt: byte for byte.
+        for range in [8..<20, 24..<88, 96..<256] { #expect(afterA[range] == beforeA[range], "bytes \(range)") }
+        #expect(afterA[88..<96] != beforeA[88..<96] && afterA[20..<24] != beforeA[20..<24])
+        let record = table.file.record(a)
+        #expect(record.storedChecksum == record.computeChecksum())
+        #expect(recordBytes(table, slot: b) == beforeB, "an entry recording the time already is left alone")
+        #expect(table.file.changeCount == changeCount, "no entry came or went")
+
+        // Another process reads the new time, and every other field and the pixels as they were.
+        let reader = try ImageTableReader(path: path)
+        #expect(try reader.withImage(forKey: "a") { rows(of: $0) } == pixelsA)
+        let readA = try #require(reader.entry(forKey: "a"))
+        #expect(readA.sourceModifiedNs == 1_700_000_000_123_456_789)
+        #expect(readA.key == infoA.key && readA.sourceUUID == infoA.sourceUUID && readA.slot == infoA.slot
+                && readA.recency == infoA.recency && readA.contentRect == infoA.contentRect
+                && readA.pixelChecksum == infoA.pixelChecksum && readA.writtenAt == infoA.writtenAt)
+        #expect(reader.notices.isEmpty && TableVerifier.verify(path: path).isValid)
+        #expect(try table.updateSourceModified([("a", 1_700_000_000_123_456_789)]).isEmpty, "nothing left to change")
+
+        // The next writer finds a sound table with the new time.
+        table.close()
+        let reopened = try openTable(path, descriptor(capacity: 4))
+        #expect(reopened.notices.isEmpty && reopened.count == 2)
+        #expect(reopened.entry(forKey: "a")?.sourceModifiedNs == 1_700_000_000_123_456_789)
+    }
+
+    /// A writer killed between the odd and the even generation leaves what an interrupted write
+    /// leaves: that one entry discarded at the next open, every other kept.
+    @Test func anUpdateCutShortCostsThatEntryAlone() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable")
+        let table = try openTable(path, descriptor(capacity: 4))
+        let a = try put(table, "a", modifiedNs: 1_000)
+        try put(table, "b", modifiedNs: 2_000)
+        // What updateSourceModified has done at that instant: the generation odd, the time stored.
+        let record = table.file.record(a)
+        record.beginWrite(record.generation | 1)
+        record.setSourceModified(9_000)
+        #expect(try ImageTableReader(path: path).entry(forKey: "a") == nil, "a reader passes over the record")
+        table.close()
+        let reopened = try openTable(path, descriptor(capacity: 4))
+        #expect(reopened.notices.map(\.kind) == [.discardedInterruptedWrite] && reopened.notices.first?.slot == a)
+        #expect(reopened.entries().map(\.key) == ["b"] && reopened.entry(forKey: "b")?.sourceModifiedNs == 2_000)
+    }
+
+    @Test func aClosedWriterChangesNothing() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable")
+        let table = try openTable(path, descriptor(capacity: 4))
+        try put(table, "a", modifiedNs: 1_000)
+        table.close()
+        let error = #expect(throws: ImageTableError.self) { try table.updateSourceModified([("a", 5)]) }
+        #expect(error?.code == .notWritable)
+        #expect(try ImageTableReader(path: path).entry(forKey: "a")?.sourceModifiedNs == 1_000)
+    }
+}
