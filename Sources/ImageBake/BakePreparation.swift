@@ -13,6 +13,9 @@ struct BakePreparation {
     let plan: BakePlan
     /// Per table, the keys it held that the plan writes again (``BakeTable/plan(evictions:replacing:)``).
     let replacing: [Set<String>]
+    /// Per table, the entries the plan keeps whose sources' times moved, with those times
+    /// (``BakePlanner/retimes(of:in:change:)``); empty unless sources were touched.
+    let retimes: [BakePlanner.Retimes]
     /// Files the scans skipped or could not list.
     let scanFailures: [SourceFailure]
     /// Files deleted since the listing: all of them, and those no table held (a held key's removal
@@ -38,9 +41,9 @@ struct BakePreparation {
         var plan: BakePlan
         let listsEveryKnownFile: Bool
         failureSettings = BakeState.failureSettings(of: manifest, tables: tables, options: options)
-        (plan, replacing, scanFailures, vanished, listsEveryKnownFile) = try Self.prepare(manifest, tables: tables, state: state,
-                                                                                          options: options, settings: failureSettings,
-                                                                                          clock: &clock)
+        (plan, replacing, retimes, scanFailures, vanished, listsEveryKnownFile) = try Self.prepare(manifest, tables: tables, state: state,
+                                                                                                   options: options, settings: failureSettings,
+                                                                                                   clock: &clock)
         nothingToForget = listsEveryKnownFile && vanished.found == 0
         // Now that the scan's lists, the diff's and the tables' entries are freed: the run keeps
         // only what its jobs need.
@@ -49,7 +52,8 @@ struct BakePreparation {
     }
 
     private static func prepare(_ manifest: Manifest, tables: [BakeTable], state: BakeState, options: BakeOptions, settings: [String],
-                                clock: inout PhaseClock) throws(ImageTableError) -> (BakePlan, [Set<String>], [SourceFailure], (found: Int, unheld: Int), Bool) {
+                                clock: inout PhaseClock) throws(ImageTableError)
+        -> (BakePlan, [Set<String>], [BakePlanner.Retimes], [SourceFailure], (found: Int, unheld: Int), Bool) {
         var scanned: [[SourceFile]] = []
         var scanFailures: [SourceFailure] = []
         for family in manifest.families {
@@ -114,7 +118,11 @@ struct BakePreparation {
         }
         let plan = BakePlanner(prune: options.prune).plan(families, tableCount: tables.count)
         let replacing = zip(plan.tables, held).map { change, held in Set(change.writes.lazy.filter { held?[$0] != nil }) }
+        var retimes = Array(repeating: BakePlanner.Retimes(), count: tables.count)
+        for family in families {
+            for table in family.tables { retimes[table.index] = BakePlanner.retimes(of: table, in: family, change: plan.tables[table.index]) }
+        }
         clock.lap(\.plan)
-        return (plan, replacing, scanFailures, vanished, listsEveryKnownFile)
+        return (plan, replacing, retimes, scanFailures, vanished, listsEveryKnownFile)
     }
 }

@@ -100,12 +100,13 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
         }
     }
 
-    /// Calls `body` with the key, source UUID and recency of every entry the table holds now.
-    func forEachHeld(_ body: (String, UUID, UInt64) -> Void) {
+    /// Calls `body` with the key, source UUID, recency and recorded source modification time of
+    /// every entry the table holds now.
+    func forEachHeld(_ body: (String, UUID, UInt64, Int64) -> Void) {
         if let table {
-            table.forEachEntry { body($0.key, $0.sourceUUID, $0.recency) }
+            table.forEachEntry { body($0.key, $0.sourceUUID, $0.recency, $0.sourceModifiedNs) }
         } else if let reader {
-            for e in reader.entries() { body(e.key, e.sourceUUID, e.recency) }
+            for e in reader.entries() { body(e.key, e.sourceUUID, e.recency, e.sourceModifiedNs) }
         }
     }
 
@@ -190,6 +191,37 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
             throw error.explained("could not prune \(keys.count) entries").at(displayPath)
         }
     }
+
+    /// Records the current modification time of sources whose entries the plan keeps as they
+    /// are (touched, not changed: ``BakePlanner/retimes(of:in:change:)``), in the records alone.
+    ///
+    /// A batch at a time, each batch's records flushed once and then unmapped with the index
+    /// pages its lookups mapped, as a published batch's are: a bake after every source's time
+    /// moved (a CI cache restored, a project copied) updates every entry, and would otherwise
+    /// keep every record and most of the hash index resident to its end.
+    ///
+    /// - Parameter updates: keys, in slot order, with the time each entry should record.
+    /// - Throws: the core's ``ImageTableError`` when the records cannot be flushed.
+    func retime(_ updates: BakePlanner.Retimes) throws(ImageTableError) {
+        guard let table else { return }
+        var start = 0
+        while start < updates.count {
+            let end = min(start + Self.retimeBatch, updates.count)
+            do {
+                let slots = try table.updateSourceModified(Array(updates[start..<end]))
+                table.releaseMappedPages(slots: [], records: slots)
+            } catch {
+                throw error.explained("could not record the modification time of \(end - start) entries").at(displayPath)
+            }
+            start = end
+        }
+    }
+
+    /// Entries ``retime(_:)`` updates with one flush. A record read maps the 64 KiB around it,
+    /// so a batch maps at most 64 MiB of records before they are unmapped, and far less when its
+    /// keys, in slot order, are neighbours (every entry's time moved: 256 KiB); a million
+    /// updates cost a thousand flushes.
+    private static let retimeBatch = 1024
 
     /// Queues a filled reservation; once the batch is full, or the staged pixels it holds pass
     /// ``stagedLimit``, hands it to a background publisher and returns.

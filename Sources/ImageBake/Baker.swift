@@ -12,9 +12,10 @@ import ImageTableCore
 ///    and whose key a table holds ("changed?"), and peek at new ones ("an image?").
 /// 4. **Plan**: decide, per table, what is written, evicted, pruned and left out, before
 ///    touching any (``BakePlanner``). A dry run stops here.
-/// 5. **Execute**: prune, then have worker processes decode each source to write once for its
-///    family (``BakeRun``), evicting only the entries the plan chose and only once a source has
-///    decoded.
+/// 5. **Execute**: prune, record the new times of kept entries whose sources were touched
+///    without changing (records only), then have worker processes decode each source to write
+///    once for its family (``BakeRun``), evicting only the entries the plan chose and only once
+///    a source has decoded.
 /// 6. **Commit**: record what was read in the bake state.
 ///
 /// The parent process never decodes (it does not even start libvips). Each worker drives libvips
@@ -87,6 +88,7 @@ public enum Baker {
                 table.plan(evictions: change.evictions, replacing: replacing)
                 if !change.writes.isEmpty { table.preallocate(entries: change.entriesAfter) }
             }
+            for (table, retimes) in zip(tables, prepared.retimes) { try table.retime(retimes) }
             // `--strict` stops at the first failure: one known before decoding (an empty file, a
             // decode that failed at an earlier bake) stops the bake before any source is sent.
             let failsFirst = options.strict && (prepared.scanFailures + plan.failures).contains { !skips($0) }

@@ -35,6 +35,9 @@ final class FamilyHeld: Sendable {
     /// Per table, the keys of entries that are another key's but for their bytes (Unicode
     /// normalization): see ``HeldEntries/aliases``.
     private let aliases: [[String]]
+    /// Per table, the keys of entries whose recorded source modification time is not their
+    /// scanned source's: see ``HeldEntries/retimed``. Empty unless sources were touched.
+    private let retimed: [[String]]
 
     /// Reads what `tables` hold.
     ///
@@ -50,14 +53,18 @@ final class FamilyHeld: Sendable {
         var rows: [Rows] = []
         var counts: [Int] = []
         var scannedRows: [Bool] = []
-        var aliases: [[String]] = []
+        // Per row, the scanned source's position, whose time each table's entry is compared
+        // with: 4 bytes a row while reading, rather than a second search of the sources per
+        // entry and table.
+        var sourceOfRow: [Int32] = []
+        var aliases: [[String]] = [], retimed: [[String]] = []
         for table in tables {
             var dense: [Entry?] = [], sparse: [Int32: Entry] = [:]
-            var tableAliases: [String] = []
+            var tableAliases: [String] = [], tableRetimed: [String] = []
             let isDense = table.entryCount * 4 >= largest
             if isDense { dense.reserveCapacity(max(rowOfKey.count, table.entryCount)) } else { sparse.reserveCapacity(table.entryCount) }
             var count = 0
-            table.forEachHeld { key, source, recency in
+            table.forEachHeld { key, source, recency, modifiedNs in
                 let row: Int32
                 // Swift's == holds for keys that differ in their bytes, a table's identity of
                 // an entry (its entity UUID): such an entry is an alias, not this row's.
@@ -71,6 +78,7 @@ final class FamilyHeld: Sendable {
                     row = Int32(rowOfKey.count)
                     rowOfKey[scanned ? sources[i].key : key] = row
                     scannedRows.append(scanned)
+                    sourceOfRow.append(scanned ? Int32(i) : -1)
                 }
                 // The first entry of a key wins (a damaged table read for a dry run may list one twice).
                 if isDense {
@@ -82,12 +90,16 @@ final class FamilyHeld: Sendable {
                     sparse[row] = (source, recency)
                 }
                 count += 1
+                let scannedAt = sourceOfRow[Int(row)]
+                if scannedAt >= 0 && sources[Int(scannedAt)].stat.modifiedNs != modifiedNs { tableRetimed.append(sources[Int(scannedAt)].key) }
             }
             rows.append(isDense ? .dense(dense) : .sparse(sparse))
             counts.append(count)
             aliases.append(tableAliases.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+            retimed.append(tableRetimed)
         }
         (self.rowOfKey, self.rows, self.counts, self.scannedRows, self.aliases) = (rowOfKey, rows, counts, scannedRows, aliases)
+        self.retimed = retimed
     }
 
     /// Whether some table of the family holds `key`.
@@ -118,6 +130,8 @@ final class FamilyHeld: Sendable {
     fileprivate func count(table: Int) -> Int { counts[table] }
 
     fileprivate func aliases(table: Int) -> [String] { aliases[table] }
+
+    fileprivate func retimed(table: Int) -> [String] { retimed[table] }
 }
 
 /// One table's entries when the bake began: key → source UUID and recency.
@@ -137,6 +151,13 @@ struct HeldEntries: Sendable {
     /// key's bytes); the plan, keyed by strings, cannot, so they are in no other answer here,
     /// and the planner removes them. A scan takes only one of such names (`ambiguous-name`).
     var aliases: [String] { family.aliases(table: table) }
+
+    /// Keys of entries whose recorded source modification time differs from the time the scan
+    /// found on their source, in slot order (the order the table lists them, so that records
+    /// updated together lie together). A source touched without changing keeps its entry, and
+    /// the bake records the new time there (``BakePlanner/retimes(of:in:change:)``), since
+    /// `imagetable merge` ranks entries by it. Empty when no source was touched.
+    var retimed: [String] { family.retimed(table: table) }
 
     /// The keys the table holds, each with whether the scan (given to ``FamilyHeld``) found its
     /// source, in no particular order.

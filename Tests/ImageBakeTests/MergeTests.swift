@@ -87,6 +87,34 @@ import Glibc
         }
     }
 
+    /// A source touched without changing, so that it is now among the most recently modified:
+    /// its shard's re-bake decodes nothing but records the new time in its entries, and the
+    /// merge selects it as one bake of every source does (it ranked by the time of its first
+    /// bake, and the merge kept another source in its place).
+    @Test func aTouchedSourceRanksByItsNewTimeInAnOverFullMerge() throws {
+        let small = Self.formats.replacingOccurrences(of: "maximumCount: 40", with: "maximumCount: 10")
+        let project = try Self.shardedProject(sources: 24, shards: 4, formats: small)
+        // t0 … t9 are the ten newest; t20, 140 s older than t0, becomes the newest of all.
+        project.setModified("t20.jpg", secondsAgo: 10)
+        for k in 0..<4 {
+            let bake = try run(Products.imagetable, ["bake", project.manifestPath, "--shard", "\(k)/4", "--output", project.root + "/shard-\(k)",
+                                                     "--no-progress", "--jobs", "1", "--format", "json"])
+            #expect(bake.status == 0, "\(bake.stderr)")
+            let doc = try #require(try JSONSerialization.jsonObject(with: Data(bake.stdout.utf8)) as? [String: Any])
+            #expect((doc["sources"] as? [String: Any])?["decoded"] as? Int == 0, "shard \(k) decodes nothing")
+        }
+        let merged = try Self.merge(project.root + "/merged", (0..<4).map { project.root + "/shard-\($0)" })
+        #expect(merged.status == 0, "\(merged.stderr)")
+        let single = try run(Products.imagetable, ["bake", project.manifestPath, "--no-progress"])
+        #expect(single.status == 0, "\(single.stderr)")
+        for name in ["thumb.imagetable", "grey.imagetable"] {
+            let keys = Set(try ImageTableReader(path: project.root + "/merged/" + name).entries().map(\.key))
+            let one = Set(try ImageTableReader(path: project.tables + "/" + name).entries().map(\.key))
+            #expect(one == Set(["t20.jpg"] + (0..<9).map { "t\($0).jpg" }), "\(name): one bake")
+            #expect(keys == one, "\(name): the merge selects what one bake does")
+        }
+    }
+
     @Test func directoriesThatDoNotGoTogetherAreRefused() throws {
         let project = try Self.shardedProject(sources: 8, shards: 2)
         let s0 = project.root + "/shard-0", s1 = project.root + "/shard-1", out = project.root + "/out"
