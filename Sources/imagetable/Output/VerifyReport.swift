@@ -16,7 +16,9 @@ enum VerifyReport {
         case sound
         /// Only interrupted writes, left by a killed writer; the next bake completes them.
         case interrupted
-        /// `--repair` cleared damaged or interrupted entries; the next bake renders them again.
+        /// `--repair` cleared damaged or interrupted entries, and the next bake renders them
+        /// again; or it only rebuilt the hash index, which leaves the table complete
+        /// (``TableResult/exitStatus`` 0).
         case repaired
         /// Something is damaged (and, with `--repair`, could not be cleared).
         case damaged
@@ -36,7 +38,8 @@ enum VerifyReport {
     /// One table's verdict.
     struct TableResult: Encodable {
         let path: String
-        /// The table is sound as the command leaves it.
+        /// The table is sound as the command leaves it: nothing found, or a repair that only
+        /// rebuilt the index.
         let ok: Bool
         let state: State
         /// Entries whose record and pixels check out.
@@ -49,6 +52,12 @@ enum VerifyReport {
         let cleared: Int?
         /// Why the table could not be checked (or repaired); `nil` otherwise.
         let error: ImageTableError?
+
+        /// The command's exit status for this table: its state's, but 0 for a repair that
+        /// cleared no entry (the index rebuilt), after which the next bake has nothing to complete.
+        var exitStatus: Int32 { ok ? 0 : state.exitStatus }
+
+        private enum CodingKeys: String, CodingKey { case path, ok, state, validEntries, inProgress, problems, cleared, error }
     }
 
     /// One bad record or entry.
@@ -96,7 +105,8 @@ enum VerifyReport {
         if failure != nil { state = max(state, .damaged) }
         // An index the repair rebuilt clears no entry: only the other problems' records go.
         let clearedRecords = problems.filter { $0.code != ImageTableError.Code.damagedIndex.rawValue }.count
-        return TableResult(path: path, ok: state == .sound, state: state, validEntries: report.validEntries,
+        let indexOnly = state == .repaired && clearedRecords == 0
+        return TableResult(path: path, ok: state == .sound || indexOnly, state: state, validEntries: report.validEntries,
                            inProgress: report.inProgress, problems: problems, cleared: cleared.map { $0 ? clearedRecords : 0 },
                            error: error)
     }
