@@ -17,6 +17,9 @@ public struct BakePlan: Sendable {
         case unchanged
         /// A table holds the key, but the source is gone.
         case removed
+        /// In a listing only (``BakePlan/listing(skipping:)``): a file the bake skips with a
+        /// warning, never planned (not an image, hidden, not a regular file).
+        case skipped
     }
 
     /// A source to decode, once, for the tables of its family that lack it.
@@ -86,6 +89,9 @@ public struct BakePlan: Sendable {
         /// that failed at an earlier bake and has not changed since), which the bake reports
         /// without decoding the source; `nil` for the others.
         public var failure: String? = nil
+        /// Why a ``SourceStatus/skipped`` file is skipped (`not-an-image`, `hidden-file`,
+        /// `not-a-regular-file`, `changed-while-reading`); `nil` for the others.
+        public var skipped: String? = nil
     }
 
     /// The sources to decode.
@@ -110,16 +116,39 @@ public struct BakePlan: Sendable {
 
     /// Every source and removed key with its status, sorted by family and key (made when asked
     /// for: `bake --list` prints it; the bake itself asks ``status(family:key:)``).
-    public var listing: [Listed] {
+    public var listing: [Listed] { listing(skipping: []) }
+
+    /// Every source and removed key with its status, and every file the bake skips with a
+    /// warning as ``SourceStatus/skipped``, sorted by family and key.
+    ///
+    /// - Parameter scanSkips: the files the scans skipped before planning (hidden images,
+    ///   FIFOs, devices and sockets: ``BakeSummary/skipped``); a file the plan lists too (one
+    ///   that is not an image by its first bytes) is listed once.
+    /// - Returns: the listing `bake --list` prints.
+    public func listing(skipping scanSkips: [SourceFailure]) -> [Listed] {
         var failed: [String: [String: String]] = [:]
         for failure in failures { failed[failure.family, default: [:]][failure.key] = failure.error.code.rawValue }
-        return planned.sorted { $0.name < $1.name }.flatMap { family in
+        var listed = planned.sorted { $0.name < $1.name }.flatMap { family in
             family.listing().map { item in
                 var item = item
-                item.failure = failed[item.family]?[item.key]
+                guard let code = failed[item.family]?[item.key] else { return item }
+                if SourceFailure.skipCodes.contains(code) {
+                    item = Listed(family: item.family, key: item.key, status: .skipped, skipped: code)
+                } else {
+                    item.failure = code
+                }
                 return item
             }
         }
+        let known = Set(listed.lazy.filter { $0.status == .skipped }.map { [$0.family, $0.key] })
+        let unplanned = scanSkips.filter { !known.contains([$0.family, $0.key]) }
+        guard !unplanned.isEmpty else { return listed }
+        listed += unplanned.map { Listed(family: $0.family, key: $0.key, status: .skipped, skipped: $0.error.code.rawValue) }
+        // Stable: the plan's own order within a family stays, the skipped files fall in by key.
+        return listed.enumerated().sorted { a, b in
+            (a.element.family, a.element.key) != (b.element.family, b.element.key)
+                ? (a.element.family, a.element.key) < (b.element.family, b.element.key) : a.offset < b.offset
+        }.map(\.element)
     }
 
     /// How a family's key compares with its tables, or `nil` when the plan does not list it.

@@ -190,11 +190,8 @@ public enum Baker {
         return summary
     }
 
-    /// Files that are not images, changed while they were read, are FIFOs, devices or sockets,
-    /// or are hidden images are skipped with a warning, not failed.
-    private static func skips(_ failure: SourceFailure) -> Bool {
-        [.notAnImage, .changedWhileReading, .notARegularFile, .hiddenFile].contains(failure.error.code)
-    }
+    /// Files skipped with a warning, not failed (``SourceFailure/isSkip``).
+    private static func skips(_ failure: SourceFailure) -> Bool { failure.isSkip }
 
     /// Image tables in the output directory that no format of the manifest names (tables of
     /// removed or renamed formats), by path and as a person would type it.

@@ -81,7 +81,7 @@ struct BakeCommand: ParsableCommand {
     @Flag(help: "Print the plan: what would be decoded, written, evicted and pruned; touch no table.")
     var dryRun = false
 
-    @Flag(help: "Print every matched source with its state (new, changed, unchanged, removed), and nothing else.")
+    @Flag(help: "Print every matched source with its state (new, changed, unchanged, removed, skipped) and nothing more.")
     var list = false
 
     @Flag(help: "Delete entries whose source is gone, and tables in the output directory no format names.")
@@ -202,7 +202,7 @@ struct BakeCommand: ParsableCommand {
             throw ExitStatus.failure
         }
         if list {
-            let listing = summary.plan?.listing ?? []
+            let listing = summary.plan?.listing(skipping: summary.skipped) ?? []
             Swift.print(format == .json ? SourceListing.json(listing) : SourceListing.text(listing), terminator: "")
             return
         }

@@ -47,6 +47,29 @@ import Testing
         #expect(try project.bake().decoded == 1, "the listing baked nothing")
     }
 
+    /// `--list` names the files the bake skips with a warning, each once, with why: one that is
+    /// not an image by its first bytes, a hidden image, a FIFO (it listed the first as failing
+    /// and the other two not at all, though the bake reports all three as skipped).
+    @Test func listNamesTheFilesTheBakeSkips() throws {
+        let project = try Self.project()
+        project.add("notes.jpg", bytes: Array("not a picture\n".utf8))
+        try project.add(".hidden.jpg", from: Corpus.photo("Landscape_2"))
+        #expect(mkfifo(project.sources + "/pipe.jpg", 0o644) == 0)
+        let text = try run(Products.imagetable, ["bake", project.manifestPath, "--list"])
+        #expect(text.status == 0, "\(text.stderr)")
+        let lines = text.stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+        #expect(lines == [["skipped", "photos", ".hidden.jpg", "(hidden-file)"], ["new", "photos", "a.jpg"],
+                          ["skipped", "photos", "notes.jpg", "(not-an-image)"], ["skipped", "photos", "pipe.jpg", "(not-a-regular-file)"]],
+                "\(text.stdout)")
+        let json = try run(Products.imagetable, ["bake", project.manifestPath, "--list", "--format", "json"])
+        let sources = try #require(try Self.json(json.stdout)["sources"] as? [[String: String]])
+        #expect(sources.filter { $0["status"] == "skipped" }.map { $0["key"]! + " " + $0["skipped"]! }
+                == [".hidden.jpg hidden-file", "notes.jpg not-an-image", "pipe.jpg not-a-regular-file"], "\(sources)")
+        // The bake itself counts the same three as skipped.
+        let bake = try run(Products.imagetable, ["bake", project.manifestPath, "--format", "json"])
+        #expect((try Self.json(bake.stdout)["sources"] as? [String: Int])?["skipped"] == 3, "\(bake.stdout)")
+    }
+
     /// `--shard` values that name no shard are bad usage (64), with the reason.
     @Test func shardValuesThatNameNoShardAreBadUsage() throws {
         let project = try Self.project()

@@ -46,11 +46,11 @@ enum SourceListing {
         return listing.map { item in
             item.status.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)
                 + item.family.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + PrintableText.escaped(item.key)
-                + (item.failure.map { "  (fails: \($0))" } ?? "") + "\n"
+                + (item.failure.map { "  (fails: \($0))" } ?? "") + (item.skipped.map { "  (\($0))" } ?? "") + "\n"
         }.joined()
     }
 
-    /// `{"version": 1, "sources": [{"family", "key", "status", "failure"?}]}`.
+    /// `{"version": 1, "sources": [{"family", "key", "status", "failure"?, "skipped"?}]}`.
     static func json(_ listing: [BakePlan.Listed]) -> String {
         struct Document: Encodable {
             let version = 1
