@@ -42,16 +42,8 @@ final class TableFile: @unchecked Sendable {
     init(path: String, writable: Bool) throws(ImageTableError) {
         self.path = path
         self.writable = writable
-        // O_NONBLOCK: a FIFO at the path would block the open until a writer came; opened at
-        // once, it is refused by its type below. (A regular file ignores the flag.)
-        let fd = Posix.retrying { open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) }
-        guard fd >= 0 else {
-            if errno == ELOOP { throw ImageTableError(.insecureFile, "table is a symbolic link; refusing to follow it", path: path) }
-            throw Posix.error("open", path: path)
-        }
+        let (fd, st) = try Self.openLinked(path, writable: writable)
         do throws(ImageTableError) {
-            var st = stat()
-            guard fstat(fd, &st) == 0 else { throw Posix.error("fstat", path: path) }
             try Self.checkFileType(st, path: path)
             let headerBytes = try Posix.preadFully(fd, count: TableLimits.headerBytes, at: 0, path: path)
             let header = try headerBytes.withUnsafeBytes { raw in Result { () throws(ImageTableError) in try TableHeader.decode(raw) } }.get()
@@ -88,6 +80,35 @@ final class TableFile: @unchecked Sendable {
     deinit {
         munmap(base, mappedBytes)
         close(fd)
+    }
+
+    /// Opens `path` and stats what it opened. A file whose last name went between the two (a
+    /// writer rebuilding or upgrading the table renames a new file over it; a reader opening it
+    /// then must not report a table with no link as insecure) is opened again by its path,
+    /// which names the new table, a few times; a file still without a name is `not-found`.
+    private static func openLinked(_ path: String, writable: Bool) throws(ImageTableError) -> (Int32, stat) {
+        var attempts = 0
+        while true {
+            // O_NONBLOCK: a FIFO at the path would block the open until a writer came; opened at
+            // once, it is refused by its type. (A regular file ignores the flag.)
+            let fd = Posix.retrying { open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) }
+            guard fd >= 0 else {
+                if errno == ELOOP { throw ImageTableError(.insecureFile, "table is a symbolic link; refusing to follow it", path: path) }
+                throw Posix.error("open", path: path)
+            }
+            var st = stat()
+            guard fstat(fd, &st) == 0 else {
+                let error = Posix.error("fstat", path: path)
+                close(fd)
+                throw error
+            }
+            guard st.st_nlink == 0 else { return (fd, st) }
+            close(fd)
+            attempts += 1
+            guard attempts < 8 else {
+                throw ImageTableError(.notFound, "the table was deleted or replaced while it was being opened", path: path)
+            }
+        }
     }
 
     /// Refuses anything but a regular file with one link (a hard link would let another name
