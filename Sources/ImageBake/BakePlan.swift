@@ -123,7 +123,8 @@ public struct BakePlan: Sendable {
     ///
     /// - Parameter scanSkips: the files the scans skipped before planning (hidden images,
     ///   FIFOs, devices and sockets: ``BakeSummary/skipped``); a file the plan lists too (one
-    ///   that is not an image by its first bytes) is listed once.
+    ///   that is not an image by its first bytes, a baked key whose file is now a FIFO) is
+    ///   listed once.
     /// - Returns: the listing `bake --list` prints.
     public func listing(skipping scanSkips: [SourceFailure]) -> [Listed] {
         var failed: [String: [String: String]] = [:]
@@ -140,8 +141,18 @@ public struct BakePlan: Sendable {
                 return item
             }
         }
-        let known = Set(listed.lazy.filter { $0.status == .skipped }.map { [$0.family, $0.key] })
-        let unplanned = scanSkips.filter { !known.contains([$0.family, $0.key]) }
+        var at: [[String]: Int] = [:]
+        for (i, item) in listed.enumerated() { at[[item.family, item.key]] = i }
+        var unplanned: [SourceFailure] = []
+        for skip in scanSkips {
+            // A key the plan lists too (a baked file replaced by a FIFO: its entry's source is
+            // gone) is one line, its status and why its file is skipped.
+            if let i = at[[skip.family, skip.key]] {
+                if listed[i].status != .skipped { listed[i].skipped = skip.error.code.rawValue }
+            } else {
+                unplanned.append(skip)
+            }
+        }
         guard !unplanned.isEmpty else { return listed }
         listed += unplanned.map { Listed(family: $0.family, key: $0.key, status: .skipped, skipped: $0.error.code.rawValue) }
         // Stable: the plan's own order within a family stays, the skipped files fall in by key.

@@ -14,8 +14,9 @@ struct BakePreparation {
     /// Per table, the keys it held that the plan writes again (``BakeTable/plan(evictions:replacing:)``).
     let replacing: [Set<String>]
     /// Per table, the entries the plan keeps whose sources' times moved, with those times
-    /// (``BakePlanner/retimes(of:in:change:)``); empty unless sources were touched.
-    let retimes: [BakePlanner.Retimes]
+    /// (``BakePlanner/retimes(of:in:change:)``); empty unless sources were touched. The bake
+    /// empties it once applied, before the run.
+    var retimes: [BakePlanner.Retimes]
     /// Files the scans skipped or could not list.
     let scanFailures: [SourceFailure]
     /// Files deleted since the listing: all of them, and those no table held (a held key's removal
@@ -120,7 +121,14 @@ struct BakePreparation {
         let replacing = zip(plan.tables, held).map { change, held in Set(change.writes.lazy.filter { held?[$0] != nil }) }
         var retimes = Array(repeating: BakePlanner.Retimes(), count: tables.count)
         for family in families {
-            for table in family.tables { retimes[table.index] = BakePlanner.retimes(of: table, in: family, change: plan.tables[table.index]) }
+            var previous: BakePlanner.Retimes = []
+            for table in family.tables {
+                let found = BakePlanner.retimes(of: table, in: family, change: plan.tables[table.index])
+                // Tables of a family usually keep the same entries, touched alike: one list, shared.
+                let same = found.count == previous.count && zip(found, previous).allSatisfy { $0 == $1 }
+                retimes[table.index] = same ? previous : found
+                previous = retimes[table.index]
+            }
         }
         clock.lap(\.plan)
         return (plan, replacing, retimes, scanFailures, vanished, listsEveryKnownFile)

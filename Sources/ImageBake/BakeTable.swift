@@ -239,7 +239,8 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
         let batch: Batch? = pending.withLock { p in
             p.reservations.append(reservation)
             if mappedHere { p.mappedSlots.append(reservation.slot) }
-            if reservation.isStaged { p.stagedBytes += reservation.pixels.count }
+            // A staged slot's memory runs to the end of its last page (TableLayout.writtenSlotBytes).
+            if reservation.isStaged { p.stagedBytes += table?.layout.writtenSlotBytes ?? reservation.pixels.count }
             guard p.reservations.count >= batchLimit || p.stagedBytes >= Self.stagedLimit else { return nil }
             defer { p = Batch() }
             return p

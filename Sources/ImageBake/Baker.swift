@@ -77,7 +77,7 @@ public enum Baker {
         clock.lap(\.open)
         for table in tables { table.explainRebuild(previous: state.parameters(ofTable: table.format.fileName)) }
 
-        let prepared = try BakePreparation(manifest, tables: tables, state: state, options: options, clock: &clock)
+        var prepared = try BakePreparation(manifest, tables: tables, state: state, options: options, clock: &clock)
         let plan = prepared.plan, vanished = prepared.vanished
 
         var summary = BakeSummary()
@@ -89,6 +89,7 @@ public enum Baker {
                 if !change.writes.isEmpty { table.preallocate(entries: change.entriesAfter) }
             }
             for (table, retimes) in zip(tables, prepared.retimes) { try table.retime(retimes) }
+            prepared.retimes = []  // a key and a time per entry touched: not carried through the run
             // `--strict` stops at the first failure: one known before decoding (an empty file, a
             // decode that failed at an earlier bake) stops the bake before any source is sent.
             let failsFirst = options.strict && (prepared.scanFailures + plan.failures).contains { !skips($0) }

@@ -96,7 +96,8 @@ final class FamilyHeld: Sendable {
             rows.append(isDense ? .dense(dense) : .sparse(sparse))
             counts.append(count)
             aliases.append(tableAliases.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
-            retimed.append(tableRetimed)
+            // The tables of a family usually hold the same keys, touched alike: one list, shared.
+            retimed.append(retimed.last == tableRetimed ? retimed.last! : tableRetimed)
         }
         (self.rowOfKey, self.rows, self.counts, self.scannedRows, self.aliases) = (rowOfKey, rows, counts, scannedRows, aliases)
         self.retimed = retimed

@@ -94,7 +94,7 @@ extension TableFile {
             var found: Int?
             let selector = probe(entity) { slot in
                 let record = record(slot)
-                guard record.generation & 1 == 0, record.state == IndexRecord.stateCommitted, record.entityUUID == entity else { return false }
+                guard record.settledGeneration & 1 == 0, record.state == IndexRecord.stateCommitted, record.entityUUID == entity else { return false }
                 found = slot
                 return true
             }

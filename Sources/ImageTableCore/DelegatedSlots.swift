@@ -32,13 +32,13 @@ public final class DelegatedSlots: @unchecked Sendable {
     public var parametersHash: [UInt8] { file.header.parametersHash }
 
     /// Writes the pixels of a reserved slot: `imageBytes` bytes in the table's style, rendered by
-    /// the caller in its own memory, or the whole slot (`slotStride` bytes: the image, then the
-    /// slot's padding, which the format keeps zero).
+    /// the caller in its own memory, or ``TableLayout/writtenSlotBytes`` or `slotStride` bytes:
+    /// the image, then the slot's padding, which the format keeps zero.
     ///
     /// The slot is written with `pwrite`, not through a mapping: a store to a mapped page of the
     /// file that this process has not touched yet is a page fault with the file system's
     /// block bookkeeping (several microseconds a page, more than rendering a small source into
-    /// it), where `pwrite` copies whole pages into the page cache. Passing the whole slot makes
+    /// it), where `pwrite` copies whole pages into the page cache. Passing the padding too makes
     /// every page of the write a whole page: a write that ends inside a page makes the file
     /// system zero the rest of it, or first read it from the disk where the slot held an entry
     /// whose pages are no longer cached (a re-bake the next day), a wait per slot. The
@@ -46,7 +46,7 @@ public final class DelegatedSlots: @unchecked Sendable {
     /// overwrite a published entry.
     ///
     /// - Parameters:
-    ///   - pixels: exactly `imageBytes` or `slotStride` bytes.
+    ///   - pixels: exactly `imageBytes`, `writtenSlotBytes` or `slotStride` bytes.
     ///   - slot: the reserved slot.
     ///   - generation: the reservation's ``SlotReservation/generation``.
     /// - Throws: ``ImageTableError`` `invalidArgument` when the slot is out of range, not backed by the
@@ -54,7 +54,8 @@ public final class DelegatedSlots: @unchecked Sendable {
     ///   the write fails.
     public func write(_ pixels: UnsafeRawBufferPointer, slot: Int, generation: UInt64) throws(ImageTableError) {
         try checkReservation(slot: slot, generation: generation)
-        guard pixels.count == file.layout.imageBytes || pixels.count == file.layout.slotStride else {
+        let l = file.layout
+        guard [l.imageBytes, l.writtenSlotBytes, l.slotStride].contains(pixels.count) else {
             throw ImageTableError(.invalidArgument, "\(pixels.count) bytes for a slot of \(file.layout.imageBytes)", path: file.path)
         }
         if let error = SystemIO.writeAll(file.fd, pixels, at: file.layout.slotOffset(slot)) {

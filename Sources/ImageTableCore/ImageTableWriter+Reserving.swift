@@ -134,12 +134,12 @@ extension ImageTableWriter {
         }
     }
 
-    /// Memory for a staged slot's pixels: the whole slot, its padding zero, so that publishing
-    /// writes whole pages. A write that ends inside a page makes the file system read that page
+    /// Memory for a staged slot's pixels: ``TableLayout/writtenSlotBytes`` (the image, then zero
+    /// padding to the end of a page), so that publishing writes whole pages. A write that ends inside a page makes the file system read that page
     /// from the disk first when it is not cached, and a staged slot held an entry: in a re-bake
     /// whose table's pages left the cache (the next day's cron job), a wait per slot.
     static func stagingBuffer(_ l: TableLayout) -> UnsafeMutableRawBufferPointer {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: l.slotStride, alignment: 64)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: l.writtenSlotBytes, alignment: 64)
         UnsafeMutableRawBufferPointer(rebasing: buffer[l.imageBytes...]).initializeMemory(as: UInt8.self, repeating: 0)
         return buffer
     }

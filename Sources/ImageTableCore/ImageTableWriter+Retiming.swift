@@ -23,7 +23,8 @@ extension ImageTableWriter {
     /// old one; either is a whole, checksummed record.
     ///
     /// Keys with no committed entry are passed over (a key being written at the moment has
-    /// none), and so are entries that already record the time given.
+    /// none), and so are entries that already record the time given and records whose
+    /// checksum fails (damaged since the writer opened the table: left for `verify`).
     ///
     /// The index probes and the records changed are mapped into this process; a batch writer
     /// hands the slots returned to ``releaseMappedPages(slots:records:)``, which counts the
@@ -48,7 +49,8 @@ extension ImageTableWriter {
                 // lock no reservation of this handle can make it odd meanwhile.
                 guard let slot = file.indexedSlot(of: EntityKey.uuid(for: key)) else { continue }
                 let record = file.record(slot)
-                guard record.sourceModifiedNs != modifiedNs else { continue }
+                // A record damaged since the open must not be given a checksum that covers its damage.
+                guard record.sourceModifiedNs != modifiedNs, record.storedChecksum == record.computeChecksum() else { continue }
                 let odd = record.generation | 1
                 record.beginWrite(odd)
                 record.setSourceModified(modifiedNs)

@@ -66,7 +66,7 @@ public final class ImageTableWriter: @unchecked Sendable {
         let generation: UInt64
         /// Where the caller writes pixels for a slot whose old entry's removal is not yet on disk
         /// (``ImageTableWriter/reserve(key:sourceUUID:evicting:staged:replacingOwn:)``); copied in at publish.
-        /// The whole slot (`slotStride` bytes, the padding zero), written as whole pages.
+        /// ``TableLayout/writtenSlotBytes`` long, the padding zero: written as whole pages.
         let staging: UnsafeMutableRawBufferPointer?
     }
 

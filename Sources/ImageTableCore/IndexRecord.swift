@@ -18,6 +18,22 @@ struct IndexRecord {
     /// The seqlock counter, loaded with acquire ordering.
     var generation: UInt64 { itc_load_acquire_u64(base) }
 
+    /// The seqlock counter as a reader starts with it: while it is odd on a committed record (a
+    /// record-only update, ``ImageTableWriter/updateSourceModified(_:)``, holds a live entry odd
+    /// for a few stores), loaded again for a moment, so that a lookup does not call an entry
+    /// that never went away absent. A write that takes longer (a replacement, which empties the
+    /// record at once; a killed writer's) is still seen odd, after at most a few microseconds.
+    var settledGeneration: UInt64 {
+        var g = generation
+        var spins = 0
+        while g & 1 == 1 && spins < 256 && state == Self.stateCommitted {
+            itc_cpu_pause()
+            g = generation
+            spins += 1
+        }
+        return g
+    }
+
     /// The write side's opening of the seqlock (Linux's `write_seqcount_begin`): stores the odd
     /// generation, then a release fence, so that none of the stores that follow (the record's
     /// fields, the slot's pixels) can become visible before the odd value does. A release *store*

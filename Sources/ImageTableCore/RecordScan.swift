@@ -88,7 +88,7 @@ struct RecordScan {
     static func judge(slot: Int, of file: TableFile, checkKeys: Bool) -> Verdict {
         let layout = file.layout
         let record = file.record(slot)
-        if record.generation & 1 == 1 { return .interrupted }
+        if record.settledGeneration & 1 == 1 { return .interrupted }
         let state = record.state
         if state == IndexRecord.stateEmpty {
             return record.hasLeftoverFields ? .damaged("record marked empty but still holds an entry's fields (damaged state)") : .empty
@@ -141,7 +141,7 @@ extension TableFile {
     func read<R>(slot: Int, entity: UUID, source: UUID?, _ body: (ImageView) throws -> R) rethrows -> SlotRead<R> {
         itc_prefetch(base + layout.slotOffset(slot))
         let record = record(slot)
-        let before = record.generation
+        let before = record.settledGeneration
         guard before & 1 == 0, record.state == IndexRecord.stateCommitted, record.entityUUID == entity else {
             return before == record.generation ? .miss : .changed
         }
@@ -169,7 +169,7 @@ extension TableFile {
     /// (checksum, key, rectangle, slot inside the file) or changed meanwhile.
     func entryInfo(slot: Int) -> EntryInfo? {
         let record = record(slot)
-        let before = record.generation
+        let before = record.settledGeneration
         guard before & 1 == 0, record.state == IndexRecord.stateCommitted,
               record.damage(width: layout.width, height: layout.height, checkKey: false) == nil,
               slotIsBacked(slot), let key = record.key else { return nil }

@@ -101,6 +101,15 @@ public struct TableLayout: Sendable, Equatable {
     /// Offset of slot `index`.
     public func slotOffset(_ index: Int) -> Int { slotsOffset + index * slotStride }
 
+    /// The bytes a writer puts into a slot: the image and the zero padding up to the end of
+    /// this machine's page, so that every page it writes is a whole one (the file system then
+    /// neither zeroes the rest of a page nor reads it back from the disk). That is the whole
+    /// slot, `slotStride`, unless the table was made with a larger page than this machine's.
+    public var writtenSlotBytes: Int {
+        let page = Self.systemPageSize
+        return min(slotStride, (imageBytes + page - 1) / page * page)
+    }
+
     /// Offset of bucket area `area` (0 or 1) of the hash index (version 2).
     public func bucketAreaOffset(_ area: Int) -> Int { bucketsOffset + area * bucketCount * TableLimits.bucketBytes }
 

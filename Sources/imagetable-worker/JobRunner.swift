@@ -40,10 +40,12 @@ final class JobRunner {
             configured = true
         }
         let targets: [RenderTarget]
+        var planned: [TableFormat] = []
         do throws(WorkerFailure) {
             var built: [RenderTarget] = []
             for (position, member) in job.members.enumerated() { built.append(try target(member, position: position)) }
             targets = built
+            for position in job.planned { planned.append(try parsed(position).format) }
         } catch {
             return .failed(error)
         }
@@ -53,7 +55,6 @@ final class JobRunner {
             // One read: the bytes decoded are the bytes fingerprinted, so an entry can never carry
             // the fingerprint of another version of its file.
             let read = try SourceRead(path: job.source, maxBytes: options.maxSourceBytes, keepingBytes: true)
-            let planned = job.planned.compactMap { try? parsed($0).format }
             let report = try ImageRenderer(options: options).render(bytes: read.bytes ?? [], name: job.source, into: targets,
                                                                     planningWith: planned)
             // Checksummed here, while the pixels are still in this core's cache, and in parallel
@@ -63,8 +64,8 @@ final class JobRunner {
                 guard case .slot(let slot, let generation) = member.destination else { continue }
                 do {
                     let slots = tables[member.table]!
-                    // The whole slot, its zero padding included: whole pages only (see DelegatedSlots.write).
-                    let whole = UnsafeRawBufferPointer(start: target.pixels.baseAddress, count: slots.layout.slotStride)
+                    // With its zero padding to the end of a page: whole pages only (see DelegatedSlots.write).
+                    let whole = UnsafeRawBufferPointer(start: target.pixels.baseAddress, count: slots.layout.writtenSlotBytes)
                     try slots.write(whole, slot: slot, generation: generation)
                 } catch {
                     tables[member.table] = nil
@@ -98,7 +99,7 @@ final class JobRunner {
             do {
                 let slots = try table(member.table, hash: hash)
                 try slots.checkReservation(slot: slot, generation: generation)
-                return RenderTarget(format: format, pixels: buffer(position, bytes: slots.layout.imageBytes, padded: slots.layout.slotStride),
+                return RenderTarget(format: format, pixels: buffer(position, bytes: slots.layout.imageBytes, padded: slots.layout.writtenSlotBytes),
                                     bytesPerRow: slots.layout.bytesPerRow)
             } catch {
                 // The bake's table changed under the job: not the source's fault, but not baked either.

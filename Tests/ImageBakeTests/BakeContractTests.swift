@@ -68,6 +68,12 @@ import Testing
         // The bake itself counts the same three as skipped.
         let bake = try run(Products.imagetable, ["bake", project.manifestPath, "--format", "json"])
         #expect((try Self.json(bake.stdout)["sources"] as? [String: Int])?["skipped"] == 3, "\(bake.stdout)")
+        // A baked key whose file became a FIFO: its entry's source is gone, and its file skipped; one line.
+        try FileManager.default.removeItem(atPath: project.sources + "/a.jpg")
+        #expect(mkfifo(project.sources + "/a.jpg", 0o644) == 0)
+        let again = try run(Products.imagetable, ["bake", project.manifestPath, "--list"])
+        #expect(again.stdout.split(separator: "\n").filter { $0.contains("a.jpg") }.map { $0.split(separator: " ").map(String.init) }
+                == [["removed", "photos", "a.jpg", "(not-a-regular-file)"]], "\(again.stdout)")
     }
 
     /// `--shard` values that name no shard are bad usage (64), with the reason.

@@ -31,10 +31,10 @@ import WorkerProtocol
         let failure = try #require(try Self.failure(job, tables: [CatalogueTable(path: "/t/g.imagetable", format: format.canonicalParameters)]))
         #expect(failure.code == .protocolError && failure.message == "the job names table 1; the handshake listed 1", "\(failure)")
 
+        // A planned table too: its format shapes every member's pixels.
         let planned = RenderJob(source: "/nonexistent.jpg", members: [], limits: Self.limits, planned: [0])
         let none = try #require(try Self.failure(planned, tables: []))
-        // A planned table that is not listed is not drawn: the job goes on to read its source.
-        #expect(none.code == .unreadable, "\(none)")
+        #expect(none.code == .protocolError && none.message == "the job names table 0; the handshake listed 0", "\(none)")
     }
 
     /// The member's slot is looked for in the file the handshake gave for its position: a table

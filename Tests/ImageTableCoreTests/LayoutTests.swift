@@ -63,6 +63,22 @@ struct LayoutTests {
         }
     }
 
+    /// A writer writes whole pages of this machine, never the rest of a larger page a table
+    /// was made with (a 1,280-byte image in a 64 KiB slot is one page written, not sixteen).
+    @Test func writtenSlotBytesAreWholePagesOfThisMachine() throws {
+        let page = TableLayout.systemPageSize
+        for pageSize in [4096, 16384, 65536] where pageSize >= page {
+            for (w, h) in [(20, 20), (150, 150), (16, 64), (1001, 3)] {
+                let l = try TableLayout(width: w, height: h, style: .grayscale8, capacity: 3, pageSize: pageSize)
+                let written = l.writtenSlotBytes
+                #expect(written % page == 0 && written >= l.imageBytes && written - l.imageBytes < page && written <= l.slotStride,
+                        "\(w)x\(h) in pages of \(pageSize): \(written) of \(l.slotStride)")
+            }
+        }
+        let tiny = try TableLayout(width: 20, height: 20, style: .grayscale8, capacity: 3, pageSize: 65536)
+        #expect(tiny.imageBytes == 1280 && tiny.slotStride == 65536 && tiny.writtenSlotBytes == page)
+    }
+
     @Test func outOfRangeAndOverflowAreTypedErrors() {
         let cases: [(Int, Int, Int, Int)] = [(0, 1, 1, 4096), (1, 16385, 1, 4096), (1, 1, 0, 4096),
                                              (1, 1, 100_000_001, 4096), (1, 1, 1, 4095), (1, 1, 1, 6000), (1, 1, 1, 131072)]

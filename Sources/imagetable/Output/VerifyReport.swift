@@ -10,7 +10,8 @@ enum VerifyReport {
         let tables: [TableResult]
     }
 
-    /// What a table was found to be, best first. The exit status is that of the worst table.
+    /// What a table was found to be, best first. The command exits with the worst table's
+    /// ``TableResult/exitStatus``.
     enum State: String, Encodable {
         /// Every header, record and checksum holds.
         case sound
