@@ -8,8 +8,9 @@ Rounds of `--seconds` each run until the bakes have been killed with SIGKILL `--
 `--rounds` rounds have run. Each round, for `--seconds`:
   - a mutator changes the sources without pause: slow writes (truncate, then a few KiB at a
     time), atomic replaces (write aside, rename over), in-place overwrites (no truncation until
-    the end, so a reader can see half of each version), deletions, renames, and rollbacks to the
-    previous version with its old modification time put back (as `cp -p` does);
+    the end, so a reader can see half of each version), deletions, renames, rollbacks to the
+    previous version with its old modification time put back (as `cp -p` does), and touches (a
+    new modification time over the same bytes);
   - a generator flips two hot files between two versions every few milliseconds (A, B, A...);
   - two loops run `imagetable bake` of the one manifest back to back (so runs overlap and wait
     for the locks), some with `--prune`; each bake is given a kill at a random instant with
@@ -28,7 +29,8 @@ Then, with the mutator stopped:
   - a quiet bake (`--prune`) must exit 0, and a second one must decode nothing;
   - a clean bake of a copy of the sources as they now are, into an empty directory, must give the
     same entries: the same keys, and per key the same source UUID, content rectangle and pixels,
-    byte for byte (read with the reader in docs/FORMAT.md, not with our own code); so every
+    byte for byte (read with the reader in docs/FORMAT.md, not with our own code), and the same
+    recorded source modification time (the copy keeps the files' times); so every
     present source has its entry, and nothing whose source did not change was lost;
   - `imagetable verify` passes (exit 0: the quiet bake completed every interrupted write);
   - a full disk: a bake into a 600 KB tmpfs must fail cleanly (exit 1, `no-space`); once the
@@ -154,7 +156,7 @@ def main():
           f"{tally['bakes']} bakes ({tally['kill9']} kill -9, {tally['killed'] - tally['kill9']} SIGTERM, {tally['exit3']} exit 3), "
           f"verify after each kill {tally['verify']} ({tally['verify2']} interrupted, {tally['verify1']} damaged), "
           f"{sum(m.values())} mutations ({m['slow']} slow, {m['atomic']} atomic, {m['inplace']} in place, "
-          f"{m['delete']} deleted, {m['rename']} renamed, {m['rollback']} rolled back, {m['flip']} flipped); "
+          f"{m['delete']} deleted, {m['rename']} renamed, {m['rollback']} rolled back, {m['touch']} touched, {m['flip']} flipped); "
           f"{reads['reads']} reads ({reads['torn']} torn, {reads['busy']} busy); {full_disks} full disks; "
           f"{compared} entries equal to a clean bake, {len(problems)} problems, verify clean {verified}/{n}")
     sys.exit(1 if problems else 0)

@@ -47,8 +47,28 @@ families:
 """)
 
 
+def recorded_times(path):
+    """key -> the source modification time each committed record holds (docs/FORMAT.md: the
+    capacity at header offset 48, records of 256 bytes from 512, `state` at 16, `sourceModified`
+    at 88, the key's length at 60 and its bytes at 96); the spec's reader does not return it."""
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    capacity, times = struct.unpack_from("<I", data, 48)[0], {}
+    for i in range(capacity):
+        r = 512 + i * 256
+        if r + 256 > len(data) or struct.unpack_from("<I", data, r + 16)[0] != 1:
+            continue
+        key_len = struct.unpack_from("<H", data, r + 60)[0]
+        times[data[r + 96:r + 96 + key_len].decode()] = struct.unpack_from("<q", data, r + 88)[0]
+    return times
+
+
 def compare(read_table, soaked, clean):
-    """(entries compared, problems) between the soaked tables and the clean bake's."""
+    """(entries compared, problems) between the soaked tables and the clean bake's: the same
+    keys, and per key the same source UUID, rectangle, pixels and recorded source time (the
+    clean bake's sources are copies with their times kept, so an entry whose source was touched
+    without changing must have had its time updated)."""
     compared, problems = 0, []
     names = sorted(f for f in os.listdir(clean) if f.endswith(".imagetable"))
     if names != sorted(f for f in os.listdir(soaked) if f.endswith(".imagetable")):
@@ -56,6 +76,7 @@ def compare(read_table, soaked, clean):
     for name in names:
         _, want = read_table(os.path.join(clean, name))
         _, got = read_table(os.path.join(soaked, name))
+        want_times, got_times = recorded_times(os.path.join(clean, name)), recorded_times(os.path.join(soaked, name))
         for key in sorted(set(want) | set(got)):
             if key not in got:
                 problems.append(f"{name}: {key}: missing")
@@ -68,6 +89,8 @@ def compare(read_table, soaked, clean):
                     problems.append(f"{name}: {key}: source UUID or rectangle differs from a clean bake")
                 elif w_rows != g_rows:
                     problems.append(f"{name}: {key}: pixels differ from a clean bake")
+                elif want_times.get(key) != got_times.get(key):
+                    problems.append(f"{name}: {key}: records source time {got_times.get(key)}, a clean bake {want_times.get(key)}")
     return compared, problems
 
 

@@ -35,7 +35,7 @@ class Mutator:
     def __init__(self, sources, versions, rng):
         self.sources, self.versions, self.rng = sources, versions, rng
         self.history = {}  # name -> [(bytes, mtime)] of the versions it held, newest last
-        self.counts = dict.fromkeys(["slow", "atomic", "inplace", "delete", "rename", "rollback", "flip"], 0)
+        self.counts = dict.fromkeys(["slow", "atomic", "inplace", "delete", "rename", "rollback", "touch", "flip"], 0)
 
     def path(self, name):
         return os.path.join(self.sources, name)
@@ -67,7 +67,7 @@ class Mutator:
         name = self.rng.choice(NAMES)
         p = self.path(name)
         present = os.path.exists(p)
-        kind = self.rng.choice(["slow", "atomic", "inplace", "delete", "rename", "rollback"] if present else ["slow", "atomic"])
+        kind = self.rng.choice(["slow", "atomic", "inplace", "delete", "rename", "rollback", "touch"] if present else ["slow", "atomic"])
         if kind == "rollback" and len(self.history.get(name, [])) < 2:
             kind = "inplace"
         if kind == "slow":
@@ -94,6 +94,9 @@ class Mutator:
             data, mtime = self.history[name][-2]
             self.write_slowly(name, data, truncate_first=self.rng.random() < 0.5)
             os.utime(p, ns=(mtime, mtime))
+        elif kind == "touch":
+            # A new time over the same bytes: the bake records it in the entries it keeps.
+            os.utime(p)
         self.counts[kind] += 1
         if os.path.exists(self.path(name)):
             self.remember(name)
