@@ -115,6 +115,35 @@ import Glibc
         }
     }
 
+    /// The newest source deleted, the shards re-baked without `--prune`: its shard keeps the
+    /// entry, which records no time, so the over-full merge ranks it after every present source
+    /// and selects what one bake does (it ranked by the deleted file's time, and kept it over a
+    /// present source).
+    @Test func aGoneSourceRanksLastInAnOverFullMerge() throws {
+        let small = Self.formats.replacingOccurrences(of: "maximumCount: 40", with: "maximumCount: 10")
+        let project = try Self.shardedProject(sources: 24, shards: 4, formats: small)
+        try FileManager.default.removeItem(atPath: project.sources + "/t0.jpg")
+        for k in 0..<4 {
+            let bake = try run(Products.imagetable, ["bake", project.manifestPath, "--shard", "\(k)/4", "--output", project.root + "/shard-\(k)",
+                                                     "--no-progress", "--jobs", "1"])
+            #expect(bake.status == 0, "\(bake.stderr)")
+        }
+        let held = try (0..<4).flatMap { k in
+            try ImageTableReader(path: project.root + "/shard-\(k)/thumb.imagetable").entries().filter { $0.key == "t0.jpg" }
+        }
+        #expect(held.count == 1 && held.first?.sourceModifiedNs == 0, "its shard keeps the entry, with no time: \(held)")
+        let merged = try Self.merge(project.root + "/merged", (0..<4).map { project.root + "/shard-\($0)" })
+        #expect(merged.status == 0, "\(merged.stderr)")
+        let single = try run(Products.imagetable, ["bake", project.manifestPath, "--no-progress"])
+        #expect(single.status == 0, "\(single.stderr)")
+        for name in ["thumb.imagetable", "grey.imagetable"] {
+            let keys = Set(try ImageTableReader(path: project.root + "/merged/" + name).entries().map(\.key))
+            let one = Set(try ImageTableReader(path: project.tables + "/" + name).entries().map(\.key))
+            #expect(one == Set((1...10).map { "t\($0).jpg" }), "\(name): one bake")
+            #expect(keys == one, "\(name): the merge selects what one bake does")
+        }
+    }
+
     @Test func directoriesThatDoNotGoTogetherAreRefused() throws {
         let project = try Self.shardedProject(sources: 8, shards: 2)
         let s0 = project.root + "/shard-0", s1 = project.root + "/shard-1", out = project.root + "/out"

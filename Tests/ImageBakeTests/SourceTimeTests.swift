@@ -58,4 +58,31 @@ import Glibc
         #expect(try project.bake().decoded == 0)
         #expect(try names.map(entries) == settled)
     }
+
+    /// An entry kept while its source is gone (no `--prune`) records no time, so a merge ranks
+    /// it after every present source; the source back with the same bytes gets its time again,
+    /// without a decode.
+    @Test func anEntryWhoseSourceIsGoneRecordsNoTimeUntilItComesBack() throws {
+        let project = try BakeProject(formats: "      thumb:\n        size: 16x16\n        style: 8BitGrayscale\n        maximumCount: 8\n")
+        for (i, tile) in PhotoTiles.first(3).enumerated() { try project.add("t\(i).jpg", from: tile) }
+        _ = try project.bake()
+        let path = project.tables + "/thumb.imagetable"
+        let before = try #require(try ImageTableReader(path: path).entry(forKey: "t1.jpg"))
+        #expect(before.sourceModifiedNs != 0)
+        let aside = project.root + "/t1.jpg"
+        try FileManager.default.moveItem(atPath: project.sources + "/t1.jpg", toPath: aside)
+        let gone = try project.bake()
+        #expect(gone.decoded == 0 && gone.removed == 1, "\(gone)")
+        let kept = try #require(try ImageTableReader(path: path).entry(forKey: "t1.jpg"), "no --prune: the entry stays")
+        #expect(kept.sourceModifiedNs == 0 && kept.sourceUUID == before.sourceUUID && kept.pixelChecksum == before.pixelChecksum)
+        #expect(try ImageTableReader(path: path).entry(forKey: "t0.jpg")?.sourceModifiedNs != 0, "the others keep theirs")
+        #expect(TableVerifier.verify(path: path).isValid)
+
+        try FileManager.default.moveItem(atPath: aside, toPath: project.sources + "/t1.jpg")
+        var times = [timespec(tv_sec: 1_600_000_000, tv_nsec: 5), timespec(tv_sec: 1_600_000_000, tv_nsec: 5)]
+        #expect(utimensat(AT_FDCWD, project.sources + "/t1.jpg", &times, 0) == 0)
+        let back = try project.bake()
+        #expect(back.decoded == 0, "the same bytes: nothing to decode")
+        #expect(try ImageTableReader(path: path).entry(forKey: "t1.jpg")?.sourceModifiedNs == 1_600_000_000_000_000_005)
+    }
 }
