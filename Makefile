@@ -8,7 +8,7 @@ help:
 	@echo "make demo   build, then bake samples/ into tables/ with manifests/demo.yaml"
 	@echo "make test   build and run every test (installs libvips-dev when missing and root)"
 	@echo "make docs   DocC archives of the library products, failing on any broken link"
-	@echo "make bench  release build, then the benchmarks (figures in the README)"
+	@echo "make bench  release build, then the benchmarks (figures in docs/PERFORMANCE.md)"
 	@echo "make soak   release build, then 1,000 bakes killed at random while sources change (7 minutes)"
 	@echo "make fuzz   libFuzzer on the table reader and the manifest validator (FUZZ_SECONDS each, 180)"
 	@echo "make build  debug build of everything"
