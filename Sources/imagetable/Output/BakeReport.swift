@@ -112,12 +112,7 @@ enum BakeReport {
         }
         let header = ["table", s.dryRun ? "would write" : "written", s.dryRun ? "would evict" : "evicted",
                       s.dryRun ? "would prune" : "pruned", "entries", ""]
-        let widths = (0..<6).map { i in ([header] + rows).map { $0[i].count }.max() ?? 0 }
-        for row in [header] + rows {
-            let cells = row.enumerated().map { i, cell in i == 0 ? cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
-                                               : String(repeating: " ", count: widths[i] - cell.count) + cell }
-            out += "  " + cells.joined(separator: "  ").trimmingCharacters(in: .whitespaces) + "\n"
-        }
+        out += TextTable.render(header: header, rows: rows)
         for table in s.prunedTables {
             out += PrintableText.escaped("\(table): deleted: no format of the manifest names this table (--prune)") + "\n"
         }

@@ -15,8 +15,9 @@ enum DiagnosticLines {
     ///       |         ^
     /// ```
     ///
-    /// The line is escaped like every other text, and the caret placed under the escaped form;
-    /// a long line is cut around the column. `nil` when the diagnostic has no line.
+    /// The line is escaped like every other text, and the caret placed under the escaped form,
+    /// counting the columns a terminal gives each character (``TerminalWidth``); a long line
+    /// is cut around the column. `nil` when the diagnostic has no line.
     static func excerpt(_ d: Diagnostic) -> String? {
         guard let line = d.sourceLine else { return nil }
         let scalars = line.unicodeScalars
@@ -28,7 +29,9 @@ enum DiagnosticLines {
         let number = String(d.line)
         let width = max(5, number.count)
         let gutter = String(repeating: " ", count: width - number.count) + number + " | "
-        return gutter + before + after + "\n" + String(repeating: " ", count: width) + " | " + String(repeating: " ", count: before.count) + "^"
+        // Under the column as a terminal shows it: a CJK character or an emoji takes two.
+        return gutter + before + after + "\n" + String(repeating: " ", count: width) + " | "
+            + String(repeating: " ", count: TerminalWidth.columns(before)) + "^"
     }
 
     /// The characters shown on each side of the column in an excerpt.

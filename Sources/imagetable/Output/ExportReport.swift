@@ -27,9 +27,9 @@ enum ExportReport {
             let entries = tables.reduce(0) { $0 + $1.entries }
             var out = "\(PrintableText.escaped(summary.directory)): exported \(tables.count) table\(tables.count == 1 ? "" : "s"), "
                 + "\(entries) entr\(entries == 1 ? "y" : "ies"), time \(summary.index.sourceDateEpoch)\n"
-            let width = tables.map(\.file.count).max() ?? 0
+            let width = tables.map { TerminalWidth.columns($0.file) }.max() ?? 0
             for t in tables {
-                out += "  " + t.file.padding(toLength: width, withPad: " ", startingAt: 0)
+                out += "  " + TerminalWidth.padded(t.file, to: width)
                     + "  \(t.entries) entries  \(t.bytes) bytes  sha256 \(t.sha256)\n"
             }
             Swift.print(out, terminator: "")

@@ -34,19 +34,13 @@ enum MergeReport {
         let what = s.shards.map { "\($0) shards" } ?? "\(inputs) \(inputs == 1 ? "directory" : "directories")"
         let entries = s.tables.reduce(0) { $0 + $1.entries }
         let megabytes = String(format: "%.1f", Double(s.bytes) / 1_048_576)
-        var out = "\(PrintableText.escaped(output)): merged \(what) in \(String(format: "%.2f", s.seconds)) s: "
+        let out = "\(PrintableText.escaped(output)): merged \(what) in \(String(format: "%.2f", s.seconds)) s: "
             + "\(s.tables.count) \(s.tables.count == 1 ? "table" : "tables"), \(entries) entries, \(megabytes) MiB of pixels copied\n"
         let header = ["table", "entries", "left out", "duplicates", "skipped"]
         let rows = s.tables.map { t in
             [PrintableText.escaped(t.path), "\(t.entries)/\(t.capacity)", "\(t.leftOut)", "\(t.duplicates)", "\(t.skipped)"]
         }
-        let widths = (0..<header.count).map { i in ([header] + rows).map { $0[i].count }.max() ?? 0 }
-        for row in [header] + rows {
-            let cells = row.enumerated().map { i, cell in i == 0 ? cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
-                                               : String(repeating: " ", count: widths[i] - cell.count) + cell }
-            out += "  " + cells.joined(separator: "  ").trimmingCharacters(in: .whitespaces) + "\n"
-        }
-        return out
+        return out + TextTable.render(header: header, rows: rows)
     }
 
     static func printFatal(_ error: ImageTableError, output: String, inputs: [String], format: TableOutputFormat) {

@@ -114,14 +114,3 @@ final class ProgressLines: BakeProgressDisplay {
         "progress: \(p.done)/\(p.total) sources" + (p.failed > 0 ? ", \(p.failed) failed" : "") + ", \(String(format: "%.1f", p.elapsed)) s"
     }
 }
-
-/// The width of the terminal standard error is, or `nil` when it is not one.
-enum TerminalWidth {
-    /// The terminal's columns; `COLUMNS` when the terminal does not say; 80 when neither does.
-    static func standardError() -> Int {
-        var size = winsize()
-        if ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
-        if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 0 { return columns }
-        return 80
-    }
-}

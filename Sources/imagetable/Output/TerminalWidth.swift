@@ -1,0 +1,87 @@
+import Foundation
+
+/// How many columns text takes on a terminal, for carets and table columns that must line up
+/// under text a manifest's author or a file system chose: Chinese, Japanese and Korean
+/// characters and most emoji take two columns, combining marks and zero-width characters none.
+///
+/// The East Asian Width property (Unicode Standard Annex #11, "W" and "F") is not among the
+/// scalar properties Swift exposes, so the wide blocks are listed here, as terminals' own
+/// `wcwidth` tables list them; an unlisted rare wide scalar counts as one column, which only
+/// shifts a caret, never loses text.
+enum TerminalWidth {
+    /// The columns of the terminal standard error is; `COLUMNS` when the terminal does not
+    /// say; 80 when neither does.
+    static func standardError() -> Int {
+        var size = winsize()
+        if ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 0 { return columns }
+        return 80
+    }
+
+    /// The columns `text` takes.
+    static func columns(_ text: some StringProtocol) -> Int {
+        text.unicodeScalars.reduce(0) { $0 + columns($1) }
+    }
+
+    /// The columns one scalar takes: 0, 1 or 2.
+    static func columns(_ scalar: Unicode.Scalar) -> Int {
+        let v = scalar.value
+        if v < 0x300 { return 1 }  // ASCII and Latin-1: the common case, at once
+        switch scalar.properties.generalCategory {
+        case .nonspacingMark, .enclosingMark, .format: return 0
+        default: break
+        }
+        if v == 0x200B || (0xFE00...0xFE0F).contains(v) { return 0 }  // zero-width space, variation selectors
+        if scalar.properties.isEmojiPresentation { return 2 }
+        return wide.contains { $0.contains(v) } ? 2 : 1
+    }
+
+    /// `text` followed by spaces up to `width` columns (as `padding(toLength:)` does for
+    /// characters), or `text` itself when it is as wide already.
+    static func padded(_ text: String, to width: Int) -> String {
+        text + String(repeating: " ", count: max(0, width - columns(text)))
+    }
+
+    /// The blocks of East Asian Wide and Fullwidth scalars (UAX #11).
+    private static let wide: [ClosedRange<UInt32>] = [
+        0x1100...0x115F,  // Hangul Jamo initials
+        0x2E80...0x303E,  // CJK radicals, Kangxi, ideographic description, CJK symbols and punctuation
+        0x3041...0x33FF,  // Hiragana, Katakana, Bopomofo, Hangul compatibility Jamo, Kanbun, CJK strokes, enclosed
+        0x3400...0x4DBF,  // CJK extension A
+        0x4E00...0x9FFF,  // CJK unified ideographs
+        0xA000...0xA4CF,  // Yi
+        0xA960...0xA97F,  // Hangul Jamo extended A
+        0xAC00...0xD7A3,  // Hangul syllables
+        0xF900...0xFAFF,  // CJK compatibility ideographs
+        0xFE10...0xFE19,  // vertical forms
+        0xFE30...0xFE6F,  // CJK compatibility forms, small form variants
+        0xFF00...0xFF60,  // fullwidth forms
+        0xFFE0...0xFFE6,  // fullwidth signs
+        0x1B000...0x1B2FF,  // Kana supplement and extensions, Nushu
+        0x1F200...0x1F2FF,  // enclosed ideographic supplement
+        0x20000...0x2FFFD,  // CJK extensions B–F, compatibility supplement
+        0x30000...0x3FFFD,  // CJK extensions G–H
+    ]
+}
+
+/// The aligned tables of the text reports: the first column left-aligned (a path), the others
+/// right-aligned (counts), two spaces apart, each line indented by two, widths in terminal
+/// columns so that a path in Chinese lines up as one in ASCII does.
+enum TextTable {
+    /// The lines of the table, header first, each ending in a newline.
+    ///
+    /// - Parameters:
+    ///   - header: the column titles.
+    ///   - rows: the cells, as many per row as titles; already escaped for the terminal.
+    static func render(header: [String], rows: [[String]]) -> String {
+        let all = [header] + rows
+        let widths = header.indices.map { i in all.map { TerminalWidth.columns($0[i]) }.max() ?? 0 }
+        return all.map { row in
+            let cells = row.enumerated().map { i, cell in
+                i == 0 ? TerminalWidth.padded(cell, to: widths[i])
+                    : String(repeating: " ", count: max(0, widths[i] - TerminalWidth.columns(cell))) + cell
+            }
+            return "  " + cells.joined(separator: "  ").trimmingCharacters(in: .whitespaces) + "\n"
+        }.joined()
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Carets and table columns line up on a terminal when the text before them is Chinese,
+/// Japanese or Korean, whose characters take two columns each (they were placed by counting
+/// characters, two columns short for every such character).
+struct WideTextTests {
+    /// Columns as a terminal shows this test's text: kana and CJK ideographs take two.
+    static func columns(_ text: some StringProtocol) -> Int {
+        text.unicodeScalars.reduce(0) { $0 + ((0x3040...0x30FF).contains($1.value) || (0x4E00...0x9FFF).contains($1.value) ? 2 : 1) }
+    }
+
+    @Test func theCaretStandsUnderTheColumnAfterWideCharacters() throws {
+        let scratch = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: scratch.file("写真"), withIntermediateDirectories: true)
+        let manifest = scratch.file("m.yaml")
+        try ("version: 1\noutput: tables\nfamilies:\n"
+            + "  photos: {sources: 写真, formats: {t: {size: 10x10, style: 32BitBGRA, maximumCount: 0}}}\n")
+            .write(toFile: manifest, atomically: true, encoding: .utf8)
+        let result = try imagetable("validate", manifest)
+        #expect(result.status == 1)
+        let lines = (result.stdout + result.stderr).split(separator: "\n").map(String.init)
+        let excerpt = try #require(lines.first { $0.hasPrefix("    4 | ") }, "\(result.stdout)")
+        let caret = try #require(lines.first { $0.hasSuffix("^") && $0.hasPrefix("      | ") }, "\(result.stdout)")
+        // The caret's column is the column of the value `0` that maximumCount is given.
+        let value = try #require(excerpt.range(of: "maximumCount: 0")).upperBound
+        #expect(Self.columns(excerpt[..<value]) - 1 == Self.columns(caret) - 1, "\(excerpt)\n\(caret)")
+    }
+
+    @Test func theBakeSummarysColumnsLineUpUnderAWideOutputDirectory() throws {
+        let scratch = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: scratch.file("src"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Corpus.photo("Landscape_1"), toPath: scratch.file("src/a.jpg"))
+        let manifest = scratch.file("m.yaml")
+        try ("version: 1\noutput: 出力された表\nfamilies:\n  photos:\n    sources: src\n    formats:\n"
+            + "      t:\n        size: 8x8\n        style: 8BitGrayscale\n        maximumCount: 4\n")
+            .write(toFile: manifest, atomically: true, encoding: .utf8)
+        let result = try imagetable("bake", manifest, "--no-progress")
+        #expect(result.status == 0, "\(result.stderr)")
+        let table = result.stdout.split(separator: "\n").filter { $0.hasPrefix("  ") }.map(String.init)
+        #expect(table.count == 2, "\(result.stdout)")
+        // Every column ends where its header does: `written` right-aligned over `1`.
+        let header = try #require(table.first), row = try #require(table.last)
+        let written = try #require(header.range(of: "written")).upperBound
+        let one = try #require(row.range(of: "  1 ")).lowerBound
+        #expect(Self.columns(header[..<written]) == Self.columns(row[..<one]) + 3, "\(header)\n\(row)")
+    }
+}
