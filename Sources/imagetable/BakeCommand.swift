@@ -27,9 +27,9 @@ struct BakeCommand: ParsableCommand {
 
             A source that cannot be baked (truncated, corrupt, over --max-pixels,
             unreadable, a decoder crash) is reported on standard error as `path:
-            error: message [code]`, as it fails when a progress display is on; it
-            keeps its previous entry, if any, and the bake goes on. Files that are not
-            images are skipped with a warning.
+            error: message [code]` (at once under a progress bar, else at the
+            end); it keeps its previous entry, if any, and the bake goes on. Files
+            that are not images are skipped with a warning.
 
             On a terminal a progress bar redraws one line on standard error. With
             --progress and standard error not a terminal (a CI log), a plain line is
@@ -38,7 +38,7 @@ struct BakeCommand: ParsableCommand {
             EXAMPLES
               imagetable bake --root . manifests/demo.yaml
               imagetable bake site.yaml --dry-run       # the plan, nothing else
-              imagetable bake site.yaml --list          # new, changed, unchanged
+              imagetable bake site.yaml --list          # each source's state
               imagetable bake site.yaml --prune         # drop entries of deleted files
               imagetable bake site.yaml --format json --strict
               imagetable bake site.yaml --format github --progress   # in a workflow

@@ -34,8 +34,8 @@ struct VerifyCommand: ParsableCommand {
             EXAMPLES
               imagetable verify tables/*.imagetable
               imagetable verify tables/grid@2x.imagetable --format json
-              imagetable verify --repair tables/*
-              [ $? -ne 1 ] && imagetable bake site.yaml   # 2: entries cleared, re-bake
+              imagetable verify --repair tables/*   # then, unless it exits 1,
+              imagetable bake site.yaml             # renders what it cleared
 
             EXIT STATUS
               0   every table is sound (or --repair only rebuilt its index)
