@@ -20,6 +20,11 @@ public struct BakePlan: Sendable {
         /// In a listing only (``BakePlan/listing(skipping:)``): a file the bake skips with a
         /// warning, never planned (not an image, hidden, not a regular file).
         case skipped
+        /// Modified too recently to bake (`--min-age`): left, as it is, to a later bake.
+        case deferred
+        /// No table of its family gives it a slot (more sources than slots, and others more
+        /// recently modified): not written, and its entry, if a table holds one, may be evicted.
+        case leftOut = "left-out"
     }
 
     /// A source to decode, once, for the tables of its family that lack it.

@@ -70,8 +70,16 @@ struct BakePlanner {
             let (jobTables, writers) = Self.writers(of: family, changes: changes, tableCount: tableCount)
             let removed = Set(family.tables.flatMap { $0.entries.keys.filter { !family.isPresent($0) }.map(\.key) }).sorted()
             let sources = family.sources
+            // What `bake --list` says of each source is what the bake does with it: a source
+            // deferred by `--min-age`, or that no table gives a slot, is listed as such.
+            let statuses = sources.indices.map { i -> BakePlan.SourceStatus in
+                if sources.isDeferred(i) { return .deferred }
+                if sources.failure(i) == nil, writers[i] == 0, !family.tables.isEmpty,
+                   leftOutEverywhere?.contains(sources.files[i].key) ?? false { return .leftOut }
+                return status(of: i, in: family)
+            }
             let planned = PlannedFamily(index: familyIndex, name: family.name, files: sources.files,
-                                        statuses: sources.indices.map { status(of: $0, in: family) }, removed: removed, tableLists: jobTables)
+                                        statuses: statuses, removed: removed, tableLists: jobTables)
             plan.planned.append(planned)
             // Sized for what comes rather than grown by doubling: it holds an element per source
             // to decode for the rest of the bake. Geometric still, so many families cost no copies.
@@ -85,10 +93,10 @@ struct BakePlanner {
                 } else if writers[i] != 0 {
                     // Changed when some table holds the key, from whatever bytes.
                     plan.jobs.append(BakePlan.Job(planned, position: i, list: Int(writers[i]), status: planned.statuses[i] == .new ? .new : .changed))
-                } else if family.tables.isEmpty || !(leftOutEverywhere?.contains(key) ?? false) {
-                    plan.unchanged += 1
-                } else {
+                } else if planned.statuses[i] == .leftOut {
                     plan.leftOut += 1
+                } else {
+                    plan.unchanged += 1
                 }
             }
         }

@@ -81,7 +81,7 @@ struct BakeCommand: ParsableCommand {
     @Flag(help: "Print the plan: what would be decoded, written, evicted and pruned; touch no table.")
     var dryRun = false
 
-    @Flag(help: "Print each matched source and its state (new, changed, unchanged, removed, skipped); touch nothing.")
+    @Flag(help: "Print each matched source and its state (new, changed, unchanged, removed, skipped, deferred, left-out); touch nothing.")
     var list = false
 
     @Flag(help: "Delete entries whose source is gone, and tables in the output directory no format names.")

@@ -76,6 +76,28 @@ import Testing
                 == [["removed", "photos", "a.jpg", "(not-a-regular-file)"]], "\(again.stdout)")
     }
 
+    /// `--list` tells the story the bake tells: a source `--min-age` defers is `deferred`, and
+    /// one that no table gives a slot is `left-out` (it listed both as `new`, every time).
+    @Test func listSaysDeferredAndLeftOut() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 2))
+        for (i, name) in ["Landscape_1", "Landscape_2", "Landscape_3"].enumerated() {
+            try project.add("p\(i).jpg", from: Corpus.photo(name))
+            project.setModified("p\(i).jpg", secondsAgo: 3600 * (i + 1))  // p0 the newest
+        }
+        let first = try run(Products.imagetable, ["bake", project.manifestPath, "--list"])
+        #expect(first.stdout.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+                == [["new", "photos", "p0.jpg"], ["new", "photos", "p1.jpg"], ["left-out", "photos", "p2.jpg"]], "\(first.stdout)")
+        let baked = try project.bake()
+        #expect(baked.decoded == 2 && baked.leftOut == 1)
+        project.setModified("p1.jpg", secondsAgo: 5)  // touched: too young for --min-age 60
+        let young = try run(Products.imagetable, ["bake", project.manifestPath, "--list", "--min-age", "60", "--format", "json"])
+        let sources = try #require(try Self.json(young.stdout)["sources"] as? [[String: String]])
+        #expect(sources.map { $0["key"]! + " " + $0["status"]! } == ["p0.jpg unchanged", "p1.jpg deferred", "p2.jpg left-out"], "\(sources)")
+        let dry = try run(Products.imagetable, ["bake", project.manifestPath, "--dry-run", "--min-age", "60", "--format", "json"])
+        #expect((try Self.json(dry.stdout)["sources"] as? [String: Int]).map { [$0["deferred"], $0["leftOut"], $0["unchanged"]] }
+                == [1, 1, 1], "the bake counts the same: \(dry.stdout)")
+    }
+
     /// `--shard` values that name no shard are bad usage (64), with the reason.
     @Test func shardValuesThatNameNoShardAreBadUsage() throws {
         let project = try Self.project()
