@@ -74,7 +74,8 @@ struct BakePlanner {
             // deferred by `--min-age`, or that no table gives a slot, is listed as such.
             let statuses = sources.indices.map { i -> BakePlan.SourceStatus in
                 if sources.isDeferred(i) { return .deferred }
-                if sources.failure(i) == nil, writers[i] == 0, !family.tables.isEmpty,
+                // `leftOutEverywhere` is nil for a family without tables: nothing is left out.
+                if sources.failure(i) == nil, writers[i] == 0,
                    leftOutEverywhere?.contains(sources.files[i].key) ?? false { return .leftOut }
                 return status(of: i, in: family)
             }

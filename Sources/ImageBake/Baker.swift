@@ -92,7 +92,7 @@ public enum Baker {
             prepared.retimes = []  // a key and a time per entry touched: not carried through the run
             // `--strict` stops at the first failure: one known before decoding (an empty file, a
             // decode that failed at an earlier bake) stops the bake before any source is sent.
-            let failsFirst = options.strict && (prepared.scanFailures + plan.failures).contains { !skips($0) }
+            let failsFirst = options.strict && (prepared.scanFailures + plan.failures).contains { !$0.isSkip }
             let run = BakeRun(manifest: manifest, tables: tables, jobs: failsFirst ? [] : plan.jobs, options: options, state: state,
                               failureSettings: prepared.failureSettings, started: started)
             let outcome = run.execute()
@@ -161,8 +161,8 @@ public enum Baker {
         summary.deferred = plan.deferred
         summary.removed += plan.removedCount
         let failures = scanFailures + plan.failures
-        summary.failed = (failures.filter { !skips($0) } + summary.failed).sorted { ($0.family, $0.key) < ($1.family, $1.key) }
-        summary.skipped = (failures.filter(skips) + summary.skipped).sorted { ($0.family, $0.key) < ($1.family, $1.key) }
+        summary.failed = (failures.filter { !$0.isSkip } + summary.failed).sorted { ($0.family, $0.key) < ($1.family, $1.key) }
+        summary.skipped = (failures.filter(\.isSkip) + summary.skipped).sorted { ($0.family, $0.key) < ($1.family, $1.key) }
         summary.sourcesFound = plan.sourceCount + scanFailures.count + vanished
         summary.keptPrevious = summary.failed.filter { failure in
             // An ambiguous name's key is the kept file's, as the plan compares keys.
@@ -190,9 +190,6 @@ public enum Baker {
         summary.seconds = Date().timeIntervalSince(started)
         return summary
     }
-
-    /// Files skipped with a warning, not failed (``SourceFailure/isSkip``).
-    private static func skips(_ failure: SourceFailure) -> Bool { failure.isSkip }
 
     /// Image tables in the output directory that no format of the manifest names (tables of
     /// removed or renamed formats), by path and as a person would type it.

@@ -54,8 +54,8 @@ public final class DelegatedSlots: @unchecked Sendable {
     ///   the write fails.
     public func write(_ pixels: UnsafeRawBufferPointer, slot: Int, generation: UInt64) throws(ImageTableError) {
         try checkReservation(slot: slot, generation: generation)
-        let l = file.layout
-        guard [l.imageBytes, l.writtenSlotBytes, l.slotStride].contains(pixels.count) else {
+        let l = file.layout, n = pixels.count
+        guard n == l.imageBytes || n == l.writtenSlotBytes || n == l.slotStride else {
             throw ImageTableError(.invalidArgument, "\(pixels.count) bytes for a slot of \(file.layout.imageBytes)", path: file.path)
         }
         if let error = SystemIO.writeAll(file.fd, pixels, at: file.layout.slotOffset(slot)) {

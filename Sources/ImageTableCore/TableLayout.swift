@@ -106,8 +106,7 @@ public struct TableLayout: Sendable, Equatable {
     /// neither zeroes the rest of a page nor reads it back from the disk). That is the whole
     /// slot, `slotStride`, unless the table was made with a larger page than this machine's.
     public var writtenSlotBytes: Int {
-        let page = Self.systemPageSize
-        return min(slotStride, (imageBytes + page - 1) / page * page)
+        min(slotStride, Checked.roundUp(imageBytes, Self.systemPageSize) ?? slotStride)
     }
 
     /// Offset of bucket area `area` (0 or 1) of the hash index (version 2).

@@ -21,11 +21,7 @@ extension Hello: WireBody {
 
     init?(wire: WireJSON) {
         guard let p = wire["protocolVersion"]?.int, let r = wire["renderingVersion"]?.int, let e = wire["executable"]?.string else { return nil }
-        var tables: [CatalogueTable] = []
-        if let t = wire["tables"], t != .null {
-            guard let all = t.array.flatMap({ Self.all($0, CatalogueTable.init(wire:)) }) else { return nil }
-            tables = all
-        }
+        guard let tables = Self.optionalArray(wire["tables"], CatalogueTable.init(wire:)) else { return nil }
         self.init(protocolVersion: p, renderingVersion: r, executable: e, tables: tables)
     }
 }
@@ -115,11 +111,7 @@ extension RenderJob: WireBody {
     init?(wire: WireJSON) {
         guard let source = wire["source"]?.string, let members = wire["members"]?.array.flatMap({ Self.all($0, RenderMember.init(wire:)) }),
               let limits = wire["limits"].flatMap(SourceLimits.init(wire:)) else { return nil }
-        var planned: [Int] = []
-        if let p = wire["planned"], p != .null {
-            guard let positions = p.array.flatMap({ Self.all($0, \.int) }) else { return nil }
-            planned = positions
-        }
+        guard let planned = Self.optionalArray(wire["planned"], \.int) else { return nil }
         self.init(source: source, members: members, limits: limits, planned: planned)
     }
 }
@@ -176,11 +168,7 @@ extension Rendered: WireBody {
         guard let rects = wire["contentRects"]?.array.flatMap({ Self.all($0, WireRect.init(wire:)) }), let decodes = wire["decodes"]?.int,
               let fingerprint = wire["fingerprint"]?.string, let stat = wire["stat"].flatMap(SourceStat.init(wire:)),
               let warnings = wire["warnings"]?.array.flatMap({ Self.all($0, \.string) }) else { return nil }
-        var checksums: [UInt32] = []
-        if let c = wire["pixelChecksums"], c != .null {
-            guard let values = c.array.flatMap({ Self.all($0, { $0.uint64.flatMap(UInt32.init(exactly:)) }) }) else { return nil }
-            checksums = values
-        }
+        guard let checksums = Self.optionalArray(wire["pixelChecksums"], { $0.uint64.flatMap(UInt32.init(exactly:)) }) else { return nil }
         self.init(contentRects: rects, decodes: decodes, fingerprint: fingerprint, stat: stat, warnings: warnings, pixelChecksums: checksums)
     }
 }
@@ -267,6 +255,13 @@ extension WireBody {
             out.append(v)
         }
         return out
+    }
+
+    /// An optional array field, every element mapped: empty when absent or `null`, `nil` when it
+    /// is of another kind or an element does not map.
+    static func optionalArray<T>(_ value: WireJSON?, _ transform: (WireJSON) -> T?) -> [T]? {
+        guard let value, value != .null else { return [] }
+        return value.array.flatMap { all($0, transform) }
     }
 
     /// An optional string field: `.some(nil)` when absent or `null`, `nil` when of another kind.

@@ -37,6 +37,22 @@ import Glibc
         return project
     }
 
+    /// Merges the project's shards into `merged/`, bakes every source once into its own tables,
+    /// and expects each table of both to hold exactly `keys`.
+    static func expectMergeSelectsOneBake(_ project: BakeProject, shards: Int, keys: Set<String>,
+                                          sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let merged = try merge(project.root + "/merged", (0..<shards).map { project.root + "/shard-\($0)" })
+        #expect(merged.status == 0, "\(merged.stderr)", sourceLocation: sourceLocation)
+        let single = try run(Products.imagetable, ["bake", project.manifestPath, "--no-progress"])
+        #expect(single.status == 0, "\(single.stderr)", sourceLocation: sourceLocation)
+        for name in ["thumb.imagetable", "grey.imagetable"] {
+            let fromMerge = Set(try ImageTableReader(path: project.root + "/merged/" + name).entries().map(\.key))
+            let one = Set(try ImageTableReader(path: project.tables + "/" + name).entries().map(\.key))
+            #expect(one == keys, "\(name): one bake", sourceLocation: sourceLocation)
+            #expect(fromMerge == one, "\(name): the merge selects what one bake does", sourceLocation: sourceLocation)
+        }
+    }
+
     static func merge(_ output: String, _ inputs: [String], _ extra: [String] = []) throws -> ProcessResult {
         try run(Products.imagetable, ["merge", output] + inputs + extra)
     }
@@ -103,16 +119,7 @@ import Glibc
             let doc = try #require(try JSONSerialization.jsonObject(with: Data(bake.stdout.utf8)) as? [String: Any])
             #expect((doc["sources"] as? [String: Any])?["decoded"] as? Int == 0, "shard \(k) decodes nothing")
         }
-        let merged = try Self.merge(project.root + "/merged", (0..<4).map { project.root + "/shard-\($0)" })
-        #expect(merged.status == 0, "\(merged.stderr)")
-        let single = try run(Products.imagetable, ["bake", project.manifestPath, "--no-progress"])
-        #expect(single.status == 0, "\(single.stderr)")
-        for name in ["thumb.imagetable", "grey.imagetable"] {
-            let keys = Set(try ImageTableReader(path: project.root + "/merged/" + name).entries().map(\.key))
-            let one = Set(try ImageTableReader(path: project.tables + "/" + name).entries().map(\.key))
-            #expect(one == Set(["t20.jpg"] + (0..<9).map { "t\($0).jpg" }), "\(name): one bake")
-            #expect(keys == one, "\(name): the merge selects what one bake does")
-        }
+        try Self.expectMergeSelectsOneBake(project, shards: 4, keys: Set(["t20.jpg"] + (0..<9).map { "t\($0).jpg" }))
     }
 
     /// The newest source deleted, the shards re-baked without `--prune`: its shard keeps the
@@ -132,16 +139,7 @@ import Glibc
             try ImageTableReader(path: project.root + "/shard-\(k)/thumb.imagetable").entries().filter { $0.key == "t0.jpg" }
         }
         #expect(held.count == 1 && held.first?.sourceModifiedNs == 0, "its shard keeps the entry, with no time: \(held)")
-        let merged = try Self.merge(project.root + "/merged", (0..<4).map { project.root + "/shard-\($0)" })
-        #expect(merged.status == 0, "\(merged.stderr)")
-        let single = try run(Products.imagetable, ["bake", project.manifestPath, "--no-progress"])
-        #expect(single.status == 0, "\(single.stderr)")
-        for name in ["thumb.imagetable", "grey.imagetable"] {
-            let keys = Set(try ImageTableReader(path: project.root + "/merged/" + name).entries().map(\.key))
-            let one = Set(try ImageTableReader(path: project.tables + "/" + name).entries().map(\.key))
-            #expect(one == Set((1...10).map { "t\($0).jpg" }), "\(name): one bake")
-            #expect(keys == one, "\(name): the merge selects what one bake does")
-        }
+        try Self.expectMergeSelectsOneBake(project, shards: 4, keys: Set((1...10).map { "t\($0).jpg" }))
     }
 
     @Test func directoriesThatDoNotGoTogetherAreRefused() throws {
