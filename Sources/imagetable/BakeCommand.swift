@@ -204,6 +204,7 @@ struct BakeCommand: ParsableCommand {
         if list {
             let listing = summary.plan?.listing(skipping: summary.skipped) ?? []
             Swift.print(format == .json ? SourceListing.json(listing) : SourceListing.text(listing), terminator: "")
+            if format != .json { StandardError.print(SourceListing.counts(listing)) }
             return
         }
         BakeReport.print(summary, report: report, manifestPath: manifest, format: format, alreadyShown: shown.withLock { $0 })

@@ -39,4 +39,12 @@ struct ImageTableCommand: AsyncParsableCommand {
         subcommands: [ValidateCommand.self, BakeCommand.self, MergeCommand.self, ExportCommand.self, InspectCommand.self,
                       VerifyCommand.self, ExtractCommand.self, PreviewCommand.self, VersionCommand.self]
     )
+
+    /// Runs when no subcommand is named: a usage error (64, the short usage on standard error),
+    /// as for an unknown one, where ArgumentParser's default printed the whole help and exited 0,
+    /// so a script that lost its subcommand (`imagetable $CMD …` with `CMD` unset) passed.
+    func run() async throws {
+        throw ValidationError("no subcommand: name one of validate, bake, merge, export, inspect, verify, extract, "
+                              + "preview or version ('imagetable --help' describes each)")
+    }
 }

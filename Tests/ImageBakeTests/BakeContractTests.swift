@@ -87,6 +87,8 @@ import Testing
         let first = try run(Products.imagetable, ["bake", project.manifestPath, "--list"])
         #expect(first.stdout.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
                 == [["new", "photos", "p0.jpg"], ["new", "photos", "p1.jpg"], ["left-out", "photos", "p2.jpg"]], "\(first.stdout)")
+        // The totals go to standard error, so that standard output stays one line per source.
+        #expect(first.stderr == "3 listed: 2 new, 1 left-out\n", "\(first.stderr)")
         let baked = try project.bake()
         #expect(baked.decoded == 2 && baked.leftOut == 1)
         project.setModified("p1.jpg", secondsAgo: 5)  // touched: too young for --min-age 60

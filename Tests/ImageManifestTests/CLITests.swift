@@ -161,6 +161,18 @@ import Testing
         #expect(result.stderr.contains("Usage: imagetable validate"))
     }
 
+    @Test func noSubcommandIsBadUsage() throws {
+        let result = try run(Products.imagetable, [])
+        #expect(result.status == 64)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.contains("Error: no subcommand: name one of validate, bake,"))
+        #expect(result.stderr.contains("Usage: imagetable <subcommand>"))
+        // Asking for the help is not an error.
+        let help = try run(Products.imagetable, ["--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("SUBCOMMANDS:"))
+    }
+
     @Test func helpDocumentsTheExitStatuses() throws {
         let result = try run(Products.imagetable, ["validate", "--help"])
         #expect(result.status == 0)

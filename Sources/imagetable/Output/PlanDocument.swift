@@ -50,6 +50,16 @@ enum SourceListing {
         }.joined()
     }
 
+    /// `12 listed: 3 new, 9 unchanged`: the count of each status, in ``BakePlan/SourceStatus``'s
+    /// order, for standard error, so that the lines on standard output stay one per source for
+    /// `grep` and `awk` while a person still sees the totals of a long listing.
+    static func counts(_ listing: [BakePlan.Listed]) -> String {
+        var count: [BakePlan.SourceStatus: Int] = [:]
+        for item in listing { count[item.status, default: 0] += 1 }
+        let parts = BakePlan.SourceStatus.allCases.compactMap { status in count[status].map { "\($0) \(status.rawValue)" } }
+        return "\(listing.count) listed" + (parts.isEmpty ? "" : ": " + parts.joined(separator: ", "))
+    }
+
     /// `{"version": 1, "sources": [{"family", "key", "status", "failure"?, "skipped"?}]}`.
     static func json(_ listing: [BakePlan.Listed]) -> String {
         struct Document: Encodable {
