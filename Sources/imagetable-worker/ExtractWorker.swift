@@ -31,7 +31,7 @@ enum ExtractWorker {
                 return 1
             }
             guard extract(info, from: reader, request: request, destination: { png in
-                try OutputFiles.write(png, to: output, mode: mode)
+                try OutputFiles.write(png, to: output, mode: mode, sparing: request.table)
                 return output
             }) else { return 1 }
             if output != "-" { printLine("\(output): \(describe(info, reader, request))") }
@@ -65,7 +65,8 @@ enum ExtractWorker {
             }
             let plain = info.key + ".png"
             let ok = extract(info, from: reader, request: request) { png in
-                let path = try OutputFiles.write(png, below: directory, components: components, mode: mode, directoryMode: directoryMode)
+                let path = try OutputFiles.write(png, below: directory, components: components, mode: mode, directoryMode: directoryMode,
+                                                     sparing: request.table)
                 if components.joined(separator: "/") != plain {
                     printError("\(path): note: written for the key \(PrintableText.quoted(info.key)), renamed to stay inside \(directory)")
                 }

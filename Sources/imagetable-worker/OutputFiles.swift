@@ -22,7 +22,12 @@ enum OutputFiles {
 
     /// Writes `bytes` to `path` (a file named by the user; its directory must exist), or to
     /// standard output when `path` is `-`.
-    static func write(_ bytes: [UInt8], to path: String, mode: mode_t) throws(ImageTableError) {
+    ///
+    /// - Parameters:
+    ///   - sparing: the table being read, which `path` must not name.
+    /// - Throws: `output-failed` when the file cannot be written, or when `path` names something
+    ///   that is not a regular file or is the table `sparing` (see ``checkReplaceable``).
+    static func write(_ bytes: [UInt8], to path: String, mode: mode_t, sparing table: String) throws(ImageTableError) {
         if path == "-" {
             guard writeAll(1, bytes) else { throw outputFailed("<stdout>", "write failed: \(reason())") }
             return
@@ -32,7 +37,7 @@ enum OutputFiles {
         let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard dir >= 0 else { throw outputFailed(path, "cannot open its directory: \(reason())") }
         defer { close(dir) }
-        try write(bytes, named: url.lastPathComponent, in: dir, displayPath: path, mode: mode)
+        try write(bytes, named: url.lastPathComponent, in: dir, displayPath: path, mode: mode, sparing: table)
     }
 
     /// Writes `bytes` to `components` below `root` (created if missing), creating the
@@ -40,7 +45,7 @@ enum OutputFiles {
     ///
     /// - Returns: the path written, `root` joined with `components`.
     static func write(_ bytes: [UInt8], below root: String, components: [String], mode: mode_t,
-                      directoryMode: mode_t) throws(ImageTableError) -> String {
+                      directoryMode: mode_t, sparing table: String) throws(ImageTableError) -> String {
         let display = ([root] + components).joined(separator: "/")
         var dir = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard dir >= 0 else { throw outputFailed(root, "cannot open the output directory: \(reason())") }
@@ -59,7 +64,7 @@ enum OutputFiles {
             close(dir)
             dir = next
         }
-        try write(bytes, named: components[components.count - 1], in: dir, displayPath: display, mode: mode)
+        try write(bytes, named: components[components.count - 1], in: dir, displayPath: display, mode: mode, sparing: table)
         return display
     }
 
@@ -73,8 +78,33 @@ enum OutputFiles {
         }
     }
 
+    /// Refuses to replace `name` in `dir` when it is not a regular file or is the table being
+    /// read: the rename that puts a file in place replaces whatever has the name, so `-o` naming
+    /// a device (`/dev/null`, for root), a FIFO or a symbolic link replaced the node itself with
+    /// a PNG, and `-o` naming the table replaced the table.
+    private static func checkReplaceable(_ name: String, in dir: Int32, displayPath: String, sparing table: String) throws(ImageTableError) {
+        var existing = stat()
+        guard fstatat(dir, name, &existing, AT_SYMLINK_NOFOLLOW) == 0 else { return }
+        let kind: String? = switch existing.st_mode & S_IFMT {
+        case S_IFREG: nil
+        case S_IFLNK: "a symbolic link"
+        case S_IFCHR, S_IFBLK: "a device"
+        case S_IFIFO: "a FIFO"
+        case S_IFDIR: "a directory"
+        default: "not a regular file"
+        }
+        if let kind {
+            throw outputFailed(displayPath, "is \(kind); refusing to replace it with a file (-o - writes to standard output)")
+        }
+        var read = stat()
+        if stat(table, &read) == 0 && read.st_dev == existing.st_dev && read.st_ino == existing.st_ino {
+            throw outputFailed(displayPath, "is the table being read; refusing to replace it")
+        }
+    }
+
     private static func write(_ bytes: [UInt8], named name: String, in dir: Int32, displayPath: String,
-                              mode: mode_t) throws(ImageTableError) {
+                              mode: mode_t, sparing table: String) throws(ImageTableError) {
+        try checkReplaceable(name, in: dir, displayPath: displayPath, sparing: table)
         counter += 1
         let temporary = ".imagetable-\(getpid())-\(counter).tmp"
         let fd = openat(dir, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)

@@ -65,7 +65,7 @@ enum PreviewWorker {
         let canvas = drawing.canvas
         do {
             let png = try PNGEncoder.encode(canvas.bitmap, name: request.output)
-            try OutputFiles.write(png, to: request.output, mode: mode_t(reader.header.protection.permissions))
+            try OutputFiles.write(png, to: request.output, mode: mode_t(reader.header.protection.permissions), sparing: request.table)
         } catch {
             printError(error.description)
             return 1

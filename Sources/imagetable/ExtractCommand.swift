@@ -31,8 +31,9 @@ struct ExtractCommand: ParsableCommand {
             never followed.
 
             Each file is written under a temporary name, then renamed into place;
-            existing files are replaced. Files get the table's protection (0644, 0640
-            or 0600, less the umask). An entry whose pixels fail their checksum is
+            existing regular files are replaced, never the table, a device, a FIFO
+            or a link. Files get the table's protection (0644, 0640 or 0600, less
+            the umask). An entry whose pixels fail their checksum is
             written as it is, with a warning; -o - writes the PNG to standard output.
 
             EXAMPLES

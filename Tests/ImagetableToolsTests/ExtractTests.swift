@@ -170,6 +170,37 @@ struct ExtractTests {
         #expect(allIntoAFile.status == 1 && allIntoAFile.stderr.hasPrefix("\(scratch.file("file")): error: cannot create the output directory"))
     }
 
+    /// The PNG is renamed into place, which replaces whatever has the name: `-o` naming the table
+    /// replaced the table, and naming a device, a FIFO or a link replaced the node (`/dev/null`,
+    /// run as root). Each is refused, and left as it was.
+    @Test func refusesToReplaceTheTableOrWhatIsNotARegularFile() throws {
+        let scratch = try TemporaryDirectory()
+        let table = try TestTable(at: scratch.file("t.imagetable"), style: .bgr16, keys: ["k"])
+        let before = try Data(contentsOf: URL(fileURLWithPath: table.path))
+        let itself = try imagetable("extract", table.path, "k", "-o", table.path)
+        #expect(itself.status == 1 && itself.stderr == "\(table.path): error: is the table being read; refusing to replace it [output-failed]\n",
+                "\(itself.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: table.path)) == before)
+        // The same file by another path.
+        let other = try imagetable("extract", table.path, "k", "-o", scratch.path + "/./t.imagetable")
+        #expect(other.status == 1 && other.stderr.contains("is the table being read"))
+
+        #expect(mkfifo(scratch.file("fifo"), 0o644) == 0)
+        #expect(symlink(scratch.file("elsewhere.png"), scratch.file("link.png")) == 0)
+        for (name, kind) in [("fifo", "a FIFO"), ("link.png", "a symbolic link")] {
+            let run = try imagetable("extract", table.path, "k", "-o", scratch.file(name))
+            #expect(run.status == 1 && run.stderr == "\(scratch.file(name)): error: is \(kind); refusing to replace it with a file "
+                    + "(-o - writes to standard output) [output-failed]\n", "\(run.stderr)")
+        }
+        var st = stat()
+        #expect(lstat(scratch.file("fifo"), &st) == 0 && st.st_mode & S_IFMT == S_IFIFO)
+        #expect(lstat(scratch.file("link.png"), &st) == 0 && st.st_mode & S_IFMT == S_IFLNK)
+        // A device: /dev/null is one wherever the test runs, and the refusal comes before any write.
+        let device = try imagetable("extract", table.path, "k", "-o", "/dev/null")
+        #expect(device.status == 1 && device.stderr.hasPrefix("/dev/null: error: is a device;"), "\(device.stderr)")
+        #expect(lstat("/dev/null", &st) == 0 && st.st_mode & S_IFMT == S_IFCHR)
+    }
+
     @Test func badUsageExits64() throws {
         #expect(try imagetable("extract").status == 64)
         #expect(try imagetable("extract", "t.imagetable").status == 64)

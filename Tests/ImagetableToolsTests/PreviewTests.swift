@@ -108,6 +108,12 @@ struct PreviewTests {
         #expect(missing.status == 1 && missing.stderr == "\(scratch.file("none.imagetable")): error: no such file [not-found]\n")
         let unwritable = try imagetable("preview", table.path, "-o", scratch.file("no/dir/s.png"))
         #expect(unwritable.status == 1 && unwritable.stderr.contains("[output-failed]"))
+        // The sheet never replaces the table it shows (it did, leaving a PNG where the table was).
+        let before = try Data(contentsOf: URL(fileURLWithPath: table.path))
+        let itself = try imagetable("preview", table.path, "-o", table.path)
+        #expect(itself.status == 1 && itself.stderr.contains("\(table.path): error: is the table being read; refusing to replace it [output-failed]"),
+                "\(itself.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: table.path)) == before)
         #expect(try imagetable("preview", table.path).status == 64)
         #expect(try imagetable("preview", table.path, "-o", "s.png", "--columns", "0").status == 64)
         #expect(try imagetable("preview", table.path, "-o", "s.png", "--tile-size", "8").status == 64)
