@@ -39,9 +39,11 @@ struct MergeCommand: ParsableCommand {
             EXIT STATUS
               0   merged
               1   not merged (OUT is unchanged): the directories do not go together,
-                  a table cannot be read or written, OUT is not a merge's output, or
-                  a writer kept one of its tables
-              3   merged, but some entries were left out (pixel checksum mismatch)
+                  a table cannot be read or written or holds a write a killed bake
+                  left (bake it again), OUT is not a merge's output, or a writer kept
+                  a table
+              3   merged, but damaged entries were left out (damaged records, pixels
+                  that fail their checksum)
               64  bad usage
             """
     )
@@ -55,7 +57,7 @@ struct MergeCommand: ParsableCommand {
     @Option(help: "Output: text (a summary for people) or json (one document on standard output).")
     var format: TableOutputFormat = .text
 
-    @Option(help: ArgumentHelp("Seconds to wait for another process writing a table of OUT.", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Seconds to wait for another process writing a table of OUT or of a DIR.", valueName: "seconds"))
     var lockTimeout: Double = 10
 
     func validate() throws {

@@ -258,6 +258,26 @@ import Glibc
         let damaged = try Self.merge(project.root + "/damaged", shards)
         #expect(damaged.status == 3 && damaged.stderr.contains("[damaged-record]"), "\(damaged.status) \(damaged.stderr)")
 
+        // OUT a symbolic link: the merge would put a directory in place of the link.
+        #expect(symlink(project.root + "/damaged", project.root + "/link") == 0)
+        let linked = try Self.merge(project.root + "/link", shards)
+        #expect(linked.status == 1 && linked.stderr.contains("\(project.root)/link: error: is a symbolic link, which the merge would replace "
+                                                              + "with a directory; give the directory it points to (\(project.root)/damaged)"),
+                "\(linked.stderr)")
+        var st = stat()
+        #expect(lstat(project.root + "/link", &st) == 0 && st.st_mode & S_IFMT == S_IFLNK)
+
+        // A bake killed mid-write leaves a record with an odd generation: refused, as export
+        // refuses it (it was merged without the entry, exit 0 and no warning).
+        let other = shards[1] + "/thumb.imagetable"
+        let slot = try #require(try ImageTableReader(path: other).entries().first?.slot)
+        try Self.setLowBit(in: other, at: ImageTableReader(path: other).layout.recordOffset(slot))
+        let interrupted = try Self.merge(project.root + "/interrupted", shards)
+        #expect(interrupted.status == 1 && interrupted.stderr.contains("\(other): error: 1 interrupted write of a bake that was stopped, "
+                                                                        + "slot \(slot) first; bake that directory again, which completes it, "
+                                                                        + "before merging [interrupted-write]"), "\(interrupted.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: project.root + "/interrupted"))
+
         try Data("not a table".utf8).write(to: URL(fileURLWithPath: shards[1] + "/grey.imagetable"))
         let broken = try Self.merge(project.root + "/broken", shards)
         #expect(broken.status == 1 && broken.stderr.hasPrefix(shards[1] + "/grey.imagetable: error: "), "\(broken.stderr)")
@@ -294,6 +314,16 @@ import Glibc
         let inside = try Self.merge(volume + "/tables", shards)
         #expect(inside.status == 0, "\(inside.stderr)")
         #expect(try Self.merge(volume + "/tables", shards).status == 0, "and again, replacing it")
+    }
+
+    /// Makes the byte at `offset` odd: a record's generation, a write in progress.
+    static func setLowBit(in path: String, at offset: Int) throws {
+        let fd = open(path, O_RDWR)
+        defer { close(fd) }
+        var byte: UInt8 = 0
+        #expect(pread(fd, &byte, 1, off_t(offset)) == 1)
+        byte |= 1
+        #expect(pwrite(fd, &byte, 1, off_t(offset)) == 1)
     }
 
     static func flipByte(in path: String, at offset: Int) throws {

@@ -36,6 +36,14 @@ struct MergeOutput {
         let name = (absolute as NSString).lastPathComponent
         self.path = path
         staging = parent + "/.\(name).merge-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        // The rename puts the new set in place of the link itself: the set landed beside the
+        // link's target (perhaps on another volume) and the link was gone.
+        var link = stat()
+        if lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK {
+            let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)).map { " (\($0))" } ?? ""
+            throw ImageTableError(.outputFailed, "is a symbolic link, which the merge would replace with a directory; "
+                                  + "give the directory it points to\(target)", path: path)
+        }
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else { throw ImageTableError(.outputFailed, "exists and is not a directory", path: path) }

@@ -91,6 +91,16 @@ struct TableMerge {
                     best[info.key] = candidate
                 }
             }
+            // A write a killed bake left unfinished is refused, as `export` refuses it: the next
+            // bake of that directory completes it, where a merge without it lacked the entry
+            // (and a replaced entry's old pixels are gone) and still reported success.
+            if let notice = reader.notices.first(where: { $0.kind == .discardedInterruptedWrite }) {
+                let count = reader.notices.count { $0.kind == .discardedInterruptedWrite }
+                let slot = notice.slot.map { ", slot \($0) first" } ?? ""
+                throw ImageTableError(.interruptedWrite, "\(count) interrupted write\(count == 1 ? "" : "s") of a bake that was stopped"
+                                      + "\(slot); bake that directory again, which completes \(count == 1 ? "it" : "them"), before merging",
+                                      path: reader.path)
+            }
             // Entries the listing passed over (a damaged record, one the index does not lead
             // to) are said, as pixels that fail their checksum are: the merge lacks them.
             for notice in reader.notices where listingNotices && (notice.kind == .damagedRecord || notice.kind == .damagedIndex) {
