@@ -82,7 +82,7 @@ struct ExportCommand: ParsableCommand {
         }
         do {
             let summary = try TableExport.export(plan, to: to, timestamp: try Self.sourceDateEpoch(), lockTimeout: lockTimeout)
-            ExportReport.print(summary, manifest: manifest, format: format)
+            ExportReport.print(summary, manifest: manifest, report: report, format: format)
         } catch let error as ImageTableError {
             printFailure(error, report: report)
             throw ExitStatus.failure
@@ -92,7 +92,7 @@ struct ExportCommand: ParsableCommand {
     private func printFailure(_ error: ImageTableError, report: ValidationReport) {
         switch format {
         case .json:
-            ExportReport.printFailure(error, manifest: report.file, directory: to)
+            ExportReport.printFailure(error, report: report, directory: to)
         case .text:
             if error.code == .invalidManifest {
                 Swift.print(TextReport.render([report]), terminator: "")

@@ -196,6 +196,24 @@ import Testing
         #expect(try imagetable(["export", "manifest.yaml", "--to", "out"], in: project.root).status == 0)
     }
 
+    /// An invalid manifest's JSON document carries its diagnostics, as `bake`'s does: it gave
+    /// only `invalid-manifest`, "the manifest has errors", so CI could not tell why.
+    @Test func anInvalidManifestsJSONSaysWhy() throws {
+        let project = try Self.project()
+        try project.editManifest { $0.replacingOccurrences(of: "style: 16BitBGR", with: "style: 16BitRGB") }
+        let result = try imagetable(["export", "manifest.yaml", "--to", "out", "--format", "json"], in: project.root)
+        #expect(result.status == 1)
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect((document["error"] as? [String: String])?["code"] == "invalid-manifest")
+        let diagnostics = try #require(document["diagnostics"] as? [[String: Any]])
+        let text = try String(contentsOfFile: project.manifestPath, encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().filter { $0.element.contains("16BitRGB") }
+        #expect(lines.count == 2)
+        #expect(diagnostics.map { "\($0["file"]!):\($0["line"]!) \($0["code"]!)" } == lines.map { "manifest.yaml:\($0.offset + 1) unknown-style" },
+                "\(diagnostics)")
+        #expect(!FileManager.default.fileExists(atPath: project.root + "/out"))
+    }
+
     @Test(arguments: ["", "12a", "-5", "1.5", "99999999999999999999"])
     func aSourceDateEpochThatIsNotWholeSecondsIsBadUsage(_ value: String) throws {
         let project = try Self.project()

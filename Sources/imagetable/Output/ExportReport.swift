@@ -1,5 +1,6 @@
 import Foundation
 import ImageBake
+import ImageManifest
 import ImageTableCore
 
 /// What `imagetable export` prints: a line per table for people, or one JSON document (fields
@@ -13,15 +14,19 @@ enum ExportReport {
         let sourceDateEpoch: UInt64?
         let tables: [ExportIndex.Table]
         let error: ImageTableError?
+        /// The manifest's problems, as `validate --format json` gives them: why an invalid
+        /// manifest was not exported, which `error` alone did not say.
+        let diagnostics: [JSONReport.DiagnosticEntry]
     }
 
     /// Prints a finished export.
-    static func print(_ summary: ExportSummary, manifest: String, format: TableOutputFormat) {
+    static func print(_ summary: ExportSummary, manifest: String, report: ValidationReport, format: TableOutputFormat) {
         switch format {
         case .json:
             Swift.print(JSONOutput.encode(Document(ok: true, manifest: manifest, directory: summary.directory,
                                                    sourceDateEpoch: summary.index.sourceDateEpoch, tables: summary.index.tables,
-                                                   error: nil)), terminator: "")
+                                                   error: nil, diagnostics: report.diagnostics.map(JSONReport.DiagnosticEntry.init))),
+                        terminator: "")
         case .text:
             let tables = summary.index.tables
             let entries = tables.reduce(0) { $0 + $1.entries }
@@ -37,8 +42,9 @@ enum ExportReport {
     }
 
     /// Prints the JSON document of an export that failed.
-    static func printFailure(_ error: ImageTableError, manifest: String, directory: String) {
-        Swift.print(JSONOutput.encode(Document(ok: false, manifest: manifest, directory: directory, sourceDateEpoch: nil, tables: [],
-                                               error: error)), terminator: "")
+    static func printFailure(_ error: ImageTableError, report: ValidationReport, directory: String) {
+        Swift.print(JSONOutput.encode(Document(ok: false, manifest: report.file, directory: directory, sourceDateEpoch: nil, tables: [],
+                                               error: error, diagnostics: report.diagnostics.map(JSONReport.DiagnosticEntry.init))),
+                    terminator: "")
     }
 }
