@@ -123,6 +123,7 @@ struct BakeCommand: ParsableCommand {
     var allowOutsidePaths = false
 
     func validate() throws {
+        try RootArgument.check(root)
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1.") }
         guard maxPixels > 0 else { throw ValidationError("--max-pixels must be positive.") }
         if let maxSourceSize, (ByteSize.parse(maxSourceSize) ?? 0) < 1 {

@@ -59,6 +59,7 @@ struct ExportCommand: ParsableCommand {
     var allowOutsidePaths = false
 
     func validate() throws {
+        try RootArgument.check(root)
         guard lockTimeout >= 0 else { throw ValidationError("--lock-timeout must not be negative.") }
         _ = try Self.sourceDateEpoch()
     }

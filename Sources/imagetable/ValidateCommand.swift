@@ -51,6 +51,10 @@ struct ValidateCommand: ParsableCommand {
     @Flag(help: "Allow output and sources paths that are absolute or leave the manifest's directory (or --root).")
     var allowOutsidePaths = false
 
+    func validate() throws {
+        try RootArgument.check(root)
+    }
+
     func run() throws {
         let options = ValidationOptions(allowOutsidePaths: allowOutsidePaths, warningsAsErrors: warningsAsErrors,
                                         maxDiskBytes: maxDisk?.bytes, root: root, countsSources: true)

@@ -153,12 +153,25 @@ import Testing
         #expect(result.stdout.hasSuffix("3 manifests: 1 valid, 2 invalid\n"))
     }
 
-    @Test(arguments: [[], ["--format", "xml", "valid.yaml"], ["--max-disk", "lots", "valid.yaml"], ["--frobnicate", "valid.yaml"]])
+    @Test(arguments: [[], ["--format", "xml", "valid.yaml"], ["--max-disk", "lots", "valid.yaml"], ["--frobnicate", "valid.yaml"],
+                      ["--root", "nowhere", "valid.yaml"], ["--root", "valid.yaml", "valid.yaml"]])
     func badUsageExits64(_ arguments: [String]) throws {
         let result = try validate(arguments, in: try workspace())
         #expect(result.status == 64)
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.contains("Usage: imagetable validate"))
+    }
+
+    /// A `--root` that is not a directory is the option's mistake, said once: every path of
+    /// every manifest failed as "outside the root" instead.
+    @Test func aRootThatIsNotADirectoryIsBadUsage() throws {
+        let dir = try workspace()
+        let missing = try validate(["--root", "nowhere", "valid.yaml"], in: dir)
+        #expect(missing.stderr.hasPrefix("Error: --root nowhere: no such directory.\n"), "\(missing.stderr)")
+        let file = try run(Products.imagetable, ["bake", "--root", "valid.yaml", "valid.yaml"], in: dir.path)
+        #expect(file.status == 64 && file.stderr.hasPrefix("Error: --root valid.yaml is not a directory.\n"), "\(file.stderr)")
+        let export = try run(Products.imagetable, ["export", "--root", "nowhere", "valid.yaml", "--to", "out"], in: dir.path)
+        #expect(export.status == 64 && export.stderr.contains("--root nowhere: no such directory."), "\(export.stderr)")
     }
 
     @Test func noSubcommandIsBadUsage() throws {

@@ -25,6 +25,15 @@ extension ManifestReader {
                            at: at, keyPath: path)
             return nil
         }
+        // A literal block (`output: |`) ends its value with a line break, and a quoted value may
+        // hold a tab or an escape: the bake then made a directory named `tables\n`.
+        if let control = written.unicodeScalars.first(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+            let name = [0x0A: "a line break", 0x0D: "a carriage return", 0x09: "a tab"][control.value]
+                ?? String(format: "the control character U+%04X", control.value)
+            let block = control.value == 0x0A && written.hasSuffix("\n") ? " (a block scalar, `|` or `>`, ends with one: write the path on the key's line)" : ""
+            context.report(.invalidPath, "'\(pair.name)' contains \(name)\(block); paths may not hold control characters", at: at, keyPath: path)
+            return nil
+        }
         if written.hasPrefix("~") {
             context.report(.invalidPath, "'\(pair.name)' starts with '~', which is not expanded; write a path relative to the manifest's directory",
                            at: at, keyPath: path)
