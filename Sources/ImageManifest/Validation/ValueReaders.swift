@@ -73,6 +73,11 @@ extension ValidationContext {
             }
             return result.count == items.count ? result : nil
         }
+        // A mapping (`{jpg,png}` unquoted) or nothing at all: say that a list would do too.
+        if case .mapping = pair.value.kind { return typeMismatch(pair, expected: "a string or a list of strings", path: path) }
+        if pair.value.scalar.map({ if case .null = $0.resolved { true } else { false } }) ?? false {
+            return typeMismatch(pair, expected: "a string or a list of strings", path: path)
+        }
         return string(pair, path: path).map { [($0, pair.value, path)] }
     }
 
@@ -100,8 +105,18 @@ extension ValidationContext {
             // An empty value has no text to point at; its key is what the user sees.
             report(.wrongType, "'\(pair.name)' has no value; it must be \(expected)", at: pair.key.location, keyPath: path)
         } else {
-            report(.wrongType, "'\(pair.name)' must be \(expected), not \(pair.value.typeDescription)", at: pair.value.location, keyPath: path)
+            report(.wrongType, "'\(pair.name)' must be \(expected), not \(pair.value.typeDescription)\(braceHint(pair.value, expected: expected))",
+                   at: pair.value.location, keyPath: path)
         }
+    }
+
+    /// `include: {jpg,png}`: a brace pattern unquoted is a YAML mapping of keys without values;
+    /// where text was expected, the message shows it quoted.
+    private func braceHint(_ value: YAMLNode, expected: String) -> String {
+        guard expected.contains("string"), case .mapping(let pairs) = value.kind, !pairs.isEmpty,
+              pairs.allSatisfy({ $0.value.isEmptyScalar && $0.key.scalar != nil }) else { return "" }
+        let pattern = "{" + pairs.map { $0.key.scalar!.text }.joined(separator: ",") + "}"
+        return "; a value in braces is a YAML mapping: quote a brace pattern, '\(ValidationContext.printable(pattern, limit: 60))'"
     }
 }
 

@@ -144,7 +144,8 @@ struct ComposerState {
             return attach(YAMLNode(.invalid, at: location))
         }
         guard let target = anchors[name] else {
-            report(.undefinedAlias, "alias *\(name) refers to no anchor &\(name) defined before it", at: location)
+            report(.undefinedAlias, "alias *\(name) refers to no anchor &\(name) defined before it; if it is a pattern, "
+                   + "quote it: '*\(name)'", at: location)
             return attach(YAMLNode(.invalid, at: location))
         }
         guard stack.count + target.height <= ManifestLimits.maxDepth else {

@@ -14,7 +14,9 @@ import CLibYAML
 ///    where that line's `:` is missing, when it starts with a key; otherwise the start of the
 ///    line indented as if it continued the value;
 /// 5. a key without its `:`: where the `:` is missing;
-/// 6. otherwise libyaml's own position.
+/// 6. a plain value that starts with `*` or `&` (`include: *.jpg`), which YAML reads as an
+///    alias or an anchor: that value, with the quotes a pattern needs;
+/// 7. otherwise libyaml's own position.
 ///
 /// Every position is then moved inside the file, never past its last line.
 struct YAMLSyntaxError {
@@ -47,7 +49,7 @@ struct YAMLSyntaxError {
                               contextAt: SourceLocation(parser.context_mark), lines: lines,
                               trail: TokenTrail.scan(text, upTo: parser.problem_mark))
         let (message, location) = reading.unclosedQuote() ?? reading.quotedValueCutShort() ?? reading.unclosedBracket()
-            ?? reading.runOnKey() ?? reading.keyWithoutColon() ?? reading.asReported()
+            ?? reading.runOnKey() ?? reading.keyWithoutColon() ?? reading.patternReadAsAlias() ?? reading.asReported()
         self.init(.yamlSyntax, "YAML syntax error: " + message, at: location, lines: lines)
     }
 
@@ -179,6 +181,18 @@ private struct Reading {
             return ("did you forget a space after the ':' in '\(shown)'? A key ends with ': '", after)
         }
         return ("did you forget ':' after '\(shown)'?", lines.location(ofOffset: word.endIndex))
+    }
+
+    func patternReadAsAlias() -> Placed? {
+        let kind = context == "while scanning an alias" ? "an alias" : context == "while scanning an anchor" ? "an anchor" : nil
+        guard let kind else { return nil }
+        let line = lines.bytes(ofLine: contextAt.line)
+        let from = lines.offset(of: contextAt)
+        guard (line.startIndex..<line.endIndex).contains(from) else { return nil }
+        let value = line[from...].prefix { ![0x20, 0x09, UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}")].contains($0) }
+        let shown = ValidationContext.printable(String(decoding: value, as: UTF8.self), limit: 40)
+        return ("a value that starts with '\(shown.prefix(1))' is YAML's syntax for \(kind), not text (\(problem) \(at(problemAt))); "
+                + "quote a pattern or a name: '\(shown)'", contextAt)
     }
 
     func asReported() -> Placed {
