@@ -58,10 +58,10 @@ struct BakeCommand: ParsableCommand {
     @Argument(help: "The manifest to bake.")
     var manifest: String
 
-    @Option(name: .shortAndLong, help: "Worker processes decoding at once (default: the number of cores).")
+    @Option(name: .shortAndLong, parsing: .unconditional, help: "Worker processes decoding at once (default: the number of cores).")
     var jobs: Int?
 
-    @Option(help: ArgumentHelp("Refuse images with more pixels than this, from their header, before decoding.", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Refuse images with more pixels than this, from their header, before decoding.", valueName: "n"))
     var maxPixels: Int = DecodeOptions.defaultMaxPixels
 
     @Option(help: ArgumentHelp("Refuse source files larger than this (256MiB by default; units B, kB, MB, GB, KiB, MiB, GiB), "
@@ -69,10 +69,10 @@ struct BakeCommand: ParsableCommand {
                                valueName: "size"))
     var maxSourceSize: String?
 
-    @Option(help: ArgumentHelp("Seconds one source may take before it is given up.", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds one source may take before it is given up.", valueName: "seconds"))
     var timeout: Double = 120
 
-    @Option(help: ArgumentHelp("Seconds to wait for another process writing a table.", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds to wait for another process writing a table.", valueName: "seconds"))
     var lockTimeout: Double = 10
 
     @Flag(help: "Stop at the first source that fails, committing nothing for it (exit 1).")
@@ -95,7 +95,7 @@ struct BakeCommand: ParsableCommand {
                              + "'imagetable verify --repair' before trusting the tables (docs/BAKE.md)."))
     var noSync = false
 
-    @Option(help: ArgumentHelp("Leave sources modified less than this long ago for a later bake (for directories written slowly).",
+    @Option(parsing: .unconditional, help: ArgumentHelp("Leave sources modified less than this long ago for a later bake (for directories written slowly).",
                                valueName: "seconds"))
     var minAge: Double?
 
@@ -106,7 +106,7 @@ struct BakeCommand: ParsableCommand {
           help: "Show progress on standard error: a bar on a terminal (the default), else plain lines; or none.")
     var progress: Bool?
 
-    @Option(help: ArgumentHelp("Bake only the sources whose key falls in shard K of N (see docs/SCALE.md), into --output; "
+    @Option(parsing: .unconditional, help: ArgumentHelp("Bake only the sources whose key falls in shard K of N (see docs/SCALE.md), into --output; "
                                + "'auto' or 'auto/N' takes K from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm).",
                                valueName: "K/N"))
     var shard: String?
@@ -129,7 +129,8 @@ struct BakeCommand: ParsableCommand {
         if let maxSourceSize, (ByteSize.parse(maxSourceSize) ?? 0) < 1 {
             throw ValidationError("--max-source-size must be a size such as 50MB or 1GiB, not '\(maxSourceSize)'.")
         }
-        guard timeout > 0, lockTimeout >= 0 else { throw ValidationError("timeouts must be positive.") }
+        guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds.") }
+        guard lockTimeout >= 0 else { throw ValidationError("--lock-timeout must be a number of seconds, 0 or more.") }
         if let minAge, !(0...BakeOptions.maximumMinAge).contains(minAge) {
             throw ValidationError("--min-age must be a number of seconds from 0 to \(Int(BakeOptions.maximumMinAge)) (100 years).")
         }

@@ -45,7 +45,7 @@ struct ExportCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The directory to replace with the export.", valueName: "dir"))
     var to: String
 
-    @Option(help: ArgumentHelp("Seconds to wait for a bake that holds a table.", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds to wait for a bake that holds a table.", valueName: "seconds"))
     var lockTimeout: Double = 10
 
     @Option(help: "Output: text (a summary) or json (one document).")
@@ -60,7 +60,7 @@ struct ExportCommand: ParsableCommand {
 
     func validate() throws {
         try RootArgument.check(root)
-        guard lockTimeout >= 0 else { throw ValidationError("--lock-timeout must not be negative.") }
+        guard lockTimeout >= 0 else { throw ValidationError("--lock-timeout must be a number of seconds, 0 or more.") }
         _ = try Self.sourceDateEpoch()
     }
 

@@ -47,7 +47,7 @@ struct InspectCommand: ParsableCommand {
     @Option(help: "Order of the entries listed: slot, key or recency (most recent first).")
     var sort: EntryOrder = .slot
 
-    @Option(help: ArgumentHelp("List at most N entries of each table (totals still count them all).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("List at most N entries of each table (totals still count them all).", valueName: "n"))
     var limit: Int?
 
     func validate() throws {

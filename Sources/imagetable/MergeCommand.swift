@@ -57,12 +57,12 @@ struct MergeCommand: ParsableCommand {
     @Option(help: "Output: text (a summary for people) or json (one document on standard output).")
     var format: TableOutputFormat = .text
 
-    @Option(help: ArgumentHelp("Seconds to wait for another process writing a table of OUT or of a DIR.", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds to wait for another process writing a table of OUT or of a DIR.", valueName: "seconds"))
     var lockTimeout: Double = 10
 
     func validate() throws {
         guard !inputs.isEmpty else { throw ValidationError("give at least one directory to merge after OUT.") }
-        guard lockTimeout >= 0 else { throw ValidationError("--lock-timeout must not be negative.") }
+        guard lockTimeout >= 0 else { throw ValidationError("--lock-timeout must be a number of seconds, 0 or more.") }
     }
 
     func run() throws {

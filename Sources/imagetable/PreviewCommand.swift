@@ -39,13 +39,13 @@ struct PreviewCommand: ParsableCommand {
     @Option(name: [.customShort("o"), .long], help: ArgumentHelp("The PNG file to write; - for standard output.", valueName: "file"))
     var output: String
 
-    @Option(help: ArgumentHelp("Tiles per row (default: about square, at most 2048 pixels wide).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Tiles per row (default: about square, at most 2048 pixels wide).", valueName: "n"))
     var columns: Int?
 
-    @Option(help: ArgumentHelp("The longest side of a tile in pixels, 16 to 1024; smaller slots stay their size.", valueName: "pixels"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The longest side of a tile in pixels, 16 to 1024; smaller slots stay their size.", valueName: "pixels"))
     var tileSize = 160
 
-    @Option(help: ArgumentHelp("Show at most N entries.", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Show at most N entries.", valueName: "n"))
     var limit = 500
 
     @Option(help: "Order of the tiles: key, slot or recency (most recent first).")

@@ -56,11 +56,11 @@ struct VerifyCommand: ParsableCommand {
     @Flag(help: "Clear damaged and interrupted entries (under the writer lock) so that the next bake renders them again.")
     var repair = false
 
-    @Option(help: ArgumentHelp("With --repair, seconds to wait for another process writing a table.", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("With --repair, seconds to wait for another process writing a table.", valueName: "seconds"))
     var lockTimeout: Double = 10
 
     func validate() throws {
-        guard lockTimeout >= 0 else { throw ValidationError("--lock-timeout must not be negative.") }
+        guard lockTimeout >= 0 else { throw ValidationError("--lock-timeout must be a number of seconds, 0 or more.") }
     }
 
     func run() throws {

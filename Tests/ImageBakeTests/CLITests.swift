@@ -40,6 +40,24 @@ struct BakeCLITests {
         #expect(try run(Products.imagetable, ["bake", project.manifestPath, "--jobs", "0"]).status == 64)
     }
 
+    /// A negative number is a value out of range, said as such: ArgumentParser took `-3` for an
+    /// option and said "Missing value for '--limit <n>'".
+    @Test func negativeNumbersAreOutOfRangeNotMissing() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 16, maximumCount: 10))
+        let cases: [([String], String)] = [
+            (["bake", project.manifestPath, "-j", "-2"], "Error: --jobs must be at least 1."),
+            (["bake", project.manifestPath, "--lock-timeout", "-1"], "Error: --lock-timeout must be a number of seconds, 0 or more."),
+            (["bake", project.manifestPath, "--timeout", "nan"], "Error: --timeout must be a positive number of seconds."),
+            (["bake", project.manifestPath, "--shard", "-1/3", "--output", project.root + "/s"], "Error: --shard -1/3: the shard '-1' is not a whole number."),
+            (["merge", project.root + "/m", project.root + "/a", "--lock-timeout", "nan"], "Error: --lock-timeout must be a number of seconds, 0 or more."),
+            (["inspect", "t.imagetable", "--limit", "-3"], "Error: --limit must be 0 or more."),
+        ]
+        for (arguments, message) in cases {
+            let result = try run(Products.imagetable, arguments)
+            #expect(result.status == 64 && result.stderr.hasPrefix(message + "\n"), "\(arguments): \(result.stderr)")
+        }
+    }
+
     @Test func jsonSummaryParses() throws {
         let project = try BakeProject(formats: BakeProject.fourStyles(size: 16, maximumCount: 10))
         try project.add("good.jpg", from: Corpus.photo("Portrait_1"))
