@@ -40,7 +40,8 @@ import ImageTableCore
         #expect(Suggestion.nearest(to: "maximumcount", in: keys) == "maximumCount")
         #expect(Suggestion.nearest(to: "stlye", in: keys) == "style")
         #expect(Suggestion.nearest(to: "scale", in: keys) == "scales")
-        #expect(Suggestion.nearest(to: "colour", in: keys) == nil)
+        #expect(Suggestion.nearest(to: "colour", in: keys) == "background", "another tool's word")
+        #expect(Suggestion.nearest(to: "weight", in: keys) == nil)
         #expect(Suggestion.nearest(to: String(repeating: "s", count: 100), in: keys) == nil)
     }
 }

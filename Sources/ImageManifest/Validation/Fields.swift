@@ -61,7 +61,10 @@ struct Fields {
             mergedThrough[pair.name] = through
         }
         for (pair, _) in merged where !known.contains(pair.name) && !pair.name.hasPrefix("x-") {
-            context.report(.unknownKey, "unknown key '\(pair.name)' merged into \(what)\(Suggestion.hint(for: pair.name, in: known))",
+            // As for a key written here: the key suggested is not then also reported missing.
+            let suggestion = Suggestion.nearest(to: pair.name, in: known)
+            if let suggestion { suggested.insert(suggestion) }
+            context.report(.unknownKey, "unknown key '\(pair.name)' merged into \(what)\(suggestion.map { "; did you mean '\($0)'?" } ?? "")",
                            at: pair.key.location, keyPath: path.appendingKey(pair.name))
         }
         for key in required where pairs[key] == nil && !suggested.contains(key) {

@@ -13,6 +13,7 @@ enum Suggestion {
     static func nearest(to word: String, in candidates: [String]) -> String? {
         let lowered = word.lowercased()
         if let exact = candidates.first(where: { $0.lowercased() == lowered }) { return exact }
+        if let meant = synonyms[lowered], candidates.contains(meant) { return meant }
         guard word.count <= 64 else { return nil }
         let limit = max(1, word.count / 3)
         var best: (String, Int)?
@@ -22,6 +23,20 @@ enum Suggestion {
         }
         return best?.0
     }
+
+    /// Other tools' words for a key (Eleventy Image, asset catalogs, FastImageCache's own
+    /// `maximumCount`), lowercased: too far from the key's spelling to be found as a typo.
+    static let synonyms: [String: String] = [
+        "maxcount": "maximumCount", "max": "maximumCount", "count": "maximumCount", "capacity": "maximumCount",
+        "limit": "maximumCount", "maxentries": "maximumCount",
+        "radius": "cornerRadius", "corner": "cornerRadius", "rounded": "cornerRadius",
+        "color": "background", "colour": "background", "bg": "background", "backgroundcolor": "background",
+        "protect": "protection", "permissions": "protection", "mode": "protection",
+        "src": "sources", "source": "sources", "dir": "sources", "input": "sources", "inputs": "sources",
+        "out": "output", "outdir": "output", "outputdir": "output", "dest": "output", "destination": "output",
+        "family": "families", "format": "formats", "scale": "scales", "dimensions": "size", "resize": "fit",
+        "pattern": "include", "patterns": "include", "glob": "include", "ignore": "exclude",
+    ]
 
     /// `; did you mean 'x'?` or nothing.
     static func hint(for word: String, in candidates: [String]) -> String {
