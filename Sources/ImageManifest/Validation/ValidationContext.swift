@@ -14,6 +14,9 @@ final class ValidationContext {
     let lines: SourceLines
     private(set) var diagnostics: [Diagnostic] = []
     private var truncated = false
+    /// Each problem reported so far, by place, code and message: a value that a merge key brings
+    /// into several formats is read once per format, and the same line was printed once each.
+    private var reported = Set<String>()
 
     init(file: String, directory: String, options: ValidationOptions, lines: SourceLines) {
         self.file = file
@@ -25,7 +28,7 @@ final class ValidationContext {
 
     /// Records a problem with its code's default severity.
     func report(_ code: DiagnosticCode, _ message: String, at location: SourceLocation, keyPath: String) {
-        guard !truncated else { return }
+        guard !truncated, reported.insert("\(location.line):\(location.column) \(code.rawValue) \(message)").inserted else { return }
         guard diagnostics.count < ManifestLimits.maxDiagnostics else {
             truncated = true
             diagnostics.append(Diagnostic(.error, .tooManyProblems,
