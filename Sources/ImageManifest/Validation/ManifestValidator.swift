@@ -69,7 +69,11 @@ public struct ManifestValidator: Sendable {
             context.report(problem.code, problem.message, at: problem.location, keyPath: "")
         }
         var manifest: Manifest?
-        if let root = composed.root {
+        // A root that is only a scalar when a syntax error stopped the parse is a fragment of what
+        // was meant (`version 1` without its ':' runs on as text into line 2): its type says
+        // nothing the syntax error does not say better.
+        let fragment = composed.root?.scalar != nil && composed.problems.contains { $0.code == .yamlSyntax }
+        if let root = composed.root, !fragment {
             manifest = ManifestReader(context: context).read(root, isOnlyDocument: composed.documents <= 1)
         }
         var diagnostics = context.diagnostics.enumerated().sorted {

@@ -31,7 +31,7 @@ enum MergeReport {
     }
 
     static func text(_ s: MergeSummary, output: String, inputs: Int) -> String {
-        let what = s.shards.map { "\($0) shards" } ?? "\(inputs) \(inputs == 1 ? "directory" : "directories")"
+        let what = s.shards.map { "\($0) shard\($0 == 1 ? "" : "s")" } ?? "\(inputs) \(inputs == 1 ? "directory" : "directories")"
         let entries = s.tables.reduce(0) { $0 + $1.entries }
         let megabytes = String(format: "%.1f", Double(s.bytes) / 1_048_576)
         let out = "\(PrintableText.escaped(output)): merged \(what) in \(String(format: "%.2f", s.seconds)) s: "
