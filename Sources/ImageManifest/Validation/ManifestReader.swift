@@ -105,8 +105,9 @@ struct ManifestReader {
         if pairs.isEmpty {
             context.report(.emptyCollection, "family '\(family)' has no formats", at: pair.value.location, keyPath: path)
         }
-        return pairs.compactMap { format in
-            if isMergeKey(format, kind: "format", path: path) { return nil }
+        let skipped = reportKeysNotIndented(pairs, path: path)
+        return pairs.enumerated().compactMap { index, format in
+            if skipped.contains(index) || isMergeKey(format, kind: "format", path: path) { return nil }
             let formatPath = path.appendingKey(format.name)
             let nameIsValid = checkName(format.name, kind: "format", at: format.key.location, path: formatPath)
                 && names.claim(format.name, family: family, at: format.key.location, through: alias, path: formatPath, context: context)
@@ -116,6 +117,36 @@ struct ManifestReader {
             names.valid.append(read)
             return read
         }
+    }
+
+    /// Finds a format with no value followed by format keys at its own indentation (`small:`,
+    /// then `size: 50x50` under it but not indented): one error at the format, where each key
+    /// was reported as a format that is not a mapping. Returns the positions of those pairs.
+    private func reportKeysNotIndented(_ pairs: [YAMLPair], path: String) -> Set<Int> {
+        var skipped = Set<Int>()
+        var index = 0
+        while index < pairs.count {
+            let format = pairs[index]
+            var next = index + 1
+            func isKeyValue(_ node: YAMLNode) -> Bool {
+                if case .sequence = node.kind { return true }
+                return node.scalar != nil
+            }
+            while next < pairs.count, FormatReader.keys.contains(pairs[next].name), isKeyValue(pairs[next].value) {
+                next += 1
+            }
+            if format.value.isEmptyScalar && next > index + 1 {
+                let names = pairs[(index + 1)..<next].map { "'\($0.name)'" }
+                let listed = names.count == 1 ? names[0] : names.dropLast().joined(separator: ", ") + " and " + names.last!
+                context.report(.wrongType, "format '\(format.name)' has no keys: \(listed) below it \(names.count == 1 ? "is" : "are") "
+                               + "not indented past it, so \(names.count == 1 ? "it reads" : "they read") as format names; "
+                               + "indent \(names.count == 1 ? "it" : "them") under '\(format.name)'",
+                               at: format.key.location, keyPath: path.appendingKey(format.name))
+                skipped.formUnion(index..<next)
+            }
+            index = max(next, index + 1)
+        }
+        return skipped
     }
 
     /// Reports a family whose `sources` is the `output` directory, at its `sources` value. (An
