@@ -157,6 +157,14 @@ private struct Reading {
 
     func keyWithoutColon() -> Placed? {
         guard context == "while scanning a simple key", problem.hasPrefix("could not find expected ':'") else { return nil }
+        // YAML limits an implicit key to 1024 characters, and libyaml then says the ':' is missing.
+        let line = lines.bytes(ofLine: contextAt.line), from = lines.offset(of: contextAt)
+        if (line.startIndex...line.endIndex).contains(from),
+           let colon = line[from...].firstIndex(of: UInt8(ascii: ":")),
+           String(decoding: line[from..<colon], as: UTF8.self).count > 1024 {
+            return ("this key is longer than 1024 characters, YAML's limit for a key without '? ' before it, "
+                    + "so libyaml does not see its ':'; shorten it", contextAt)
+        }
         guard let (hint, location) = missingColon(inKeyAt: contextAt) else {
             return ("this key is not followed by ':' on its line (\(problem) \(at(problemAt))); a key and its ':' must be on one line",
                     contextAt)
