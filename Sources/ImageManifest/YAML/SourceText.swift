@@ -25,6 +25,12 @@ enum SourceText {
         if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0, 0, 0xFE, 0xFF]) {
             throw Problem(code: .invalidUTF8, message: "the manifest is UTF-16 or UTF-32; save it as UTF-8", location: .start)
         }
+        // Without a byte-order mark, YAML's own rule (spec 1.2, 5.2): an ASCII character beside a
+        // NUL in the first two bytes is UTF-16 or UTF-32. It was reported as a control character.
+        if bytes.count >= 2, (bytes[0] == 0) != (bytes[1] == 0) {
+            throw Problem(code: .invalidUTF8, message: "the manifest is UTF-16 or UTF-32 without a byte-order mark "
+                          + "(its first two bytes hold a NUL); save it as UTF-8", location: .start)
+        }
         if let bad = firstInvalidUTF8(bytes) {
             throw Problem(code: .invalidUTF8,
                           message: "byte 0x\(String(bytes[bad.offset], radix: 16, uppercase: true)) at offset \(bad.offset) is not valid UTF-8; save the manifest as UTF-8",
