@@ -69,9 +69,22 @@ struct ManifestReader {
         return pairs.compactMap { isMergeKey($0, kind: "family", path: "families") ? nil : readFamily($0, names: &names) }
     }
 
+    /// Whether `pair` is shared settings kept under an `x-` name among families or formats, as
+    /// the top level allows (`x-defaults: &d {size: …}`): an `x-` name that has none of the keys
+    /// a family or format needs. Reported once, as such, where each missing and unknown key was.
+    func isMisplacedExtension(_ pair: YAMLPair, kind: String, required: [String], path: String) -> Bool {
+        guard pair.name.hasPrefix("x-"), case .mapping(let pairs) = pair.value.kind,
+              !pairs.contains(where: { required.contains($0.name) }) else { return false }
+        context.report(.invalidName, "'\(pair.name)' names a \(kind) (it has none of \(required.map { "'\($0)'" }.joined(separator: ", "))): "
+                       + "'x-' keys are ignored only at the top level and inside a family or a format; move it to the top level",
+                       at: pair.key.location, keyPath: path)
+        return true
+    }
+
     private func readFamily(_ pair: YAMLPair, names: inout FormatRegistry) -> Manifest.Family? {
         let name = pair.name
         let path = "families".appendingKey(name)
+        if isMisplacedExtension(pair, kind: "family", required: ["sources", "formats"], path: path) { return nil }
         let nameIsValid = checkName(name, kind: "family", at: pair.key.location, path: path)
         guard let fields = Fields(pair.value, path: path, what: "family '\(name)'", known: Self.familyKeys,
                                   required: ["sources", "formats"], owner: pair.key.location, context: context) else { return nil }
@@ -109,6 +122,7 @@ struct ManifestReader {
         return pairs.enumerated().compactMap { index, format in
             if skipped.contains(index) || isMergeKey(format, kind: "format", path: path) { return nil }
             let formatPath = path.appendingKey(format.name)
+            if isMisplacedExtension(format, kind: "format", required: ["size", "style", "maximumCount"], path: formatPath) { return nil }
             let nameIsValid = checkName(format.name, kind: "format", at: format.key.location, path: formatPath)
                 && names.claim(format.name, family: family, at: format.key.location, through: alias, path: formatPath, context: context)
             guard let read = FormatReader(context: context).read(format, family: family, path: formatPath), nameIsValid else {
