@@ -31,9 +31,9 @@ extension ValidationContext {
 
     /// `0x10` where a number belongs: YAML 1.2 reads it as sixteen, manifests as a string, and
     /// the message says which spelling to use.
-    private func reportNonDecimal(_ pair: YAMLPair, _ text: String, path: String) {
+    private func reportNonDecimal(_ pair: YAMLPair, _ text: String, path: String, what: String = "integer") {
         let decimal = ScalarValue.decimalSpelling(ofNonDecimal: text) ?? ""
-        report(.wrongType, "'\(pair.name)' must be a decimal integer; manifests read '\(text)' as a string, since they accept "
+        report(.wrongType, "'\(pair.name)' must be a decimal \(what); manifests read '\(text)' as a string, since they accept "
                + "only decimal numbers: write \(decimal)", at: pair.value.location, keyPath: path)
     }
 
@@ -44,7 +44,10 @@ extension ValidationContext {
         case .int(let value): return value.map(Double.init) ?? .infinity
         case .float(let value): return value
         case .string(let text) where s.style == .plain && s.tag == nil && ScalarValue.decimalSpelling(ofNonDecimal: text) != nil:
-            reportNonDecimal(pair, text, path: path)
+            reportNonDecimal(pair, text, path: path, what: "number")
+            return nil
+        case .string(let text) where ScalarValue.resolve(text, style: .plain, tag: nil).isNumber:
+            report(.wrongType, "'\(pair.name)' must be a number, not a string; \(s.whyString)", at: pair.value.location, keyPath: path)
             return nil
         default: return typeMismatch(pair, expected: "a number", path: path)
         }
@@ -54,6 +57,10 @@ extension ValidationContext {
     func boolean(_ pair: YAMLPair, path: String) -> Bool? {
         guard let s = pair.value.scalar else { return typeMismatch(pair, expected: "true or false", path: path) }
         if case .bool(let value) = s.resolved { return value }
+        if case .string(let text) = s.resolved, case .bool = ScalarValue.resolve(text, style: .plain, tag: nil) {
+            report(.wrongType, "'\(pair.name)' must be true or false, not a string; \(s.whyString)", at: pair.value.location, keyPath: path)
+            return nil
+        }
         if ["yes", "no", "on", "off", "y", "n"].contains(s.text.lowercased()) && s.style == .plain {
             report(.wrongType, "'\(pair.name)' must be true or false; YAML 1.2 reads '\(s.text)' as a string",
                    at: pair.value.location, keyPath: path)
@@ -126,6 +133,12 @@ extension YAMLNode {
 }
 
 extension ScalarValue {
+    /// Whether this is an integer or a float (used to suggest removing quotes).
+    var isNumber: Bool {
+        if case .float = self { return true }
+        return isInteger
+    }
+
     /// Whether this is an integer (used to suggest removing quotes).
     var isInteger: Bool {
         if case .int = self { return true }
