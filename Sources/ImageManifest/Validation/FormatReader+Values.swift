@@ -1,3 +1,4 @@
+import Foundation
 import ImageTableCore
 
 extension FormatReader {
@@ -6,6 +7,13 @@ extension FormatReader {
         let items: [(node: YAMLNode, path: String)]
         switch pair.value.kind {
         case .sequence(let nodes): items = nodes.enumerated().map { ($1, path.appendingIndex($0)) }
+        case .scalar(let s) where s.style == .plain && s.text.contains(",")
+                && s.text.split(separator: ",").allSatisfy({ Int($0.trimmingCharacters(in: .whitespaces)) != nil }):
+            // `scales: 1, 2`: a plain scalar with commas is one string, not a list.
+            let list = s.text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+            context.report(.wrongType, "'scales' must be a list, not the string '\(s.text)'; write it in brackets: [\(list)]",
+                           at: pair.value.location, keyPath: path)
+            return nil
         case .scalar: items = [(pair.value, path)]
         default: return context.typeMismatch(pair, expected: "a list of scales, like [1, 2]", path: path)
         }

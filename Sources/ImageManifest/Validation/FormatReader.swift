@@ -82,6 +82,9 @@ struct FormatReader {
         switch pair.value.kind {
         case .invalid:
             return nil
+        case .scalar where pair.value.isEmptyScalar:
+            context.report(.invalidSize, "'size' has no value; \(usage)", at: pair.key.location, keyPath: path)
+            return nil
         case .scalar(let s):
             let parts = s.text.split(separator: "x", omittingEmptySubsequences: false)
             guard case .string = s.resolved, parts.count == 2,
