@@ -128,7 +128,16 @@ struct ComposerState {
             default: .quoted
             }
             switch Self.shortTag(data.tag.map { String(cString: $0) }, allowed: Self.scalarTags) {
-            case .success(let tag): node = YAMLNode(.scalar(YAMLScalar(text: text, style: style, tag: tag)), at: location)
+            case .success(let tag):
+                let scalar = YAMLScalar(text: text, style: style, tag: tag)
+                // `!!int 16BitBGR`: the value is not what its tag says (it was taken as the string).
+                if let tag, ["int", "float", "bool", "null"].contains(tag), case .string = scalar.resolved {
+                    let kind = ["int": "an integer", "float": "a number", "bool": "true or false", "null": "null"][tag]!
+                    report(.unsupportedTag, "tag !!\(tag) says this value is \(kind), and '\(text)' is not; remove the tag", at: location)
+                    node = YAMLNode(.invalid, at: location)
+                } else {
+                    node = YAMLNode(.scalar(scalar), at: location)
+                }
             case .failure(let error):
                 report(.unsupportedTag, error.message, at: location)
                 node = YAMLNode(.invalid, at: location)
@@ -240,6 +249,12 @@ struct ComposerState {
             return .success(String(tag.dropFirst(prefix.count)))
         }
         let shown = tag.hasPrefix(prefix) ? "!!" + tag.dropFirst(prefix.count) : tag
+        // A standard tag on the wrong kind of node (`!!map` on a scalar) is supported, just not there.
+        let misplaced = ["map": "a mapping", "seq": "a list", "str": "a scalar", "int": "a scalar", "float": "a scalar",
+                         "bool": "a scalar", "null": "a scalar"][String(tag.dropFirst(prefix.count))]
+        if tag.hasPrefix(prefix), let misplaced {
+            return .failure(TagError(message: "tag \(shown) belongs on \(misplaced), not on this value; remove it"))
+        }
         return .failure(TagError(message: "tag \(shown) is not supported here; manifests use plain YAML values"))
     }
 
