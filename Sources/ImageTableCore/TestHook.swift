@@ -22,10 +22,23 @@ public enum TestHook {
     ///   - path: the file concerned, if any.
     public static func run(_ point: String, path: String = "") {
         guard let executable else { return }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = [point, "\(getpid())", path]
-        guard (try? process.run()) != nil else { return }
-        process.waitUntilExit()
+        // A hook the test has just written may not start at once: another test's process forked
+        // meanwhile can hold the file open for writing (ETXTBSY). A hook that silently did not
+        // run made a fault-injection test pass or fail by chance, so it is tried again, and a
+        // hook that never starts is said on standard error.
+        for attempt in 0..<100 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = [point, "\(getpid())", path]
+            do {
+                try process.run()
+            } catch {
+                if attempt == 99 { FileHandle.standardError.write(Data("test hook \(executable) did not start: \(error)\n".utf8)) }
+                usleep(10_000)
+                continue
+            }
+            process.waitUntilExit()
+            return
+        }
     }
 }
