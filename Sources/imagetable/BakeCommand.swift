@@ -136,6 +136,11 @@ struct BakeCommand: ParsableCommand {
         }
         if let output, output.isEmpty { throw ValidationError("--output needs a directory.") }
         if let shard {
+            // It takes a value that starts with '-' (to say '-1/3' is out of range), so a missing
+            // value takes the next option: said as such, not as that option being missing.
+            if shard.hasPrefix("--") || shard == "-j" {
+                throw ValidationError("--shard needs a value, K/N (such as 0/4) or auto; '\(shard)' is an option.")
+            }
             guard output != nil else {
                 throw ValidationError("--shard needs --output: each shard bakes into a directory of its own, which `imagetable merge` combines.")
             }

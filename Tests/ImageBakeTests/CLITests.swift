@@ -51,6 +51,9 @@ struct BakeCLITests {
             (["bake", project.manifestPath, "--shard", "-1/3", "--output", project.root + "/s"], "Error: --shard -1/3: the shard '-1' is not a whole number."),
             (["merge", project.root + "/m", project.root + "/a", "--lock-timeout", "nan"], "Error: --lock-timeout must be a number of seconds, 0 or more."),
             (["inspect", "t.imagetable", "--limit", "-3"], "Error: --limit must be 0 or more."),
+            // A missing value takes the next option, which is said, not that option being missing.
+            (["bake", project.manifestPath, "--shard", "--output", project.root + "/s"],
+             "Error: --shard needs a value, K/N (such as 0/4) or auto; '--output' is an option."),
         ]
         for (arguments, message) in cases {
             let result = try run(Products.imagetable, arguments)

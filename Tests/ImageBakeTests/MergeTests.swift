@@ -264,6 +264,9 @@ import Glibc
         #expect(linked.status == 1 && linked.stderr.contains("\(project.root)/link: error: is a symbolic link, which the merge would replace "
                                                               + "with a directory; give the directory it points to (\(project.root)/damaged)"),
                 "\(linked.stderr)")
+        // With a trailing slash, which makes lstat follow the link.
+        let slashed = try Self.merge(project.root + "/link/", shards)
+        #expect(slashed.status == 1 && slashed.stderr.contains("is a symbolic link"), "\(slashed.stderr)")
         var st = stat()
         #expect(lstat(project.root + "/link", &st) == 0 && st.st_mode & S_IFMT == S_IFLNK)
 

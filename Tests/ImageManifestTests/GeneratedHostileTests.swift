@@ -34,6 +34,7 @@ private let validBody = "version: 1\noutput: tables\nfamilies:\n  users:\n    so
         HostileCase(testDescription: "UTF-16 with a byte-order mark", bytes: { [0xFF, 0xFE] + Array("v\0e\0".utf8) }, expected: "1:1 invalid-utf8"),
         HostileCase(testDescription: "UTF-16LE without a byte-order mark", bytes: { Array("v\0e\0r\0".utf8) }, expected: "1:1 invalid-utf8"),
         HostileCase(testDescription: "UTF-16BE without a byte-order mark", bytes: { Array("\0v\0e\0r".utf8) }, expected: "1:1 invalid-utf8"),
+        HostileCase(testDescription: "UTF-32BE without a byte-order mark", bytes: { Array("\0\0\0v\0\0\0e".utf8) }, expected: "1:1 invalid-utf8"),
         HostileCase(testDescription: "NUL byte", bytes: { text("version: 1\noutput: a\0b\n") }, expected: "2:10 yaml-syntax"),
         HostileCase(testDescription: "one byte over 1 MiB of comment", bytes: { text("#" + String(repeating: "x", count: (1 << 20) - 1) + "\n") },
                     expected: "1:1 file-too-large"),

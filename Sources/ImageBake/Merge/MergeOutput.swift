@@ -39,8 +39,11 @@ struct MergeOutput {
         // The rename puts the new set in place of the link itself: the set landed beside the
         // link's target (perhaps on another volume) and the link was gone.
         var link = stat()
-        if lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK {
-            let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)).map { " (\($0))" } ?? ""
+        // Without trailing slashes, which make lstat follow the link (`merge tables/ …`).
+        var bare = path
+        while bare.count > 1 && bare.hasSuffix("/") { bare.removeLast() }
+        if lstat(bare, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK {
+            let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: bare)).map { " (\($0))" } ?? ""
             throw ImageTableError(.outputFailed, "is a symbolic link, which the merge would replace with a directory; "
                                   + "give the directory it points to\(target)", path: path)
         }

@@ -39,6 +39,9 @@ struct Fields {
         var merged: [(pair: YAMLPair, through: SourceLocation)] = []
         // A misspelt required key is reported once, as unknown with a suggestion, not also as missing.
         var suggested: Set<String> = []
+        // Keys written here are not suggested for another (`limit: 5` beside `maximumCount: 5`).
+        let written = Set(explicit.map(\.name))
+        let unwritten = known.filter { !written.contains($0) }
         for pair in explicit {
             if Self.isMergeKey(pair.key) {
                 merged += Self.mergedPairs(pair.value, path: path, context: context)
@@ -47,7 +50,7 @@ struct Fields {
             guard !pair.name.hasPrefix("x-") else { continue }
             guard known.contains(pair.name) else {
                 if context.isFull { continue }
-                let suggestion = Suggestion.nearest(to: pair.name, in: known)
+                let suggestion = Suggestion.nearest(to: pair.name, in: unwritten)
                 if let suggestion { suggested.insert(suggestion) }
                 let hint = suggestion.map { "; did you mean '\($0)'?" } ?? "; known keys: \(known.joined(separator: ", "))"
                 context.report(.unknownKey, "unknown key '\(pair.name)' in \(what)\(hint)",
@@ -62,7 +65,7 @@ struct Fields {
         }
         for (pair, _) in merged where !known.contains(pair.name) && !pair.name.hasPrefix("x-") {
             // As for a key written here: the key suggested is not then also reported missing.
-            let suggestion = Suggestion.nearest(to: pair.name, in: known)
+            let suggestion = Suggestion.nearest(to: pair.name, in: known.filter { pairs[$0] == nil })
             if let suggestion { suggested.insert(suggestion) }
             context.report(.unknownKey, "unknown key '\(pair.name)' merged into \(what)\(suggestion.map { "; did you mean '\($0)'?" } ?? "")",
                            at: pair.key.location, keyPath: path.appendingKey(pair.name))

@@ -27,12 +27,12 @@ enum Suggestion {
     /// Other tools' words for a key (Eleventy Image, asset catalogs, FastImageCache's own
     /// `maximumCount`), lowercased: too far from the key's spelling to be found as a typo.
     static let synonyms: [String: String] = [
-        "maxcount": "maximumCount", "max": "maximumCount", "count": "maximumCount", "capacity": "maximumCount",
+        "maxcount": "maximumCount", "count": "maximumCount", "capacity": "maximumCount",
         "limit": "maximumCount", "maxentries": "maximumCount",
         "radius": "cornerRadius", "corner": "cornerRadius", "rounded": "cornerRadius",
         "color": "background", "colour": "background", "bg": "background", "backgroundcolor": "background",
-        "protect": "protection", "permissions": "protection", "mode": "protection",
-        "src": "sources", "source": "sources", "dir": "sources", "input": "sources", "inputs": "sources",
+        "protect": "protection", "permissions": "protection",
+        "src": "sources", "source": "sources", "inputs": "sources",
         "out": "output", "outdir": "output", "outputdir": "output", "dest": "output", "destination": "output",
         "family": "families", "format": "formats", "scale": "scales", "dimensions": "size", "resize": "fit",
         "pattern": "include", "patterns": "include", "glob": "include", "ignore": "exclude",

@@ -17,6 +17,8 @@ final class ValidationContext {
     /// Each problem reported so far, by place, code and message: a value that a merge key brings
     /// into several formats is read once per format, and the same line was printed once each.
     private var reported = Set<String>()
+    /// Every error reported, listed or not (a repeat, or past the limit).
+    private var errorsReported = 0
 
     init(file: String, directory: String, options: ValidationOptions, lines: SourceLines) {
         self.file = file
@@ -28,6 +30,9 @@ final class ValidationContext {
 
     /// Records a problem with its code's default severity.
     func report(_ code: DiagnosticCode, _ message: String, at location: SourceLocation, keyPath: String) {
+        // Counted whether or not it is listed: readers ask whether a step added an error, and a
+        // format whose anchored value repeats another's error (not listed again) still has one.
+        if code.defaultSeverity == .error { errorsReported += 1 }
         guard !truncated, reported.insert("\(location.line):\(location.column) \(code.rawValue) \(message)").inserted else { return }
         guard diagnostics.count < ManifestLimits.maxDiagnostics else {
             truncated = true
@@ -59,10 +64,10 @@ final class ValidationContext {
     var isFull: Bool { truncated }
 
     /// Whether an error has been reported so far.
-    var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
+    var hasErrors: Bool { errorsReported > 0 }
 
-    /// The number of errors so far, to tell whether a step added any.
-    var errorCount: Int { diagnostics.lazy.filter { $0.severity == .error }.count }
+    /// The number of errors reported so far, listed or not, to tell whether a step added any.
+    var errorCount: Int { errorsReported }
 
     /// The text of line `line`, without its line break.
     func sourceLine(_ line: Int) -> String { lines.string(ofLine: line) }

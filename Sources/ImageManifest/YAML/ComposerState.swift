@@ -133,7 +133,12 @@ struct ComposerState {
                 // `!!int 16BitBGR`: the value is not what its tag says (it was taken as the string).
                 if let tag, ["int", "float", "bool", "null"].contains(tag), case .string = scalar.resolved {
                     let kind = ["int": "an integer", "float": "a number", "bool": "true or false", "null": "null"][tag]!
-                    report(.unsupportedTag, "tag !!\(tag) says this value is \(kind), and '\(text)' is not; remove the tag", at: location)
+                    // `!!int 0x10` is sixteen in YAML 1.2, and manifests take decimal numbers only.
+                    if let decimal = ScalarValue.decimalSpelling(ofNonDecimal: text) {
+                        report(.unsupportedTag, "'\(text)' under tag !!\(tag): manifests take decimal numbers only; write \(decimal)", at: location)
+                    } else {
+                        report(.unsupportedTag, "tag !!\(tag) says this value is \(kind), and '\(text)' is not; remove the tag", at: location)
+                    }
                     node = YAMLNode(.invalid, at: location)
                 } else {
                     node = YAMLNode(.scalar(scalar), at: location)

@@ -26,8 +26,9 @@ enum SourceText {
             throw Problem(code: .invalidUTF8, message: "the manifest is UTF-16 or UTF-32; save it as UTF-8", location: .start)
         }
         // Without a byte-order mark, YAML's own rule (spec 1.2, 5.2): an ASCII character beside a
-        // NUL in the first two bytes is UTF-16 or UTF-32. It was reported as a control character.
-        if bytes.count >= 2, (bytes[0] == 0) != (bytes[1] == 0) {
+        // NUL in the first two bytes is UTF-16 or UTF-32, and three NULs before one is UTF-32BE.
+        // It was reported as a control character.
+        if bytes.count >= 2, (bytes[0] == 0) != (bytes[1] == 0) || (bytes.count >= 4 && bytes[0..<3] == [0, 0, 0] && bytes[3] != 0) {
             throw Problem(code: .invalidUTF8, message: "the manifest is UTF-16 or UTF-32 without a byte-order mark "
                           + "(its first two bytes hold a NUL); save it as UTF-8", location: .start)
         }
