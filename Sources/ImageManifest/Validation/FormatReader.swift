@@ -65,6 +65,10 @@ struct FormatReader {
         }
         guard context.errorCount == errorsBefore, let size, let scales, let style, let maximumCount, let protection, let fit,
               let crop, let background, let cornerRadius, let upscale else { return nil }
+        // Checked above (`size-too-large`); again here so that a report missed cannot become an
+        // overflow trap on a hostile manifest, as one did when repeated reports went uncounted.
+        guard scales.allSatisfy({ !size.width.multipliedReportingOverflow(by: $0).overflow
+                                  && !size.height.multipliedReportingOverflow(by: $0).overflow }) else { return nil }
         // Pixels are points × scale, the corner radius included.
         let tables = scales.map { scale in
             TableFormat(name: pair.name, family: family, width: size.width * scale, height: size.height * scale,
