@@ -70,14 +70,16 @@ struct ManifestReader {
     }
 
     /// Whether `pair` is shared settings kept under an `x-` name among families or formats, as
-    /// the top level allows (`x-defaults: &d {size: …}`): an `x-` name that has none of the keys
-    /// a family or format needs. Reported once, as such, where each missing and unknown key was.
+    /// the top level allows (`x-defaults: &d {size: …}`): an `x-` name that lacks a key every
+    /// family or format needs, or is not a mapping. Reported once, as such, where each missing
+    /// and unknown key was. (An `x-` name with them all is a family or format like any other.)
     func isMisplacedExtension(_ pair: YAMLPair, kind: String, required: [String], path: String) -> Bool {
-        guard pair.name.hasPrefix("x-"), case .mapping(let pairs) = pair.value.kind,
-              !pairs.contains(where: { required.contains($0.name) }) else { return false }
-        context.report(.invalidName, "'\(pair.name)' names a \(kind) (it has none of \(required.map { "'\($0)'" }.joined(separator: ", "))): "
-                       + "'x-' keys are ignored only at the top level and inside a family or a format; move it to the top level",
-                       at: pair.key.location, keyPath: path)
+        guard pair.name.hasPrefix("x-"), !pair.value.isInvalid else { return false }
+        if case .mapping(let pairs) = pair.value.kind, required.allSatisfy({ key in pairs.contains { $0.name == key } }) { return false }
+        let needed = required.map { "'\($0)'" }
+        context.report(.invalidName, "'\(pair.name)' names a \(kind), but is not one (a \(kind) needs "
+                       + "\(needed.dropLast().joined(separator: ", ")) and \(needed.last!)): 'x-' keys are ignored only at the top level and "
+                       + "inside a family or a format; move it to the top level", at: pair.key.location, keyPath: path)
         return true
     }
 
