@@ -174,6 +174,18 @@ import Testing
         #expect(export.status == 64 && export.stderr.contains("--root nowhere: no such directory."), "\(export.stderr)")
     }
 
+    /// A byte that is not UTF-8 is shown in its line, as U+FFFD, with the caret under it, as
+    /// every other diagnostic's line is (it had no line at all).
+    @Test func aByteThatIsNotUTF8IsShownInItsLine() throws {
+        let dir = try workspace()
+        try Data(Array("version: 1\noutput: caf".utf8) + [0xE9] + Array("s\nfamilies: {}\n".utf8))
+            .write(to: URL(fileURLWithPath: dir.path + "/latin1.yaml"))
+        let result = try validate(["latin1.yaml"], in: dir)
+        #expect(result.status == 1)
+        #expect(result.stdout.hasPrefix("latin1.yaml:2:12: error: byte 0xE9 at offset 22 is not valid UTF-8; save the manifest as UTF-8 [invalid-utf8]\n"
+                                        + "    2 | output: caf\u{FFFD}s\n      |            ^\n"), "\(result.stdout)")
+    }
+
     @Test func noSubcommandIsBadUsage() throws {
         let result = try run(Products.imagetable, [])
         #expect(result.status == 64)

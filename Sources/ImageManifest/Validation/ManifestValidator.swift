@@ -60,7 +60,17 @@ public struct ManifestValidator: Sendable {
         do {
             text = try SourceText.check(contents)
         } catch {
-            let d = Diagnostic(.error, error.code, error.message, file: file, location: error.location)
+            var d = Diagnostic(.error, error.code, error.message, file: file, location: error.location)
+            // The line of a byte that is not UTF-8, shown as every diagnostic's line is, the byte
+            // as U+FFFD (one column, as the position counts it).
+            if error.code == .invalidUTF8, error.location.line > 1 || error.location.column > 1 {
+                let line = contents.split(separator: 0x0A, maxSplits: error.location.line, omittingEmptySubsequences: false)
+                    .dropFirst(error.location.line - 1).first
+                if var line, line.count <= ValidationContext.maxQuotedLineBytes {
+                    if line.starts(with: [0xEF, 0xBB, 0xBF]) { line = line.dropFirst(3) }  // a byte-order mark takes no column
+                    d.sourceLine = String(decoding: line.last == 0x0D ? line.dropLast() : line, as: UTF8.self)
+                }
+            }
             return ValidationReport(file: file, diagnostics: [d], manifest: nil)
         }
         let context = ValidationContext(file: file, directory: directory, options: options, lines: SourceLines(text))
