@@ -16,12 +16,14 @@ struct FormatReader {
 
     static let keys = ["size", "scales", "style", "maximumCount", "protection", "fit", "crop", "background",
                        "cornerRadius", "upscale"]
+    /// The keys every format must have.
+    static let required = ["size", "style", "maximumCount"]
 
     /// The format, or `nil` when it has errors (all of them reported).
     func read(_ pair: YAMLPair, family: String, path: String) -> ReadFormat? {
         let what = "format '\(pair.name)'"
         guard let f = Fields(pair.value, path: path, what: what, known: Self.keys,
-                             required: ["size", "style", "maximumCount"], owner: pair.key.location, context: context) else { return nil }
+                             required: Self.required, owner: pair.key.location, context: context) else { return nil }
         let errorsBefore = context.errorCount
         func at(_ key: String) -> String { path.appendingKey(key) }
 

@@ -9,6 +9,14 @@ struct ManifestReader {
 
     static let rootKeys = ["version", "output", "families"]
     static let familyKeys = ["sources", "include", "exclude", "failOn", "formats"]
+    /// The keys every family must have.
+    static let familyRequired = ["sources", "formats"]
+
+    /// `'a'`, `'a' and 'b'`, `'a', 'b' and 'c'`: names quoted and listed for a message.
+    static func listed(_ names: [String]) -> String {
+        let quoted = names.map { "'\($0)'" }
+        return quoted.count < 2 ? quoted.joined() : quoted.dropLast().joined(separator: ", ") + " and " + quoted.last!
+    }
 
     /// The manifest, or `nil` when an error was reported (other than the disk budget's, which
     /// the validator judges).
@@ -76,9 +84,8 @@ struct ManifestReader {
     func isMisplacedExtension(_ pair: YAMLPair, kind: String, required: [String], path: String) -> Bool {
         guard pair.name.hasPrefix("x-"), !pair.value.isInvalid else { return false }
         if case .mapping(let pairs) = pair.value.kind, required.allSatisfy({ key in pairs.contains { $0.name == key } }) { return false }
-        let needed = required.map { "'\($0)'" }
         context.report(.invalidName, "'\(pair.name)' names a \(kind), but is not one (a \(kind) needs "
-                       + "\(needed.dropLast().joined(separator: ", ")) and \(needed.last!)): 'x-' keys are ignored only at the top level and "
+                       + "\(Self.listed(required))): 'x-' keys are ignored only at the top level and "
                        + "inside a family or a format; move it to the top level", at: pair.key.location, keyPath: path)
         return true
     }
@@ -86,10 +93,10 @@ struct ManifestReader {
     private func readFamily(_ pair: YAMLPair, names: inout FormatRegistry) -> Manifest.Family? {
         let name = pair.name
         let path = "families".appendingKey(name)
-        if isMisplacedExtension(pair, kind: "family", required: ["sources", "formats"], path: path) { return nil }
+        if isMisplacedExtension(pair, kind: "family", required: Self.familyRequired, path: path) { return nil }
         let nameIsValid = checkName(name, kind: "family", at: pair.key.location, path: path)
         guard let fields = Fields(pair.value, path: path, what: "family '\(name)'", known: Self.familyKeys,
-                                  required: ["sources", "formats"], owner: pair.key.location, context: context) else { return nil }
+                                  required: Self.familyRequired, owner: pair.key.location, context: context) else { return nil }
         let sources = fields["sources"].flatMap { readPath($0, path: path.appendingKey("sources"), isSources: true) }
         let include = fields["include"].map { readGlobs($0, path: path.appendingKey("include"), mayBeEmpty: false) }
             ?? [GlobPattern.images]
@@ -124,7 +131,7 @@ struct ManifestReader {
         return pairs.enumerated().compactMap { index, format in
             if skipped.contains(index) || isMergeKey(format, kind: "format", path: path) { return nil }
             let formatPath = path.appendingKey(format.name)
-            if isMisplacedExtension(format, kind: "format", required: ["size", "style", "maximumCount"], path: formatPath) { return nil }
+            if isMisplacedExtension(format, kind: "format", required: FormatReader.required, path: formatPath) { return nil }
             let nameIsValid = checkName(format.name, kind: "format", at: format.key.location, path: formatPath)
                 && names.claim(format.name, family: family, at: format.key.location, through: alias, path: formatPath, context: context)
             guard let read = FormatReader(context: context).read(format, family: family, path: formatPath), nameIsValid else {
@@ -139,22 +146,21 @@ struct ManifestReader {
     /// then `size: 50x50` under it but not indented): one error at the format, where each key
     /// was reported as a format that is not a mapping. Returns the positions of those pairs.
     private func reportKeysNotIndented(_ pairs: [YAMLPair], path: String) -> Set<Int> {
+        func isKeyValue(_ node: YAMLNode) -> Bool {
+            if case .sequence = node.kind { return true }
+            return node.scalar != nil
+        }
         var skipped = Set<Int>()
         var index = 0
         while index < pairs.count {
             let format = pairs[index]
             var next = index + 1
-            func isKeyValue(_ node: YAMLNode) -> Bool {
-                if case .sequence = node.kind { return true }
-                return node.scalar != nil
-            }
             while next < pairs.count, FormatReader.keys.contains(pairs[next].name), isKeyValue(pairs[next].value) {
                 next += 1
             }
             if format.value.isEmptyScalar && next > index + 1 {
-                let names = pairs[(index + 1)..<next].map { "'\($0.name)'" }
-                let listed = names.count == 1 ? names[0] : names.dropLast().joined(separator: ", ") + " and " + names.last!
-                context.report(.wrongType, "format '\(format.name)' has no keys: \(listed) below it \(names.count == 1 ? "is" : "are") "
+                let names = pairs[(index + 1)..<next].map(\.name)
+                context.report(.wrongType, "format '\(format.name)' has no keys: \(Self.listed(names)) below it \(names.count == 1 ? "is" : "are") "
                                + "not indented past it, so \(names.count == 1 ? "it reads" : "they read") as format names; "
                                + "indent \(names.count == 1 ? "it" : "them") under '\(format.name)'",
                                at: format.key.location, keyPath: path.appendingKey(format.name))

@@ -38,10 +38,6 @@ enum Suggestion {
         "pattern": "include", "patterns": "include", "glob": "include", "ignore": "exclude",
     ]
 
-    /// `; did you mean 'x'?` or nothing.
-    static func hint(for word: String, in candidates: [String]) -> String {
-        nearest(to: word, in: candidates).map { "; did you mean '\($0)'?" } ?? ""
-    }
 
     /// Optimal-string-alignment distance: insertions, deletions, substitutions and swaps of
     /// adjacent characters each cost 1 (a swap is the most common typo).

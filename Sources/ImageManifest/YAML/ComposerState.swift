@@ -131,8 +131,9 @@ struct ComposerState {
             case .success(let tag):
                 let scalar = YAMLScalar(text: text, style: style, tag: tag)
                 // `!!int 16BitBGR`: the value is not what its tag says (it was taken as the string).
-                if let tag, ["int", "float", "bool", "null"].contains(tag), case .string = scalar.resolved {
-                    let kind = ["int": "an integer", "float": "a number", "bool": "true or false", "null": "null"][tag]!
+                // (`!!null` makes any text null, so it never disagrees.)
+                if let tag, let kind = ["int": "an integer", "float": "a number", "bool": "true or false"][tag],
+                   case .string = scalar.resolved {
                     // `!!int 0x10` is sixteen in YAML 1.2, and manifests take decimal numbers only.
                     if let decimal = ScalarValue.decimalSpelling(ofNonDecimal: text) {
                         report(.unsupportedTag, "'\(text)' under tag !!\(tag): manifests take decimal numbers only; write \(decimal)", at: location)
