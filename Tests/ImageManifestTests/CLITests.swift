@@ -184,6 +184,12 @@ import Testing
         #expect(result.status == 1)
         #expect(result.stdout.hasPrefix("latin1.yaml:2:12: error: byte 0xE9 at offset 22 is not valid UTF-8; save the manifest as UTF-8 [invalid-utf8]\n"
                                         + "    2 | output: caf\u{FFFD}s\n      |            ^\n"), "\(result.stdout)")
+        // Lines ended by CR alone, which the position counts as libyaml does (it showed no line).
+        try Data(Array("version: 1\routput: caf".utf8) + [0xE9] + Array("s\rfamilies: {}\r".utf8))
+            .write(to: URL(fileURLWithPath: dir.path + "/cr.yaml"))
+        let cr = try validate(["cr.yaml"], in: dir)
+        #expect(cr.stdout.contains("cr.yaml:2:12: error: byte 0xE9 at offset 22 is not valid UTF-8; save the manifest as UTF-8 [invalid-utf8]\n"
+                                   + "    2 | output: caf\u{FFFD}s\n      |            ^\n"), "\(cr.stdout)")
     }
 
     @Test func noSubcommandIsBadUsage() throws {

@@ -62,13 +62,12 @@ public struct ManifestValidator: Sendable {
         } catch {
             var d = Diagnostic(.error, error.code, error.message, file: file, location: error.location)
             // The line of a byte that is not UTF-8, shown as every diagnostic's line is, the byte
-            // as U+FFFD (one column, as the position counts it).
-            if error.code == .invalidUTF8, error.location.line > 1 || error.location.column > 1 {
-                let line = contents.split(separator: 0x0A, maxSplits: error.location.line, omittingEmptySubsequences: false)
-                    .dropFirst(error.location.line - 1).first
-                if var line, line.count <= ValidationContext.maxQuotedLineBytes {
-                    if line.starts(with: [0xEF, 0xBB, 0xBF]) { line = line.dropFirst(3) }  // a byte-order mark takes no column
-                    d.sourceLine = String(decoding: line.last == 0x0D ? line.dropLast() : line, as: UTF8.self)
+            // as U+FFFD (one column, as the position counts it). Cut by ``SourceLines``, whose
+            // breaks (CR, NEL…) are the ones the position counts; a byte-order mark takes no column.
+            if error.code == .invalidUTF8, error.location != .start {
+                let lines = SourceLines(contents.starts(with: [0xEF, 0xBB, 0xBF]) ? contents[3...] : contents[...])
+                if error.location.line <= lines.count, lines.bytes(ofLine: error.location.line).count <= ValidationContext.maxQuotedLineBytes {
+                    d.sourceLine = lines.string(ofLine: error.location.line)
                 }
             }
             return ValidationReport(file: file, diagnostics: [d], manifest: nil)
