@@ -50,6 +50,10 @@ extension ImageTableError {
         /// The hash index does not lead to an entry (format version 2): readers miss it until a
         /// writer, or `verify --repair`, rebuilds the index.
         case damagedIndex = "damaged-index"
+        /// The header's live entry count disagrees with the records (format version 2), as a
+        /// writer stopped between a record and the count leaves it: readers report the wrong
+        /// count until a writer, or `verify --repair`, counts again.
+        case staleEntryCount = "stale-entry-count"
 
         // MARK: Sources
 

@@ -8,7 +8,8 @@
 public enum TableRepair {
     /// Verifies the table at `path` under its writer lock and clears every record with a
     /// problem: pixel checksum mismatches, damaged records, records that claim one entity, and
-    /// interrupted writes. The index is flushed before the lock is released.
+    /// interrupted writes; the index is rebuilt and the entries counted again. Both are flushed
+    /// before the lock is released.
     ///
     /// Holding the lock means no writer can change anything meanwhile, so every finding is
     /// settled; readers in other processes see each record cleared under its seqlock and rescan.
@@ -37,6 +38,8 @@ public enum TableRepair {
             var state = ImageTableWriter.State(directory: SlotDirectory(capacity: file.layout.capacity), index: IndexWriter(file: file))
             try state.index.allocateActiveAreaWhereHolesFault()
             _ = try ImageTableWriter.openScan(file, state: &state, durable: true)
+            // The scan counts the entries again, which mends a stale count, found or not.
+            try file.flush(offset: 0, count: TableLimits.headerBytes)
         }
         // What was repaired, with the entries that verify now (an index rebuilt makes entries
         // it did not lead to count again).

@@ -11,8 +11,9 @@ public enum TableVerifier {
         public let slot: Int?
         /// The entry's key, when it could be read.
         public let key: String?
-        /// `pixelChecksumMismatch`, `damagedRecord`, `interruptedWrite` or `damagedIndex`; for the header or the
-        /// file, why it could not be opened (`corrupt`, `notATable`, `notFound`…).
+        /// `pixelChecksumMismatch`, `damagedRecord`, `interruptedWrite` or `damagedIndex`;
+        /// `staleEntryCount` for the header's count (slot `nil`); for a file that could not be
+        /// opened (``Report/header`` `nil`), why (`corrupt`, `notATable`, `notFound`…).
         public let code: ImageTableError.Code
         /// What is wrong, for people.
         public let reason: String
@@ -42,8 +43,9 @@ public enum TableVerifier {
     public enum Verdict: String, Sendable, Comparable {
         /// Nothing is wrong.
         case sound
-        /// Only interrupted writes, which a killed writer leaves and the next writer to open the
-        /// table (a bake) clears; the next bake writes those entries again.
+        /// Only what a stopped writer leaves and the next writer to open the table (a bake)
+        /// mends: interrupted writes, which it clears and the bake writes again, and a stale
+        /// entry count, which it counts again.
         case interrupted
         /// Something is damaged: a pixel checksum, a record, or the header.
         case damaged
@@ -93,10 +95,11 @@ public enum TableVerifier {
         /// Whether the table is sound.
         public var isValid: Bool { problems.isEmpty }
 
-        /// Sound, interrupted (only interrupted writes, which the next bake completes) or damaged.
+        /// Sound, interrupted (only interrupted writes and a stale count, which the next bake
+        /// mends) or damaged.
         public var verdict: Verdict {
             if problems.isEmpty { return .sound }
-            return problems.allSatisfy { $0.code == .interruptedWrite } ? .interrupted : .damaged
+            return problems.allSatisfy { $0.code == .interruptedWrite || $0.code == .staleEntryCount } ? .interrupted : .damaged
         }
     }
 
@@ -142,6 +145,7 @@ public enum TableVerifier {
         checks.findDuplicates()
         if file.layout.formatVersion >= 2 {
             checks.checkIndex(writerActive: { writerMayBeActive && WriterLock.isHeld(tablePath: file.path) == true })
+            checks.checkEntryCount(writerActive: { writerMayBeActive && WriterLock.isHeld(tablePath: file.path) == true })
         }
         return Report(header: file.header, validEntries: checks.valid.count, inProgress: checks.inProgress,
                       problems: checks.problems.sorted { ($0.slot ?? -1) < ($1.slot ?? -1) })

@@ -105,6 +105,26 @@ struct VerifierPass {
         }
     }
 
+    /// Checks the header's live entry count (format version 2), which readers report as the
+    /// table's size without reading the index, against the committed records: valid ones, and
+    /// those whose pixels or index entry are damaged. A write a killed writer left may or may not
+    /// have been counted, and a damaged record may have been, so each widens the range allowed.
+    /// A count outside it is stale (a writer stopped between a record and the count, or a crash
+    /// that lost the header's page): not damage, since every writer counts again at open.
+    /// Skipped while a writer works, since the count and the records change apart.
+    mutating func checkEntryCount(writerActive: () -> Bool) {
+        let counted = file.entryCount
+        // Asked after the count is read: a writer that had begun by then may have changed it.
+        guard inProgress == 0, !writerActive() else { return }
+        let committed = valid.count + problems.count { $0.code == .pixelChecksumMismatch || $0.code == .damagedIndex }
+        let uncertain = problems.count { $0.code == .interruptedWrite || $0.code == .damagedRecord }
+        guard counted < UInt64(committed) || counted > UInt64(committed + uncertain) else { return }
+        let held = uncertain == 0 ? "\(committed)" : "\(committed) to \(committed + uncertain)"
+        problems.append(TableVerifier.Problem(slot: nil, key: nil, code: .staleEntryCount,
+                                              reason: "the header counts \(counted) \(counted == 1 ? "entry" : "entries") where the records "
+                                                  + "hold \(held), so readers report the wrong count"))
+    }
+
     /// Two valid records of one entity are both damage when neither changed since it was
     /// checked (so both held the entity at once); if one did, a writer moved the entry meanwhile.
     mutating func findDuplicates() {

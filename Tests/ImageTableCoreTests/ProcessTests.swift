@@ -103,7 +103,8 @@ struct ProcessTests {
             }
             #expect(!reader.notices.contains { $0.kind == .damagedIndex || $0.kind == .damagedRecord }, "round \(round): \(reader.notices)")
             let before = TableVerifier.verify(path: path)
-            #expect(before.problems.allSatisfy { $0.code == .interruptedWrite }, "round \(round): \(before.problems)")
+            // A kill leaves interrupted writes and, between a record and the count, a stale count.
+            #expect(before.verdict != .damaged, "round \(round): \(before.problems)")
             // A writer opens it cleanly; then every entry verifies and matches the log.
             let table = try ImageTableWriter(path: path, format: d, options: .init(lockTimeout: 5))
             let report = TableVerifier.verify(path: path)
@@ -164,7 +165,7 @@ struct ProcessTests {
             for info in entries {
                 #expect(try reader.withImage(forKey: info.key) { v in v.bytes.allSatisfy { $0 == Self.fillByte(v.sourceUUID) } } == true)
             }
-            #expect(TableVerifier.verify(path: path).problems.allSatisfy { $0.code == .interruptedWrite })
+            #expect(TableVerifier.verify(path: path).verdict != .damaged)
             let writer = try ImageTableWriter(path: path, format: Self.fixtureDescriptor(capacity: 6), options: .init(lockTimeout: 5))
             #expect(writer.entries().map(\.key) == entries.map(\.key), "round \(round): the writer keeps what readers saw")
             writer.close()

@@ -146,4 +146,64 @@ struct TamperTests {
         #expect(throws: ImageTableError.self) { try TableRepair.repair(path: path, lockTimeout: 0) }
         writer.close()
     }
+
+    /// Writes `count` over the header's live entry count, as a writer stopped between a record
+    /// and the count, or a crash that lost the header's page, leaves it.
+    static func setEntryCount(_ path: String, _ count: UInt64) {
+        let fd = open(path, O_WRONLY)
+        defer { close(fd) }
+        var value = count.littleEndian
+        #expect(pwrite(fd, &value, 8, off_t(TableHeader.entryCountOffset)) == 8)
+    }
+
+    /// A live entry count that disagrees with the records is reported (it was shown by
+    /// `inspect` and passed by `verify`), as something the next writer mends, not damage; a
+    /// repair and a writer count again.
+    @Test func aStaleEntryCountIsReportedAndCountedAgain() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable")
+        do {
+            let table = try openTable(path, Self.format)
+            for key in ["a", "b"] { try put(table, key) }
+        }
+        #expect(TableVerifier.verify(path: path).isValid)
+        Self.setEntryCount(path, 3)
+        #expect(try ImageTableReader(path: path).count == 3)
+        let report = TableVerifier.verify(path: path)
+        #expect(report.verdict == .interrupted && report.validEntries == 2)
+        #expect(report.problems.map(\.description) == ["header: the header counts 3 entries where the records hold 2, so readers report the wrong count [stale-entry-count]"])
+
+        // Too few is as wrong as too many.
+        Self.setEntryCount(path, 0)
+        #expect(TableVerifier.verify(path: path).problems.map(\.code) == [.staleEntryCount])
+        let repaired = try TableRepair.repair(path: path, lockTimeout: 1)
+        #expect(repaired.problems.map(\.code) == [.staleEntryCount] && repaired.validEntries == 2)
+        #expect(try ImageTableReader(path: path).count == 2 && TableVerifier.verify(path: path).isValid)
+
+        Self.setEntryCount(path, 1 << 40)
+        try openTable(path, Self.format).close()
+        #expect(try ImageTableReader(path: path).count == 2 && TableVerifier.verify(path: path).isValid)
+    }
+
+    /// An interrupted write may or may not have been counted: either count is consistent, and
+    /// only the interrupted write is reported.
+    @Test func anInterruptedWriteWidensTheCountAllowed() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable")
+        do {
+            let table = try openTable(path, Self.format)
+            for key in ["a", "b"] { try put(table, key) }
+        }
+        let layout = try Self.format.layout()
+        let fd = open(path, O_RDWR)
+        var generation: UInt64 = 3
+        #expect(pwrite(fd, &generation, 8, off_t(layout.recordOffset(1))) == 8)
+        close(fd)
+        for count: UInt64 in [1, 2] {
+            Self.setEntryCount(path, count)
+            #expect(TableVerifier.verify(path: path).problems.map(\.code) == [.interruptedWrite], "\(count)")
+        }
+        Self.setEntryCount(path, 3)
+        #expect(TableVerifier.verify(path: path).problems.map(\.code) == [.staleEntryCount, .interruptedWrite])
+    }
 }

@@ -210,4 +210,30 @@ struct VerifyStateTests {
         #expect(verify.stderr.contains("slot 0 ('b.jpg'): slot 1 also claims this entry's entity, so neither is trusted [damaged-record]"))
         #expect(verify.stderr.contains("slot 1 ('b.jpg'): slot 0 also claims this entry's entity, so neither is trusted [damaged-record]"))
     }
+
+    /// A header whose entry count disagrees with its records is a warning (exit 2: the next
+    /// bake counts again), at the header, with no slot in JSON; `--repair` counts again and
+    /// clears nothing (exit 0).
+    @Test func aStaleEntryCountIsAWarningThatRepairMends() throws {
+        let scratch = try TemporaryDirectory()
+        let (table, _) = try table(scratch)
+        let fd = open(table.path, O_WRONLY)
+        var count = UInt64(9).littleEndian
+        #expect(pwrite(fd, &count, 8, 280) == 8)  // entryCount (docs/FORMAT.md)
+        close(fd)
+        let run = try imagetable("verify", table.path)
+        #expect(run.status == 2)
+        #expect(run.stderr == "\(table.path): warning: header: the header counts 9 entries where the records hold 4, so readers "
+            + "report the wrong count; the next bake counts them again [stale-entry-count]\n")
+        #expect(run.stdout == "\(table.path): interrupted, a stale entry count for the next bake to correct, 4 entries verified\n")
+        let json = try imagetable("verify", table.path, "--format", "json")
+        let doc = try #require(try JSONSerialization.jsonObject(with: json.output) as? [String: Any])
+        let problem = try #require(((doc["tables"] as? [[String: Any]])?.first?["problems"] as? [[String: Any]])?.first)
+        #expect(json.status == 2 && problem["code"] as? String == "stale-entry-count" && problem["slot"] == nil, "\(problem)")
+
+        let repair = try imagetable("verify", "--repair", table.path)
+        #expect(repair.status == 0 && repair.stdout == "\(table.path): repaired, counted the entries again, 4 entries verified\n",
+                "\(repair.stdout)")
+        #expect(try imagetable("verify", table.path).status == 0)
+    }
 }

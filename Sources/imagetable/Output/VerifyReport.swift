@@ -61,9 +61,10 @@ enum VerifyReport {
         private enum CodingKeys: String, CodingKey { case path, ok, state, validEntries, inProgress, problems, cleared, error }
     }
 
-    /// One bad record or entry.
+    /// One bad record or entry, or the header's stale count.
     struct Problem: Encodable {
-        let slot: Int
+        /// The slot; absent for the header (`stale-entry-count`).
+        let slot: Int?
         /// The key, when the record still holds a readable one.
         let key: String?
         let code: String
@@ -85,13 +86,14 @@ enum VerifyReport {
         var problems: [Problem] = []
         var error = failure
         for p in report.problems {
-            guard let slot = p.slot else {
+            // Without a header, the one problem is why the file could not be opened.
+            guard report.header != nil else {
                 error = ImageTableError(p.code, p.reason, path: path)
                 continue
             }
-            problems.append(Problem(slot: slot, key: p.key, code: p.code.rawValue, reason: p.reason))
+            problems.append(Problem(slot: p.slot, key: p.key, code: p.code.rawValue, reason: p.reason))
         }
-        var state: State = if report.problems.contains(where: { $0.slot == nil }) {
+        var state: State = if report.header == nil {
             .unverified
         } else if cleared == true && !problems.isEmpty {
             .repaired
@@ -104,8 +106,9 @@ enum VerifyReport {
         }
         // A repair that could not be made leaves whatever it was asked to clear.
         if failure != nil { state = max(state, .damaged) }
-        // An index the repair rebuilt clears no entry: only the other problems' records go.
-        let clearedRecords = problems.filter { $0.code != ImageTableError.Code.damagedIndex.rawValue }.count
+        // An index the repair rebuilt, or a count it made again, clears no entry: only the
+        // other problems' records go.
+        let clearedRecords = problems.filter { !Self.mendedInPlace.contains($0.code) }.count
         let indexOnly = state == .repaired && clearedRecords == 0
         return TableResult(path: path, ok: state == .sound || indexOnly, state: state, validEntries: report.validEntries,
                            inProgress: report.inProgress, problems: problems, cleared: cleared.map { $0 ? clearedRecords : 0 },
@@ -121,12 +124,20 @@ enum VerifyReport {
         JSONOutput.encode(Document(ok: results.allSatisfy(\.ok), tables: results))
     }
 
-    /// What a repair did, in words: the entries it cleared, and whether it rebuilt the index.
+    /// The problems a repair mends without clearing a record: the index, rebuilt, and the
+    /// header's count, counted again.
+    private static let mendedInPlace: Set<String> = [ImageTableError.Code.damagedIndex.rawValue,
+                                                      ImageTableError.Code.staleEntryCount.rawValue]
+
+    /// What a repair did, in words: the entries it cleared, whether it rebuilt the index, and
+    /// whether it counted the entries again.
     private static func repairs(_ r: TableResult) -> String {
         let count = r.cleared ?? 0
-        let rebuilt = r.problems.contains { $0.code == ImageTableError.Code.damagedIndex.rawValue }
-        let cleared = "cleared \(count) entr\(count == 1 ? "y" : "ies") for the next bake to render again"
-        return count == 0 && rebuilt ? "rebuilt the index" : cleared + (rebuilt ? " and rebuilt the index" : "")
+        var done = count == 0 ? [] : ["cleared \(count) entr\(count == 1 ? "y" : "ies") for the next bake to render again"]
+        if r.problems.contains(where: { $0.code == ImageTableError.Code.damagedIndex.rawValue }) { done.append("rebuilt the index") }
+        if r.problems.contains(where: { $0.code == ImageTableError.Code.staleEntryCount.rawValue }) { done.append("counted the entries again") }
+        guard let last = done.popLast() else { return "cleared 0 entries" }
+        return done.isEmpty ? last : done.joined(separator: ", ") + " and " + last
     }
 
     /// `path: error: slot 3 ('a.jpg'): pixel checksum mismatch [pixel-checksum-mismatch]` per
@@ -136,10 +147,13 @@ enum VerifyReport {
         let path = PrintableText.escaped(r.path)
         if let error = r.error, r.state == .unverified { return ([error.description], "\(path): not verified") }
         var lines = r.problems.map { p in
-            let place = "slot \(p.slot)" + (p.key.map { " (\(PrintableText.quoted($0)))" } ?? "")
-            let interrupted = p.code == ImageTableError.Code.interruptedWrite.rawValue
-            let reason = PrintableText.escaped(p.reason) + (interrupted ? "; the next bake completes it" : "")
-            return "\(path): \(interrupted ? "warning" : "error"): \(place): \(reason) [\(p.code)]"
+            let place = (p.slot.map { "slot \($0)" } ?? "header") + (p.key.map { " (\(PrintableText.quoted($0)))" } ?? "")
+            let mend = switch p.code {
+            case ImageTableError.Code.interruptedWrite.rawValue: "; the next bake completes it"
+            case ImageTableError.Code.staleEntryCount.rawValue: "; the next bake counts them again"
+            default: ""
+            }
+            return "\(path): \(mend.isEmpty ? "error" : "warning"): \(place): \(PrintableText.escaped(p.reason))\(mend) [\(p.code)]"
         }
         if let error = r.error { lines.append(error.description) }
         let count = r.problems.count
@@ -147,11 +161,24 @@ enum VerifyReport {
             + (r.inProgress > 0 ? ", \(r.inProgress) being written" : "")
         let status = switch r.state {
         case .sound: "\(path): ok, \(verified)"
-        case .interrupted: "\(path): interrupted, \(count) write\(count == 1 ? "" : "s") for the next bake to complete, \(verified)"
+        case .interrupted: "\(path): interrupted, \(Self.forTheNextBake(r)), \(verified)"
         case .repaired: "\(path): repaired, " + repairs(r) + ", \(verified)"
         case .damaged, .unverified: "\(path): \(count) problem\(count == 1 ? "" : "s"), \(verified)"
         }
         return (lines, status)
+    }
+}
+
+extension VerifyReport {
+    /// What an interrupted table leaves the next bake: `2 writes to complete`, `a stale entry
+    /// count to correct`, or both.
+    fileprivate static func forTheNextBake(_ r: TableResult) -> String {
+        let writes = r.problems.count { $0.code == ImageTableError.Code.interruptedWrite.rawValue }
+        var parts = writes == 0 ? [] : ["\(writes) write\(writes == 1 ? "" : "s") for the next bake to complete"]
+        if r.problems.contains(where: { $0.code == ImageTableError.Code.staleEntryCount.rawValue }) {
+            parts.append(writes == 0 ? "a stale entry count for the next bake to correct" : "a stale entry count")
+        }
+        return parts.joined(separator: " and ")
     }
 }
 
