@@ -26,8 +26,7 @@ enum ExtractWorker {
         let mode = mode_t(reader.header.protection.permissions)
         if let key = request.key, let output = request.output {
             guard let info = reader.entry(forKey: key) else {
-                printError("\(request.table): error: no entry has the key \(PrintableText.quoted(key)); "
-                           + "`imagetable inspect` lists the keys [no-such-key]")
+                printError("\(request.table): error: no entry has the key \(PrintableText.quoted(key)); " + whyMissing(reader) + " [no-such-key]")
                 return 1
             }
             guard extract(info, from: reader, request: request, destination: { png in
@@ -38,6 +37,19 @@ enum ExtractWorker {
             return 0
         }
         return extractAll(reader, into: request.all!, request: request, mode: mode)
+    }
+
+    /// Where to look for a key that is not there. A write a stopped bake left unfinished holds
+    /// no key yet (a record gets its key when it is committed), so it may have been this entry:
+    /// then the advice is to bake again. Listing the table to find out costs what its entries
+    /// do, only on this error.
+    private static func whyMissing(_ reader: ImageTableReader) -> String {
+        _ = reader.entries()
+        let unfinished = reader.notices.count { $0.kind == .discardedInterruptedWrite }
+        guard unfinished > 0 else { return "`imagetable inspect` lists the keys" }
+        let writes = unfinished == 1 ? "1 write" : "\(unfinished) writes"
+        return "the table has \(writes) that a stopped bake left unfinished (`imagetable verify` lists them), "
+            + "which may have been it: bake again"
     }
 
     private static func extractAll(_ reader: ImageTableReader, into directory: String, request: ExtractJob, mode: mode_t) -> Int32 {

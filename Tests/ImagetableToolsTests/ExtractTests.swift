@@ -151,6 +151,20 @@ struct ExtractTests {
         #expect(try DecodedPNG(path: scratch.file("k.png")).pixels == flipped)
     }
 
+    /// An interrupted write holds no key yet, so a key that is missing may have been it: the
+    /// error says so and to bake again, where it only said that `inspect` lists the keys.
+    @Test func aMissingKeyNamesTheWritesAStoppedBakeLeft() throws {
+        let scratch = try TemporaryDirectory()
+        let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, width: 4, height: 2, keys: ["a", "k"])
+        // An odd generation: a write a killed writer left.
+        try flipByte(in: table.path, at: try table.descriptor.layout().recordOffset(1))
+        let run = try imagetable("extract", table.path, "k", "-o", scratch.file("k.png"))
+        #expect(run.status == 1)
+        #expect(run.stderr == "\(table.path): error: no entry has the key 'k'; the table has 1 write that a stopped bake left "
+                + "unfinished (`imagetable verify` lists them), which may have been it: bake again [no-such-key]\n")
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("k.png")))
+    }
+
     @Test func failuresExitOne() throws {
         let scratch = try TemporaryDirectory()
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .bgr16, keys: ["k"])
