@@ -12,7 +12,8 @@
 /// 5. `.png` is appended to the last component: `photos/cat.jpg` → `photos/cat.jpg.png`.
 ///    Appending rather than replacing the extension keeps `a.jpg` and `a.png` apart.
 /// 6. When two entries still map to the same path (`a//b` and `a/b`), the later slot's file is
-///    named with `~slotN` before `.png`.
+///    named with `~slotN` before `.png`, as is a file whose path another key needs as a
+///    directory (the caller, which sees every key, decides).
 enum KeyPaths {
     /// The relative path components for `key`, the last one ending in `.png`.
     static func components(for key: String) -> [String] {

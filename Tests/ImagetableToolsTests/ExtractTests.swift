@@ -111,6 +111,22 @@ struct ExtractTests {
         #expect(preview.status == 0 && preview.stderr.contains("[damaged-record]"), "\(preview.stderr)")
     }
 
+    /// A key whose file name another key needs as a directory (`x.jpg` → `x.jpg.png`, and
+    /// `x.jpg.png/y.jpg`), in either slot order: the file yields and takes `~slotN`, where the
+    /// second to be written failed.
+    @Test(arguments: [["x.jpg", "X.JPG.png/y.jpg"], ["x.jpg.png/y.jpg", "x.jpg"]])
+    func aFileYieldsToADirectoryOfItsName(keys: [String]) throws {
+        let scratch = try TemporaryDirectory()
+        let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, width: 4, height: 2, keys: keys)
+        let out = scratch.file("out")
+        let run = try imagetable("extract", table.path, "--all", out)
+        #expect(run.status == 0 && run.stdout == "\(table.path): wrote 2 entries as PNG files to \(out)\n", "\(run.stderr)")
+        let fileSlot = keys.firstIndex(of: "x.jpg")!
+        let directory = keys[1 - fileSlot].split(separator: "/")[0]
+        #expect(filesBelow(out).sorted() == ["\(directory)/y.jpg.png", "x.jpg~slot\(fileSlot).png"], "\(filesBelow(out))")
+        #expect(run.stderr == "\(out)/x.jpg~slot\(fileSlot).png: note: written for the key 'x.jpg', renamed since another key needs its name\n")
+    }
+
     @Test func symbolicLinksInsideTheDirectoryAreNotFollowed() throws {
         let scratch = try TemporaryDirectory()
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, keys: ["abs/x.jpg", "y.jpg"])
