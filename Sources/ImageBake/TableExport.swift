@@ -56,7 +56,8 @@ public enum TableExport {
                 }
             } catch {
                 locks.forEach { $0.release() }
-                throw error
+                // Named as the bake names it (relative to the manifest's directory, as given).
+                throw error.path == manifest.tablePath(of: format) ? error.at(manifest.displayPath(of: format)) : error
             }
         }
         defer { locks.forEach { $0.release() } }

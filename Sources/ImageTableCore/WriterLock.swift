@@ -63,8 +63,11 @@ final class WriterLock: Sendable {
                     .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
                 release()
                 let who = holder.isEmpty ? "another process" : "process \(holder)"
-                throw ImageTableError(.locked, "\(who) is writing this table (lock file \(path)); gave up after "
-                    + "\(timeout) s. Wait for it to finish or allow a longer lock timeout", path: tablePath)
+                // `10.0 s` reads as a measurement; the timeout is what was asked for.
+                let waited = timeout <= 0 ? "did not wait (lock timeout 0)"
+                    : "gave up after " + (timeout == timeout.rounded() && timeout < 1e15 ? "\(Int(timeout))" : "\(timeout)") + " s"
+                throw ImageTableError(.locked, "\(who) is writing this table (lock file \(path)); \(waited). "
+                    + "Wait for it to finish or allow a longer lock timeout", path: tablePath)
             }
             usleep(20_000)
         }

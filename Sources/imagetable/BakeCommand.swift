@@ -199,13 +199,14 @@ struct BakeCommand: ParsableCommand {
             }
         }
         let summary: BakeSummary
+        let started = Date()
         do {
             // A bake `--strict` stopped still reports what it did before (exit 1 below).
             summary = try Baker.bakeReportingStop(plan, options: options)
             display?.finish()
         } catch {
             display?.finish()
-            BakeReport.printFatal(error, report: report, format: format)
+            BakeReport.printFatal(error, report: report, format: format, seconds: Date().timeIntervalSince(started), dryRun: options.dryRun)
             throw ExitStatus.failure
         }
         if list {

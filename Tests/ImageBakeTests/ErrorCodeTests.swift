@@ -39,6 +39,11 @@ import Glibc
         #expect(status == 1)
         #expect(fatal?["code"] == "locked", "\(String(describing: fatal))")
         #expect(fatal?["path"]?.hasSuffix("tables/bgra.imagetable") == true)
+        #expect(fatal?["message"]?.contains("; did not wait (lock timeout 0). Wait for it") == true, "\(String(describing: fatal))")
+        // The time spent waiting is the bake's: `seconds` was 0 in the document of a stopped bake.
+        let waited = try run(Products.imagetable, ["bake", project.manifestPath, "--format", "json", "--lock-timeout", "0.3"])
+        let document = try JSONSerialization.jsonObject(with: Data(waited.stdout.utf8)) as? [String: Any]
+        #expect(waited.status == 1 && (document?["seconds"] as? Double ?? 0) >= 0.3, "\(waited.stdout)")
     }
 
     @Test func aFullDiskIsReportedAsNoSpace() throws {

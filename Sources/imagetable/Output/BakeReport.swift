@@ -134,10 +134,18 @@ enum BakeReport {
         }
     }
 
-    static func printFatal(_ error: ImageTableError, report: ValidationReport, format: OutputFormat) {
+    /// Prints the error that stopped a bake before it had a summary.
+    ///
+    /// - Parameters:
+    ///   - error: what stopped it.
+    ///   - report: the manifest's validation, for its diagnostics.
+    ///   - format: text, json or github.
+    ///   - seconds: how long the bake ran before it stopped (a lock it waited for counts).
+    ///   - dryRun: whether it was a dry run.
+    static func printFatal(_ error: ImageTableError, report: ValidationReport, format: OutputFormat, seconds: Double, dryRun: Bool) {
         switch format {
         case .json:
-            emit(failure(report, error))
+            emit(failure(report, error, seconds: seconds, dryRun: dryRun))
         case .text:
             StandardError.report(error)
         case .github:
@@ -151,8 +159,8 @@ enum BakeReport {
     }
 
     /// The document for a bake that stopped before it had a summary.
-    private static func failure(_ report: ValidationReport, _ fatal: ImageTableError) -> Document {
-        Document(manifest: report.file, ok: false, dryRun: false, seconds: 0, phases: BakePhases(), cpu: BakeCPU(), sources: Sources(),
+    private static func failure(_ report: ValidationReport, _ fatal: ImageTableError, seconds: Double = 0, dryRun: Bool = false) -> Document {
+        Document(manifest: report.file, ok: false, dryRun: dryRun, seconds: seconds, phases: BakePhases(), cpu: BakeCPU(), sources: Sources(),
                  tables: [], failures: [], skipped: [], warnings: [], prunedTables: [], diagnostics: entries(report), plan: nil,
                  fatal: fatal)
     }
