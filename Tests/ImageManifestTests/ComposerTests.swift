@@ -139,4 +139,17 @@ import Testing
         let report = ManifestValidator(options: ValidationOptions()).validate(contents: Array("? <<".utf8), file: "fuzz.yaml")
         #expect(summary(report) == ["1:1 missing-key", "1:1 missing-key", "1:1 missing-key", "1:5 wrong-type"])
     }
+
+    /// A key over YAML's 1024-character limit is said to be too long, also when a ':' inside it
+    /// (`a:b…`, part of a plain key) comes before the ':' that ends it; that case was told
+    /// its ':' was missing.
+    @Test(arguments: ["", "a:b", "x: "])
+    func aKeyOverTheLimitIsSaidToBeTooLong(prefix: String) {
+        let key = prefix + String(repeating: "k", count: 1100)
+        let result = compose("version: 1\n\(key): 1\n")
+        #expect(result.problems.map(\.code) == [.yamlSyntax])
+        let tooLong = result.problems.first?.message.contains("this key is longer than 1024 characters") == true
+        // `x: kkk…: 1` is a key `x` whose value holds ': ', another error entirely.
+        #expect(tooLong == (prefix != "x: "), "\(result.problems)")
+    }
 }

@@ -159,8 +159,11 @@ private struct Reading {
         guard context == "while scanning a simple key", problem.hasPrefix("could not find expected ':'") else { return nil }
         // YAML limits an implicit key to 1024 characters, and libyaml then says the ':' is missing.
         let line = lines.bytes(ofLine: contextAt.line), from = lines.offset(of: contextAt)
+        // Its ':' is the first one followed by a blank or the line's end: a ':' before a
+        // non-blank is part of a plain key (`a:b`).
         if (line.startIndex...line.endIndex).contains(from),
-           let colon = line[from...].firstIndex(of: UInt8(ascii: ":")),
+           let colon = line[from...].indices.first(where: { line[$0] == UInt8(ascii: ":")
+               && ($0 + 1 == line.endIndex || line[$0 + 1] == 0x20 || line[$0 + 1] == 0x09) }),
            String(decoding: line[from..<colon], as: UTF8.self).count > 1024 {
             return ("this key is longer than 1024 characters, YAML's limit for a key without '? ' before it, "
                     + "so libyaml does not see its ':'; shorten it", contextAt)
