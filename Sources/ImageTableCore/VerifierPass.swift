@@ -34,6 +34,9 @@ struct VerifierPass {
     }
 
     let file: TableFile
+    /// The header's change counter before the first reading: a writer that published or
+    /// removed anything since has made the readings and the live count disagree.
+    private let changeCountAtStart: UInt64
     private(set) var valid: [Int: Valid] = [:]
     private(set) var problems: [TableVerifier.Problem] = []
     /// What the last ``run(slots:attempts:)`` could not settle.
@@ -42,6 +45,7 @@ struct VerifierPass {
 
     init(file: TableFile) {
         self.file = file
+        changeCountAtStart = file.changeCount
     }
 
     /// Checks `slots`, each with up to `attempts` readings; what stays in flux replaces
@@ -111,11 +115,14 @@ struct VerifierPass {
     /// have been counted, and a damaged record may have been, so each widens the range allowed.
     /// A count outside it is stale (a writer stopped between a record and the count, or a crash
     /// that lost the header's page): not damage, since every writer counts again at open.
-    /// Skipped while a writer works, since the count and the records change apart.
+    /// Skipped while a writer works, or after one worked during the readings, since the count and
+    /// the records change apart.
     mutating func checkEntryCount(writerActive: () -> Bool) {
         let counted = file.entryCount
-        // Asked after the count is read: a writer that had begun by then may have changed it.
-        guard inProgress == 0, !writerActive() else { return }
+        // Asked after the count is read: a writer that had begun by then may have changed it,
+        // and one that came and went during the readings (a whole bake, between two slots)
+        // leaves the change counter moved.
+        guard inProgress == 0, file.changeCount == changeCountAtStart, !writerActive() else { return }
         let committed = valid.count + problems.count { $0.code == .pixelChecksumMismatch || $0.code == .damagedIndex }
         let uncertain = problems.count { $0.code == .interruptedWrite || $0.code == .damagedRecord }
         guard counted < UInt64(committed) || counted > UInt64(committed + uncertain) else { return }

@@ -60,30 +60,17 @@ enum ExtractWorker {
             printError(error.description)
             return 1
         }
-        // Names compared case-folded: on a file system that folds case (macOS's), `A.jpg` and
-        // `a.jpg` would be one file.
-        var taken = Set<[String]>()
         var written = 0, failed = 0
         let listed = reader.entries()
         // Printed once listed: the listing finds the damaged and interrupted records it skips.
         for notice in reader.notices { printError("\(request.table): warning: \(notice.message) [\(notice.kind.rawValue)]") }
-        // A key's file may not take a name another key needs as a directory (`x.jpg` and
-        // `x.jpg.png/y.jpg`): whichever came second failed. Files yield, so every directory is
-        // known before the first file is named.
-        let named = listed.map { KeyPaths.components(for: $0.key) }
-        let directories = Set(named.flatMap { parts in (1..<parts.count).map { parts[..<$0].map { $0.lowercased() } } })
-        for (info, plainComponents) in zip(listed, named) {
-            var components = plainComponents
-            var attempt = 0
-            while directories.contains(components.map { $0.lowercased() }) || !taken.insert(components.map { $0.lowercased() }).inserted {
-                attempt += 1
-                components = KeyPaths.disambiguated(plainComponents, slot: info.slot, attempt: attempt)
-            }
+        let names = KeyPaths.names(for: listed.map { ($0.key, $0.slot) })
+        for (info, components) in zip(listed, names) {
             let plain = info.key + ".png"
             let ok = extract(info, from: reader, request: request) { png in
                 let path = try OutputFiles.write(png, below: directory, components: components, mode: mode, directoryMode: directoryMode,
                                                      sparing: request.table)
-                if components != plainComponents {
+                if components != KeyPaths.components(for: info.key) {
                     printError("\(path): note: written for the key \(PrintableText.quoted(info.key)), renamed since another key needs its name")
                 } else if components.joined(separator: "/") != plain {
                     printError("\(path): note: written for the key \(PrintableText.quoted(info.key)), renamed to stay inside \(directory)")

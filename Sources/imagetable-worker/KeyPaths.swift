@@ -13,7 +13,7 @@
 ///    Appending rather than replacing the extension keeps `a.jpg` and `a.png` apart.
 /// 6. When two entries still map to the same path (`a//b` and `a/b`), the later slot's file is
 ///    named with `~slotN` before `.png`, as is a file whose path another key needs as a
-///    directory (the caller, which sees every key, decides).
+///    directory (``names(for:)``, which sees every key, decides).
 enum KeyPaths {
     /// The relative path components for `key`, the last one ending in `.png`.
     static func components(for key: String) -> [String] {
@@ -22,6 +22,36 @@ enum KeyPaths {
         if parts.isEmpty { parts = ["%EMPTY"] }
         parts[parts.count - 1] += ".png"
         return parts
+    }
+
+    /// The components each entry is written to, in the order given (slot order), no two the
+    /// same when case is folded (on a file system that folds case, as macOS's does, `A.jpg`
+    /// and `a.jpg` would be one file), and none a directory another entry needs.
+    ///
+    /// Every entry whose plain name is free gets it first, the lowest slot winning a name two
+    /// claim; only then do the others get `~slotN` names, which avoid every plain name: renaming
+    /// one key never displaces another, whose key may itself read `x.jpg~slot0`.
+    ///
+    /// - Parameter entries: each entry's key and slot.
+    /// - Returns: one path, as components, per entry.
+    static func names(for entries: [(key: String, slot: Int)]) -> [[String]] {
+        let plain = entries.map { components(for: $0.key) }
+        func folded(_ parts: some Collection<String>) -> [String] { parts.map { $0.lowercased() } }
+        let directories = Set(plain.flatMap { parts in (1..<parts.count).map { folded(parts[..<$0]) } })
+        var taken = Set<[String]>()
+        var names: [[String]?] = plain.map { parts in
+            !directories.contains(folded(parts)) && taken.insert(folded(parts)).inserted ? parts : nil
+        }
+        for i in names.indices where names[i] == nil {
+            var attempt = 1
+            var parts = disambiguated(plain[i], slot: entries[i].slot, attempt: attempt)
+            while directories.contains(folded(parts)) || !taken.insert(folded(parts)).inserted {
+                attempt += 1
+                parts = disambiguated(plain[i], slot: entries[i].slot, attempt: attempt)
+            }
+            names[i] = parts
+        }
+        return names.map { $0! }
     }
 
     /// `components` with `~slotN` inserted before the final `.png`, for a name already taken.

@@ -30,7 +30,8 @@ struct ImageTableCommand: AsyncParsableCommand {
               1   failure (validate: a manifest has errors; bake, merge and export: a
                   fatal error; inspect, verify, extract and preview: a table, an entry
                   or an output file failed)
-              2   verify: no damage, but interrupted writes the next bake completes
+              2   verify: no damage, but interrupted writes or a stale entry count,
+                  which the next bake mends
               3   bake finished but some sources failed; merge finished but left
                   some damaged entries out
               64  bad usage: unknown option, missing or malformed argument

@@ -19,12 +19,15 @@ struct VerifyCommand: ParsableCommand {
             seqlock, as readers read it, so an entry a writer is replacing is counted
             as being written, never as damage. A write that a killed writer left
             (an odd generation while no process holds the table's lock) is an
-            interrupted write: a warning, which the next bake completes.
+            interrupted write: a warning, which the next bake completes. So is a
+            stale entry count (the header's count, which inspect shows, disagreeing
+            with the records): every bake counts again.
 
             Nothing is changed unless --repair is given. Then every damaged or
             interrupted entry is cleared, under the table's writer lock (waiting up
-            to --lock-timeout for a bake), so that the next bake renders it again. A
-            damaged header cannot be repaired: the next bake rebuilds the table.
+            to --lock-timeout for a bake), so that the next bake renders it again;
+            the hash index is rebuilt and the entries counted again. A damaged
+            header cannot be repaired: the next bake rebuilds the table.
 
             Each problem is a line on standard error, such as
               a.imagetable: error: slot 3 ('cat.jpg'): record checksum mismatch [...]
@@ -38,11 +41,13 @@ struct VerifyCommand: ParsableCommand {
               imagetable bake site.yaml             # renders what it cleared
 
             EXIT STATUS
-              0   every table is sound (or --repair only rebuilt its index)
+              0   every table is sound (or --repair only rebuilt its index or
+                  counted its entries: no entry cleared)
               1   some table is damaged (with --repair: damage that could not be
                   cleared), or is missing, unreadable, not a table or has a bad header
-              2   no damage, but some table has interrupted writes (a killed bake), or
-                  --repair cleared entries: the next bake completes it
+              2   no damage, but some table has interrupted writes or a stale entry
+                  count (a killed bake), or --repair cleared entries: the next bake
+                  completes it
               64  bad usage
             """
     )
@@ -53,7 +58,7 @@ struct VerifyCommand: ParsableCommand {
     @Option(help: "Output: text (problems on standard error, a status line per table) or json (one document).")
     var format: TableOutputFormat = .text
 
-    @Flag(help: "Clear damaged and interrupted entries (under the writer lock) so that the next bake renders them again.")
+    @Flag(help: "Clear damaged and interrupted entries (under the writer lock) so that the next bake renders them again; rebuild the index and count the entries.")
     var repair = false
 
     @Option(parsing: .unconditional, help: ArgumentHelp("With --repair, seconds to wait for another process writing a table.", valueName: "seconds"))

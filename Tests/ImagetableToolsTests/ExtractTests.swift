@@ -127,6 +127,22 @@ struct ExtractTests {
         #expect(run.stderr == "\(out)/x.jpg~slot\(fileSlot).png: note: written for the key 'x.jpg', renamed since another key needs its name\n")
     }
 
+    /// Renaming one key never displaces another: `x.jpg`, renamed for a directory, would have
+    /// taken `x.jpg~slot0.png`, the plain name of the key `x.jpg~slot0`, which was then renamed
+    /// in turn (from a review). Plain names are given first.
+    @Test func aRenamedKeyDisplacesNoOther() throws {
+        let scratch = try TemporaryDirectory()
+        let keys = ["x.jpg", "x.jpg.png/y.jpg", "x.jpg~slot0"]
+        let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, width: 4, height: 2, keys: keys)
+        let out = scratch.file("out")
+        let run = try imagetable("extract", table.path, "--all", out)
+        #expect(run.status == 0 && run.stderr == "\(out)/x.jpg~slot0-2.png: note: written for the key 'x.jpg', renamed since another key needs its name\n",
+                "\(run.stderr)")
+        #expect(filesBelow(out).sorted() == ["x.jpg.png/y.jpg.png", "x.jpg~slot0-2.png", "x.jpg~slot0.png"], "\(filesBelow(out))")
+        let own = try DecodedPNG(path: out + "/x.jpg~slot0.png").pixels
+        #expect(own == expectedPNGPixels(table.entries[2].pixels, style: .grayscale8, width: 4, height: 2), "the key's own pixels")
+    }
+
     @Test func symbolicLinksInsideTheDirectoryAreNotFollowed() throws {
         let scratch = try TemporaryDirectory()
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, keys: ["abs/x.jpg", "y.jpg"])

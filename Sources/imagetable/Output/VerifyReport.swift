@@ -148,12 +148,14 @@ enum VerifyReport {
         if let error = r.error, r.state == .unverified { return ([error.description], "\(path): not verified") }
         var lines = r.problems.map { p in
             let place = (p.slot.map { "slot \($0)" } ?? "header") + (p.key.map { " (\(PrintableText.quoted($0)))" } ?? "")
-            let mend = switch p.code {
+            let mend: String? = switch p.code {
             case ImageTableError.Code.interruptedWrite.rawValue: "; the next bake completes it"
             case ImageTableError.Code.staleEntryCount.rawValue: "; the next bake counts them again"
-            default: ""
+            default: nil
             }
-            return "\(path): \(mend.isEmpty ? "error" : "warning"): \(place): \(PrintableText.escaped(p.reason))\(mend) [\(p.code)]"
+            // After a repair, the status line says what was done instead.
+            let advice = r.state == .repaired ? "" : mend ?? ""
+            return "\(path): \(mend == nil ? "error" : "warning"): \(place): \(PrintableText.escaped(p.reason))\(advice) [\(p.code)]"
         }
         if let error = r.error { lines.append(error.description) }
         let count = r.problems.count
