@@ -1,4 +1,6 @@
 import ArgumentParser
+import Foundation
+import ImageTableCore
 
 /// The `imagetable` command: bakes images into image tables and checks manifests and tables.
 ///
@@ -40,6 +42,31 @@ struct ImageTableCommand: AsyncParsableCommand {
         subcommands: [ValidateCommand.self, BakeCommand.self, MergeCommand.self, ExportCommand.self, InspectCommand.self,
                       VerifyCommand.self, ExtractCommand.self, PreviewCommand.self, VersionCommand.self]
     )
+
+    /// Parses and runs the command, as ArgumentParser's own `main()` does, after refusing an
+    /// argument that is not UTF-8: Swift decodes the command line with U+FFFD for such bytes,
+    /// so `-o $'a\xff.png'` wrote another file than the one named, with exit 0, and an input
+    /// that exists was reported missing. Such paths are bad usage (64), named with `\x..`.
+    static func main() async {
+        for index in 1..<Int(CommandLine.argc) {
+            guard let raw = CommandLine.unsafeArgv[index], String(validatingCString: raw) == nil else { continue }
+            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw))
+            let shown = bytes.map { $0 < 0x80 ? String(UnicodeScalar($0)) : "\\x" + String($0, radix: 16, uppercase: true) }.joined()
+            StandardError.print("imagetable: error: argument \(index) is not valid UTF-8: '\(PrintableText.escaped(shown))'; "
+                                + "imagetable takes paths and keys in UTF-8")
+            Foundation.exit(64)
+        }
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 
     /// Runs when no subcommand is named: a usage error (64, the short usage on standard error),
     /// as for an unknown one, where ArgumentParser's default printed the whole help and exited 0,
