@@ -31,6 +31,30 @@ public enum PrintableText {
         return String(out.prefix(limit)) + "…"
     }
 
+    /// `text` with no line that a CI system reads as a command. GitHub Actions takes an output
+    /// line that starts, after blanks, with `::` as a workflow command (`::error …`, and
+    /// `::stop-commands::…`, which silences every annotation after it), and Azure Pipelines one
+    /// that starts with `##`; a path that begins a line (a manifest named `::error …`, an
+    /// `output:` directory in a table row) could forge one. Such a line gets `./` before it,
+    /// which leaves a relative path naming the same file.
+    ///
+    /// - Parameter text: lines already escaped for the terminal, or any text.
+    /// - Returns: the text, each such line guarded.
+    public static func uncommanded(_ text: String) -> String {
+        guard text.contains("::") || text.contains("##") else { return text }
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            let start = line.firstIndex { $0 != " " && $0 != "\t" } ?? line.endIndex
+            let rest = line[start...]
+            guard rest.hasPrefix("::") || rest.hasPrefix("##") else { return String(line) }
+            return String(line[..<start]) + "./" + rest
+        }.joined(separator: "\n")
+    }
+
+    /// One line for a terminal or a CI log: ``escaped(_:limit:)``, then ``uncommanded(_:)``.
+    ///
+    /// - Parameter text: the line.
+    public static func line(_ text: String) -> String { uncommanded(escaped(text)) }
+
     /// A key quoted for messages: `'photos/a.jpg'`.
     ///
     /// - Parameter key: the key.

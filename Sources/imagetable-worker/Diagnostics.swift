@@ -5,10 +5,10 @@ import ImageTableCore
 /// preview reports are the command's own. Escaped for the terminal, as the command escapes its
 /// own lines: table paths, output paths and keys are chosen by whoever made them.
 func printError(_ line: String) {
-    FileHandle.standardError.write(Data((PrintableText.escaped(line) + "\n").utf8))
+    FileHandle.standardError.write(Data((PrintableText.line(line) + "\n").utf8))
 }
 
 /// Writes one report line to standard output, escaped for the terminal like ``printError(_:)``.
 func printLine(_ line: String) {
-    print(PrintableText.escaped(line))
+    print(PrintableText.line(line))
 }

@@ -211,7 +211,7 @@ struct BakeCommand: ParsableCommand {
         }
         if list {
             let listing = summary.plan?.listing(skipping: summary.skipped) ?? []
-            Swift.print(format == .json ? SourceListing.json(listing) : SourceListing.text(listing), terminator: "")
+            Swift.print(format == .json ? SourceListing.json(listing) : PrintableText.uncommanded(SourceListing.text(listing)), terminator: "")
             if format != .json { StandardError.print(SourceListing.counts(listing)) }
             return
         }

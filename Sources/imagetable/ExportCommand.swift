@@ -96,7 +96,8 @@ struct ExportCommand: ParsableCommand {
             ExportReport.printFailure(error, report: report, directory: to)
         case .text:
             if error.code == .invalidManifest {
-                Swift.print(TextReport.render([report]), terminator: "")
+                // Errors go to standard error, as every other error of the command does.
+                StandardError.write(PrintableText.uncommanded(TextReport.render([report])))
             } else {
                 StandardError.report(error)
             }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ImageManifest
+import ImageTableCore
 
 /// `imagetable validate MANIFEST...`: checks manifests for CI without touching images or tables.
 ///
@@ -61,7 +62,7 @@ struct ValidateCommand: ParsableCommand {
         let validator = ManifestValidator(options: options)
         let reports = manifests.map { validator.validate(fileAt: $0) }
         let output = switch format {
-        case .text: TextReport.render(reports)
+        case .text: PrintableText.uncommanded(TextReport.render(reports))
         case .json: JSONReport.render(reports)
         case .github: GitHubReport.render(reports)
         }

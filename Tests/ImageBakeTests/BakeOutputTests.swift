@@ -41,6 +41,33 @@ import Testing
         #expect(stopped.status == 1 && stopped.stdout.contains("::error file=src,title=sources-unreadable::"), "\(stopped.stdout)")
     }
 
+    /// A path that begins an output line cannot forge a workflow command: GitHub Actions reads
+    /// any line that starts, after blanks, with `::` as one, and a manifest's `output:` begins
+    /// the rows of the bake's table (`::stop-commands::…` would have silenced every annotation
+    /// after it). Such a line gets `./`, which names the same path. Control characters in an
+    /// annotation are written out, as in text.
+    @Test func noPathForgesAWorkflowCommand() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 4))
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        project.add("e\u{1B}[31m.jpg", bytes: Array("not a picture".utf8))
+        let directory = "::error file=README.md,line=1,title=Injected::forged"
+        try project.editManifest { $0.replacingOccurrences(of: "output: tables", with: "output: \"\(directory)\"") }
+        for format in ["github", "text"] {
+            let result = try run(Products.imagetable, ["bake", "--format", format, "manifest.yaml"], in: project.root)
+            #expect(result.status == 0, "\(result.stderr)")
+            let lines = (result.stdout + result.stderr).split(separator: "\n").map { $0.drop { $0 == " " } }
+            let commands = lines.filter { $0.hasPrefix("::") }
+            #expect(commands.map { $0.prefix(86) } == (format == "github" ? ["::warning file=src/e\\u{1B}[31m.jpg,title=not-an-image::'e\\u{1B}[31m.jpg': not an image"] : []),
+                    "\(commands)")
+            #expect(lines.contains { $0.hasPrefix("./\(directory)/bgra.imagetable ") }, "\(lines)")
+            #expect(!result.stdout.contains("\u{1B}"))
+        }
+        let manifest = "::stop-commands::token.yaml"
+        try FileManager.default.copyItem(atPath: project.manifestPath, toPath: project.root + "/" + manifest)
+        let validate = try run(Products.imagetable, ["validate", "--format", "github", "--", manifest], in: project.root)
+        #expect(validate.status == 0 && validate.stdout.hasPrefix("./\(manifest): valid (0 errors, 0 warnings)\n"), "\(validate.stdout)")
+    }
+
     @Test func progressInALogIsPlainLinesWithEachFailureOnce() throws {
         let project = try Self.project()
         let result = try run(Products.imagetable, ["bake", "--progress", "manifest.yaml"], in: project.root)

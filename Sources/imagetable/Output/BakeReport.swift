@@ -69,14 +69,14 @@ enum BakeReport {
                 StandardError.print(skip.error.description.replacingOccurrences(of: ": error: ", with: ": warning: "))
             }
             for failure in summary.failed where !alreadyShown.contains(failure) { StandardError.report(failure.error) }
-            Swift.print(text(summary, manifestPath: manifestPath), terminator: "")
+            Swift.print(PrintableText.uncommanded(text(summary, manifestPath: manifestPath)), terminator: "")
             if let stop = summary.stoppedBy { StandardError.report(stop) }
         case .github:
             var out = ""
             for warning in summary.warnings { out += DiagnosticLines.githubCommand("warning", file: nil, title: "warning", message: warning) + "\n" }
             for skip in summary.skipped { out += annotation("warning", skip.error) + "\n" }
             for failure in summary.failed { out += annotation("error", failure.error) + "\n" }
-            Swift.print(out + text(summary, manifestPath: manifestPath), terminator: "")
+            Swift.print(out + PrintableText.uncommanded(text(summary, manifestPath: manifestPath)), terminator: "")
             if let stop = summary.stoppedBy { StandardError.report(stop) }
         }
     }
@@ -128,7 +128,8 @@ enum BakeReport {
         case .json:
             emit(failure(report, ImageTableError(.invalidManifest, "the manifest has errors", path: report.file)))
         case .text:
-            Swift.print(TextReport.render([report]), terminator: "")
+            // Standard error: standard output holds the report of a bake, or `--list`'s sources.
+            StandardError.write(PrintableText.uncommanded(TextReport.render([report])))
         case .github:
             Swift.print(GitHubReport.render([report]), terminator: "")
         }

@@ -69,7 +69,15 @@ enum DiagnosticLines {
     private static func escape(_ s: String, _ table: [Unicode.Scalar: String]) -> String {
         var result = ""
         for scalar in s.unicodeScalars {
-            if let replacement = table[scalar] { result += replacement } else { result.unicodeScalars.append(scalar) }
+            if let replacement = table[scalar] {
+                result += replacement
+            } else if PrintableText.escaped(String(scalar)) != String(scalar) {
+                // A job log is shown in a terminal-like view: other control and format
+                // characters (escape sequences, bidirectional overrides) are written out.
+                result += PrintableText.escaped(String(scalar))
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
         }
         return result
     }

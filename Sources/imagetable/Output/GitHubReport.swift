@@ -1,4 +1,5 @@
 import ImageManifest
+import ImageTableCore
 
 /// `--format github`: one workflow command per diagnostic, which GitHub Actions turns into an
 /// annotation on the offending line of the pull request, then the same status lines and plans
@@ -8,10 +9,11 @@ enum GitHubReport {
         var out = ""
         for report in reports {
             for d in report.diagnostics { out += DiagnosticLines.githubAnnotation(d) + "\n" }
-            out += TextReport.statusLine(report) + "\n"
-            if let manifest = report.plannedManifest { out += PlanTable.render(manifest) }
+            // The annotations above are the only lines that may read as workflow commands.
+            out += PrintableText.uncommanded(TextReport.statusLine(report)) + "\n"
+            if let manifest = report.plannedManifest { out += PrintableText.uncommanded(PlanTable.render(manifest)) }
         }
-        if reports.count > 1 { out += TextReport.summaryLine(reports) + "\n" }
+        if reports.count > 1 { out += PrintableText.uncommanded(TextReport.summaryLine(reports)) + "\n" }
         return out
     }
 }

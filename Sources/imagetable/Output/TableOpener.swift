@@ -46,7 +46,7 @@ enum TableOpener {
 enum StandardError {
     /// Writes `line`, escaped for the terminal, and a line break to standard error.
     static func print(_ line: String) {
-        FileHandle.standardError.write(Data((PrintableText.escaped(line) + "\n").utf8))
+        FileHandle.standardError.write(Data((PrintableText.line(line) + "\n").utf8))
     }
 
     /// Writes `text` as it is: for terminal control that the caller has already escaped around.
