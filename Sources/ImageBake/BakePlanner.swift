@@ -43,11 +43,21 @@ struct BakePlanner {
         /// Keys the scan listed whose files were gone when the diff read them (rare): not
         /// among ``sources``, though the tables' entries say the scan found them.
         var vanished: Set<String> = []
+        /// Directories below the sources that the scan could not list (sorted keys): whether
+        /// the files below them are there is unknown.
+        var unlisted: [String] = []
 
         /// Whether the source of a key a table holds is present: the scan found it, and it did
         /// not vanish before the diff.
         func isPresent(_ held: (key: String, scanned: Bool)) -> Bool {
             held.scanned && (vanished.isEmpty || !vanished.contains(held.key))
+        }
+
+        /// Whether a key lies below a directory the scan could not list: its entry is kept as
+        /// it is, neither gone (pruned, counted removed) nor evicted, as a source that fails
+        /// before decoding keeps its last good entry.
+        func isUnlisted(_ key: String) -> Bool {
+            !unlisted.isEmpty && unlisted.contains { key.hasPrefix($0) && key.utf8.dropFirst($0.utf8.count).first == UInt8(ascii: "/") }
         }
     }
 
@@ -68,7 +78,8 @@ struct BakePlanner {
                 changes.append(change)
             }
             let (jobTables, writers) = Self.writers(of: family, changes: changes, tableCount: tableCount)
-            let removed = Set(family.tables.flatMap { $0.entries.keys.filter { !family.isPresent($0) }.map(\.key) }).sorted()
+            let removed = Set(family.tables.flatMap { $0.entries.keys.filter { !family.isPresent($0) && !family.isUnlisted($0.key) }.map(\.key) })
+                .sorted()
             let sources = family.sources
             // What `bake --list` says of each source is what the bake does with it: a source
             // deferred by `--min-age`, or that no table gives a slot, is listed as such.
@@ -153,13 +164,17 @@ struct BakePlanner {
         // Sorted as indices, not copies: a plan of a million sources would otherwise hold a
         // second copy of every source per table while it sorts.
         let sources = family.sources, files = sources.files
+        // Entries below a directory the scan could not list hold their slots: the others share
+        // what is left.
+        let unlisted = family.unlisted.isEmpty ? 0 : table.entries.keys.count { family.isUnlisted($0.key) }
+        let capacity = table.capacity - unlisted
         let candidates = sources.indices
             .filter { sources.isBakeable($0) || table.entries[files[$0].key] != nil }
             .sorted { (files[$0].stat.modifiedNs, files[$1].key) > (files[$1].stat.modifiedNs, files[$0].key) }
         change.candidates = candidates.count
-        change.leftOut = candidates.dropFirst(table.capacity).map { files[$0].key }.sorted()
+        change.leftOut = candidates.dropFirst(capacity).map { files[$0].key }.sorted()
         var newKeys = 0
-        for i in candidates.prefix(table.capacity) where sources.isBakeable(i) {
+        for i in candidates.prefix(capacity) where sources.isBakeable(i) {
             guard let entry = table.entries[files[i].key] else {
                 change.writes.append(files[i].key)
                 newKeys += 1
@@ -178,6 +193,7 @@ struct BakePlanner {
         var unselected: [String] = [], gone: [String] = []
         for held in table.entries.keys {
             if !family.isPresent(held) {
+                if family.isUnlisted(held.key) { continue }
                 unselected.append(held.key)
                 gone.append(held.key)
             } else if leftOut.contains(held.key) {

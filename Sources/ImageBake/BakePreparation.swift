@@ -57,6 +57,7 @@ struct BakePreparation {
         -> (BakePlan, [Set<String>], [BakePlanner.Retimes], [SourceFailure], (found: Int, unheld: Int), Bool) {
         var scanned: [[SourceFile]] = []
         var scanFailures: [SourceFailure] = []
+        var unlisted: [[String]] = []
         for family in manifest.families {
             // A shard's bake sees only its own sources: every other key is no source of its, and
             // is reported by no warning of its.
@@ -65,9 +66,10 @@ struct BakePreparation {
                                         selectsHidden: { family.selectsHiddenImage($0) && shard?.contains(key: $0) != false }) {
                 family.selects($0) && shard?.contains(key: $0) != false
             }
-            let (sources, skipped) = try scanner.scan()
-            scanned.append(sources)
-            scanFailures += skipped.map { SourceFailure(family: family.name, error: $0) }
+            let found = try scanner.scanAll()
+            scanned.append(found.sources)
+            unlisted.append(found.unlisted)
+            scanFailures += found.skipped.map { SourceFailure(family: family.name, error: $0) }
         }
         clock.lap(\.scan)
         let diff = SourceDiff(state: state, decoding: options.decoding, rehash: options.rehash, jobs: options.jobs)
@@ -115,7 +117,7 @@ struct BakePreparation {
             // are equal as strings (`ambiguous-name`).
             BakePlanner.Family(name: family.name, sources: diffed[f].sources,
                                tables: owned[f].map { BakePlanner.Table(index: $0, capacity: tables[$0].format.capacity, entries: held[$0]!) },
-                               vanished: Set(diffed[f].vanished.map(\.key)))
+                               vanished: Set(diffed[f].vanished.map(\.key)), unlisted: unlisted[f])
         }
         let plan = BakePlanner(prune: options.prune).plan(families, tableCount: tables.count)
         let replacing = zip(plan.tables, held).map { change, held in Set(change.writes.lazy.filter { held?[$0] != nil }) }

@@ -119,4 +119,51 @@ import Glibc
         #expect(failures.map { $0["code"] as? String } == ["unreadable"], "\(failures)")
         #expect(failures.first?["key"] as? String == "closed")
     }
+
+    /// Runs `imagetable ARGUMENTS` as `nobody` when the tests run as root (root lists every
+    /// directory whatever its mode), with the project handed to it.
+    private func runAsNobody(_ arguments: [String], project: BakeProject) throws -> ProcessResult {
+        guard geteuid() == 0 else { return try run(Products.imagetable, arguments) }
+        let paths = [project.root] + (FileManager.default.enumerator(atPath: project.root)?.compactMap { $0 as? String }.map { project.root + "/" + $0 } ?? [])
+        for path in paths { _ = lchown(path, 65534, 65534) }
+        return try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", Products.imagetable] + arguments)
+    }
+
+    /// A directory the scan cannot list hides its files; it does not delete them: their entries
+    /// are kept, not counted removed, not pruned and not evicted (a cron job's `bake --prune`
+    /// deleted them all when a directory's mode changed). A sources directory that cannot be
+    /// listed at all stops the bake, as a missing one does.
+    @Test func entriesBelowAnUnlistedDirectoryAreKept() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 4))
+        try project.add("ok.jpg", from: Corpus.photo("Landscape_1"))
+        try project.add("closed/x.jpg", from: Corpus.photo("Landscape_2"))
+        try project.add("closed/y.jpg", from: Corpus.photo("Landscape_3"))
+        #expect(try runAsNobody(["bake", project.manifestPath], project: project).status == 0)
+        chmod(project.sources + "/closed", 0)
+        defer { chmod(project.sources + "/closed", 0o755) }
+        try project.add("new.jpg", from: Corpus.photo("Landscape_4"))
+        let result = try runAsNobody(["bake", "--prune", project.manifestPath, "--format", "json"], project: project)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stderr)")
+        #expect(result.status == 3, "one failure: the directory")
+        let sources = try #require(json["sources"] as? [String: Int])
+        #expect(sources["removed"] == 0 && sources["decoded"] == 1 && sources["failed"] == 1, "\(sources)")
+        let tables = try #require(json["tables"] as? [[String: Any]])
+        #expect(tables.allSatisfy { $0["entries"] as? Int == 4 && $0["pruned"] as? Int == 0 && $0["evicted"] as? Int == 0 }, "\(tables)")
+        let keys = try ImageTableReader(path: project.tables + "/bgra.imagetable").entries().map(\.key).sorted()
+        #expect(keys == ["closed/x.jpg", "closed/y.jpg", "new.jpg", "ok.jpg"])
+
+        chmod(project.sources, 0)
+        defer { chmod(project.sources, 0o755) }
+        let root = try runAsNobody(["bake", "--prune", project.manifestPath, "--format", "json"], project: project)
+        let fatal = (try JSONSerialization.jsonObject(with: Data(root.stdout.utf8)) as? [String: Any])?["fatal"] as? [String: Any]
+        #expect(root.status == 1 && fatal?["code"] as? String == "sources-unreadable", "\(root.stdout)")
+        #expect(try ImageTableReader(path: project.tables + "/bgra.imagetable").count == 4)
+
+        // Listed again, its files are what the tables hold: nothing to decode.
+        chmod(project.sources, 0o755)
+        chmod(project.sources + "/closed", 0o755)
+        let again = try runAsNobody(["bake", project.manifestPath, "--format", "json"], project: project)
+        let settled = (try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])?["sources"] as? [String: Int]
+        #expect(again.status == 0 && settled?["decoded"] == 0 && settled?["unchanged"] == 4, "\(again.stdout)")
+    }
 }

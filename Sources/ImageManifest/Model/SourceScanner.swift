@@ -95,23 +95,54 @@ public struct SourceScanner: Sendable {
         self.excluding = excluding
     }
 
+    /// What a scan found.
+    public struct Scan: Sendable {
+        /// The sources, sorted by key.
+        public var sources: [SourceFile] = []
+        /// Why each file that was not taken was skipped (each error names its key and path).
+        public var skipped: [ImageTableError] = []
+        /// The keys of the directories below the root that could not be listed (each also an
+        /// `unreadable` error in ``skipped``): what lies below them is unknown, not gone.
+        public var unlisted: [String] = []
+    }
+
     /// Scans the directory.
     ///
     /// - Returns: the sources, sorted by key, and why each file that was not taken was skipped
     ///   (each error names its key and path).
-    /// - Throws: `ImageTableError` `sources-unreadable` when `root` is missing or not a directory.
+    /// - Throws: `ImageTableError` `sources-unreadable` when `root` is missing, not a directory
+    ///   or cannot be listed.
     public func scan() throws(ImageTableError) -> (sources: [SourceFile], skipped: [ImageTableError]) {
+        let found = try scanAll()
+        return (found.sources, found.skipped)
+    }
+
+    /// Scans the directory, saying which directories below it could not be listed: a bake must
+    /// not take their files for deleted (`--prune` deleted their entries).
+    ///
+    /// - Returns: the sources, the files skipped and the directories not listed.
+    /// - Throws: `ImageTableError` `sources-unreadable` when `root` is missing, not a directory
+    ///   or cannot be listed.
+    public func scanAll() throws(ImageTableError) -> Scan {
         var rootStat = stat()
         guard let resolvedRoot = Self.realPath(root), stat(resolvedRoot, &rootStat) == 0, rootStat.st_mode & S_IFMT == S_IFDIR else {
             throw ImageTableError(.sourcesUnreadable, "sources directory does not exist or is not a directory", path: root)
         }
         var sources: [SourceFile] = []
         var skipped: [ImageTableError] = []
+        var unlisted: [String] = []
         var pending = [""]
         while let relative = pending.popLast() {
             let dir = relative.isEmpty ? resolvedRoot : "\(resolvedRoot)/\(relative)"
             guard let names = DirectoryListing.names(in: dir) else {
-                skipped.append(ImageTableError(.unreadable, "directory is not readable", path: dir, key: relative))
+                // A root that cannot be listed is no more a set of sources than a missing one:
+                // taken for empty, it would have every entry counted as deleted.
+                if relative.isEmpty {
+                    throw ImageTableError(.sourcesUnreadable, "sources directory cannot be listed (\(String(cString: strerror(errno))))", path: root)
+                }
+                skipped.append(ImageTableError(.unreadable, "directory is not readable; its files' entries are kept as they are",
+                                               path: dir, key: relative))
+                unlisted.append(relative)
                 continue
             }
             // Each name is stat'ed relative to its directory: a path would have the kernel walk
@@ -179,7 +210,7 @@ public struct SourceScanner: Sendable {
         sources.sort { $0.key < $1.key }
         Self.dropAmbiguousNames(&sources, into: &skipped)
         if sources.capacity > sources.count + sources.count / 8 { sources = sources.withUnsafeBufferPointer { Array($0) } }
-        return (sources, skipped.sorted { ($0.key ?? "") < ($1.key ?? "") })
+        return Scan(sources: sources, skipped: skipped.sorted { ($0.key ?? "") < ($1.key ?? "") }, unlisted: unlisted.sorted())
     }
 
     private func consider(key: String, root: String, stat: FileStat, into sources: inout [SourceFile], _ skipped: inout [ImageTableError]) {
