@@ -96,7 +96,9 @@ struct BakePreparation {
             scanned.removeAll()
             diffed = diff.run(withHeld, trusted: trusted)
             // Every present source's failure was looked up: the others' files are gone.
-            state.forgetUnseenFailures(roots: manifest.families.map { SourceScanner.realPath($0.sourcesPath) ?? $0.sourcesPath })
+            state.forgetUnseenFailures(families: zip(manifest.families, settings).map { family, settings in
+                (root: SourceScanner.realPath(family.sourcesPath) ?? family.sourcesPath, settings: settings)
+            })
             vanished = (found: diffed.map(\.vanished.count).reduce(0, +),
                         unheld: zip(diffed, withHeld).map { d, s in d.vanished.filter { !s.held.holds($0.key) }.count }.reduce(0, +))
         }

@@ -128,18 +128,24 @@ extension BakeState {
     }
 
     /// Forgets the failures under the bake's family directories that no source of it looked up,
-    /// once the diff has run: the file is gone or no longer listed, or the family's settings
-    /// changed (a failure under other settings says nothing of these). A row of another manifest
-    /// that shares the output directory, under other directories, stays.
+    /// once the diff has run: with a family's settings, the file is gone or no longer listed;
+    /// with other settings, the file is gone. A row of other settings whose file is there stays:
+    /// it may be another manifest's that shares the output directory and bakes the same
+    /// directory with another `failOn` (forgetting it had that manifest decode the file again at
+    /// every bake, and leave a good source out for it), or a family's before its formats changed,
+    /// which goes with its file.
     ///
-    /// - Parameter roots: the families' sources directories, resolved as the scan resolves them.
-    func forgetUnseenFailures(roots: [String]) {
+    /// - Parameter families: each family's sources directory, resolved as the scan resolves
+    ///   them, and its ``failureSettings(formats:failOn:maxPixels:)``.
+    func forgetUnseenFailures(families: [(root: String, settings: String)]) {
         guard hasRememberedFailures else { return }
-        let prefixes = roots.map { $0 + "/" }
         let unseen = failures.withLock { f in f.records.keys.filter { !f.seen.contains($0) } }
         for key in unseen {
             let path = absolute(key.path)
-            if prefixes.contains(where: { path.hasPrefix($0) }) { addPendingFailure(key, nil) }
+            let under = families.filter { path.hasPrefix($0.root + "/") }
+            guard !under.isEmpty else { continue }
+            var st = stat()
+            if under.contains(where: { $0.settings == key.settings }) || lstat(path, &st) != 0 { addPendingFailure(key, nil) }
         }
     }
 }

@@ -121,8 +121,9 @@ import Testing
     }
 
     /// A failure is remembered with the settings it happened under: a bake under others decodes
-    /// the file, and forgets the failure, so a bake under the first settings again finds the
-    /// entry unchanged and fails nothing (CI jobs that differ in `--max-pixels`).
+    /// the file, and leaves the failure (it is not that bake's to forget while the file is
+    /// there), yet a bake under the first settings again finds the entry unchanged and fails
+    /// nothing, since the tables hold the bytes (CI jobs that differ in `--max-pixels`).
     @Test func aFailureUnderOtherSettingsFailsNothing() throws {
         let project = try BakeProject(formats: Self.grey)
         try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
@@ -132,9 +133,29 @@ import Testing
         #expect(try Self.rows(project) == "['src/a.jpg']")
         let large = try Self.bake(project)
         #expect(large.status == 0 && large.counts["decoded"] == 1)
-        #expect(try Self.rows(project) == "[]", "a failure under other settings is forgotten")
+        #expect(try Self.rows(project) == "['src/a.jpg']", "a failure under other settings stays while its file is there")
         let again = try Self.bake(project, ["--max-pixels", "1000"])
         #expect(again.status == 0 && again.counts["unchanged"] == 1 && again.failures.isEmpty, "\(again.failures)")
+    }
+
+    /// Two manifests that share an output directory and a sources directory, under other
+    /// settings, keep each other's failures: the second's bake forgot the first's, so that with
+    /// `failOn: warning` beside `failOn: truncated` the first decoded a file again at every bake
+    /// and left a good source out for it (from a review of re-bakes). A file that is gone loses
+    /// its rows, whichever manifest's bake sees that.
+    @Test func anotherManifestsBakeKeepsItsFailures() throws {
+        let project = try BakeProject(formats: Self.grey)
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        let other = project.root + "/other.yaml"
+        try String(contentsOfFile: project.manifestPath, encoding: .utf8).replacingOccurrences(of: "      g:", with: "      h:")
+            .write(toFile: other, atomically: true, encoding: .utf8)
+        let first = try Self.bake(project, ["--max-pixels", "1000"])
+        #expect(first.failures.count == 1 && first.failures[0].hasPrefix("too-many-pixels: "), "\(first.failures)")
+        #expect(try run(Products.imagetable, ["bake", other]).status == 0)
+        #expect(try Self.rows(project) == "['src/a.jpg']")
+        try FileManager.default.removeItem(atPath: project.sources + "/a.jpg")
+        #expect(try run(Products.imagetable, ["bake", other]).status == 0)
+        #expect(try Self.rows(project) == "[]")
     }
 
     /// A file changed since its failure (here left for later by `--min-age`, so not decoded)
