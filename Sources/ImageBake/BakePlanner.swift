@@ -43,8 +43,8 @@ struct BakePlanner {
         /// Keys the scan listed whose files were gone when the diff read them (rare): not
         /// among ``sources``, though the tables' entries say the scan found them.
         var vanished: Set<String> = []
-        /// Directories below the sources that the scan could not list (sorted keys): whether
-        /// the files below them are there is unknown.
+        /// Directories below the sources that the scan could not list, and links it could not
+        /// follow (sorted keys): whether the files there are there is unknown.
         var unlisted: [String] = []
 
         /// Whether the source of a key a table holds is present: the scan found it, and it did
@@ -53,11 +53,11 @@ struct BakePlanner {
             held.scanned && (vanished.isEmpty || !vanished.contains(held.key))
         }
 
-        /// Whether a key lies below a directory the scan could not list: its entry is kept as
-        /// it is, neither gone (pruned, counted removed) nor evicted, as a source that fails
-        /// before decoding keeps its last good entry.
+        /// Whether a key is a link the scan could not follow or lies below a directory it could
+        /// not list: its entry is kept as it is, neither gone (pruned, counted removed) nor
+        /// evicted, as a source that fails before decoding keeps its last good entry.
         func isUnlisted(_ key: String) -> Bool {
-            !unlisted.isEmpty && unlisted.contains { key.hasPrefix($0) && key.utf8.dropFirst($0.utf8.count).first == UInt8(ascii: "/") }
+            !unlisted.isEmpty && unlisted.contains { key.hasPrefix($0) && [nil, UInt8(ascii: "/")].contains(key.utf8.dropFirst($0.utf8.count).first) }
         }
     }
 

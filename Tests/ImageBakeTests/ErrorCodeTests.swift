@@ -166,4 +166,26 @@ import Glibc
         let settled = (try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])?["sources"] as? [String: Int]
         #expect(again.status == 0 && settled?["decoded"] == 0 && settled?["unchanged"] == 4, "\(again.stdout)")
     }
+
+    /// A selected link that cannot be followed is a file that cannot be read, not a deleted one:
+    /// its entry is kept, not counted removed, not pruned (it was both failed and removed).
+    @Test func aDanglingLinkKeepsItsEntry() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 4))
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        try project.add("b.jpg", from: Corpus.photo("Landscape_2"))
+        #expect(try run(Products.imagetable, ["bake", project.manifestPath]).status == 0)
+        try FileManager.default.removeItem(atPath: project.sources + "/b.jpg")
+        try FileManager.default.createSymbolicLink(atPath: project.sources + "/b.jpg", withDestinationPath: "missing.jpg")
+        let result = try run(Products.imagetable, ["bake", "--prune", project.manifestPath, "--format", "json"])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stderr)")
+        let sources = try #require(json["sources"] as? [String: Int])
+        #expect(result.status == 3 && sources["removed"] == 0 && sources["failed"] == 1, "\(sources)")
+        let tables = try #require(json["tables"] as? [[String: Any]])
+        #expect(tables.allSatisfy { $0["entries"] as? Int == 2 && $0["pruned"] as? Int == 0 }, "\(tables)")
+        try FileManager.default.removeItem(atPath: project.sources + "/b.jpg")
+        try project.add("b.jpg", from: Corpus.photo("Landscape_2"))
+        let back = try run(Products.imagetable, ["bake", project.manifestPath, "--format", "json"])
+        let settled = (try JSONSerialization.jsonObject(with: Data(back.stdout.utf8)) as? [String: Any])?["sources"] as? [String: Int]
+        #expect(back.status == 0 && settled?["decoded"] == 0, "\(back.stdout)")
+    }
 }

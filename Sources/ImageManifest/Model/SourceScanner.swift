@@ -101,8 +101,9 @@ public struct SourceScanner: Sendable {
         public var sources: [SourceFile] = []
         /// Why each file that was not taken was skipped (each error names its key and path).
         public var skipped: [ImageTableError] = []
-        /// The keys of the directories below the root that could not be listed (each also an
-        /// `unreadable` error in ``skipped``): what lies below them is unknown, not gone.
+        /// The keys of the directories below the root that could not be listed, and of the
+        /// selected symbolic links that cannot be followed (each also an `unreadable` error in
+        /// ``skipped``): what lies there is unknown, not gone, as for a file that cannot be read.
         public var unlisted: [String] = []
     }
 
@@ -177,6 +178,7 @@ public struct SourceScanner: Sendable {
                         let reason = String(cString: strerror(errno))
                         if selects(key) {
                             skipped.append(ImageTableError(.unreadable, "symbolic link cannot be followed (\(reason))", path: path, key: key))
+                            unlisted.append(key)
                         }
                         continue
                     }
