@@ -125,7 +125,11 @@ public enum Baker {
         // A cache lost, not a failure: said, since the next bakes read every source again.
         summary.warnings += state.notices.map { "\(manifest.displayOutput)/\(BakeState.fileName): warning: \($0) [state-reset]" }
         for orphan in orphanTables(manifest) {
-            if options.prune && !options.dryRun {
+            if options.prune && options.dryRun {
+                // Listed as the bake would list it, so that a script reads a dry run's document
+                // as the real one's (it was only a warning).
+                summary.prunedTables.append(orphan.display)
+            } else if options.prune {
                 // Never under a writer: a runtime cache may keep formats of its own here.
                 guard let lock = try? TableLock(tablePath: orphan.path, timeout: 0) else {
                     summary.warnings.append("\(orphan.display): warning: no format of the manifest names this table, but another "
@@ -139,7 +143,7 @@ public enum Baker {
                 }
             } else {
                 summary.warnings.append("\(orphan.display): warning: no format of the manifest names this table; "
-                                        + "bake --prune \(options.dryRun ? "would delete" : "deletes") it [orphan-table]")
+                                        + "bake --prune deletes it [orphan-table]")
             }
         }
         if options.strict, let first = summary.failed.first {

@@ -119,6 +119,15 @@ import Glibc
         #expect(text.status == 0 && text.stdout.contains("grey.imagetable: deleted: no format of the manifest names this table (--prune)\n"),
                 "\(text.stdout)")
         try project.renameFormat("gray", to: "grayscale")
+        // A dry run's document lists what the bake would delete, as the bake's lists what it did
+        // (it had only a warning), and deletes nothing.
+        let dry = try run(Products.imagetable, ["bake", project.manifestPath, "--prune", "--dry-run", "--format", "json"])
+        let dryDocument = try #require(try JSONSerialization.jsonObject(with: Data(dry.stdout.utf8)) as? [String: Any])
+        #expect((dryDocument["prunedTables"] as? [String])?.map { $0.hasSuffix("gray.imagetable") } == [true], "\(dryDocument)")
+        #expect((dryDocument["warnings"] as? [String])?.isEmpty == true, "\(dryDocument)")
+        #expect(FileManager.default.fileExists(atPath: project.tables + "/gray.imagetable"))
+        let dryText = try run(Products.imagetable, ["bake", project.manifestPath, "--prune", "--dry-run", "--no-progress"])
+        #expect(dryText.stdout.contains("gray.imagetable: would delete: no format of the manifest names this table (--prune)\n"), "\(dryText.stdout)")
         let json = try run(Products.imagetable, ["bake", project.manifestPath, "--prune", "--format", "json"])
         let document = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         let pruned = try #require(document["prunedTables"] as? [String])

@@ -114,7 +114,7 @@ enum BakeReport {
                       s.dryRun ? "would prune" : "pruned", "entries", ""]
         out += TextTable.render(header: header, rows: rows)
         for table in s.prunedTables {
-            out += PrintableText.escaped("\(table): deleted: no format of the manifest names this table (--prune)") + "\n"
+            out += PrintableText.escaped("\(table): \(s.dryRun ? "would delete" : "deleted"): no format of the manifest names this table (--prune)") + "\n"
         }
         for t in s.tables where !t.notices.isEmpty {
             for notice in t.notices { out += PrintableText.escaped("\(t.path): note: \(notice)") + "\n" }
