@@ -109,7 +109,20 @@ final class BakeState: @unchecked Sendable {
 
     private static func open(_ path: String, readOnly: Bool) throws(ImageTableError)
         -> (SQLiteDatabase, KnownFiles, [String: String], [FailureKey: FailureRecord]) {
-        let db = try SQLiteDatabase(path: path, readOnly: readOnly)
+        let db: SQLiteDatabase
+        if readOnly {
+            // Opened for writing where it may be, though nothing is written: a read-only
+            // connection to a WAL database leaves its `-wal` and `-shm` files behind when it
+            // closes, where the last writable one removes them, so a dry run or `--list` left
+            // two files in the output directory.
+            if let writable = try? SQLiteDatabase(path: path, create: false) {
+                db = writable
+            } else {
+                db = try SQLiteDatabase(path: path, readOnly: true)
+            }
+        } else {
+            db = try SQLiteDatabase(path: path)
+        }
         if !readOnly {
             // WAL: a commit killed at any instant leaves the old state or the new one, and readers
             // (a dry run, `sqlite3`) never block the bake. NORMAL: durable against a killed

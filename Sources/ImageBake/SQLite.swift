@@ -19,12 +19,13 @@ final class SQLiteDatabase {
     /// - Parameters:
     ///   - path: the database file.
     ///   - readOnly: open without writing or creating.
+    ///   - create: create the file when it is missing (not with `readOnly`).
     ///   - busyTimeout: seconds to wait for another connection's lock.
     /// - Throws: ``ImageTableError``.
-    init(path: String, readOnly: Bool = false, busyTimeout: Double = 10) throws(ImageTableError) {
+    init(path: String, readOnly: Bool = false, create: Bool = true, busyTimeout: Double = 10) throws(ImageTableError) {
         self.path = path
         var db: OpaquePointer?
-        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)) | SQLITE_OPEN_NOMUTEX
         let status = sqlite3_open_v2(path, &db, flags, nil)
         guard status == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"

@@ -46,7 +46,9 @@ extension TableFile {
     /// The live header's entry count (version 2): what writers last counted.
     var entryCount: UInt64 {
         get { itc_load_acquire_u64(base + TableHeader.entryCountOffset) }
-        set { itc_store_release_u64(base + TableHeader.entryCountOffset, newValue) }
+        // Stored only when it changes: a store of the same value still dirties the header's
+        // page, and the table's modification time moved at every bake that wrote nothing.
+        set { if itc_load_acquire_u64(base + TableHeader.entryCountOffset) != newValue { itc_store_release_u64(base + TableHeader.entryCountOffset, newValue) } }
     }
 
     /// The live header's count of buckets in use, live or stale, in the active area (version 2).

@@ -110,6 +110,32 @@ import Glibc
     }
 
     /// `bake --prune` says which tables it deleted, in its text summary and its JSON.
+    /// A bake with nothing to do leaves every table as it was, its modification time included
+    /// (it moved at every bake, a store of an unchanged count dirtying the header's page, which
+    /// defeats tools that sync by time), and a dry run or `--list` leaves no file behind (a
+    /// read-only connection left the state's `-wal` and `-shm`).
+    @Test func aBakeWithNothingToDoTouchesNothing() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10))
+        try Self.add(project, "s0.png", 0, secondsAgo: 50)
+        _ = try project.bake()
+        func stamps() throws -> [String: Date] {
+            let names = try FileManager.default.contentsOfDirectory(atPath: project.tables).filter { !$0.hasSuffix(".lock") }
+            return try Dictionary(uniqueKeysWithValues: names.map {
+                ($0, try #require(try FileManager.default.attributesOfItem(atPath: project.tables + "/" + $0)[.modificationDate] as? Date))
+            })
+        }
+        let before = try stamps()
+        usleep(20_000)
+        for extra in [["--dry-run"], ["--list"], []] {
+            let run = try run(Products.imagetable, ["bake", project.manifestPath, "--no-progress"] + extra)
+            #expect(run.status == 0, "\(extra): \(run.stderr)")
+            let after = try stamps()
+            let tables = after.filter { $0.key.hasSuffix(".imagetable") }
+            #expect(tables == before.filter { $0.key.hasSuffix(".imagetable") }, "\(extra): \(after) against \(before)")
+            #expect(Set(after.keys) == Set(before.keys), "\(extra) left \(Set(after.keys).subtracting(before.keys))")
+        }
+    }
+
     @Test func prunedTablesAreReported() throws {
         let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10))
         try Self.add(project, "s0.png", 0, secondsAgo: 50)
