@@ -55,8 +55,11 @@ final class BakeState: @unchecked Sendable {
 
     /// The database file.
     let path: String
-    /// What opening did: a damaged state replaced by an empty one.
-    let notices: [String]
+    /// What opening did: a damaged state replaced by an empty one (`state-reset`), or one that
+    /// cannot be written opened to read (`state-read-only`); each a message and its code.
+    let notices: [(message: String, code: String)]
+    /// Whether commits write: not to a state this process may not write.
+    private let writable: Bool
     private let root: String
     private let database: SQLiteDatabase?
     /// What the state knew of files when it opened, until the diff takes it (``takeKnownFiles()``).
@@ -83,10 +86,11 @@ final class BakeState: @unchecked Sendable {
     init(directory: String, root: String, readOnly: Bool) throws(ImageTableError) {
         path = directory + "/" + Self.fileName
         self.root = root
-        var notices: [String] = []
+        var notices: [(message: String, code: String)] = []
+        var writable = !readOnly
         let exists = FileManager.default.fileExists(atPath: path)
         if readOnly && !exists {
-            (database, files, formats, self.notices) = (nil, AdaptiveMutex(KnownFiles([])), [:], [])
+            (database, files, formats, self.notices, self.writable) = (nil, AdaptiveMutex(KnownFiles([])), [:], [], false)
             (failures, hasRememberedFailures) = (AdaptiveMutex(RememberedFailures()), false)
             return
         }
@@ -94,11 +98,20 @@ final class BakeState: @unchecked Sendable {
         do throws(ImageTableError) {
             opened = try Self.open(path, readOnly: readOnly)
         } catch where error.code == .corrupt && !readOnly {
-            notices.append("the bake state was damaged (\(error.cause ?? error.message)); started afresh, "
-                           + "so each source is read once more (none is decoded for it)")
+            notices.append(("the bake state was damaged (\(error.cause ?? error.message)); started afresh, "
+                            + "so each source is read once more (none is decoded for it)", "state-reset"))
             for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
             opened = try Self.open(path, readOnly: false)
+        } catch where error.code == .permissionDenied && !readOnly && exists {
+            // The state is a cache: a file this process may not write (restored with another
+            // owner, made read-only) is read for what it knows, and the bake goes on without
+            // remembering, rather than stopping before any table.
+            opened = try Self.open(path, readOnly: true)
+            writable = false
+            notices.append(("the bake state cannot be written (\(error.cause ?? error.message)); baked without remembering, "
+                            + "so the next bake reads again every source this one read", "state-read-only"))
         }
+        self.writable = writable
         let known: KnownFiles, failed: [FailureKey: FailureRecord]
         (database, known, formats, failed) = opened!
         files = AdaptiveMutex(known)
@@ -233,7 +246,7 @@ final class BakeState: @unchecked Sendable {
 
     /// Writes `batch` in one transaction.
     private func write(_ batch: Pending) throws(ImageTableError) {
-        guard let database else { return }
+        guard let database, writable else { return }
         guard !batch.files.isEmpty || !batch.formats.isEmpty || !batch.failures.isEmpty else { return }
         let files = batch.files.lazy.map { [self] file in
             (path: relative(file.directory.map { SourceFile.path(root: $0, key: file.name) } ?? file.name), record: file.record)

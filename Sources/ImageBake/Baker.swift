@@ -123,7 +123,7 @@ public enum Baker {
         summary = finish(summary, plan: plan, scanFailures: prepared.scanFailures, vanished: vanished.found, tables: tables, options: options,
                          started: started)
         // A cache lost, not a failure: said, since the next bakes read every source again.
-        summary.warnings += state.notices.map { "\(manifest.displayOutput)/\(BakeState.fileName): warning: \($0) [state-reset]" }
+        summary.warnings += state.notices.map { "\(manifest.displayOutput)/\(BakeState.fileName): warning: \($0.message) [\($0.code)]" }
         for orphan in orphanTables(manifest) {
             if options.prune && options.dryRun {
                 // Listed as the bake would list it, so that a script reads a dry run's document

@@ -188,4 +188,32 @@ import Glibc
         let settled = (try JSONSerialization.jsonObject(with: Data(back.stdout.utf8)) as? [String: Any])?["sources"] as? [String: Int]
         #expect(back.status == 0 && settled?["decoded"] == 0, "\(back.stdout)")
     }
+
+    /// A bake state this process may not write (restored with another owner) is read, and the
+    /// bake goes on without remembering, with a warning: it stopped before any table, exit 1,
+    /// though the state is a cache.
+    @Test func aStateThatCannotBeWrittenIsAWarning() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 4))
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        #expect(try runAsNobody(["bake", project.manifestPath], project: project).status == 0)
+        let state = project.tables + "/.imagetable-state.sqlite"
+        if geteuid() == 0 {
+            // Handed back to root after the first bake: `nobody` may read it, not write it.
+            #expect(lchown(state, 0, 0) == 0 && chmod(state, 0o644) == 0)
+        } else {
+            #expect(chmod(state, 0o444) == 0)
+        }
+        try project.add("b.jpg", from: Corpus.photo("Landscape_2"))
+        let arguments = ["bake", project.manifestPath, "--format", "json"]
+        let result = geteuid() == 0
+            ? try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", Products.imagetable] + arguments)
+            : try run(Products.imagetable, arguments)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stderr)")
+        #expect(result.status == 0, "\(json)")
+        let warnings = json["warnings"] as? [String] ?? []
+        #expect(warnings.count == 1 && warnings[0].contains("the bake state cannot be written") && warnings[0].hasSuffix("[state-read-only]"),
+                "\(warnings)")
+        #expect((json["sources"] as? [String: Int])?["decoded"] == 1)
+        #expect(try ImageTableReader(path: project.tables + "/bgra.imagetable").count == 2)
+    }
 }
