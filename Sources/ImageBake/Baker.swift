@@ -148,7 +148,7 @@ public enum Baker {
         }
         if options.strict, let first = summary.failed.first {
             summary.stoppedBy = ImageTableError(.sourceFailed, "\(first.key): \(first.error.message) [\(first.error.code.rawValue)]; "
-                                                + "--strict stops the bake", path: first.path, key: first.key)
+                                                + "--strict stops the bake", path: first.path, key: first.key, cause: first.error.cause)
         }
         return summary
     }

@@ -30,6 +30,9 @@ struct BakeCLITests {
         let document = try #require(try JSONSerialization.jsonObject(with: Data(strictJSON.stdout.utf8)) as? [String: Any])
         #expect(strictJSON.status == 1 && document["ok"] as? Bool == false)
         #expect((document["fatal"] as? [String: Any])?["code"] as? String == "source-failed", "\(document)")
+        // The decoder's own words, as the failure has them (the fatal error had none).
+        let cause = (document["failures"] as? [[String: Any]])?.first?["cause"] as? String
+        #expect(cause != nil && (document["fatal"] as? [String: Any])?["cause"] as? String == cause, "\(document)")
         #expect((document["sources"] as? [String: Int]).map { $0["unchanged"] == 1 && $0["failed"] == 1 } == true, "\(document)")
 
         try "version: 1\noutput: t\nfamilies: {}\nbogus: 1\n".write(toFile: project.manifestPath, atomically: true, encoding: .utf8)
