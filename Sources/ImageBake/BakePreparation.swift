@@ -69,7 +69,9 @@ struct BakePreparation {
             let found = try scanner.scanAll()
             scanned.append(found.sources)
             unlisted.append(found.unlisted)
-            scanFailures += found.skipped.map { SourceFailure(family: family.name, error: $0) }
+            // A directory's problem is found by every shard's scan: one shard, the key's, says it.
+            let reported = shard.map { shard in found.skipped.filter { !found.directories.contains($0.key ?? "") || shard.contains(key: $0.key ?? "") } }
+            scanFailures += (reported ?? found.skipped).map { SourceFailure(family: family.name, error: $0) }
         }
         clock.lap(\.scan)
         let diff = SourceDiff(state: state, decoding: options.decoding, rehash: options.rehash, jobs: options.jobs)

@@ -100,6 +100,28 @@ import Testing
         #expect(again.status == 0 && again.stdout.contains(": 0 decoded, "), "\(again.stdout)")
     }
 
+    /// A directory's problem (here a name that is not UTF-8) is found by every shard's scan and
+    /// reported by one, the shard of its key: the shards' failures add up to the whole bake's
+    /// (each shard reported it, and exited 3).
+    @Test func aDirectorysProblemIsReportedByOneShard() throws {
+        let project = try BakeProject(formats: "      thumb:\n        size: 12x12\n        style: 8BitGrayscale\n        maximumCount: 100\n")
+        try project.add("a.jpg", from: PhotoTiles.first(1)[0])
+        var name = Array((project.sources + "/bad").utf8CString.dropLast()) + [CChar(bitPattern: 0xFF), 0]
+        #expect(mkdir(&name, 0o755) == 0)
+        var failed: [Int] = []
+        for k in 0..<3 {
+            let out = project.root + "/shard-\(k)"
+            let bake = try run(Products.imagetable, ["bake", project.manifestPath, "--shard", "\(k)/3", "--output", out, "--format", "json"])
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(bake.stdout.utf8)) as? [String: Any], "\(bake.stderr)")
+            failed.append((document["failures"] as? [[String: Any]] ?? []).count)
+            #expect(bake.status == (failed.last == 1 ? 3 : 0))
+        }
+        #expect(failed.sorted() == [0, 0, 1], "\(failed)")
+        let whole = try run(Products.imagetable, ["bake", project.manifestPath, "--format", "json"])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(whole.stdout.utf8)) as? [String: Any])
+        #expect((document["failures"] as? [[String: Any]])?.map { $0["code"] as? String } == ["name-not-utf8"])
+    }
+
     /// Two shards started at once with the same `--output` (a job engine misconfigured): the
     /// marker is claimed exclusively, so at most one of them bakes there; the other stops with
     /// `shard-mismatch`. Both used to succeed in about a third of such races, the second evicting

@@ -105,6 +105,10 @@ public struct SourceScanner: Sendable {
         /// selected symbolic links that cannot be followed (each also an `unreadable` error in
         /// ``skipped``): what lies there is unknown, not gone, as for a file that cannot be read.
         public var unlisted: [String] = []
+        /// The keys of the problems in ``skipped`` that are directories' (one that cannot be
+        /// listed, a name that is not UTF-8), which are reported whatever the patterns select:
+        /// a sharded bake reports each in one shard only.
+        public var directories: Set<String> = []
     }
 
     /// Scans the directory.
@@ -132,6 +136,7 @@ public struct SourceScanner: Sendable {
         var sources: [SourceFile] = []
         var skipped: [ImageTableError] = []
         var unlisted: [String] = []
+        var directories: Set<String> = []
         var pending = [""]
         while let relative = pending.popLast() {
             let dir = relative.isEmpty ? resolvedRoot : "\(resolvedRoot)/\(relative)"
@@ -144,6 +149,7 @@ public struct SourceScanner: Sendable {
                 skipped.append(ImageTableError(.unreadable, "directory is not readable; its files' entries are kept as they are",
                                                path: dir, key: relative))
                 unlisted.append(relative)
+                directories.insert(relative)
                 continue
             }
             // Each name is stat'ed relative to its directory: a path would have the kernel walk
@@ -155,7 +161,8 @@ public struct SourceScanner: Sendable {
                 guard case .utf8(let name) = entry else {
                     if case .notUTF8(let bytes, let printable) = entry,
                        let problem = notUTF8(bytes, printable: printable, in: dir, relative: relative) {
-                        skipped.append(problem)
+                        skipped.append(problem.error)
+                        if problem.isDirectory, let key = problem.error.key { directories.insert(key) }
                     }
                     continue
                 }
@@ -212,7 +219,8 @@ public struct SourceScanner: Sendable {
         sources.sort { $0.key < $1.key }
         Self.dropAmbiguousNames(&sources, into: &skipped)
         if sources.capacity > sources.count + sources.count / 8 { sources = sources.withUnsafeBufferPointer { Array($0) } }
-        return Scan(sources: sources, skipped: skipped.sorted { ($0.key ?? "") < ($1.key ?? "") }, unlisted: unlisted.sorted())
+        return Scan(sources: sources, skipped: skipped.sorted { ($0.key ?? "") < ($1.key ?? "") }, unlisted: unlisted.sorted(),
+                    directories: directories)
     }
 
     private func consider(key: String, root: String, stat: FileStat, into sources: inout [SourceFile], _ skipped: inout [ImageTableError]) {
@@ -241,14 +249,14 @@ public struct SourceScanner: Sendable {
 
     /// The failure for an entry whose name is not UTF-8 (a key must be), when the patterns
     /// select its printable form, or when it is a directory: nothing under one is scanned.
-    private func notUTF8(_ name: [UInt8], printable: String, in dir: String, relative: String) -> ImageTableError? {
+    private func notUTF8(_ name: [UInt8], printable: String, in dir: String, relative: String) -> (error: ImageTableError, isDirectory: Bool)? {
         let key = relative.isEmpty ? printable : "\(relative)/\(printable)"
         let isDirectory = DirectoryListing.entryStat(name, in: dir).map { $0.st_mode & S_IFMT == S_IFDIR } ?? false
         guard isDirectory || selects(key) else { return nil }
         let what = isDirectory ? "a directory whose name is not UTF-8: nothing in it is scanned"
             : "the name is not UTF-8, so it cannot be a key"
-        return ImageTableError(.nameNotUTF8, what + "; rename it (bytes outside UTF-8 are shown as \\xFF)",
-                               path: "\(dir)/\(printable)", key: key)
+        return (ImageTableError(.nameNotUTF8, what + "; rename it (bytes outside UTF-8 are shown as \\xFF)",
+                                path: "\(dir)/\(printable)", key: key), isDirectory)
     }
 
     /// The warning for a FIFO, device or socket that the patterns select: never opened, since a
