@@ -46,4 +46,23 @@ struct WideTextTests {
         let one = try #require(row.range(of: "  1 ")).lowerBound
         #expect(Self.columns(header[..<written]) == Self.columns(row[..<one]) + 3, "\(header)\n\(row)")
     }
+
+    /// `inspect`'s entry columns line up after a key in Japanese: the column after the key starts
+    /// at one terminal column in every row (it was placed by counting characters).
+    @Test func inspectsColumnsLineUpAfterAWideKey() throws {
+        let scratch = try TemporaryDirectory()
+        let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, width: 4, height: 2, keys: ["写真.jpg", "photo-long.jpg"])
+        let result = try imagetable("inspect", table.path)
+        #expect(result.status == 0, "\(result.stderr)")
+        let rows = result.stdout.split(separator: "\n").filter { $0.contains(".jpg") || $0.contains("recency") }
+        #expect(rows.count == 3, "\(result.stdout)")
+        // The recency column is right-aligned: where it ends, in columns, is one place.
+        let ends = rows.map { row -> Int in
+            if let header = row.range(of: "recency") { return Self.columns(row[..<header.upperBound]) }
+            let after = row.range(of: row.contains("写真") ? "写真.jpg" : "photo-long.jpg")!.upperBound
+            let recencyEnd = row[after...].firstIndex { $0 != " " }.flatMap { start in row[start...].firstIndex(of: " ") } ?? row.endIndex
+            return Self.columns(row[..<recencyEnd])
+        }
+        #expect(Set(ends).count == 1, "\(ends)\n\(result.stdout)")
+    }
 }

@@ -73,12 +73,13 @@ enum InspectReport {
         return out
     }
 
-    /// Rows as columns two spaces apart, indented by two.
+    /// Rows as columns two spaces apart, indented by two, widths in terminal columns (a key in
+    /// Chinese or with emoji lines up as one in ASCII does).
     static func aligned(_ rows: [[String]], rightAligned: Set<Int>) -> String {
-        let widths = rows[0].indices.map { c in rows.map { $0[c].count }.max() ?? 0 }
+        let widths = rows[0].indices.map { c in rows.map { TerminalWidth.columns($0[c]) }.max() ?? 0 }
         return rows.map { row in
             "  " + row.indices.map { c in
-                let pad = String(repeating: " ", count: widths[c] - row[c].count)
+                let pad = String(repeating: " ", count: max(0, widths[c] - TerminalWidth.columns(row[c])))
                 return rightAligned.contains(c) ? pad + row[c] : row[c] + pad
             }.joined(separator: "  ").trimmedTrailingSpaces() + "\n"
         }.joined()
