@@ -46,6 +46,9 @@ struct BakePlanner {
         /// Directories below the sources that the scan could not list, and links it could not
         /// follow (sorted keys): whether the files there are there is unknown.
         var unlisted: [String] = []
+        /// Whether the family's patterns (and the shard) take a key: a key they exclude is no
+        /// source, below an unlisted directory or not.
+        var selects: (String) -> Bool = { _ in true }
 
         /// Whether the source of a key a table holds is present: the scan found it, and it did
         /// not vanish before the diff.
@@ -58,6 +61,7 @@ struct BakePlanner {
         /// evicted, as a source that fails before decoding keeps its last good entry.
         func isUnlisted(_ key: String) -> Bool {
             !unlisted.isEmpty && unlisted.contains { key.hasPrefix($0) && [nil, UInt8(ascii: "/")].contains(key.utf8.dropFirst($0.utf8.count).first) }
+                && selects(key)
         }
     }
 

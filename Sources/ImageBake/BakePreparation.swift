@@ -121,7 +121,8 @@ struct BakePreparation {
             // are equal as strings (`ambiguous-name`).
             BakePlanner.Family(name: family.name, sources: diffed[f].sources,
                                tables: owned[f].map { BakePlanner.Table(index: $0, capacity: tables[$0].format.capacity, entries: held[$0]!) },
-                               vanished: Set(diffed[f].vanished.map(\.key)), unlisted: unlisted[f])
+                               vanished: Set(diffed[f].vanished.map(\.key)), unlisted: unlisted[f],
+                               selects: { family.selects($0) && options.shard?.contains(key: $0) != false })
         }
         let plan = BakePlanner(prune: options.prune).plan(families, tableCount: tables.count)
         let replacing = zip(plan.tables, held).map { change, held in Set(change.writes.lazy.filter { held?[$0] != nil }) }

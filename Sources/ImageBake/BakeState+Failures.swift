@@ -145,7 +145,10 @@ extension BakeState {
             let under = families.filter { path.hasPrefix($0.root + "/") }
             guard !under.isEmpty else { continue }
             var st = stat()
-            if under.contains(where: { $0.settings == key.settings }) || lstat(path, &st) != 0 { addPendingFailure(key, nil) }
+            // Gone is what lstat says of a missing file; a directory that cannot be searched
+            // hides it, which says nothing.
+            let gone = lstat(path, &st) != 0 && (errno == ENOENT || errno == ENOTDIR)
+            if under.contains(where: { $0.settings == key.settings }) || gone { addPendingFailure(key, nil) }
         }
     }
 }

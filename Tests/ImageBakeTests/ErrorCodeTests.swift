@@ -133,13 +133,16 @@ import Glibc
     /// are kept, not counted removed, not pruned and not evicted (a cron job's `bake --prune`
     /// deleted them all when a directory's mode changed). A sources directory that cannot be
     /// listed at all stops the bake, as a missing one does.
-    @Test func entriesBelowAnUnlistedDirectoryAreKept() throws {
+    /// Mode 0 cannot be listed; mode 0644 can be, but none of its names looked at (no search
+    /// permission), which dropped them silently (a review found a `chmod 644` wiping them).
+    @Test(arguments: [mode_t(0), 0o644])
+    func entriesBelowAnUnlistedDirectoryAreKept(mode: mode_t) throws {
         let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 4))
         try project.add("ok.jpg", from: Corpus.photo("Landscape_1"))
         try project.add("closed/x.jpg", from: Corpus.photo("Landscape_2"))
         try project.add("closed/y.jpg", from: Corpus.photo("Landscape_3"))
         #expect(try runAsNobody(["bake", project.manifestPath], project: project).status == 0)
-        chmod(project.sources + "/closed", 0)
+        chmod(project.sources + "/closed", mode)
         defer { chmod(project.sources + "/closed", 0o755) }
         try project.add("new.jpg", from: Corpus.photo("Landscape_4"))
         let result = try runAsNobody(["bake", "--prune", project.manifestPath, "--format", "json"], project: project)
@@ -152,7 +155,7 @@ import Glibc
         let keys = try ImageTableReader(path: project.tables + "/bgra.imagetable").entries().map(\.key).sorted()
         #expect(keys == ["closed/x.jpg", "closed/y.jpg", "new.jpg", "ok.jpg"])
 
-        chmod(project.sources, 0)
+        chmod(project.sources, mode)
         defer { chmod(project.sources, 0o755) }
         let root = try runAsNobody(["bake", "--prune", project.manifestPath, "--format", "json"], project: project)
         let fatal = (try JSONSerialization.jsonObject(with: Data(root.stdout.utf8)) as? [String: Any])?["fatal"] as? [String: Any]
@@ -165,6 +168,22 @@ import Glibc
         let again = try runAsNobody(["bake", project.manifestPath, "--format", "json"], project: project)
         let settled = (try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])?["sources"] as? [String: Int]
         #expect(again.status == 0 && settled?["decoded"] == 0 && settled?["unchanged"] == 4, "\(again.stdout)")
+    }
+
+    /// The kept entries are only those the family's patterns still take: a key below an
+    /// unlisted directory that the manifest now excludes is no source, and goes as any does.
+    @Test func anExcludedKeyBelowAnUnlistedDirectoryIsNotKept() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 4))
+        try project.add("ok.jpg", from: Corpus.photo("Landscape_1"))
+        try project.add("closed/x.jpg", from: Corpus.photo("Landscape_2"))
+        #expect(try runAsNobody(["bake", project.manifestPath], project: project).status == 0)
+        try project.editManifest { $0.replacingOccurrences(of: "    sources: src\n", with: "    sources: src\n    exclude: \"closed/**\"\n") }
+        chmod(project.sources + "/closed", 0)
+        defer { chmod(project.sources + "/closed", 0o755) }
+        let result = try runAsNobody(["bake", "--prune", project.manifestPath, "--format", "json"], project: project)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stderr)")
+        let tables = try #require(json["tables"] as? [[String: Any]])
+        #expect(tables.allSatisfy { $0["entries"] as? Int == 1 && $0["pruned"] as? Int == 1 }, "\(tables)")
     }
 
     /// A selected link that cannot be followed is a file that cannot be read, not a deleted one:

@@ -157,7 +157,7 @@ public struct SourceScanner: Sendable {
             // Where the directory cannot be opened so, the path is used.
             let directory = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             defer { if directory >= 0 { close(directory) } }
-            for entry in names {
+            names: for entry in names {
                 guard case .utf8(let name) = entry else {
                     if case .notUTF8(let bytes, let printable) = entry,
                        let problem = notUTF8(bytes, printable: printable, in: dir, relative: relative) {
@@ -168,7 +168,28 @@ public struct SourceScanner: Sendable {
                 }
                 let key = relative.isEmpty ? name : "\(relative)/\(name)"
                 var st = stat()
-                guard directory >= 0 ? fstatat(directory, name, &st, AT_SYMLINK_NOFOLLOW) == 0 : lstat("\(dir)/\(name)", &st) == 0 else { continue }
+                guard directory >= 0 ? fstatat(directory, name, &st, AT_SYMLINK_NOFOLLOW) == 0 : lstat("\(dir)/\(name)", &st) == 0 else {
+                    let e = errno
+                    if e == ENOENT || e == ENOTDIR { continue }  // gone since the listing
+                    let reason = String(cString: strerror(e))
+                    // A directory that can be read but not searched (mode 0644): its names are
+                    // listed, none can be looked at. What is in it is unknown, not gone.
+                    if e == EACCES {
+                        if relative.isEmpty {
+                            throw ImageTableError(.sourcesUnreadable, "sources directory cannot be searched (\(reason))", path: root)
+                        }
+                        skipped.append(ImageTableError(.unreadable, "directory cannot be searched (\(reason)); its files' entries are kept as they are",
+                                                       path: dir, key: relative))
+                        unlisted.append(relative)
+                        directories.insert(relative)
+                        break names
+                    }
+                    if selects(key) {
+                        skipped.append(ImageTableError(.unreadable, "cannot be looked at (\(reason)); its entry is kept as it is", path: "\(dir)/\(name)", key: key))
+                        unlisted.append(key)
+                    }
+                    continue
+                }
                 // Built only where it is needed: not for a plain file, the common case.
                 var path: String { "\(dir)/\(name)" }
                 switch st.st_mode & S_IFMT {
