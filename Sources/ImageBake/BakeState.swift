@@ -95,7 +95,9 @@ final class BakeState: @unchecked Sendable {
             return
         }
         var opened: (SQLiteDatabase, KnownFiles, [String: String], [FailureKey: FailureRecord])?
+        let unwritable = readOnly || !exists ? nil : Self.unwritable(path)
         do throws(ImageTableError) {
+            if let unwritable { throw ImageTableError(.permissionDenied, "\(unwritable) may not be written", path: path) }
             opened = try Self.open(path, readOnly: readOnly)
         } catch where error.code == .corrupt && !readOnly {
             notices.append(("the bake state was damaged (\(error.cause ?? error.message)); started afresh, "
@@ -106,7 +108,7 @@ final class BakeState: @unchecked Sendable {
             // The state is a cache: a file this process may not write (restored with another
             // owner, made read-only) is read for what it knows, and the bake goes on without
             // remembering, rather than stopping before any table.
-            opened = try Self.open(path, readOnly: true)
+            opened = try Self.open(path, access: .immutable)
             writable = false
             notices.append(("the bake state cannot be written (\(error.cause ?? error.message)); baked without remembering, "
                             + "so the next bake reads again every source this one read", "state-read-only"))
@@ -120,23 +122,53 @@ final class BakeState: @unchecked Sendable {
         self.notices = notices
     }
 
+    /// The first of the state's files, and its directory, that this process may not write, if
+    /// one: asked before SQLite opens it for writing, which makes `-wal` and `-shm` with the
+    /// file's mode (read-only ones, which kept the state read-only after it was made writable).
+    private static func unwritable(_ path: String) -> String? {
+        let directory = (path as NSString).deletingLastPathComponent
+        if access(directory.isEmpty ? "." : directory, W_OK) != 0 { return "its directory" }
+        for (file, name) in [(path, "the file"), (path + "-wal", "its -wal file"), (path + "-shm", "its -shm file")] {
+            if access(file, F_OK) == 0 && access(file, W_OK) != 0 { return name }
+        }
+        return nil
+    }
+
+    /// How the state is opened.
+    private enum Access {
+        /// For the bake: created if missing, switched to WAL.
+        case write
+        /// For a dry run: writable where the file and its directory may be written, though
+        /// nothing is written (a read-only connection to a WAL database leaves its `-wal` and
+        /// `-shm` behind when it closes, where the last writable one removes them), else as
+        /// ``immutable``.
+        case read
+        /// Read as a file no one writes (SQLite's `immutable`): no `-wal` or `-shm` is made or
+        /// read, so nothing is left behind, with the modes of a file this process may not
+        /// write (they kept the state read-only after it was made writable again), in a
+        /// directory it may not write (where reading a WAL database fails).
+        case immutable
+    }
+
     private static func open(_ path: String, readOnly: Bool) throws(ImageTableError)
         -> (SQLiteDatabase, KnownFiles, [String: String], [FailureKey: FailureRecord]) {
-        let db: SQLiteDatabase
-        if readOnly {
-            // Opened for writing where it may be, though nothing is written: a read-only
-            // connection to a WAL database leaves its `-wal` and `-shm` files behind when it
-            // closes, where the last writable one removes them, so a dry run or `--list` left
-            // two files in the output directory.
-            if let writable = try? SQLiteDatabase(path: path, create: false) {
-                db = writable
-            } else {
-                db = try SQLiteDatabase(path: path, readOnly: true)
-            }
-        } else {
-            db = try SQLiteDatabase(path: path)
+        guard readOnly else { return try open(path, access: .write) }
+        let directory = (path as NSString).deletingLastPathComponent
+        if access(path, W_OK) == 0 && access(directory.isEmpty ? "." : directory, W_OK) == 0,
+           let opened = try? open(path, access: .read) {
+            return opened
         }
-        if !readOnly {
+        return try open(path, access: .immutable)
+    }
+
+    private static func open(_ path: String, access: Access) throws(ImageTableError)
+        -> (SQLiteDatabase, KnownFiles, [String: String], [FailureKey: FailureRecord]) {
+        let db = switch access {
+        case .write: try SQLiteDatabase(path: path)
+        case .read: try SQLiteDatabase(path: path, create: false)
+        case .immutable: try SQLiteDatabase(path: path, readOnly: true, immutable: true)
+        }
+        if access == .write {
             // WAL: a commit killed at any instant leaves the old state or the new one, and readers
             // (a dry run, `sqlite3`) never block the bake. NORMAL: durable against a killed
             // process; a power cut may lose the last commit, which costs a re-fingerprint only.

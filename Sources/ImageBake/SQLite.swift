@@ -20,13 +20,20 @@ final class SQLiteDatabase {
     ///   - path: the database file.
     ///   - readOnly: open without writing or creating.
     ///   - create: create the file when it is missing (not with `readOnly`).
+    ///   - immutable: with `readOnly`, read it as a file no one changes (SQLite's `immutable`
+    ///     URI parameter): no lock, and no `-wal` or `-shm` made or read.
     ///   - busyTimeout: seconds to wait for another connection's lock.
     /// - Throws: ``ImageTableError``.
-    init(path: String, readOnly: Bool = false, create: Bool = true, busyTimeout: Double = 10) throws(ImageTableError) {
+    init(path: String, readOnly: Bool = false, create: Bool = true, immutable: Bool = false, busyTimeout: Double = 10) throws(ImageTableError) {
         self.path = path
         var db: OpaquePointer?
-        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)) | SQLITE_OPEN_NOMUTEX
-        let status = sqlite3_open_v2(path, &db, flags, nil)
+        var flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)) | SQLITE_OPEN_NOMUTEX
+        var name = path
+        if immutable {
+            flags |= SQLITE_OPEN_URI
+            name = "file:" + Self.percentEncoded(path) + "?immutable=1"
+        }
+        let status = sqlite3_open_v2(name, &db, flags, nil)
         guard status == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close(db)
@@ -34,6 +41,21 @@ final class SQLiteDatabase {
         }
         handle = db
         sqlite3_busy_timeout(db, Int32(busyTimeout * 1000))
+    }
+
+    /// `path` for a `file:` URI: every byte but letters, digits and `/-._~` as `%XX`, which
+    /// SQLite decodes (a `?`, `#` or `%` in a path would otherwise end or change it).
+    private static func percentEncoded(_ path: String) -> String {
+        var out = ""
+        for byte in path.utf8 {
+            let c = Character(UnicodeScalar(byte))
+            if byte < 0x80 && (c.isLetter || c.isNumber || "/-._~".contains(c)) {
+                out.append(c)
+            } else {
+                out += String(format: "%%%02X", byte)
+            }
+        }
+        return out
     }
 
     deinit { close() }

@@ -234,5 +234,26 @@ import Glibc
                 "\(warnings)")
         #expect((json["sources"] as? [String: Int])?["decoded"] == 1)
         #expect(try ImageTableReader(path: project.tables + "/bgra.imagetable").count == 2)
+        // Read without leaving anything: a -shm made with the state's read-only mode kept it
+        // read-only after it was made writable again.
+        let left = try FileManager.default.contentsOfDirectory(atPath: project.tables).filter { $0.hasPrefix(".imagetable-state") }
+        #expect(left == [".imagetable-state.sqlite"], "\(left)")
+        if geteuid() == 0 { #expect(lchown(state, 65534, 65534) == 0) } else { #expect(chmod(state, 0o644) == 0) }
+        let writable = geteuid() == 0
+            ? try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", Products.imagetable] + arguments)
+            : try run(Products.imagetable, arguments)
+        #expect(writable.status == 0 && !writable.stdout.contains("state-read-only"), "\(writable.stdout)")
+
+        // An output directory this process may not write, its state and tables writable: the
+        // bake, a dry run and a listing go on (each failed reading the state).
+        if geteuid() == 0 { #expect(lchown(project.tables, 0, 0) == 0) } else { #expect(chmod(project.tables, 0o555) == 0) }
+        defer { chmod(project.tables, 0o755) }
+        for extra in [[], ["--dry-run"], ["--list"]] {
+            let arguments = ["bake", project.manifestPath, "--no-progress"] + extra
+            let run = geteuid() == 0
+                ? try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", Products.imagetable] + arguments)
+                : try run(Products.imagetable, arguments)
+            #expect(run.status == 0, "\(extra): \(run.stderr)")
+        }
     }
 }
