@@ -20,7 +20,10 @@ public enum PrintableText {
             case "\t": out += "\\t"
             default:
                 let category = scalar.properties.generalCategory
-                if category == .control || category == .format || category == .lineSeparator || category == .paragraphSeparator {
+                // Spaces other than U+0020 too: invisible or confusable, and a CI runner trims
+                // them before it looks for a command at the start of a line.
+                if category == .control || category == .format || category == .lineSeparator || category == .paragraphSeparator
+                    || (category == .spaceSeparator && scalar != " ") {
                     out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
                 } else {
                     out.unicodeScalars.append(scalar)
@@ -33,20 +36,26 @@ public enum PrintableText {
 
     /// `text` with no line that a CI system reads as a command. GitHub Actions takes an output
     /// line that starts, after blanks, with `::` as a workflow command (`::error …`, and
-    /// `::stop-commands::…`, which silences every annotation after it), and Azure Pipelines one
-    /// that starts with `##`; a path that begins a line (a manifest named `::error …`, an
-    /// `output:` directory in a table row) could forge one. Such a line gets `./` before it,
-    /// which leaves a relative path naming the same file.
+    /// `::stop-commands::…`, which silences every annotation after it), and `##[…]` anywhere
+    /// in a line as one of its older form; Azure Pipelines takes `##vso[…]` and `##[…]`
+    /// anywhere. A path that begins a line (a manifest named `::error …`, an `output:`
+    /// directory in a table row) gets `./` before it, which leaves a relative path naming the
+    /// same file; `##[` and `##vso[` anywhere are written `#\u{23}[`, as ``escaped(_:limit:)``
+    /// writes what it escapes.
     ///
-    /// - Parameter text: lines already escaped for the terminal, or any text.
+    /// - Parameter text: lines already escaped for the terminal (so with no blank but space
+    ///   and tab, which is all a line may start with here), or any text.
     /// - Returns: the text, each such line guarded.
     public static func uncommanded(_ text: String) -> String {
         guard text.contains("::") || text.contains("##") else { return text }
         return text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            let start = line.firstIndex { $0 != " " && $0 != "\t" } ?? line.endIndex
-            let rest = line[start...]
-            guard rest.hasPrefix("::") || rest.hasPrefix("##") else { return String(line) }
-            return String(line[..<start]) + "./" + rest
+            var guarded = String(line)
+            if guarded.contains("##") {
+                guarded = guarded.replacingOccurrences(of: "##[", with: "#\\u{23}[").replacingOccurrences(of: "##vso[", with: "#\\u{23}vso[")
+            }
+            let start = guarded.firstIndex { !$0.isWhitespace } ?? guarded.endIndex
+            guard guarded[start...].hasPrefix("::") else { return guarded }
+            return String(guarded[..<start]) + "./" + guarded[start...]
         }.joined(separator: "\n")
     }
 

@@ -66,6 +66,16 @@ import Testing
         try FileManager.default.copyItem(atPath: project.manifestPath, toPath: project.root + "/" + manifest)
         let validate = try run(Products.imagetable, ["validate", "--format", "github", "--", manifest], in: project.root)
         #expect(validate.status == 0 && validate.stdout.hasPrefix("./\(manifest): valid (0 errors, 0 warnings)\n"), "\(validate.stdout)")
+        // A runner trims Unicode spaces too before it looks: they are written out, as escapes.
+        let spaced = "\u{3000}::error::m.yaml"
+        try FileManager.default.copyItem(atPath: project.manifestPath, toPath: project.root + "/" + spaced)
+        let wide = try run(Products.imagetable, ["validate", "--", spaced], in: project.root)
+        #expect(wide.stdout.hasPrefix("\\u{3000}::error::m.yaml: valid"), "\(wide.stdout)")
+        // `##[…]` and `##vso[…]` are commands anywhere in a line (GitHub's older form, Azure's).
+        try project.add("##[stop-commands]x##vso[task.setvariable variable=A]B.jpg", from: Corpus.photo("Landscape_2"))
+        let list = try run(Products.imagetable, ["bake", "--list", "manifest.yaml"], in: project.root)
+        #expect(list.stdout.contains("#\\u{23}[stop-commands]x#\\u{23}vso[task.setvariable variable=A]B.jpg") && !list.stdout.contains("##"),
+                "\(list.stdout)")
     }
 
     @Test func progressInALogIsPlainLinesWithEachFailureOnce() throws {
