@@ -212,7 +212,13 @@ struct BakeCommand: ParsableCommand {
         if list {
             let listing = summary.plan?.listing(skipping: summary.skipped) ?? []
             Swift.print(format == .json ? SourceListing.json(listing) : PrintableText.uncommanded(SourceListing.text(listing)), terminator: "")
-            if format != .json { StandardError.print(SourceListing.counts(listing)) }
+            if format != .json {
+                // A failure of no listed key (a directory that cannot be listed, a link that
+                // cannot be followed) has no line above: said here, or the listing was silent.
+                let keys = Set(listing.map { "\($0.family)/\($0.key)" })
+                for failure in summary.failed where !keys.contains("\(failure.family)/\(failure.key)") { StandardError.report(failure.error) }
+                StandardError.print(SourceListing.counts(listing))
+            }
             return
         }
         BakeReport.print(summary, report: report, manifestPath: manifest, format: format, alreadyShown: shown.withLock { $0 })

@@ -195,6 +195,9 @@ import Glibc
         #expect(try run(Products.imagetable, ["bake", project.manifestPath]).status == 0)
         try FileManager.default.removeItem(atPath: project.sources + "/b.jpg")
         try FileManager.default.createSymbolicLink(atPath: project.sources + "/b.jpg", withDestinationPath: "missing.jpg")
+        // `--list` says so too, on standard error (it was silent: the key has no line of its own).
+        let list = try run(Products.imagetable, ["bake", "--list", project.manifestPath])
+        #expect(list.stderr.contains("b.jpg: error: symbolic link cannot be followed"), "\(list.stderr)")
         let result = try run(Products.imagetable, ["bake", "--prune", project.manifestPath, "--format", "json"])
         let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stderr)")
         let sources = try #require(json["sources"] as? [String: Int])
