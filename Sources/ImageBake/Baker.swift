@@ -173,8 +173,9 @@ public enum Baker {
             failure.error.code != .ambiguousName && [.changed, .unchanged].contains(plan.status(family: failure.family, key: failure.key))
         }.count
         summary.warnings = zip(tables, plan.tables).compactMap { table, change in
-            guard change.candidates > change.capacity else { return nil }
-            let out = change.candidates - change.capacity
+            // The plan's own count: slots kept for keys the scan could not see leave fewer.
+            guard !change.leftOut.isEmpty else { return nil }
+            let out = change.leftOut.count
             return "\(table.displayPath): warning: family '\(table.format.family)' has \(change.candidates) sources but format "
                 + "'\(table.format.id)' holds \(change.capacity); the \(out) least recently modified \(out == 1 ? "is" : "are") left out "
                 + "(see docs/BAKE.md) [more-sources-than-slots]"

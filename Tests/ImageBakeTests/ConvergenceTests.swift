@@ -289,5 +289,9 @@ import Glibc
         #expect(result.status == 0)
         #expect(result.stdout.contains("warning: family 'photos' has 3 sources but format 'bgra' holds 2 (maximumCount)")
                 && result.stdout.contains("[more-sources-than-slots]"), "\(result.stdout)")
+        // The bake says how many its plan leaves out.
+        let bake = try run(Products.imagetable, ["bake", project.manifestPath, "--no-progress"])
+        #expect(bake.stderr.contains("warning: family 'photos' has 3 sources but format 'bgra' holds 2; the 1 least recently modified is left out"),
+                "\(bake.stderr)")
     }
 }
