@@ -244,56 +244,6 @@ public struct SourceScanner: Sendable {
                     directories: directories)
     }
 
-    private func consider(key: String, root: String, stat: FileStat, into sources: inout [SourceFile], _ skipped: inout [ImageTableError]) {
-        var path: String { root + "/" + key }
-        guard selects(key) else {
-            if selectsHidden?(key) == true {
-                skipped.append(ImageTableError(.hiddenFile, "the name starts with '.', so the patterns' wildcards do not match it "
-                                               + "(hidden files are skipped); to take it, add a pattern that spells the dot, "
-                                               + "such as '**/.*'", path: path, key: key))
-            }
-            return
-        }
-        guard key.utf8.count <= TableLimits.maxKeyBytes else {
-            skipped.append(ImageTableError(.keyTooLong, "path is \(key.utf8.count) bytes; keys are limited to \(TableLimits.maxKeyBytes)",
-                                           path: path, key: key))
-            return
-        }
-        sources.append(SourceFile(key: key, root: root, stat: stat))
-    }
-
-    /// Whether the patterns select `key` and it has an image's extension: a directory so named
-    /// is reported, since whoever named it may have meant it as a source.
-    private func namedLikeImage(_ key: String) -> Bool {
-        selects(key) && GlobPattern.images.matches(key)
-    }
-
-    /// The failure for an entry whose name is not UTF-8 (a key must be), when the patterns
-    /// select its printable form, or when it is a directory: nothing under one is scanned.
-    private func notUTF8(_ name: [UInt8], printable: String, in dir: String, relative: String) -> (error: ImageTableError, isDirectory: Bool)? {
-        let key = relative.isEmpty ? printable : "\(relative)/\(printable)"
-        let isDirectory = DirectoryListing.entryStat(name, in: dir).map { $0.st_mode & S_IFMT == S_IFDIR } ?? false
-        guard isDirectory || selects(key) else { return nil }
-        let what = isDirectory ? "a directory whose name is not UTF-8: nothing in it is scanned"
-            : "the name is not UTF-8, so it cannot be a key"
-        return (ImageTableError(.nameNotUTF8, what + "; rename it (bytes outside UTF-8 are shown as \\xFF)",
-                                path: "\(dir)/\(printable)", key: key), isDirectory)
-    }
-
-    /// The warning for a FIFO, device or socket that the patterns select: never opened, since a
-    /// read could wait forever (a FIFO) or never end (`/dev/zero`).
-    private static func special(_ st: stat, path: String, key: String, through target: String?) -> ImageTableError {
-        let kind = switch st.st_mode & S_IFMT {
-        case S_IFIFO: "a FIFO"
-        case S_IFCHR: "a character device"
-        case S_IFBLK: "a block device"
-        case S_IFSOCK: "a socket"
-        default: "not a regular file"
-        }
-        let what = target.map { "a symbolic link to \(kind) (\($0))" } ?? kind
-        return ImageTableError(.notARegularFile, "\(what), not a regular file; skipped without opening it", path: path, key: key)
-    }
-
     /// `realpath(3)`, or `nil` when the path does not exist or cannot be resolved.
     package static func realPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }

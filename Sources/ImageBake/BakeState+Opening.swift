@@ -1,0 +1,86 @@
+import Foundation
+import ImageTableCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Opening the bake state: for the bake (created, switched to WAL), for a dry run (writable
+/// where it may be, writing nothing), or as a file no one writes, for a state this process may
+/// not write.
+extension BakeState {
+    /// The first of the state's files, and its directory, that this process may not write, if
+    /// one: asked before SQLite opens it for writing, which makes `-wal` and `-shm` with the
+    /// file's mode (read-only ones, which kept the state read-only after it was made writable).
+    static func unwritable(_ path: String) -> String? {
+        let directory = (path as NSString).deletingLastPathComponent
+        if access(directory.isEmpty ? "." : directory, W_OK) != 0 { return "its directory" }
+        for (file, name) in [(path, "the file"), (path + "-wal", "its -wal file"), (path + "-shm", "its -shm file")] {
+            if access(file, F_OK) == 0 && access(file, W_OK) != 0 { return name }
+        }
+        return nil
+    }
+
+    /// How the state is opened.
+    enum Access {
+        /// For the bake: created if missing, switched to WAL.
+        case write
+        /// For a dry run: writable where the file and its directory may be written, though
+        /// nothing is written (a read-only connection to a WAL database leaves its `-wal` and
+        /// `-shm` behind when it closes, where the last writable one removes them), else as
+        /// ``immutable``.
+        case read
+        /// Read as a file no one writes (SQLite's `immutable`): no `-wal` or `-shm` is made or
+        /// read, so nothing is left behind, with the modes of a file this process may not
+        /// write (they kept the state read-only after it was made writable again), in a
+        /// directory it may not write (where reading a WAL database fails).
+        case immutable
+    }
+
+    static func open(_ path: String, readOnly: Bool) throws(ImageTableError)
+        -> (SQLiteDatabase, KnownFiles, [String: String], [FailureKey: FailureRecord]) {
+        guard readOnly else { return try open(path, access: .write) }
+        let directory = (path as NSString).deletingLastPathComponent
+        if access(path, W_OK) == 0 && access(directory.isEmpty ? "." : directory, W_OK) == 0,
+           let opened = try? open(path, access: .read) {
+            return opened
+        }
+        return try open(path, access: .immutable)
+    }
+
+    static func open(_ path: String, access: Access) throws(ImageTableError)
+        -> (SQLiteDatabase, KnownFiles, [String: String], [FailureKey: FailureRecord]) {
+        let db = switch access {
+        case .write: try SQLiteDatabase(path: path)
+        case .read: try SQLiteDatabase(path: path, create: false)
+        case .immutable: try SQLiteDatabase(path: path, readOnly: true, immutable: true)
+        }
+        if access == .write {
+            // WAL: a commit killed at any instant leaves the old state or the new one, and readers
+            // (a dry run, `sqlite3`) never block the bake. NORMAL: durable against a killed
+            // process; a power cut may lose the last commit, which costs a re-fingerprint only.
+            try retryingWhileBusy { () throws(ImageTableError) in try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;") }
+            try db.execute(BakeStateSchema.create)
+        }
+        let version = try db.prepare("PRAGMA user_version")
+        _ = try version.step()
+        guard version.int(0) == Int64(schemaVersion) else {
+            throw ImageTableError(.corrupt, "the bake state has schema version \(version.int(0)), not \(schemaVersion)", path: path)
+        }
+        return (db, try BakeStateSchema.loadFiles(db), try BakeStateSchema.loadFormats(db), try BakeStateSchema.loadFailures(db))
+    }
+
+    /// Runs `body` again while it fails with `locked`, for up to 10 seconds. Switching a new
+    /// database to WAL fails at once, without calling SQLite's busy handler, while another
+    /// connection holds a write lock on it, so two processes creating one state (bakes of two
+    /// manifests sharing an output directory) would otherwise fail rather than wait.
+    static func retryingWhileBusy(_ body: () throws(ImageTableError) -> Void) throws(ImageTableError) {
+        let deadline = Date().addingTimeInterval(10)
+        while true {
+            do throws(ImageTableError) {
+                return try body()
+            } catch where error.code == .locked && Date() < deadline {
+                usleep(10_000)
+            }
+        }
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import ImageTableCore
+import TestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a bake does with what it cannot see: a directory it cannot list or search, a link it
+/// cannot follow, a bake state it may not write. Hidden is not deleted, and a cache it may not
+/// write does not stop it. As root, the bakes run as `nobody` (root reads whatever the modes).
+@Suite struct UnseenSourcesTests {
+    /// Runs `imagetable ARGUMENTS` as `nobody` when the tests run as root (root lists every
+    /// directory whatever its mode), with the project handed to it.
+    private func runAsNobody(_ arguments: [String], project: BakeProject) throws -> ProcessResult {
+        guard geteuid() == 0 else { return try run(Products.imagetable, arguments) }
+        let paths = [project.root] + (FileManager.default.enumerator(atPath: project.root)?.compactMap { $0 as? String }.map { project.root + "/" + $0 } ?? [])
+        for path in paths { _ = lchown(path, 65534, 65534) }
+        return try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", Products.imagetable] + arguments)
+    }
+
+    /// A directory the scan cannot list hides its files; it does not delete them: their entries
+    /// are kept, not counted removed, not pruned and not evicted (a cron job's `bake --prune`
+    /// deleted them all when a directory's mode changed). A sources directory that cannot be
+    /// listed at all stops the bake, as a missing one does.
+    /// Mode 0 cannot be listed; mode 0644 can be, but none of its names looked at (no search
+    /// permission), which dropped them silently (a review found a `chmod 644` wiping them).
+    @Test(arguments: [mode_t(0), 0o644])
+    func entriesBelowAnUnlistedDirectoryAreKept(mode: mode_t) throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 4))
+        try project.add("ok.jpg", from: Corpus.photo("Landscape_1"))
+        try project.add("closed/x.jpg", from: Corpus.photo("Landscape_2"))
+        try project.add("closed/y.jpg", from: Corpus.photo("Landscape_3"))
+        #expect(try runAsNobody(["bake", project.manifestPath], project: project).status == 0)
+        chmod(project.sources + "/closed", mode)
+        defer { chmod(project.sources + "/closed", 0o755) }
+        try project.add("new.jpg", from: Corpus.photo("Landscape_4"))
+        let result = try runAsNobody(["bake", "--prune", project.manifestPath, "--format", "json"], project: project)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stderr)")
+        #expect(result.status == 3, "one failure: the directory")
+        let sources = try #require(json["sources"] as? [String: Int])
+        #expect(sources["removed"] == 0 && sources["decoded"] == 1 && sources["failed"] == 1, "\(sources)")
+        let tables = try #require(json["tables"] as? [[String: Any]])
+        #expect(tables.allSatisfy { $0["entries"] as? Int == 4 && $0["pruned"] as? Int == 0 && $0["evicted"] as? Int == 0 }, "\(tables)")
+        let keys = try ImageTableReader(path: project.tables + "/bgra.imagetable").entries().map(\.key).sorted()
+        #expect(keys == ["closed/x.jpg", "closed/y.jpg", "new.jpg", "ok.jpg"])
+
+        chmod(project.sources, mode)
+        defer { chmod(project.sources, 0o755) }
+        let root = try runAsNobody(["bake", "--prune", project.manifestPath, "--format", "json"], project: project)
+        let fatal = (try JSONSerialization.jsonObject(with: Data(root.stdout.utf8)) as? [String: Any])?["fatal"] as? [String: Any]
+        #expect(root.status == 1 && fatal?["code"] as? String == "sources-unreadable", "\(root.stdout)")
+        #expect(try ImageTableReader(path: project.tables + "/bgra.imagetable").count == 4)
+
+        // Listed again, its files are what the tables hold: nothing to decode.
+        chmod(project.sources, 0o755)
+        chmod(project.sources + "/closed", 0o755)
+        let again = try runAsNobody(["bake", project.manifestPath, "--format", "json"], project: project)
+        let settled = (try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])?["sources"] as? [String: Int]
+        #expect(again.status == 0 && settled?["decoded"] == 0 && settled?["unchanged"] == 4, "\(again.stdout)")
+    }
+
+    /// The kept entries are only those the family's patterns still take: a key below an
+    /// unlisted directory that the manifest now excludes is no source, and goes as any does.
+    @Test func anExcludedKeyBelowAnUnlistedDirectoryIsNotKept() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 4))
+        try project.add("ok.jpg", from: Corpus.photo("Landscape_1"))
+        try project.add("closed/x.jpg", from: Corpus.photo("Landscape_2"))
+        #expect(try runAsNobody(["bake", project.manifestPath], project: project).status == 0)
+        try project.editManifest { $0.replacingOccurrences(of: "    sources: src\n", with: "    sources: src\n    exclude: \"closed/**\"\n") }
+        chmod(project.sources + "/closed", 0)
+        defer { chmod(project.sources + "/closed", 0o755) }
+        let result = try runAsNobody(["bake", "--prune", project.manifestPath, "--format", "json"], project: project)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stderr)")
+        let tables = try #require(json["tables"] as? [[String: Any]])
+        #expect(tables.allSatisfy { $0["entries"] as? Int == 1 && $0["pruned"] as? Int == 1 }, "\(tables)")
+    }
+
+    /// A selected link that cannot be followed is a file that cannot be read, not a deleted one:
+    /// its entry is kept, not counted removed, not pruned (it was both failed and removed).
+    @Test func aDanglingLinkKeepsItsEntry() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 4))
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        try project.add("b.jpg", from: Corpus.photo("Landscape_2"))
+        #expect(try run(Products.imagetable, ["bake", project.manifestPath]).status == 0)
+        try FileManager.default.removeItem(atPath: project.sources + "/b.jpg")
+        try FileManager.default.createSymbolicLink(atPath: project.sources + "/b.jpg", withDestinationPath: "missing.jpg")
+        // `--list` says so too, on standard error (it was silent: the key has no line of its own).
+        let list = try run(Products.imagetable, ["bake", "--list", project.manifestPath])
+        #expect(list.stderr.contains("b.jpg: error: symbolic link cannot be followed"), "\(list.stderr)")
+        let result = try run(Products.imagetable, ["bake", "--prune", project.manifestPath, "--format", "json"])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stderr)")
+        let sources = try #require(json["sources"] as? [String: Int])
+        #expect(result.status == 3 && sources["removed"] == 0 && sources["failed"] == 1, "\(sources)")
+        let tables = try #require(json["tables"] as? [[String: Any]])
+        #expect(tables.allSatisfy { $0["entries"] as? Int == 2 && $0["pruned"] as? Int == 0 }, "\(tables)")
+        try FileManager.default.removeItem(atPath: project.sources + "/b.jpg")
+        try project.add("b.jpg", from: Corpus.photo("Landscape_2"))
+        let back = try run(Products.imagetable, ["bake", project.manifestPath, "--format", "json"])
+        let settled = (try JSONSerialization.jsonObject(with: Data(back.stdout.utf8)) as? [String: Any])?["sources"] as? [String: Int]
+        #expect(back.status == 0 && settled?["decoded"] == 0, "\(back.stdout)")
+    }
+
+    /// A bake state this process may not write (restored with another owner) is read, and the
+    /// bake goes on without remembering, with a warning: it stopped before any table, exit 1,
+    /// though the state is a cache.
+    @Test func aStateThatCannotBeWrittenIsAWarning() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 4))
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        #expect(try runAsNobody(["bake", project.manifestPath], project: project).status == 0)
+        let state = project.tables + "/.imagetable-state.sqlite"
+        if geteuid() == 0 {
+            // Handed back to root after the first bake: `nobody` may read it, not write it.
+            #expect(lchown(state, 0, 0) == 0 && chmod(state, 0o644) == 0)
+        } else {
+            #expect(chmod(state, 0o444) == 0)
+        }
+        try project.add("b.jpg", from: Corpus.photo("Landscape_2"))
+        let arguments = ["bake", project.manifestPath, "--format", "json"]
+        let result = geteuid() == 0
+            ? try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", Products.imagetable] + arguments)
+            : try run(Products.imagetable, arguments)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stderr)")
+        #expect(result.status == 0, "\(json)")
+        let warnings = json["warnings"] as? [String] ?? []
+        #expect(warnings.count == 1 && warnings[0].contains("the bake state cannot be written") && warnings[0].hasSuffix("[state-read-only]"),
+                "\(warnings)")
+        #expect((json["sources"] as? [String: Int])?["decoded"] == 1)
+        #expect(try ImageTableReader(path: project.tables + "/bgra.imagetable").count == 2)
+        // Read without leaving anything: a -shm made with the state's read-only mode kept it
+        // read-only after it was made writable again.
+        let left = try FileManager.default.contentsOfDirectory(atPath: project.tables).filter { $0.hasPrefix(".imagetable-state") }
+        #expect(left == [".imagetable-state.sqlite"], "\(left)")
+        if geteuid() == 0 { #expect(lchown(state, 65534, 65534) == 0) } else { #expect(chmod(state, 0o644) == 0) }
+        let writable = geteuid() == 0
+            ? try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", Products.imagetable] + arguments)
+            : try run(Products.imagetable, arguments)
+        #expect(writable.status == 0 && !writable.stdout.contains("state-read-only"), "\(writable.stdout)")
+
+        // An output directory this process may not write, its state and tables writable: the
+        // bake, a dry run and a listing go on (each failed reading the state).
+        if geteuid() == 0 { #expect(lchown(project.tables, 0, 0) == 0) } else { #expect(chmod(project.tables, 0o555) == 0) }
+        defer { chmod(project.tables, 0o755) }
+        for extra in [[], ["--dry-run"], ["--list"]] {
+            let arguments = ["bake", project.manifestPath, "--no-progress"] + extra
+            let run = geteuid() == 0
+                ? try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", Products.imagetable] + arguments)
+                : try run(Products.imagetable, arguments)
+            #expect(run.status == 0, "\(extra): \(run.stderr)")
+        }
+    }
+}
