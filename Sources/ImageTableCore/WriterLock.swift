@@ -66,7 +66,8 @@ final class WriterLock: Sendable {
                 // `10.0 s` reads as a measurement; the timeout is what was asked for.
                 let waited = timeout <= 0 ? "did not wait (lock timeout 0)"
                     : "gave up after " + (timeout == timeout.rounded() && timeout < 1e15 ? "\(Int(timeout))" : "\(timeout)") + " s"
-                throw ImageTableError(.locked, "\(who) is writing this table (lock file \(path)); \(waited). "
+                // The lock file by its name: it lies beside the table the error names.
+                throw ImageTableError(.locked, "\(who) is writing this table (lock file \((path as NSString).lastPathComponent)); \(waited). "
                     + "Wait for it to finish or allow a longer lock timeout", path: tablePath)
             }
             usleep(20_000)
