@@ -23,7 +23,7 @@ struct ImageTableCommand: AsyncParsableCommand {
               imagetable validate --root . manifests/*.yaml
               imagetable bake --root . manifests/demo.yaml
               imagetable export --root . manifests/demo.yaml --to build/tables
-              imagetable merge tables out/0 out/1 out/2 out/3
+              imagetable merge merged out/0 out/1 out/2 out/3
               imagetable inspect tables/*.imagetable --no-entries
               imagetable --generate-completion-script bash > imagetable.bash
 

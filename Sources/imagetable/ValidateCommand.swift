@@ -23,7 +23,7 @@ struct ValidateCommand: ParsableCommand {
 
             EXAMPLES
               imagetable validate --root . manifests/*.yaml
-              imagetable validate --format github --max-disk 2GiB manifests/*.yaml
+              imagetable validate --root . --format github --max-disk 2GiB manifests/*.yaml
               imagetable validate --format json site.yaml | jq .manifests[0].tables
 
             EXIT STATUS

@@ -37,8 +37,8 @@ struct VerifyCommand: ParsableCommand {
             EXAMPLES
               imagetable verify tables/*.imagetable
               imagetable verify tables/grid@2x.imagetable --format json
-              imagetable verify --repair tables/*   # then, unless it exits 1,
-              imagetable bake site.yaml             # renders what it cleared
+              imagetable verify --repair tables/*.imagetable  # unless it exits 1,
+              imagetable bake site.yaml                       # renders what it cleared
 
             EXIT STATUS
               0   every table is sound (or --repair only rebuilt its index or
