@@ -41,6 +41,18 @@ import Testing
         #expect(stopped.status == 1 && stopped.stdout.contains("::error file=src,title=sources-unreadable::"), "\(stopped.stdout)")
     }
 
+    /// A summary warning is annotated on its path and titled with its code, as every other
+    /// annotation is (it was titled `warning`, with the whole line as its message).
+    @Test func githubWarningsNameTheirFileAndCode() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 4))
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        _ = try project.bake()
+        try FileManager.default.copyItem(atPath: project.tables + "/grey.imagetable", toPath: project.tables + "/old.imagetable")
+        let result = try run(Products.imagetable, ["bake", "--format", "github", "manifest.yaml"], in: project.root)
+        #expect(result.stdout.contains("::warning file=tables/old.imagetable,title=orphan-table::no format of the manifest names "
+                                       + "this table; bake --prune deletes it\n"), "\(result.stdout)")
+    }
+
     /// A path that begins an output line cannot forge a workflow command: GitHub Actions reads
     /// any line that starts, after blanks, with `::` as one, and a manifest's `output:` begins
     /// the rows of the bake's table (`::stop-commands::…` would have silenced every annotation

@@ -73,12 +73,30 @@ enum BakeReport {
             if let stop = summary.stoppedBy { StandardError.report(stop) }
         case .github:
             var out = ""
-            for warning in summary.warnings { out += DiagnosticLines.githubCommand("warning", file: nil, title: "warning", message: warning) + "\n" }
+            for warning in summary.warnings { out += githubWarning(warning) + "\n" }
             for skip in summary.skipped { out += annotation("warning", skip.error) + "\n" }
             for failure in summary.failed { out += annotation("error", failure.error) + "\n" }
             Swift.print(out + PrintableText.uncommanded(text(summary, manifestPath: manifestPath)), terminator: "")
             if let stop = summary.stoppedBy { StandardError.report(stop) }
         }
+    }
+
+    /// A warning line of the summary (`PATH: warning: MESSAGE [CODE]`) as an annotation on
+    /// `PATH`, titled with its code, as every other annotation is (it was titled `warning`, with
+    /// the whole line, `warning:` and all, as its message). A line of another shape is the
+    /// message as it is.
+    private static func githubWarning(_ line: String) -> String {
+        guard let marker = line.range(of: ": warning: ") else {
+            return DiagnosticLines.githubCommand("warning", file: nil, title: "warning", message: line)
+        }
+        let path = String(line[..<marker.lowerBound])
+        var message = line[marker.upperBound...], title = "warning"
+        // A decoder's warning has no code of ours.
+        if line.hasSuffix("]"), let open = line.range(of: " [", options: .backwards), marker.upperBound <= open.lowerBound {
+            title = String(line[open.upperBound..<line.index(before: line.endIndex)])
+            message = line[marker.upperBound..<open.lowerBound]
+        }
+        return DiagnosticLines.githubCommand("warning", file: relative(path), title: title, message: String(message))
     }
 
     /// A GitHub annotation of a source's problem, on the source file, named from the working
