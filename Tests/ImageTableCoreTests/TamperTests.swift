@@ -147,6 +147,15 @@ struct TamperTests {
         writer.close()
     }
 
+    /// A table of two entries, `a` and `b`, closed; returns its path.
+    static func tableOfTwo(in dir: TemporaryDirectory) throws -> String {
+        let path = dir.file("t.imagetable")
+        let table = try openTable(path, Self.format)
+        defer { table.close() }
+        for key in ["a", "b"] { try put(table, key) }
+        return path
+    }
+
     /// Writes `count` over the header's live entry count, as a writer stopped between a record
     /// and the count, or a crash that lost the header's page, leaves it.
     static func setEntryCount(_ path: String, _ count: UInt64) {
@@ -161,11 +170,7 @@ struct TamperTests {
     /// repair and a writer count again.
     @Test func aStaleEntryCountIsReportedAndCountedAgain() throws {
         let dir = try TemporaryDirectory()
-        let path = dir.file("t.imagetable")
-        do {
-            let table = try openTable(path, Self.format)
-            for key in ["a", "b"] { try put(table, key) }
-        }
+        let path = try Self.tableOfTwo(in: dir)
         #expect(TableVerifier.verify(path: path).isValid)
         Self.setEntryCount(path, 3)
         #expect(try ImageTableReader(path: path).count == 3)
@@ -189,11 +194,7 @@ struct TamperTests {
     /// only the interrupted write is reported.
     @Test func anInterruptedWriteWidensTheCountAllowed() throws {
         let dir = try TemporaryDirectory()
-        let path = dir.file("t.imagetable")
-        do {
-            let table = try openTable(path, Self.format)
-            for key in ["a", "b"] { try put(table, key) }
-        }
+        let path = try Self.tableOfTwo(in: dir)
         let layout = try Self.format.layout()
         let fd = open(path, O_RDWR)
         var generation: UInt64 = 3
@@ -212,11 +213,7 @@ struct TamperTests {
     /// prune-and-re-add bakes during `verify` made it report a stale count now and then.
     @Test func aWriterBetweenTheReadingsAndTheCountIsNoStaleCount() throws {
         let dir = try TemporaryDirectory()
-        let path = dir.file("t.imagetable")
-        do {
-            let table = try openTable(path, Self.format)
-            for key in ["a", "b"] { try put(table, key) }
-        }
+        let path = try Self.tableOfTwo(in: dir)
         let file = try TableFile(path: path, writable: false)
         var pass = VerifierPass(file: file)
         pass.run(slots: 0..<file.scanLimit, attempts: 1)
