@@ -138,18 +138,19 @@ public struct SourceScanner: Sendable {
         var unlisted: [String] = []
         var directories: Set<String> = []
         var pending = [""]
+        // A directory whose files cannot be seen. The root is no more a set of sources than a
+        // missing one (taken for empty, it would have every entry counted as deleted); any
+        // other is reported, and what is below it is unknown, not gone.
+        func unseen(_ relative: String, at dir: String, root rootReason: String, directory reason: String) throws(ImageTableError) {
+            if relative.isEmpty { throw ImageTableError(.sourcesUnreadable, "sources directory \(rootReason)", path: root) }
+            skipped.append(ImageTableError(.unreadable, "directory \(reason); its files' entries are kept as they are", path: dir, key: relative))
+            unlisted.append(relative)
+            directories.insert(relative)
+        }
         while let relative = pending.popLast() {
             let dir = relative.isEmpty ? resolvedRoot : "\(resolvedRoot)/\(relative)"
             guard let names = DirectoryListing.names(in: dir) else {
-                // A root that cannot be listed is no more a set of sources than a missing one:
-                // taken for empty, it would have every entry counted as deleted.
-                if relative.isEmpty {
-                    throw ImageTableError(.sourcesUnreadable, "sources directory cannot be listed (\(String(cString: strerror(errno))))", path: root)
-                }
-                skipped.append(ImageTableError(.unreadable, "directory is not readable; its files' entries are kept as they are",
-                                               path: dir, key: relative))
-                unlisted.append(relative)
-                directories.insert(relative)
+                try unseen(relative, at: dir, root: "cannot be listed (\(String(cString: strerror(errno))))", directory: "is not readable")
                 continue
             }
             // Each name is stat'ed relative to its directory: a path would have the kernel walk
@@ -175,13 +176,7 @@ public struct SourceScanner: Sendable {
                     // A directory that can be read but not searched (mode 0644): its names are
                     // listed, none can be looked at. What is in it is unknown, not gone.
                     if e == EACCES {
-                        if relative.isEmpty {
-                            throw ImageTableError(.sourcesUnreadable, "sources directory cannot be searched (\(reason))", path: root)
-                        }
-                        skipped.append(ImageTableError(.unreadable, "directory cannot be searched (\(reason)); its files' entries are kept as they are",
-                                                       path: dir, key: relative))
-                        unlisted.append(relative)
-                        directories.insert(relative)
+                        try unseen(relative, at: dir, root: "cannot be searched (\(reason))", directory: "cannot be searched (\(reason))")
                         break names
                     }
                     if selects(key) {
