@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ImageManifest
 import ImageTableCore
 
 /// The `imagetable` command: bakes images into image tables and checks manifests and tables.
@@ -50,8 +51,8 @@ struct ImageTableCommand: AsyncParsableCommand {
     static func main() async {
         for index in 1..<Int(CommandLine.argc) {
             guard let raw = CommandLine.unsafeArgv[index], String(validatingCString: raw) == nil else { continue }
-            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw))
-            let shown = bytes.map { $0 < 0x80 ? String(UnicodeScalar($0)) : "\\x" + String($0, radix: 16, uppercase: true) }.joined()
+            let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw)))
+            let shown = DirectoryListing.printable(bytes)
             StandardError.print("imagetable: error: argument \(index) is not valid UTF-8: '\(PrintableText.escaped(shown))'; "
                                 + "imagetable takes paths and keys in UTF-8")
             Foundation.exit(64)

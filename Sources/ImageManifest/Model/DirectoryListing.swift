@@ -10,7 +10,7 @@ import Darwin
 /// leaves it out, so a scan that listed with it lost such a file without a word. Here every name
 /// is kept. A table key is UTF-8, so a name that is not can only be reported; it comes with a
 /// printable form for that, each byte that is not part of a UTF-8 character written `\xFF`.
-enum DirectoryListing {
+package enum DirectoryListing {
     /// One name of a directory.
     enum Name: Equatable {
         /// A UTF-8 name.
@@ -40,8 +40,8 @@ enum DirectoryListing {
     }
 
     /// `bytes` as text: UTF-8 characters as they are, every other byte as `\x` and two
-    /// upper-case hex digits.
-    static func printable(_ bytes: [UInt8]) -> String {
+    /// upper-case hex digits (also `imagetable`'s word for an argument that is not UTF-8).
+    package static func printable(_ bytes: [UInt8]) -> String {
         var out = ""
         var parser = Unicode.UTF8.ForwardParser()
         var input = bytes.makeIterator()
