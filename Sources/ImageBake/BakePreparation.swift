@@ -58,14 +58,13 @@ struct BakePreparation {
         var scanned: [[SourceFile]] = []
         var scanFailures: [SourceFailure] = []
         var unlisted: [[String]] = []
-        for family in manifest.families {
-            // A shard's bake sees only its own sources: every other key is no source of its, and
-            // is reported by no warning of its.
-            let shard = options.shard
+        // A shard's bake sees only its own sources: every other key is no source of its, and
+        // is reported by no warning of its. The scan and the planner ask the same question.
+        let shard = options.shard
+        let selectors = manifest.families.map { family in { @Sendable (key: String) in family.selects(key) && shard?.contains(key: key) != false } }
+        for (family, selects) in zip(manifest.families, selectors) {
             let scanner = SourceScanner(root: family.sourcesPath, allowOutside: options.allowOutsidePaths, excluding: manifest.outputPath,
-                                        selectsHidden: { family.selectsHiddenImage($0) && shard?.contains(key: $0) != false }) {
-                family.selects($0) && shard?.contains(key: $0) != false
-            }
+                                        selectsHidden: { family.selectsHiddenImage($0) && shard?.contains(key: $0) != false }, selects: selects)
             let found = try scanner.scanAll()
             scanned.append(found.sources)
             unlisted.append(found.unlisted)
@@ -121,8 +120,7 @@ struct BakePreparation {
             // are equal as strings (`ambiguous-name`).
             BakePlanner.Family(name: family.name, sources: diffed[f].sources,
                                tables: owned[f].map { BakePlanner.Table(index: $0, capacity: tables[$0].format.capacity, entries: held[$0]!) },
-                               vanished: Set(diffed[f].vanished.map(\.key)), unlisted: unlisted[f],
-                               selects: { family.selects($0) && options.shard?.contains(key: $0) != false })
+                               vanished: Set(diffed[f].vanished.map(\.key)), unlisted: unlisted[f], selects: selectors[f])
         }
         let plan = BakePlanner(prune: options.prune).plan(families, tableCount: tables.count)
         let replacing = zip(plan.tables, held).map { change, held in Set(change.writes.lazy.filter { held?[$0] != nil }) }
