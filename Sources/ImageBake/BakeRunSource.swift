@@ -138,7 +138,7 @@ extension BakeRun {
                 fingerprint: fingerprint, checkedNs: s.readNs, tables: []))
             bakeState.forgetFailure(of: source.job.source, settings: failureSettings[source.job.family])
             if !rendered.warnings.isEmpty {
-                state.withLock { $0.summary.warnings += rendered.warnings.map { "\(path): warning: \(PrintableText.escaped($0))" } }
+                state.withLock { $0.summary.warnings += rendered.warnings.map { BakeWarning(path: path, message: PrintableText.escaped($0), code: nil) } }
             }
             return .decoded(rendered.decodes)
         case .success(let other):

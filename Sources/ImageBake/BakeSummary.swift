@@ -92,8 +92,9 @@ public struct BakeSummary: Sendable {
     public var keptPrevious = 0
     /// Files skipped with a warning, not failed: not images, changed while they were read.
     public var skipped: [SourceFailure] = []
-    /// Warnings for people: over-full tables, decoder warnings, tables no format names.
-    public var warnings: [String] = []
+    /// Warnings for people: over-full tables, decoder warnings, tables no format names, a bake
+    /// state replaced or read only.
+    public var warnings: [BakeWarning] = []
     /// Tables no format of the manifest names, deleted by `--prune`, as a person would type them.
     public var prunedTables: [String] = []
     /// Per table.
@@ -127,4 +128,31 @@ public struct BakeProgress: Sendable {
     public let failed: Int
     /// Seconds since the bake started.
     public let elapsed: Double
+}
+
+/// A warning of a bake, kept in its parts, so that each output shapes it as it shapes the rest:
+/// a line for people (``description``), or a GitHub annotation on its file, titled with its code.
+public struct BakeWarning: Sendable, Hashable, CustomStringConvertible {
+    /// The file it concerns, as the summary names it: a table, the bake state, a source.
+    public let path: String
+    /// What is wrong, for people.
+    public let message: String
+    /// The stable code (`orphan-table`, `more-sources-than-slots`, `state-reset`…), or `nil`
+    /// for a decoder's own warning, which has none of ours.
+    public let code: String?
+
+    /// Creates a warning.
+    ///
+    /// - Parameters:
+    ///   - path: the file it concerns.
+    ///   - message: what is wrong.
+    ///   - code: its stable code, or `nil` for a decoder's warning.
+    public init(path: String, message: String, code: String?) {
+        self.path = path
+        self.message = message
+        self.code = code
+    }
+
+    /// `PATH: warning: MESSAGE [CODE]`, as every compiler-style line is.
+    public var description: String { "\(path): warning: \(message)" + (code.map { " [\($0)]" } ?? "") }
 }

@@ -123,7 +123,7 @@ public enum Baker {
         summary = finish(summary, plan: plan, scanFailures: prepared.scanFailures, vanished: vanished.found, tables: tables, options: options,
                          started: started)
         // A cache lost, not a failure: said, since the next bakes read every source again.
-        summary.warnings += state.notices.map { "\(manifest.displayOutput)/\(BakeState.fileName): warning: \($0.message) [\($0.code)]" }
+        summary.warnings += state.notices.map { BakeWarning(path: "\(manifest.displayOutput)/\(BakeState.fileName)", message: $0.message, code: $0.code) }
         for orphan in orphanTables(manifest) {
             if options.prune && options.dryRun {
                 // Listed as the bake would list it, so that a script reads a dry run's document
@@ -132,8 +132,8 @@ public enum Baker {
             } else if options.prune {
                 // Never under a writer: a runtime cache may keep formats of its own here.
                 guard let lock = try? TableLock(tablePath: orphan.path, timeout: 0) else {
-                    summary.warnings.append("\(orphan.display): warning: no format of the manifest names this table, but another "
-                                            + "process is writing it, so --prune leaves it [orphan-table]")
+                    summary.warnings.append(BakeWarning(path: orphan.display, message: "no format of the manifest names this table, but another "
+                                                        + "process is writing it, so --prune leaves it", code: "orphan-table"))
                     continue
                 }
                 defer { lock.release() }
@@ -142,8 +142,8 @@ public enum Baker {
                     summary.prunedTables.append(orphan.display)
                 }
             } else {
-                summary.warnings.append("\(orphan.display): warning: no format of the manifest names this table; "
-                                        + "bake --prune deletes it [orphan-table]")
+                summary.warnings.append(BakeWarning(path: orphan.display, message: "no format of the manifest names this table; "
+                                                    + "bake --prune deletes it", code: "orphan-table"))
             }
         }
         if options.strict, let first = summary.failed.first {
@@ -176,9 +176,9 @@ public enum Baker {
             // The plan's own count: slots kept for keys the scan could not see leave fewer.
             guard !change.leftOut.isEmpty else { return nil }
             let out = change.leftOut.count
-            return "\(table.displayPath): warning: family '\(table.format.family)' has \(change.candidates) sources but format "
+            return BakeWarning(path: table.displayPath, message: "family '\(table.format.family)' has \(change.candidates) sources but format "
                 + "'\(table.format.id)' holds \(change.capacity); the \(out) least recently modified \(out == 1 ? "is" : "are") left out "
-                + "(see docs/BAKE.md) [more-sources-than-slots]"
+                + "(see docs/BAKE.md)", code: "more-sources-than-slots")
         } + summary.warnings
         summary.tables = zip(tables, plan.tables).map { table, change in
             let c = table.counts.withLock { $0 }

@@ -211,7 +211,7 @@ struct BakeCommand: ParsableCommand {
         }
         if list {
             let listing = summary.plan?.listing(skipping: summary.skipped) ?? []
-            Swift.print(format == .json ? SourceListing.json(listing) : PrintableText.uncommanded(SourceListing.text(listing)), terminator: "")
+            if format == .json { Swift.print(SourceListing.json(listing), terminator: "") } else { StandardOutput.write(SourceListing.text(listing)) }
             if format != .json {
                 // A failure of no listed key (a directory that cannot be listed, a link that
                 // cannot be followed) has no line above: said here, or the listing was silent.

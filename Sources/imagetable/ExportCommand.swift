@@ -97,7 +97,7 @@ struct ExportCommand: ParsableCommand {
         case .text:
             if error.code == .invalidManifest {
                 // Errors go to standard error, as every other error of the command does.
-                StandardError.write(PrintableText.uncommanded(TextReport.render([report])))
+                StandardError.write(TextReport.render([report]))
             } else {
                 StandardError.report(error)
             }

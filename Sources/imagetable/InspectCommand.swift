@@ -73,7 +73,7 @@ struct InspectCommand: ParsableCommand {
             var first = true
             for result in results {
                 if let summary = result.summary {
-                    print((first ? "" : "\n") + PrintableText.uncommanded(InspectReport.text(summary)), terminator: "")
+                    StandardOutput.write((first ? "" : "\n") + InspectReport.text(summary))
                     for notice in summary.notices {
                         StandardError.print("\(result.path): warning: \(notice.message) [\(notice.kind)]")
                     }

@@ -1,6 +1,5 @@
 import ArgumentParser
 import ImageManifest
-import ImageTableCore
 
 /// `imagetable validate MANIFEST...`: checks manifests for CI without touching images or tables.
 ///
@@ -61,12 +60,11 @@ struct ValidateCommand: ParsableCommand {
                                         maxDiskBytes: maxDisk?.bytes, root: root, countsSources: true)
         let validator = ManifestValidator(options: options)
         let reports = manifests.map { validator.validate(fileAt: $0) }
-        let output = switch format {
-        case .text: PrintableText.uncommanded(TextReport.render(reports))
-        case .json: JSONReport.render(reports)
-        case .github: GitHubReport.render(reports)
+        switch format {
+        case .text: StandardOutput.write(TextReport.render(reports))
+        case .json: print(JSONReport.render(reports), terminator: "")
+        case .github: print(GitHubReport.render(reports), terminator: "")
         }
-        print(output, terminator: "")
         if reports.contains(where: { !$0.isValid }) { throw ExitStatus.failure }
     }
 }

@@ -97,7 +97,7 @@ struct VerifyCommand: ParsableCommand {
             for result in results {
                 let (problems, status) = VerifyReport.text(result)
                 problems.forEach(StandardError.print)
-                print(PrintableText.uncommanded(status))
+                StandardOutput.write(status + "\n")
             }
         }
         // The worst table's: 1 (damage, no verdict) over 2 (the next bake completes it) over 0.

@@ -108,7 +108,7 @@ struct BakeTests {
         let summary = try project.bake()
         #expect(summary.decoded == 3 && summary.leftOut == 4 && summary.failed.isEmpty, "\(summary.failed)")
         #expect(summary.tables.allSatisfy { $0.written == 3 && $0.evicted == 0 && $0.entries == 3 && $0.leftOut == 4 })
-        #expect(summary.warnings.count == 4 && summary.warnings.allSatisfy { $0.contains("has 7 sources but format") })
+        #expect(summary.warnings.count == 4 && summary.warnings.allSatisfy { $0.description.contains("has 7 sources but format") })
         let table = try ImageTableReader(path: project.tables + "/bgra.imagetable")
         #expect(Set(table.entries().map(\.key)) == ["p4.jpg", "p5.jpg", "p6.jpg"], "the three most recently modified")
         let again = try project.bake()

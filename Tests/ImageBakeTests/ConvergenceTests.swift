@@ -101,7 +101,7 @@ import Glibc
         // A format renamed: its old table is reported, and deleted only with --prune.
         try project.renameFormat("grey", to: "gray")
         let reported = try project.bake()
-        #expect(reported.warnings.contains { $0.hasSuffix("grey.imagetable: warning: no format of the manifest names this table; bake --prune deletes it [orphan-table]") })
+        #expect(reported.warnings.contains { $0.description.hasSuffix("grey.imagetable: warning: no format of the manifest names this table; bake --prune deletes it [orphan-table]") })
         let pruned = try project.bake { $0.prune = true }
         #expect(pruned.tables.filter { $0.format != "gray" }.allSatisfy { $0.pruned == 1 && $0.entries == 2 })
         #expect(pruned.prunedTables.count == 1 && !FileManager.default.fileExists(atPath: project.tables + "/grey.imagetable"))

@@ -60,16 +60,16 @@ enum BakeReport {
                           seconds: summary.seconds,
                           phases: summary.phases, cpu: summary.cpu, sources: sources, tables: summary.tables,
                           failures: summary.failed, skipped: summary.skipped,
-                          warnings: summary.warnings, prunedTables: summary.prunedTables, diagnostics: entries(report),
+                          warnings: summary.warnings.map(\.description), prunedTables: summary.prunedTables, diagnostics: entries(report),
                           plan: summary.dryRun ? summary.plan.map { PlanDocument($0, tables: summary.tables) } : nil, fatal: summary.stoppedBy,
                           shard: summary.shard.map { Shard(index: $0.index, count: $0.count) }))
         case .text:
-            for warning in summary.warnings { StandardError.print(warning) }
+            for warning in summary.warnings { StandardError.print(warning.description) }
             for skip in summary.skipped {
                 StandardError.print(skip.error.description.replacingOccurrences(of: ": error: ", with: ": warning: "))
             }
             for failure in summary.failed where !alreadyShown.contains(failure) { StandardError.report(failure.error) }
-            Swift.print(PrintableText.uncommanded(text(summary, manifestPath: manifestPath)), terminator: "")
+            StandardOutput.write(text(summary, manifestPath: manifestPath))
             if let stop = summary.stoppedBy { StandardError.report(stop) }
         case .github:
             var out = ""
@@ -81,22 +81,10 @@ enum BakeReport {
         }
     }
 
-    /// A warning line of the summary (`PATH: warning: MESSAGE [CODE]`) as an annotation on
-    /// `PATH`, titled with its code, as every other annotation is (it was titled `warning`, with
-    /// the whole line, `warning:` and all, as its message). A line of another shape is the
-    /// message as it is.
-    private static func githubWarning(_ line: String) -> String {
-        guard let marker = line.range(of: ": warning: ") else {
-            return DiagnosticLines.githubCommand("warning", file: nil, title: "warning", message: line)
-        }
-        let path = String(line[..<marker.lowerBound])
-        var message = line[marker.upperBound...], title = "warning"
-        // A decoder's warning has no code of ours.
-        if line.hasSuffix("]"), let open = line.range(of: " [", options: .backwards), marker.upperBound <= open.lowerBound {
-            title = String(line[open.upperBound..<line.index(before: line.endIndex)])
-            message = line[marker.upperBound..<open.lowerBound]
-        }
-        return DiagnosticLines.githubCommand("warning", file: relative(path), title: title, message: String(message))
+    /// A summary warning as an annotation on its file, titled with its code, as every other
+    /// annotation is (a decoder's warning, which has no code of ours, is titled `warning`).
+    private static func githubWarning(_ warning: BakeWarning) -> String {
+        DiagnosticLines.githubCommand("warning", file: relative(warning.path), title: warning.code ?? "warning", message: warning.message)
     }
 
     /// A GitHub annotation of a source's problem, on the source file, named from the working
@@ -147,7 +135,7 @@ enum BakeReport {
             emit(failure(report, ImageTableError(.invalidManifest, "the manifest has errors", path: report.file)))
         case .text:
             // Standard error: standard output holds the report of a bake, or `--list`'s sources.
-            StandardError.write(PrintableText.uncommanded(TextReport.render([report])))
+            StandardError.write(TextReport.render([report]))
         case .github:
             Swift.print(GitHubReport.render([report]), terminator: "")
         }

@@ -37,7 +37,7 @@ enum ExportReport {
                 out += "  " + TerminalWidth.padded(t.file, to: width)
                     + "  \(t.entries) entries  \(t.bytes) bytes  sha256 \(t.sha256)\n"
             }
-            Swift.print(PrintableText.uncommanded(out), terminator: "")
+            StandardOutput.write(out)
         }
     }
 

@@ -26,7 +26,7 @@ enum MergeReport {
                                                    warnings: summary.warnings, fatal: nil)), terminator: "")
         case .text:
             for warning in summary.warnings { StandardError.print(warning) }
-            Swift.print(PrintableText.uncommanded(text(summary, output: output, inputs: inputs.count)), terminator: "")
+            StandardOutput.write(text(summary, output: output, inputs: inputs.count))
         }
     }
 

@@ -49,13 +49,24 @@ enum StandardError {
         FileHandle.standardError.write(Data((PrintableText.line(line) + "\n").utf8))
     }
 
-    /// Writes `text` as it is: for terminal control that the caller has already escaped around.
+    /// Writes `text`, already escaped (a rendered report, or terminal control the caller has
+    /// escaped around), each line kept from reading as a CI command.
     static func write(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        FileHandle.standardError.write(Data(PrintableText.uncommanded(text).utf8))
     }
 
     /// Writes an error compiler-style: `path: error: message (cause) [code]`.
     static func report(_ error: ImageTableError) {
         print(error.description)
+    }
+}
+
+/// Text reports go to standard output through here: already escaped for the terminal, each line
+/// is kept from reading as a CI command (``PrintableText/uncommanded(_:)``), as every line
+/// ``StandardError`` writes is. JSON documents and PNGs are written as they are.
+enum StandardOutput {
+    /// Writes `text`: whole lines, each ending in a line break.
+    static func write(_ text: String) {
+        Swift.print(PrintableText.uncommanded(text), terminator: "")
     }
 }
