@@ -102,6 +102,8 @@ extension BakeRun {
             return lost(loss, job: source.job, losses: countLoss(of: &worker))
         case .success(.failed(let failure)):
             write.abandon()
+            // The worker answered: whatever failed, it was the source, not the worker.
+            state.withLock { $0.consecutiveLosses = 0 }
             let error = failure.error(path: path, key: key)
             if error.code == .changedWhileReading { return .changedWhileReading(SourceFailure(family: family.name, error: error)) }
             if error.code == .unreadable && FileStat(path: path) == nil { return .gone }
@@ -159,6 +161,14 @@ extension BakeRun {
     /// bake's when workers keep failing before anything is baked.
     private func lost(_ loss: WorkerConnection.Loss, job: BakePlan.Job, losses: Int) -> Result {
         if losses >= 3 && state.withLock({ $0.summary.decoded == 0 }) {
+            if case .timedOut(let seconds) = loss {
+                // Not the worker's fault as far as anyone can tell: a timeout too short for any
+                // source, or sources that cannot be read (a mount that does not answer).
+                return .fatal(ImageTableError(.timedOut, "stopped the bake: \(losses) sources in a row took longer than the "
+                                              + "timeout (--timeout \(WorkerConnection.Loss.seconds(seconds))) and nothing has "
+                                              + "been baked yet; is the timeout too short, or is the file system not answering?",
+                                              path: job.source.path, key: job.source.key))
+            }
             return .fatal(ImageTableError(.workerUnavailable, "worker processes keep failing before baking anything: \(loss)",
                                           path: options.workerExecutable))
         }

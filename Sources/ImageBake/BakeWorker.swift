@@ -78,7 +78,7 @@ extension WorkerConnection.Loss {
         case .died(let status, nil):
             ImageTableError(.workerCrashed, "the decoder exited with status \(status) while working on this file", path: path, key: key)
         case .timedOut(let seconds):
-            ImageTableError(.timedOut, "decoding took longer than \(Int(seconds)) s; the worker was stopped", path: path, key: key)
+            ImageTableError(.timedOut, "decoding took longer than \(Self.seconds(seconds)); the worker was stopped", path: path, key: key)
         case .brokeProtocol:
             ImageTableError(.protocolError, description, path: path, key: key)
         }

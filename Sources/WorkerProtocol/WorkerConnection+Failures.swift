@@ -22,8 +22,13 @@ extension WorkerConnection {
             }
         }
 
-        private static func seconds(_ s: Double) -> String {
-            s == s.rounded() ? "\(Int(s)) s" : String(format: "%.1f s", s)
+        /// A duration as messages write it: `120 s`, `2.5 s`, `0.001 s` (a timeout under a tenth
+        /// of a second read `0.0 s`).
+        ///
+        /// - Parameter s: seconds, finite and not negative.
+        /// - Returns: the seconds and their unit.
+        public static func seconds(_ s: Double) -> String {
+            s == s.rounded() && s < 1e15 ? "\(Int(s)) s" : String(format: "%g s", s)
         }
     }
 

@@ -61,11 +61,14 @@ struct VerifyCommand: ParsableCommand {
     @Flag(help: "Clear damaged and interrupted entries (under the writer lock) so that the next bake renders them again; rebuild the index and count the entries.")
     var repair = false
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("With --repair, seconds to wait for another process writing a table.", valueName: "seconds"))
-    var lockTimeout: Double = 10
+    @Option(parsing: .unconditional, help: ArgumentHelp("With --repair, seconds to wait for another process writing a table (default 10).", valueName: "seconds"))
+    var lockTimeout: Double?
 
     func validate() throws {
-        guard lockTimeout >= 0 else { throw ValidationError("--lock-timeout must be a number of seconds, 0 or more.") }
+        // Verifying alone never waits (it reads under the table's change counter), so a timeout
+        // without --repair would be a silent no-op: most likely --repair was forgotten.
+        guard lockTimeout == nil || repair else { throw ValidationError("--lock-timeout applies only with --repair.") }
+        guard (lockTimeout ?? 0) >= 0 else { throw ValidationError("--lock-timeout must be a number of seconds, 0 or more.") }
     }
 
     func run() throws {
@@ -85,7 +88,7 @@ struct VerifyCommand: ParsableCommand {
                 continue
             }
             do {
-                results.append(VerifyReport.result(path: path, try TableRepair.repair(path: path, lockTimeout: lockTimeout), cleared: true))
+                results.append(VerifyReport.result(path: path, try TableRepair.repair(path: path, lockTimeout: lockTimeout ?? 10), cleared: true))
             } catch {
                 results.append(VerifyReport.result(path: path, report, cleared: false, failure: error.at(error.path ?? path)))
             }

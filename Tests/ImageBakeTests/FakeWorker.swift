@@ -29,6 +29,9 @@ enum FakeWorker {
         /// Like ``chatty`` without the prints, but takes a quarter of a second per job and writes
         /// its process id into a file beside the script, so a test can count the workers.
         case slow
+        /// Kills itself with SIGSEGV on sources whose names contain `-crash`, answers those whose
+        /// names contain `-fail` with a `decode-failed` failure, and renders the others.
+        case crashOrFail = "crash-or-fail"
     }
 
     /// Writes the fake for `mode` into `directory` and returns its path.
@@ -57,6 +60,12 @@ enum FakeWorker {
                     os.kill(os.getpid(), signal.SIGSEGV)
                 if MODE == "hang" or (MODE == "hang-marked" and marked):
                     time.sleep(3600)
+                name = os.path.basename(body["source"])
+                if MODE == "crash-or-fail" and "-crash" in name:
+                    os.kill(os.getpid(), signal.SIGSEGV)
+                if MODE == "crash-or-fail" and "-fail" in name:
+                    send(i, "failed", {"code": "decode-failed", "message": "not a picture"})
+                    continue
                 if MODE == "garbage":
                     replies.write(b"this is not a reply\\n")
                     continue

@@ -37,9 +37,35 @@ import Glibc
 
     @Test func aWorkerPastTheTimeoutIsStoppedAndTheSourceTimesOut() throws {
         let started = Date()
-        let (summary, _) = try bake(.hang, timeout: 1)
+        let (summary, _) = try bake(.hang, timeout: 0.25)
         #expect(summary.failed.map(\.error.code) == [.timedOut])
+        // A timeout under a second is written as it was given (it read "0 s").
+        #expect(summary.failed.first?.error.message == "decoding took longer than 0.25 s; the worker was stopped")
         #expect(Date().timeIntervalSince(started) < 20, "the hung worker must be killed, not waited for")
+    }
+
+    /// Timeouts that stop a bake are not called an unavailable worker: it answered its handshake,
+    /// and the likelier causes are the timeout itself or sources that cannot be read.
+    @Test func sourcesThatKeepTimingOutStopTheBakeSayingSo() throws {
+        let error = #expect(throws: ImageTableError.self) { try bake(.hang, sources: 4, timeout: 0.1) }
+        #expect(error?.code == .timedOut, "\(String(describing: error))")
+        #expect(error?.message == "stopped the bake: 3 sources in a row took longer than the timeout (--timeout 0.1 s) and "
+                + "nothing has been baked yet; is the timeout too short, or is the file system not answering?")
+        #expect(error?.path?.hasSuffix("/s2.jpg") == true, "\(String(describing: error?.path))")
+    }
+
+    /// A worker that answers a source with a failure is working: crashes on either side of it
+    /// are not "in a row", and the bake goes on to the sources that render.
+    @Test func aFailureAnsweredBetweenCrashesKeepsTheBakeGoing() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10))
+        for name in ["1-crash", "2-crash", "3-fail", "4-crash", "5-good"] {
+            try project.add(name + ".jpg", from: Corpus.photo("Landscape_1"))
+        }
+        let fake = try FakeWorker.install(.crashOrFail, in: project.root)
+        let summary = try project.bake(jobs: 1) { $0.workerExecutable = fake }
+        #expect(summary.failed.map(\.error.code) == [.workerCrashed, .workerCrashed, .decodeFailed, .workerCrashed],
+                "\(summary.failed)")
+        #expect(summary.decoded == 1)
     }
 
     @Test(arguments: [FakeWorker.Mode.garbage, .wrongID])

@@ -176,7 +176,10 @@ struct VerifyStateTests {
         let run = try imagetable("verify", "--repair", "--lock-timeout", "0", table.path)
         #expect(run.status == 1)
         #expect(run.stderr.contains("[pixel-checksum-mismatch]") && run.stderr.contains("[locked]"))
-        #expect(try imagetable("verify", "--lock-timeout", "-1", table.path).status == 64)
+        #expect(try imagetable("verify", "--repair", "--lock-timeout", "-1", table.path).status == 64)
+        // Verifying alone never waits: a timeout without --repair is refused, not ignored.
+        let forgotten = try imagetable("verify", "--lock-timeout", "5", table.path)
+        #expect(forgotten.status == 64 && forgotten.stderr.contains("--lock-timeout applies only with --repair."), "\(forgotten.stderr)")
     }
 
     /// A forged second record claiming `b.jpg`'s entity (record checksum recomputed) made
