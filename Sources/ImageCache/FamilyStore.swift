@@ -28,12 +28,18 @@ enum FamilyStore {
         } catch {
             return .failure(error)
         }
-        let reservations: [SlotReservation]
+        let rects: [PixelRect]
         do throws(ImageTableError) {
-            let rects = try renderer.render(source, into: write.renderTargets)
-            reservations = try write.complete(contentRects: rects)
+            rects = try renderer.render(source, into: write.renderTargets)
         } catch {
             write.abandon()
+            return .failure(.decode(error, key: entity.key, format: nil))
+        }
+        let reservations: [SlotReservation]
+        do throws(ImageTableError) {
+            // On failure `complete` has given back every slot itself.
+            reservations = try write.complete(contentRects: rects)
+        } catch {
             return .failure(.decode(error, key: entity.key, format: nil))
         }
         var images: [String: CachedImage] = [:]

@@ -27,7 +27,9 @@ extension ImageCache {
             guard !Task.isCancelled else { throw .cancelled(key: entity.key, format: table.id) }
             let ticket = flights.join(key, format: table.id) { id in startFlight(id, key: key, entity: entity, format: table) }
             if ticket.joined { counters.joined.add(1, ordering: .relaxed) }
-            switch await flights.wait(ticket) {
+            // A provider waiting here lends its fetch place meanwhile: held, it could be the one
+            // the fetch it waits for needs.
+            switch await fetchLimiter.lendingPlace({ await flights.wait(ticket) }) {
             case .success(let images):
                 // A handle whose entry other writes evicted already reads nothing: try again.
                 if let image = images[table.id].flatMap({ $0.isCurrent ? $0 : nil }) ?? table.hit(entity) { return image }

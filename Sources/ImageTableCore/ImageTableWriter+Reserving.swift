@@ -165,13 +165,19 @@ extension ImageTableWriter {
         }
     }
 
-    /// Gives a reservation's slot back unpublished. Idempotent.
+    /// Gives a reservation's slot back unpublished. Idempotent: a reservation already abandoned
+    /// or published is left alone, and so is a newer reservation of the same key, which may
+    /// have been given the very slot this one freed.
     ///
     /// - Parameter reservation: a reservation from this table.
     public func abandon(_ reservation: SlotReservation) {
         guard reservation.owner == ObjectIdentifier(self) else { return }
         state.withLock { s in
-            guard let pending = s.pending.removeValue(forKey: reservation.entityUUID) else { return }
+            // Going by the key alone, a second abandon tore down the newer reservation and freed
+            // its slot twice, so two keys could be published into one slot.
+            guard let pending = s.pending[reservation.entityUUID], pending.slot == reservation.slot,
+                  pending.generation == reservation.generation else { return }
+            s.pending[reservation.entityUUID] = nil
             let record = file.record(reservation.slot)
             record.clear()
             record.endWrite(reservation.generation &+ 1)

@@ -7,8 +7,9 @@ extension ImageTableWriter {
     ///
     /// - Parameter reservations: reservations from ``reserve(key:sourceUUID:evicting:staged:replacingOwn:)`` on this table.
     /// - Returns: one outcome per reservation.
-    /// - Throws: ``ImageTableError`` `invalidArgument` for a foreign reservation or a content
-    ///   rectangle outside the slot, `io`/`noSpace` when a flush fails (never retried).
+    /// - Throws: ``ImageTableError`` `invalidArgument` for a foreign reservation, one no longer
+    ///   pending (abandoned or published already) or a content rectangle outside the slot,
+    ///   `io`/`noSpace` when a flush fails (never retried).
     @discardableResult
     public func publish(_ reservations: [SlotReservation]) throws(ImageTableError) -> [WriteOutcome] {
         let l = file.layout
@@ -19,6 +20,17 @@ extension ImageTableWriter {
                 reservations.forEach(abandon)
                 throw ImageTableError(.invalidArgument, "reservation for '\(r.key)' is foreign or its content rectangle \(c) lies outside the slot", path: path)
             }
+        }
+        // A slot given back may already be another key's: publishing into it would serve that
+        // key's pixels under this one.
+        let (closed, gone) = state.withLock { s in
+            (s.closed, reservations.first { r in s.pending[r.entityUUID].map { $0.slot != r.slot || $0.generation != r.generation } ?? true })
+        }
+        // A closed handle gave every reservation up; that is the error to report.
+        if closed { throw ImageTableError(.notWritable, "table is closed", path: path) }
+        if let gone {
+            reservations.forEach(abandon)
+            throw ImageTableError(.invalidArgument, "reservation for '\(gone.key)' is no longer pending (abandoned or published already)", path: path)
         }
         let checksums = reservations.map { $0.pixelChecksum ?? CRC32.checksum(UnsafeRawBufferPointer($0.pixels)) }
         let flushed = options.durability == .flushed

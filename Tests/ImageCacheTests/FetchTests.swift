@@ -162,6 +162,43 @@ import Testing
         #expect(try cache.cachedImage(for: entity, format: "grey") != nil, "the fetch drew the whole family")
     }
 
+    /// A provider that asks the cache for another entity lends its fetch place while it waits:
+    /// with one place, the fetch it waited for could never start (and with the default six,
+    /// six such providers stopped every fetch of the cache).
+    @Test(arguments: [1, 2])
+    func aProviderAskingForAnotherEntityDoesNotStopTheFetches(places: Int) async throws {
+        final class Nesting: SourceProvider {
+            let cache = Mutex<ImageCache?>(nil)
+            let inner = Mutex<[String]>([])
+            func source(for entity: CacheEntity, format: TableFormat) async throws -> SourceImage {
+                // Every outer entity asks for one inner entity: more waiting providers than places.
+                if entity.key.hasPrefix("outer"), let cache = cache.withLock({ $0 }) {
+                    let image = try await cache.image(for: CacheEntity(key: "inner", sourceName: "1"), format: "small")
+                    inner.withLock { $0.append(image.key) }
+                }
+                return .photo("Landscape_0")
+            }
+        }
+        let provider = Nesting()
+        let directory = NSTemporaryDirectory() + "imagecache-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = ImageCache.Configuration(directory: directory, formats: Fixture.formats)
+        configuration.maximumConcurrentFetches = places
+        let cache = try ImageCache(configuration: configuration, provider: provider)
+        provider.cache.withLock { $0 = cache }
+        defer {
+            provider.cache.withLock { $0 = nil }
+            cache.close()
+        }
+        let outers = (0..<3).map { i in Task { try await cache.image(for: CacheEntity(key: "outer\(i)", sourceName: "1"), format: "icon") } }
+        let finished = await eventually(within: 30) { provider.inner.withLock { $0.count } == 3 }
+        if !finished { outers.forEach { $0.cancel() } }
+        #expect(finished, "the providers' own requests never returned")
+        for (i, task) in outers.enumerated() { #expect(try await task.value.key == "outer\(i)") }
+        // Lent places are taken back: the limit still holds afterwards.
+        #expect(cache.statistics.fetches == 4)
+    }
+
     /// No more than `maximumConcurrentFetches` provider calls run at once; the other fetches wait
     /// their turn, and one cancelled while it waits never calls the provider.
     @Test func atMostTheConfiguredNumberOfFetchesCallTheProviderAtOnce() async throws {

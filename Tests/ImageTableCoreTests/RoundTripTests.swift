@@ -87,4 +87,28 @@ struct RoundTripTests {
         #expect(!table.contains(key: "new") && table.count == 0)
         #expect(TableVerifier.verify(path: table.path).isValid)
     }
+
+    /// Abandoning twice, as a caller that abandons after a failure its helper already cleaned
+    /// up does, must not reach a newer reservation of the same key: going by the key, it tore
+    /// that one down and freed its slot a second time, so two keys were published into one slot.
+    @Test func aSecondAbandonLeavesANewerReservationOfTheKeyAlone() throws {
+        let dir = try TemporaryDirectory()
+        let table = try openTable(dir.file("t.imagetable"), descriptor(capacity: 3))
+        let r1 = try table.reserve(key: "k", sourceUUID: UUID())
+        table.abandon(r1)
+        let r2 = try table.reserve(key: "k", sourceUUID: UUID())
+        #expect(r2.slot == r1.slot, "the freed slot is taken again first")
+        table.abandon(r1)
+        let pixels = pattern(for: "k", layout: table.layout, bytesPerRow: table.layout.bytesPerRow)
+        r2.pixels.copyBytes(from: pixels)
+        try table.publish([r2])
+        let other = try table.reserve(key: "other", sourceUUID: UUID())
+        #expect(other.slot != r2.slot, "the published slot was handed out again")
+        table.abandon(other)
+        #expect(table.count == 1 && TableVerifier.verify(path: table.path).isValid)
+        // A reservation given back cannot be published afterwards either.
+        let error = #expect(throws: ImageTableError.self) { try table.publish([r1]) }
+        #expect(error?.message.contains("no longer pending") == true, "\(String(describing: error))")
+        #expect(try table.withImage(forKey: "k") { rows(of: $0) } == pattern(for: "k", layout: table.layout))
+    }
 }
