@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#if defined(__APPLE__)
 #include <sys/stat.h>
-#else
+#include <sys/statvfs.h>
+#if !defined(__APPLE__)
 #include <linux/falloc.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -29,6 +29,30 @@ int itc_holes_fault(int fd) {
     (void)fd;
     return 0;
 #endif
+}
+
+int64_t itc_hole_bytes(int fd, int64_t from, int64_t to) {
+#if defined(__linux__) && defined(SEEK_HOLE)
+    int64_t holes = 0, at = from;
+    while (at < to) {
+        off_t hole = lseek(fd, at, SEEK_HOLE);
+        if (hole < 0 || hole >= to) break;
+        off_t data = lseek(fd, hole, SEEK_DATA);
+        int64_t end = (data < 0 || data > to) ? to : data;  // ENXIO: a hole to the end
+        holes += end - hole;
+        at = end;
+    }
+    return holes;
+#else
+    (void)fd; (void)from; (void)to;
+    return 0;
+#endif
+}
+
+int64_t itc_free_bytes(int fd) {
+    struct statvfs fs;
+    if (fstatvfs(fd, &fs) != 0) return -1;
+    return (int64_t)fs.f_bavail * (int64_t)fs.f_frsize;
 }
 
 void *itc_mutex_create(void) {
@@ -70,6 +94,13 @@ int itc_reserve(int fd, int64_t offset, int64_t length) {
 #else
     int result;
     do { result = posix_fallocate(fd, offset, length); } while (result == EINTR);
+    if (result != 0) {
+        // ext4 keeps the blocks, and the size, it got before running out: a failed reservation
+        // of a large range left the disk full for every other file, with nothing written. The
+        // file ended at `offset`; cutting it back there gives them back.
+        struct stat st;
+        if (fstat(fd, &st) == 0 && st.st_size > offset) (void)ftruncate(fd, offset);
+    }
     return result;
 #endif
 }

@@ -107,10 +107,14 @@ public struct BakeSummary: Sendable {
     public var cpu = BakeCPU()
     /// Whether this was a `--dry-run` (nothing was written; counts are what would happen).
     public var dryRun = false
-    /// Whether `--strict` stopped the bake at the first failure.
+    /// Whether the bake stopped before its end: `--strict` at the first failure, or an error
+    /// of the bake's own during the run (``stoppedBy``).
     public var stoppedEarly = false
-    /// With `--strict` and a failed source, the `source-failed` error that
-    /// ``Baker/bake(_:options:)`` throws (``Baker/bakeReportingStop(_:options:)`` returns it here).
+    /// What stopped the bake once it had begun writing: with `--strict` and a failed source,
+    /// `source-failed`; else the run's fatal error (a full disk, a table's I/O error, a bake
+    /// state that could not be committed). ``Baker/bake(_:options:)`` throws it;
+    /// ``Baker/bakeReportingStop(_:options:)`` returns it here, with the counts of what was
+    /// written before.
     public var stoppedBy: ImageTableError?
     /// The plan the bake followed (what a dry run prints).
     public var plan: BakePlan?

@@ -41,14 +41,16 @@ public enum Baker {
     }
 
     /// Bakes `manifest` as ``bake(_:options:)`` does, but returns the summary of a bake that
-    /// `--strict` stopped, with ``BakeSummary/stoppedBy`` set, rather than throwing: what was
-    /// baked before the failure is committed, and a report shows it.
+    /// stopped once it had begun writing (`--strict`, or an error such as a full disk during
+    /// the run), with ``BakeSummary/stoppedBy`` set, rather than throwing: what was baked before
+    /// is committed, and a report shows it.
     ///
     /// - Parameters:
     ///   - manifest: a validated manifest.
     ///   - options: jobs, limits, strictness, dry run, pruning, worker executable.
     /// - Returns: the summary.
-    /// - Throws: as ``bake(_:options:)``, but for `--strict`'s `source-failed`.
+    /// - Throws: as ``bake(_:options:)``, for what stops a bake before it writes any entry
+    ///   (an invalid output directory, a table that cannot be opened, a scan that fails).
     public static func bakeReportingStop(_ manifest: Manifest, options: BakeOptions) throws(ImageTableError) -> BakeSummary {
         let started = Date()
         var clock = PhaseClock()
@@ -81,6 +83,9 @@ public enum Baker {
         let plan = prepared.plan, vanished = prepared.vanished
 
         var summary = BakeSummary()
+        // What stopped the run part-way (a full disk, a table's I/O error): the entries written
+        // before it are committed, and the summary says so, where it said nothing happened.
+        var stopped: ImageTableError?
         if !options.dryRun {
             TestHook.run("planned")
             for ((table, change), replacing) in zip(zip(tables, plan.tables), prepared.replacing) {
@@ -110,10 +115,10 @@ public enum Baker {
             } catch {
                 // What stopped the run (a full disk, say) is the bake's error, not the state's
                 // failing the same way after it: the state is a cache, and the next bake rereads.
-                if outcome.fatal == nil { throw error }
+                stopped = outcome.fatal ?? error
             }
             clock.lap(\.commit)
-            if let fatal = outcome.fatal { throw fatal }
+            stopped = outcome.fatal ?? stopped
         } else {
             summary.decoded = plan.jobs.count
         }
@@ -124,6 +129,12 @@ public enum Baker {
                          started: started)
         // A cache lost, not a failure: said, since the next bakes read every source again.
         summary.warnings += state.notices.map { BakeWarning(path: "\(manifest.displayOutput)/\(BakeState.fileName)", message: $0.message, code: $0.code) }
+        if let stopped {
+            // Nothing more is touched (orphan tables stay) after a bake that could not finish.
+            summary.stoppedBy = stopped
+            summary.stoppedEarly = true
+            return summary
+        }
         for orphan in orphanTables(manifest) {
             if options.prune && options.dryRun {
                 // Listed as the bake would list it, so that a script reads a dry run's document

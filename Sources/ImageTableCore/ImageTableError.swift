@@ -79,7 +79,12 @@ public struct ImageTableError: Error, Sendable, Hashable, CustomStringConvertibl
     public static func system(_ call: String, path: String?, errno e: Int32 = currentErrno) -> ImageTableError {
         let reason = String(cString: strerror(e))
         switch e {
-        case ENOSPC, EDQUOT, EFBIG:
+        case EFBIG:
+            // Freeing space does not help: a size limit (`ulimit -f`) or the file system's
+            // largest file was met.
+            return ImageTableError(.noSpace, "\(call) failed: \(reason); the file would pass the largest size this process "
+                                   + "may write (ulimit -f) or the file system holds", path: path, errno: e)
+        case ENOSPC, EDQUOT:
             return ImageTableError(.noSpace, "\(call) failed: \(reason); free some disk space and try again", path: path, errno: e)
         case ENOENT, ENOTDIR:
             return ImageTableError(.notFound, "\(call) failed: \(reason)", path: path, errno: e)

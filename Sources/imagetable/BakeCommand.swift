@@ -153,9 +153,6 @@ struct BakeCommand: ParsableCommand {
     }
 
     func run() throws {
-        // A file size limit must surface as the EFBIG error of the write that hit it (reported
-        // as a full disk), not as a signal that kills the bake mid-commit.
-        signal(SIGXFSZ, SIG_IGN)
         let validator = ManifestValidator(options: ValidationOptions(allowOutsidePaths: allowOutsidePaths, root: root))
         let report = validator.validate(fileAt: manifest)
         guard var plan = report.manifest else {

@@ -49,6 +49,10 @@ struct ImageTableCommand: AsyncParsableCommand {
     /// so `-o $'a\xff.png'` wrote another file than the one named, with exit 0, and an input
     /// that exists was reported missing. Such paths are bad usage (64), named with `\x..`.
     static func main() async {
+        // A file size limit (`ulimit -f`) must surface as the EFBIG error of the write that met
+        // it, named and reported (a `no-space` error), not as SIGXFSZ, which killed `export`
+        // and `merge` with status 153 and no word, and left their staging behind.
+        signal(SIGXFSZ, SIG_IGN)
         for index in 1..<Int(CommandLine.argc) {
             guard let raw = CommandLine.unsafeArgv[index], String(validatingCString: raw) == nil else { continue }
             let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw)))

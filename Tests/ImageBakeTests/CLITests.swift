@@ -146,9 +146,29 @@ struct BakeCLITests {
         let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationReason == .exit && process.terminationStatus == 1, "\(message)")
-        #expect(message.contains("free some disk space"), "\(message)")
+        #expect(message.contains("ulimit -f"), "a size limit is not a full disk: \(message)")
         let report = TableVerifier.verify(path: project.tables + "/big.imagetable")
         #expect(report.isValid && report.validEntries == 1, "\(report.problems)")
+    }
+
+    /// Under a file size limit `export` and `merge` died of SIGXFSZ (status 153) with no word,
+    /// leaving their staging directories: they report the file they were writing, where it
+    /// was going, and say it is the size limit, not free space.
+    @Test func exportAndMergeReportAFileSizeLimit() throws {
+        let project = try BakeProject(formats: "      big:\n        size: 150x150\n        style: 32BitBGRA\n        maximumCount: 50\n")
+        for i in 0..<4 { try project.add("p\(i).jpg", from: Corpus.photo("Landscape_\(i)")) }
+        _ = try project.bake(jobs: 1)
+        let out = project.root + "/out"
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let limit = "--fsize=\(16384 + 98304 * 3 / 2)"
+        for (arguments, target) in [(["export", project.manifestPath, "--to", out + "/exported"], out + "/exported/big.imagetable"),
+                                    (["merge", out + "/merged", project.tables], out + "/merged/big.imagetable")] {
+            let result = try run("/usr/bin/prlimit", [limit, Products.imagetable] + arguments)
+            #expect(result.exited && result.status == 1, "\(arguments[0]): \(result.status) \(result.stderr)")
+            #expect(result.stderr.hasPrefix(target + ": error: ") && result.stderr.contains("ulimit -f")
+                    && result.stderr.contains("[no-space]"), "\(arguments[0]): \(result.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).isEmpty, "nothing is left behind")
     }
 
     /// kill -9 of a bake: its workers die with it, every table verifies, and the next bake

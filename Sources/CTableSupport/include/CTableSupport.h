@@ -77,7 +77,16 @@ void itc_mutex_destroy(void *mutex);
 /// is SIGBUS when the file system is full: 1 on tmpfs (Linux), 0 elsewhere (a hole reads as zeros).
 int itc_holes_fault(int fd);
 
-/// Runs `fallocate`-style reservation; returns 0 or an errno value (never -1).
+/// The bytes of `[from, to)` that are holes (no blocks), found with `SEEK_HOLE`; 0 where the
+/// system cannot say.
+int64_t itc_hole_bytes(int fd, int64_t from, int64_t to);
+
+/// The bytes an unprivileged process may still write on the file's file system; -1 on error.
+int64_t itc_free_bytes(int fd);
+
+/// Extends the file, which ends at `offset`, by `length` bytes of allocated blocks; returns 0 or
+/// an errno value (never -1). On failure the file is cut back to `offset`, so a reservation that
+/// ran out of space part-way keeps none of what it got.
 int itc_reserve(int fd, int64_t offset, int64_t length);
 
 /// Allocates disk blocks for a range inside the file (a hole left by `ftruncate`), keeping any

@@ -69,10 +69,13 @@ struct MergeOutput {
             if let pid, pid != getpid(), kill(pid, 0) == 0 || errno != ESRCH { continue }
             try? FileManager.default.removeItem(atPath: parent + "/" + leftover)
         }
-        do {
-            try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
-        } catch {
-            throw ImageTableError(.outputFailed, "cannot create the staging directory: \(error.localizedDescription)", path: staging)
+        try? FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        guard mkdir(staging, 0o755) == 0 else {
+            // Named by the output, beside which it was to be: the staging name means nothing to
+            // people. The system's words, not Foundation's ("the operation could not be completed").
+            let error = ImageTableError.system("mkdir", path: path)
+            throw ImageTableError(error.code == .noSpace ? .noSpace : .outputFailed,
+                                  "cannot create a staging directory beside it: \(error.message)", path: path, errno: error.errno)
         }
     }
 

@@ -74,6 +74,10 @@ public enum Merger {
             try target.commit(marker: "{\"version\": 1, \"inputs\": \(inputs.count)\(shards)}\n", lockTimeout: lockTimeout)
         } catch {
             target.discard()
+            // A table being built is named where it was going: its staging directory is gone.
+            if let path = error.path, path.hasPrefix(target.staging + "/") {
+                throw error.at(output + path.dropFirst(target.staging.count))
+            }
             throw error
         }
         summary.seconds = Date().timeIntervalSince(started)

@@ -125,7 +125,11 @@ enum BakeReport {
         for t in s.tables where !t.notices.isEmpty {
             for notice in t.notices { out += PrintableText.escaped("\(t.path): note: \(notice)") + "\n" }
         }
-        if s.stoppedEarly { out += "stopped at the first failure (--strict)\n" }
+        if s.stoppedEarly {
+            // The error itself follows on standard error.
+            out += s.stoppedBy.map { $0.code != .sourceFailed } == true ? "stopped before the end: what is above was written\n"
+                : "stopped at the first failure (--strict)\n"
+        }
         return out
     }
 

@@ -1,0 +1,108 @@
+import Foundation
+import ImageTableCore
+import TestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A file system of its own, mounted for one test and unmounted after: a small ext4 image on a
+/// loop device, or a small tmpfs. Only root may mount; elsewhere ``mount(_:megabytes:)`` gives
+/// `nil` and the tests that need one pass without running (CI runs as root).
+final class ScratchMount {
+    let directory: TemporaryDirectory
+    let path: String
+
+    enum Kind { case ext4, tmpfs }
+
+    private init(directory: TemporaryDirectory, path: String) {
+        self.directory = directory
+        self.path = path
+    }
+
+    static func mount(_ kind: Kind, megabytes: Int) throws -> ScratchMount? {
+        guard getuid() == 0 else { return nil }
+        let directory = try TemporaryDirectory()
+        let path = directory.file("mnt")
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        switch kind {
+        case .ext4:
+            let image = directory.file("fs.img")
+            guard FileManager.default.isExecutableFile(atPath: "/sbin/mkfs.ext4") || FileManager.default.isExecutableFile(atPath: "/usr/sbin/mkfs.ext4"),
+                  try run("/usr/bin/env", ["truncate", "-s", "\(megabytes)M", image]).status == 0,
+                  try run("/usr/bin/env", ["PATH=/usr/sbin:/sbin:/usr/bin:/bin", "mkfs.ext4", "-q", "-m", "0", image]).status == 0,
+                  try run("/usr/bin/env", ["mount", "-o", "loop", image, path]).status == 0 else { return nil }
+        case .tmpfs:
+            guard try run("/usr/bin/env", ["mount", "-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", path]).status == 0 else { return nil }
+        }
+        return ScratchMount(directory: directory, path: path)
+    }
+
+    /// Fills what is left of the file system with one file.
+    func fill() throws {
+        _ = try run("/usr/bin/env", ["dd", "if=/dev/zero", "of=\(path)/fill", "bs=1M"])
+    }
+
+    deinit {
+        _ = try? run("/usr/bin/env", ["umount", "-l", path])
+    }
+}
+
+/// Full disks where they are real: small file systems mounted for the test (the other full-disk
+/// tests use a file size limit, which fails at once and whole, where a disk fills part-way).
+@Suite(.serialized) struct SmallFileSystemTests {
+    /// ext4 keeps the blocks a failed `fallocate` got: the first table's reservation for the
+    /// whole bake took all the space, the second table could not get one slot, and the bake
+    /// stopped with nothing written, leaving the disk full. Now the reservation is given back,
+    /// the bake writes what fits, and its report says how much.
+    @Test func aBakeOnADiskThatFillsWritesWhatFitsAndSaysSo() throws {
+        guard let disk = try ScratchMount.mount(.ext4, megabytes: 24) else { return }
+        let project = try BakeProject(formats: """
+                  big:
+                    size: 512x512
+                    style: 32BitBGRA
+                    maximumCount: 40
+                  small:
+                    size: 64x64
+                    style: 32BitBGR
+                    maximumCount: 40
+
+            """)
+        for i in 0..<30 { try project.add("p\(i).jpg", from: Corpus.photo("Landscape_\(i % 8)")) }
+        let result = try run(Products.imagetable, ["bake", project.manifestPath, "--output", disk.path, "--format", "json", "--jobs", "1"])
+        #expect(result.status == 1, "\(result.stderr)")
+        let document = try #require(try JSONSerialization.jsonObject(with: result.output) as? [String: Any])
+        let fatal = document["fatal"] as? [String: Any]
+        #expect(fatal?["code"] as? String == "no-space", "\(document)")
+        let tables = (document["tables"] as? [[String: Any]]) ?? []
+        let entries = tables.map { $0["entries"] as? Int ?? -1 }
+        #expect(entries.count == 2 && entries.allSatisfy { $0 > 5 && $0 < 30 }, "what fits is written: \(entries)")
+        let decoded = (document["sources"] as? [String: Any])?["decoded"] as? Int
+        #expect(decoded == entries.first, "the counts are the run's: \(String(describing: decoded))")
+        for name in ["big", "small"] {
+            let report = TableVerifier.verify(path: disk.path + "/\(name).imagetable")
+            #expect(report.isValid && report.validEntries == entries.first, "\(name): \(report.problems)")
+        }
+    }
+
+    /// `cp` makes holes of a table's runs of zeros; on tmpfs reading a hole through a mapping
+    /// takes memory, so on a full tmpfs `verify` and `inspect` died of SIGBUS (status 135).
+    @Test func aSparseCopyOnAFullTmpfsIsRefusedNotACrash() throws {
+        guard let disk = try ScratchMount.mount(.tmpfs, megabytes: 8) else { return }
+        let project = try BakeProject(formats: "      thumb:\n        size: 64x64\n        style: 32BitBGRA\n        maximumCount: 200\n")
+        for i in 0..<3 { try project.add("p\(i).jpg", from: Corpus.photo("Landscape_\(i)")) }
+        _ = try project.bake(jobs: 1)
+        // Slots for 200 entries, 3 written: the file is mostly zeros, which cp leaves as holes.
+        let copy = disk.path + "/thumb.imagetable"
+        #expect(try run("/usr/bin/env", ["cp", "--sparse=always", project.tables + "/thumb.imagetable", copy]).status == 0)
+        try disk.fill()
+        for arguments in [["verify", copy], ["inspect", copy], ["verify", "--repair", copy]] {
+            let result = try run(Products.imagetable, arguments)
+            #expect(result.exited && result.status == 1, "\(arguments): \(result.status) \(result.stderr)")
+            #expect(result.stderr.contains("sparse copy") && result.stderr.contains("[no-space]"), "\(arguments): \(result.stderr)")
+        }
+        try FileManager.default.removeItem(atPath: disk.path + "/fill")
+        let sound = try run(Products.imagetable, ["verify", copy])
+        #expect(sound.status == 0, "with room for its holes the copy reads: \(sound.stderr)")
+    }
+}
