@@ -22,8 +22,9 @@ extension ImageCache {
         public var maximumConcurrentFetches: Int
         /// Whether a miss renders every format of the entity's family that lacks a fresh entry
         /// (`true`, the default: one decode fills them all), or only the formats requested while
-        /// the fetch was under way. FastImageCache's `shouldProcessAllFormatsInFamily`. Called on
-        /// the fetch's task with the family's name and the entity.
+        /// the fetch was under way. FastImageCache's `shouldProcessAllFormatsInFamily`. Called
+        /// with the family's name and the entity on a render thread, as the render begins (for
+        /// ``ImageCache/setImage(_:for:format:)``, on the caller's task).
         public var shouldProcessAllFormatsInFamily: @Sendable (_ family: String, _ entity: CacheEntity) -> Bool
 
         /// A configuration of formats built in code.

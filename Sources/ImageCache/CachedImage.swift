@@ -4,8 +4,8 @@ import ImageTableCore
 /// An image the cache returned: a small handle to one entry of one table, not a copy of it.
 ///
 /// The pixels stay in the table's memory map. Each ``withPixels(_:)`` looks the entry up again
-/// (a dictionary lookup under a mutex) and runs the closure under the entry's seqlock, so the
-/// closure never acts on pixels that a concurrent write replaced: no copy, no allocation, about
+/// (a probe of the table's hash index) and runs the closure under the entry's seqlock, so what
+/// it returns is never made from pixels that a concurrent write replaced: no copy, no allocation, about
 /// as fast as the hit itself. The price is that a handle does not pin its entry: once the entry is
 /// evicted, deleted or rewritten from another source, `withPixels` returns `nil` and the caller
 /// asks the cache again. Callers that must keep the pixels whatever happens copy them out
@@ -57,9 +57,10 @@ public struct CachedImage: Sendable {
 
     /// Runs `body` on the entry's pixels, zero-copy, if the entry still holds this image.
     ///
-    /// `body` may run more than once: if a writer replaces the entry while it runs, that result
+    /// `body` may run more than once, and on pixels a writer is replacing: that run's result
     /// is discarded and `body` runs again on the new state (which then usually misses). So
-    /// `body` should only read, or do work that is harmless to repeat, and must not keep the view.
+    /// `body` should compute its result from the view (a returned result is never made from
+    /// torn pixels), not act on the pixels as it reads them, and must not keep the view.
     ///
     /// - Parameter body: reads the view.
     /// - Returns: `body`'s result, or `nil` when the entry was evicted, deleted, made from another

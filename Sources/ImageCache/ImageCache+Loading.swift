@@ -79,24 +79,35 @@ extension ImageCache {
             return .failure(ImageTableError(.sourceUnavailable, "the source provider failed", key: entity.key,
                                             cause: String(describing: error)))
         }
-        guard !Task.isCancelled, let requested = flights.beginRender(key, flight: id) else {
-            return .failure(.cancelled(key: entity.key, format: format.id))
-        }
+        guard !Task.isCancelled else { return .failure(.cancelled(key: entity.key, format: format.id)) }
         let family = families[key.family] ?? [format]
-        let wanted = configuration.shouldProcessAllFormatsInFamily(key.family, entity)
-            ? family : family.filter { requested.contains($0.id) }
-        let targets = wanted.filter { !$0.isFresh(entity) }
-        guard !targets.isEmpty else { return .success([:]) }
-        return await store(source, entity: entity, into: targets)
+        let policy = configuration.shouldProcessAllFormatsInFamily, flights = flights
+        return await store(source, entity: entity) {
+            // The render begins when a render thread takes it, not when it is queued: until
+            // then a fetch whose waiters all leave (a prefetch of cells scrolled past) is
+            // abandoned and costs no decode, and does not hold up the renders queued after it.
+            guard let requested = flights.beginRender(key, flight: id) else { return nil }
+            let wanted = policy(key.family, entity) ? family : family.filter { requested.contains($0.id) }
+            return wanted.filter { !$0.isFresh(entity) }
+        } ?? .failure(.cancelled(key: entity.key, format: format.id))
     }
 
     /// Renders and publishes on the render pool.
-    func store(_ source: SourceImage, entity: CacheEntity, into targets: [FormatTable]) async -> FlightOutcome {
+    ///
+    /// - Parameters:
+    ///   - source: the encoded image.
+    ///   - entity: the entity drawn.
+    ///   - targets: run on the render thread before the render: the formats to draw, or `nil`
+    ///     to draw nothing (the fetch was abandoned while it was queued).
+    /// - Returns: the outcome, or `nil` when `targets` gave `nil`.
+    func store(_ source: SourceImage, entity: CacheEntity, targets: @escaping @Sendable () -> [FormatTable]?) async -> FlightOutcome? {
         let renderer = renderer
-        let outcome = await pool.run {
-            FamilyStore.store(source, entity: entity, into: targets, renderer: renderer)
+        let outcome: FlightOutcome? = await pool.run {
+            guard let targets = targets() else { return nil }
+            guard !targets.isEmpty else { return .success([:]) }
+            return FamilyStore.store(source, entity: entity, into: targets, renderer: renderer)
         }
-        if case .success(let images) = outcome {
+        if case .success(let images)? = outcome, !images.isEmpty {
             counters.decodes.add(1, ordering: .relaxed)
             counters.stored.add(images.count, ordering: .relaxed)
         }

@@ -29,7 +29,7 @@ extension ImageCache {
         }
         let family = table.format.family
         let targets = configuration.shouldProcessAllFormatsInFamily(family, entity) ? families[family] ?? [table] : [table]
-        switch await store(source, entity: entity, into: targets) {
+        switch await store(source, entity: entity, targets: { targets }) ?? .success([:]) {
         case .success(let images):
             if let image = images[table.id] { return image }
             throw ImageTableError(.notStored, "the entry was not stored", key: entity.key)

@@ -11,7 +11,7 @@ import Synchronization
 /// let cache = try ImageCache(configuration: .init(manifest: manifest), provider: Downloads())
 /// let entity = CacheEntity(key: "users/42/avatar", sourceName: avatarURL.absoluteString)
 /// let image = try await cache.image(for: entity, format: "avatar@2x")
-/// image.withPixels { view in upload(view.baseAddress, view.bytesPerRow) }
+/// let texture = image.withPixels { view in makeTexture(view.baseAddress, view.bytesPerRow) }  // nil once evicted
 /// ```
 ///
 /// A request is answered at once from the format's table when it holds the entity made from

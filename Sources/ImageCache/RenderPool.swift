@@ -17,7 +17,6 @@ final class RenderPool: Sendable {
         var head = 0
         var threads = 0
         var idle = 0
-        var stopping = false
     }
 
     /// What the threads share; it outlives the pool until the last thread has left.
@@ -43,10 +42,7 @@ final class RenderPool: Sendable {
     }
 
     deinit {
-        let threads = shared.state.withLock { s in
-            s.stopping = true
-            return s.threads
-        }
+        let threads = shared.state.withLock { $0.threads }
         for _ in 0..<threads { shared.signal.signal() }
     }
 
@@ -83,7 +79,7 @@ final class RenderPool: Sendable {
     }
 
     /// A thread's loop: one job per signal, until the pool is gone and the queue empty. Each
-    /// job comes with one signal, so a woken thread finds a job unless the pool is stopping.
+    /// job comes with one signal, so a woken thread finds a job unless the pool is gone.
     private static func work(_ shared: Shared) {
         Thread.current.threadDictionary[threadKey] = true
         while true {

@@ -257,6 +257,45 @@ import Testing
         #expect(provider.calls == 1 && renderer.started.load(ordering: .relaxed) == 1 && cache.statistics.fetches == 1)
     }
 
+    /// A render waiting for a render thread has not begun: when its waiters leave (prefetches
+    /// of cells scrolled past) it is dropped, not decoded, and the renders queued after it do
+    /// not wait for it. Queued renders counted as begun, so every one was decoded.
+    @Test func aQueuedRenderWhoseWaitersLeftIsNotDecoded() async throws {
+        final class GatedRenderer: Renderer {
+            let inner = VipsRenderer()
+            let started = Atomic<Int>(0)
+            let gate = DispatchSemaphore(value: 0)
+            func render(_ source: SourceImage, into targets: [RenderTarget]) throws(ImageTableError) -> [PixelRect] {
+                if started.add(1, ordering: .relaxed).newValue == 1 { gate.wait() }
+                return try inner.render(source, into: targets)
+            }
+        }
+        let names = (0..<6).map { "p\($0)" }
+        let provider = TestProvider(Dictionary(uniqueKeysWithValues: (names + ["later"]).map { ($0, .photo("Landscape_0")) }))
+        let renderer = GatedRenderer()
+        let directory = NSTemporaryDirectory() + "imagecache-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = ImageCache.Configuration(directory: directory, formats: Fixture.formats)
+        configuration.renderThreads = 1
+        let cache = try ImageCache(configuration: configuration, provider: provider, renderer: renderer)
+        defer { cache.close() }
+        let first = Task { try await cache.image(for: CacheEntity(key: names[0], sourceName: "1"), format: "small") }
+        #expect(await eventually { renderer.started.load(ordering: .relaxed) == 1 })
+        let queued = names.dropFirst().map { name in Task { try await cache.image(for: CacheEntity(key: name, sourceName: "1"), format: "small") } }
+        #expect(await eventually { provider.calls == names.count })
+        // Fetched, and queued behind the held render.
+        try await Task.sleep(for: .milliseconds(100))
+        queued.forEach { $0.cancel() }
+        for task in queued { #expect(await cacheError(task)?.code == .cancelled) }
+        renderer.gate.signal()
+        #expect(try await first.value.copyPixels() != nil)
+        // The queue has drained once a request made after it is answered.
+        let later = try await cache.image(for: CacheEntity(key: "later", sourceName: "1"), format: "grey")
+        #expect(later.key == "later")
+        #expect(renderer.started.load(ordering: .relaxed) == 2 && cache.statistics.decodes == 2,
+                "decoded: \(renderer.started.load(ordering: .relaxed))")
+    }
+
     @Test func aProviderErrorReachesEveryWaiterAndALaterRequestRetries() async throws {
         let provider = TestProvider(["a": .photo("Portrait_4")], gated: true)
         provider.failNext(1)

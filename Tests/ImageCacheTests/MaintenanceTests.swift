@@ -20,12 +20,15 @@ import Testing
         // Setting again replaces, even with the same source ID; a bad source is a typed error
         // and leaves the entries as they were.
         let png = try await cache.setImage(.file(Corpus.png("basn6a08")), for: entity, format: "small")
-        #expect(before != nil && png.copyPixels() != before)
+        // Required, not compared as optionals: two nils compared equal, and the test passed
+        // whatever the writes did.
+        let kept = try #require(png.copyPixels())
+        #expect(kept != (try #require(before)))
         let error = await #expect(throws: ImageTableError.self) {
             try await cache.setImage(.data(Data([1, 2, 3])), for: entity, format: "small")
         }
         #expect(error?.code == .unsupportedFormat, "the pipeline's code, carried through")
-        #expect(try cache.cachedImage(for: entity, format: "small")?.copyPixels() == png.copyPixels())
+        #expect(try #require(try cache.cachedImage(for: entity, format: "small")?.copyPixels()) == kept)
     }
 
     /// The family write: a full table evicts only once the new source has decoded, so a source
@@ -132,8 +135,12 @@ import Testing
         let cache = fixture.cache
         let entity = CacheEntity(key: "a", sourceName: "1")
         let portrait = try await cache.setImage(.photo("Portrait_1"), for: entity, format: "grey")
+        let first = try #require(portrait.copyPixels())
         let again = try await cache.setImage(.photo("Portrait_2"), for: entity, format: "grey")
-        #expect(again.contentRect == portrait.contentRect && portrait.copyPixels() == again.copyPixels(), "same shape: new pixels")
+        // Read before and after the second set: the old handle reads the new pixels.
+        let second = try #require(again.copyPixels())
+        #expect(again.contentRect == portrait.contentRect && second != first, "same shape: new pixels")
+        #expect(try #require(portrait.copyPixels()) == second)
         let landscape = try await cache.setImage(.photo("Landscape_1"), for: entity, format: "grey")
         #expect(landscape.contentRect != portrait.contentRect, "\(landscape.contentRect) \(portrait.contentRect)")
         #expect(portrait.copyPixels() == nil && landscape.copyPixels() != nil)
