@@ -110,8 +110,8 @@ final class BakeState: @unchecked Sendable {
             // remembering, rather than stopping before any table.
             opened = try Self.open(path, access: .immutable)
             writable = false
-            notices.append(("the bake state cannot be written (\(error.cause ?? error.message)); baked without remembering, "
-                            + "so the next bake reads again every source this one read", "state-read-only"))
+            notices.append(("the bake state cannot be written (\(error.cause ?? error.message)\(Self.fullFileSystem(directory))); "
+                            + "baked without remembering, so the next bake reads again every source this one read", "state-read-only"))
         }
         self.writable = writable
         let known: KnownFiles, failed: [FailureKey: FailureRecord]
@@ -120,6 +120,17 @@ final class BakeState: @unchecked Sendable {
         failures = AdaptiveMutex(RememberedFailures(records: failed))
         hasRememberedFailures = !failed.isEmpty
         self.notices = notices
+    }
+
+    /// Why a state that may be written could not be opened for writing, when its file system
+    /// is full: SQLite says only "unable to open database file" when its `-wal` file cannot be
+    /// made, which reads as a permission problem. Empty otherwise.
+    static func fullFileSystem(_ directory: String) -> String {
+        var fs = statvfs()
+        guard statvfs(directory, &fs) == 0 else { return "" }
+        if fs.f_files > 0 && fs.f_favail == 0 { return "; its file system has no inode left" }
+        if fs.f_bavail == 0 { return "; its file system is full" }
+        return ""
     }
 
     /// What the state knew of every file when it opened, handed over once and forgotten here.

@@ -20,7 +20,7 @@ final class ScratchMount {
         self.path = path
     }
 
-    static func mount(_ kind: Kind, megabytes: Int) throws -> ScratchMount? {
+    static func mount(_ kind: Kind, megabytes: Int, inodes: Int? = nil) throws -> ScratchMount? {
         guard getuid() == 0 else { return nil }
         let directory = try TemporaryDirectory()
         let path = directory.file("mnt")
@@ -30,7 +30,8 @@ final class ScratchMount {
             let image = directory.file("fs.img")
             guard FileManager.default.isExecutableFile(atPath: "/sbin/mkfs.ext4") || FileManager.default.isExecutableFile(atPath: "/usr/sbin/mkfs.ext4"),
                   try run("/usr/bin/env", ["truncate", "-s", "\(megabytes)M", image]).status == 0,
-                  try run("/usr/bin/env", ["PATH=/usr/sbin:/sbin:/usr/bin:/bin", "mkfs.ext4", "-q", "-m", "0", image]).status == 0,
+                  try run("/usr/bin/env", ["PATH=/usr/sbin:/sbin:/usr/bin:/bin", "mkfs.ext4", "-q", "-m", "0"]
+                          + (inodes.map { ["-N", "\($0)"] } ?? []) + [image]).status == 0,
                   try run("/usr/bin/env", ["mount", "-o", "loop", image, path]).status == 0 else { return nil }
         case .tmpfs:
             guard try run("/usr/bin/env", ["mount", "-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", path]).status == 0 else { return nil }
@@ -83,6 +84,22 @@ final class ScratchMount {
             let report = TableVerifier.verify(path: disk.path + "/\(name).imagetable")
             #expect(report.isValid && report.validEntries == entries.first, "\(name): \(report.problems)")
         }
+    }
+
+    /// With no inode left, the bake state's `-wal` file cannot be made: the bake goes on without
+    /// remembering, as for a state it may not write, and says why (it gave only SQLite's
+    /// "unable to open database file", which reads as a permission problem).
+    @Test func noInodeLeftForTheStateIsSaidSo() throws {
+        guard let disk = try ScratchMount.mount(.ext4, megabytes: 16, inodes: 16) else { return }
+        let project = try BakeProject(formats: "      thumb:\n        size: 32x32\n        style: 32BitBGRA\n        maximumCount: 10\n")
+        try project.add("p0.jpg", from: Corpus.photo("Landscape_0"))
+        #expect(try run(Products.imagetable, ["bake", project.manifestPath, "--output", disk.path]).status == 0)
+        try project.add("p1.jpg", from: Corpus.photo("Landscape_1"))
+        for i in 0..<64 where creat(disk.path + "/inode-\(i)", 0o644) >= 0 {}
+        let result = try run(Products.imagetable, ["bake", project.manifestPath, "--output", disk.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("[state-read-only]") && result.stderr.contains("its file system has no inode left"), "\(result.stderr)")
+        #expect(try ImageTableReader(path: disk.path + "/thumb.imagetable").count == 2)
     }
 
     /// `cp` makes holes of a table's runs of zeros; on tmpfs reading a hole through a mapping
