@@ -102,6 +102,17 @@ public final class ImageCache: Sendable {
     /// The configured formats, in configuration order.
     public var formats: [TableFormat] { configuration.formats }
 
+    /// What opening each format's table did that the app may want to know, by format
+    /// identifier; formats whose table opened as it was are absent.
+    ///
+    /// Chiefly a `reset` notice: the table on disk was made for other parameters (a format
+    /// configured in code that differs from the manifest the bake used, by as little as one
+    /// rendering option) or was damaged, and was rebuilt empty, so every entity will be fetched
+    /// again. Also interrupted writes discarded and damaged records dropped after a crash.
+    public var notices: [String: [TableNotice]] {
+        tables.compactMapValues { $0.table.notices.isEmpty ? nil : $0.table.notices }
+    }
+
     /// Counts of hits, misses, fetches, decodes and stores so far.
     public var statistics: Statistics {
         var s = Statistics()

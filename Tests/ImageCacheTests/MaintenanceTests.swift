@@ -127,6 +127,25 @@ import Testing
         #expect(try reopened.cachedImage(for: entity, format: "grey") != nil)
     }
 
+    /// A format built in code that differs from the table on disk by one option empties the
+    /// table as it opens: the cache says so, where it emptied a baked table without a word.
+    @Test func aTableRebuiltAtOpenIsReported() async throws {
+        let fixture = try Fixture()
+        let entity = CacheEntity(key: "a", sourceName: "1")
+        _ = try await fixture.cache.setImage(.photo("Portrait_1"), for: entity, format: "small")
+        #expect(fixture.cache.notices.isEmpty, "\(fixture.cache.notices)")
+        fixture.cache.close()
+        var formats = Fixture.formats
+        formats[0] = TableFormat(name: "small", family: "photos", width: 32, height: 32, style: .bgra32, capacity: 40,
+                                 rendering: RenderingOptions(fit: .inside))
+        let reopened = try ImageCache(configuration: .init(directory: fixture.directory, formats: formats), provider: fixture.provider)
+        defer { reopened.close() }
+        let notices = reopened.notices
+        #expect(Array(notices.keys) == ["small"] && notices["small"]?.map(\.kind) == [.reset], "\(notices)")
+        #expect(try reopened.cachedImage(for: entity, format: "small") == nil)
+        #expect(try reopened.cachedImage(for: entity, format: "grey") != nil, "the unchanged format keeps its entry")
+    }
+
     /// A handle rewritten from its own source ID reads the new pixels while they have its content
     /// rectangle; drawn into another (an `inside` fit of an image of another shape), it reads
     /// nothing, where it used to read pixels its `contentRect` no longer described.
