@@ -58,7 +58,15 @@ final class TableFile: @unchecked Sendable {
             try Self.checkHoles(fd, size: size, header: headerBytes, layout: header.layout, writable: writable, path: path)
             let protections = writable ? PROT_READ | PROT_WRITE : PROT_READ
             let mapping = mmap(nil, header.layout.maxFileBytes, protections, MAP_SHARED, fd, 0)
-            guard let mapping, mapping != MAP_FAILED else { throw Posix.error("mmap", path: path) }
+            guard let mapping, mapping != MAP_FAILED else {
+                let error = Posix.error("mmap", path: path)
+                guard error.errno == ENOMEM else { throw error }
+                // A table maps its largest size at once, whatever it holds now: a limit on
+                // address space below that fails here, where the error alone says nothing of why.
+                let size = String(format: "%.1f MiB", Double(header.layout.maxFileBytes) / 1_048_576)
+                throw ImageTableError(.io, "cannot map the table: \(error.message); it takes \(size) of address space (its size "
+                                      + "when full), more than this process may have (ulimit -v)", path: path, errno: ENOMEM)
+            }
             if header.layout.formatVersion >= 2 {
                 // Buckets are read at random, one per lookup: no readahead. (Linux still maps
                 // what the page cache holds of the 64 KiB around a fault, "fault-around": batch

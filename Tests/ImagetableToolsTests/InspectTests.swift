@@ -55,6 +55,18 @@ struct InspectTests {
         }
     }
 
+    /// A table maps its size when full at once: under a lower limit on address space the
+    /// open failed with "mmap failed: Cannot allocate memory" and no word of why.
+    @Test func anAddressSpaceLimitBelowTheTableIsNamed() throws {
+        let scratch = try TemporaryDirectory()
+        // 1000 slots of 1024×1024 BGRA: 4 GiB of address space.
+        let table = try TestTable(at: scratch.file("t.imagetable"), style: .bgra32, width: 1024, height: 1024, capacity: 1000, keys: ["a"])
+        let run = try run("/usr/bin/prlimit", ["--as=\(2 << 30)", Products.imagetable, "inspect", table.path])
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(run.stderr.contains("cannot map the table: mmap failed: Cannot allocate memory; it takes 4000.3 MiB of address space")
+                && run.stderr.contains("(ulimit -v) [io]"), "\(run.stderr)")
+    }
+
     @Test func textShowsTheHeaderTotalsAndOneLinePerEntry() throws {
         let scratch = try TemporaryDirectory()
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .bgra32, width: 150, height: 150, capacity: 100,
