@@ -24,20 +24,6 @@ final class FetchLimiter: Sendable {
         self.limit = max(1, limit)
     }
 
-    /// A place taken by ``run(_:)``, which the provider's task can lend back while it waits on
-    /// the cache (``lendingPlace(_:)``).
-    final class Place: Sendable {
-        let limiter: FetchLimiter
-        /// Whether the place is held now: a place lent and not had back (the task was cancelled
-        /// while it waited for one) is not released again.
-        let held = Atomic<Bool>(true)
-
-        init(_ limiter: FetchLimiter) { self.limiter = limiter }
-    }
-
-    /// The place the current task's provider call holds, if any.
-    @TaskLocal static var place: Place?
-
     /// Runs `body` once a place is free; returns `nil` without running it when the calling task
     /// is cancelled before then.
     ///
@@ -46,33 +32,11 @@ final class FetchLimiter: Sendable {
     func run<T>(_ body: () async -> T) async -> T? {
         guard await acquire() else { return nil }
         let place = Place(self)
-        defer { if place.held.exchange(false, ordering: .acquiringAndReleasing) { release() } }
+        defer { if place.finish() { release() } }
         return await Self.$place.withValue(place) { await body() }
     }
 
-    /// Runs `body`, a wait on other fetches, with the current provider call's place given back
-    /// meanwhile, and takes a place again afterwards.
-    ///
-    /// A provider that asks the cache for another entity waits for that entity's fetch while it
-    /// holds a place: with every place so held (one place, or a list of providers that each
-    /// asks), the fetches they wait for could never get one, and every fetch of the cache would
-    /// stop. Outside a provider call of this limiter, `body` just runs.
-    ///
-    /// - Parameter body: the wait.
-    /// - Returns: what `body` returned.
-    func lendingPlace<T>(_ body: () async -> T) async -> T {
-        guard let place = Self.place, place.limiter === self, place.held.exchange(false, ordering: .acquiringAndReleasing) else {
-            return await body()
-        }
-        release()
-        let result = await body()
-        // Cancelled while waiting for a place again: the provider goes on without one (it was
-        // cancelled, and will see it), and nothing is released for it later.
-        if await acquire() { place.held.store(true, ordering: .releasing) }
-        return result
-    }
-
-    private func acquire() async -> Bool {
+    func acquire() async -> Bool {
         let id: UInt64? = state.withLock { s in
             if s.running < limit {
                 s.running += 1
@@ -102,7 +66,7 @@ final class FetchLimiter: Sendable {
     }
 
     /// Hands the place to the first waiter, or frees it.
-    private func release() {
+    func release() {
         let next = state.withLock { s -> CheckedContinuation<Bool, Never>? in
             guard !s.waiting.isEmpty else {
                 s.running -= 1

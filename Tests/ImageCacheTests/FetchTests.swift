@@ -162,7 +162,7 @@ import Testing
         #expect(try cache.cachedImage(for: entity, format: "grey") != nil, "the fetch drew the whole family")
     }
 
-    /// A provider that asks the cache for another entity lends its fetch place while it waits:
+    /// A provider that asks the cache for other entities lends its fetch place while it waits:
     /// with one place, the fetch it waited for could never start (and with the default six,
     /// six such providers stopped every fetch of the cache).
     @Test(arguments: [1, 2])
@@ -172,10 +172,14 @@ import Testing
             let inner = Mutex<[String]>([])
             func source(for entity: CacheEntity, format: TableFormat) async throws -> SourceImage {
                 // Every outer entity asks for one inner entity: more waiting providers than places.
-                if entity.key.hasPrefix("outer"), let cache = cache.withLock({ $0 }) {
-                    let image = try await cache.image(for: CacheEntity(key: "inner", sourceName: "1"), format: "small")
-                    inner.withLock { $0.append(image.key) }
-                }
+                guard entity.key.hasPrefix("outer"), let cache = cache.withLock({ $0 }) else { return .photo("Landscape_0") }
+                // Two waits that overlap (a composite drawn from two entities): the place is
+                // lent while either waits, and taken again only when both are done.
+                async let first = cache.image(for: CacheEntity(key: "inner", sourceName: "1"), format: "small")
+                try await Task.sleep(for: .milliseconds(entity.key == "outer0" ? 0 : 20))
+                async let second = cache.image(for: CacheEntity(key: "inner-\(entity.key)", sourceName: "1"), format: "small")
+                let keys = try await [first.key, second.key]
+                inner.withLock { $0.append(keys.joined(separator: "+")) }
                 return .photo("Landscape_0")
             }
         }
@@ -195,8 +199,11 @@ import Testing
         if !finished { outers.forEach { $0.cancel() } }
         #expect(finished, "the providers' own requests never returned")
         for (i, task) in outers.enumerated() { #expect(try await task.value.key == "outer\(i)") }
-        // Lent places are taken back: the limit still holds afterwards.
-        #expect(cache.statistics.fetches == 4)
+        #expect(Set(provider.inner.withLock { $0 }) == Set((0..<3).map { "inner+inner-outer\($0)" }))
+        #expect(cache.statistics.fetches == 7)
+        // Lent places were taken back and released once: a later fetch still finds one.
+        let later = try await cache.image(for: CacheEntity(key: "later", sourceName: "1"), format: "icon")
+        #expect(later.key == "later")
     }
 
     /// No more than `maximumConcurrentFetches` provider calls run at once; the other fetches wait
