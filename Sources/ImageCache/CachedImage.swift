@@ -81,7 +81,9 @@ public struct CachedImage: Sendable {
                 return nil
             }
         }
-        if let failure { throw failure }
+        // Thrown only from a run the table kept: when every read was torn (`busy`, `result`
+        // nil), the last run's error came from pixels being replaced, and the answer is a miss.
+        if let failure, result != nil { throw failure }
         return result ?? nil
     }
 
@@ -101,8 +103,11 @@ public struct CachedImage: Sendable {
         withPixels { view in PixelConversion.rgba8(view) }
     }
 
-    /// Whether the entry still holds this image, without reading its pixels or counting a use.
+    /// Whether the entry still holds this image, without reading its pixels or counting a use:
+    /// made from this handle's source ID, with its content rectangle (a `setImage` of the same
+    /// source ID in another shape leaves a handle that ``withPixels(_:)`` answers `nil`).
     public var isCurrent: Bool {
-        table.entry(forKey: key)?.sourceUUID == sourceID
+        guard let entry = table.entry(forKey: key) else { return false }
+        return entry.sourceUUID == sourceID && entry.contentRect == contentRect
     }
 }

@@ -163,6 +163,8 @@ import Testing
         let landscape = try await cache.setImage(.photo("Landscape_1"), for: entity, format: "grey")
         #expect(landscape.contentRect != portrait.contentRect, "\(landscape.contentRect) \(portrait.contentRect)")
         #expect(portrait.copyPixels() == nil && landscape.copyPixels() != nil)
+        // And says so without reading: it was "current" by its source ID alone.
+        #expect(!portrait.isCurrent && landscape.isCurrent)
     }
 
     /// A cache dropped without `close()` releases its tables' writer locks even while handles
