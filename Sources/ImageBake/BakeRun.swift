@@ -23,6 +23,8 @@ final class BakeRun: @unchecked Sendable {
         var stop = false
         var lastProgress = Date.distantPast
         var consecutiveLosses = 0
+        /// How many of those losses were timeouts, the last ones.
+        var consecutiveTimeouts = 0
     }
 
     let manifest: Manifest

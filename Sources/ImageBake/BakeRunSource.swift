@@ -80,7 +80,7 @@ extension BakeRun {
             if behind > 0 { return .sendAgain }
             // It died with nothing to do (after its last reply): this source never reached it.
             // Sent again to a new worker, unless workers keep dying so.
-            let losses = countLoss(of: &worker)
+            let losses = countLoss(loss, of: &worker)
             return losses < 3 ? .sendAgain : .done(lost(loss, job: job, losses: losses))
         }
     }
@@ -99,18 +99,18 @@ extension BakeRun {
         switch reply {
         case .failure(let loss):
             write.abandon()
-            return lost(loss, job: source.job, losses: countLoss(of: &worker))
+            return lost(loss, job: source.job, losses: countLoss(loss, of: &worker))
         case .success(.failed(let failure)):
             write.abandon()
             // The worker answered: whatever failed, it was the source, not the worker.
-            state.withLock { $0.consecutiveLosses = 0 }
+            state.withLock { $0.consecutiveLosses = 0; $0.consecutiveTimeouts = 0 }
             let error = failure.error(path: path, key: key)
             if error.code == .changedWhileReading { return .changedWhileReading(SourceFailure(family: family.name, error: error)) }
             if error.code == .unreadable && FileStat(path: path) == nil { return .gone }
             bakeState.rememberFailure(of: source.job.source, settings: failureSettings[source.job.family], checkedNs: source.sentNs, error: error)
             return failed(error)
         case .success(.rendered(let rendered)) where rendered.contentRects.count == source.members:
-            state.withLock { $0.consecutiveLosses = 0 }
+            state.withLock { $0.consecutiveLosses = 0; $0.consecutiveTimeouts = 0 }
             guard let fingerprint = UUID(uuidString: rendered.fingerprint) else {
                 write.abandon()
                 return failed(ImageTableError(.protocolError, "the worker sent no fingerprint", path: path, key: key))
@@ -151,17 +151,21 @@ extension BakeRun {
         }
     }
 
-    /// Drops a lost worker and counts the loss; returns the losses in a row (a render resets it).
-    private func countLoss(of worker: inout BakeWorker?) -> Int {
+    /// Drops a lost worker and counts the loss; returns the losses in a row (a reply resets it).
+    private func countLoss(_ loss: WorkerConnection.Loss, of worker: inout BakeWorker?) -> Int {
         worker = nil
-        return state.withLock { s in s.consecutiveLosses += 1; return s.consecutiveLosses }
+        return state.withLock { s in
+            s.consecutiveLosses += 1
+            if case .timedOut = loss { s.consecutiveTimeouts += 1 } else { s.consecutiveTimeouts = 0 }
+            return s.consecutiveLosses
+        }
     }
 
     /// A worker lost while working on `job`, the `losses`th in a row: the source's failure, or the
     /// bake's when workers keep failing before anything is baked.
     private func lost(_ loss: WorkerConnection.Loss, job: BakePlan.Job, losses: Int) -> Result {
         if losses >= 3 && state.withLock({ $0.summary.decoded == 0 }) {
-            if case .timedOut(let seconds) = loss {
+            if case .timedOut(let seconds) = loss, state.withLock({ $0.consecutiveTimeouts >= losses }) {
                 // Not the worker's fault as far as anyone can tell: a timeout too short for any
                 // source, or sources that cannot be read (a mount that does not answer).
                 return .fatal(ImageTableError(.timedOut, "stopped the bake: \(losses) sources in a row took longer than the "

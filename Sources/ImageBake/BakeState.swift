@@ -128,8 +128,10 @@ final class BakeState: @unchecked Sendable {
     static func fullFileSystem(_ directory: String) -> String {
         var fs = statvfs()
         guard statvfs(directory, &fs) == 0 else { return "" }
-        if fs.f_files > 0 && fs.f_favail == 0 { return "; its file system has no inode left" }
-        if fs.f_bavail == 0 { return "; its file system is full" }
+        // Root may use the blocks and inodes kept back for it: only none at all stops it.
+        let root = getuid() == 0
+        if fs.f_files > 0 && (root ? fs.f_ffree : fs.f_favail) == 0 { return "; its file system has no inode left" }
+        if (root ? fs.f_bfree : fs.f_bavail) == 0 { return "; its file system is full" }
         return ""
     }
 

@@ -130,6 +130,11 @@ public enum Baker {
         // A cache lost, not a failure: said, since the next bakes read every source again.
         summary.warnings += state.notices.map { BakeWarning(path: "\(manifest.displayOutput)/\(BakeState.fileName)", message: $0.message, code: $0.code) }
         if let stopped {
+            // A run that wrote nothing at all (no worker could start, or one from another
+            // build) has nothing to report: the error alone says it, as before the run.
+            let wroteNothing = summary.decoded == 0 && summary.failed.isEmpty && summary.removed == 0
+                && summary.tables.allSatisfy { $0.written == 0 && $0.evicted == 0 && $0.pruned == 0 }
+            if wroteNothing { throw stopped }
             // Nothing more is touched (orphan tables stay) after a bake that could not finish.
             summary.stoppedBy = stopped
             summary.stoppedEarly = true

@@ -46,7 +46,10 @@ extension FetchLimiter {
         fileprivate func endLending() async {
             let retake = state.withLock { s -> Bool in
                 s.lenders -= 1
-                guard s.lenders == 0, !s.finished else { return false }
+                // A retake already under way (a wait that began while it waited, and ended
+                // first) decides when it gets a place: a second one would take a second place,
+                // which `finish()` never releases (with one place, it waited for itself).
+                guard s.lenders == 0, !s.finished, !s.retaking else { return false }
                 s.retaking = true
                 return true
             }

@@ -172,17 +172,23 @@ extension ImageTableWriter {
     /// - Parameter reservation: a reservation from this table.
     public func abandon(_ reservation: SlotReservation) {
         guard reservation.owner == ObjectIdentifier(self) else { return }
-        state.withLock { s in
-            // Going by the key alone, a second abandon tore down the newer reservation and freed
-            // its slot twice, so two keys could be published into one slot.
-            guard let pending = s.pending[reservation.entityUUID], pending.slot == reservation.slot,
-                  pending.generation == reservation.generation else { return }
-            s.pending[reservation.entityUUID] = nil
-            let record = file.record(reservation.slot)
-            record.clear()
-            record.endWrite(reservation.generation &+ 1)
-            s.directory.release(slot: reservation.slot)
-            pending.staging?.deallocate()
-        }
+        state.withLock { s in abandon(reservation, in: &s) }
+    }
+
+    /// ``abandon(_:)`` with the state locked.
+    func abandon(_ reservation: SlotReservation, in s: inout State) {
+        // Going by the key alone, a second abandon tore down the newer reservation and freed
+        // its slot twice, so two keys could be published into one slot.
+        guard isPending(reservation, in: s), let pending = s.pending.removeValue(forKey: reservation.entityUUID) else { return }
+        let record = file.record(reservation.slot)
+        record.clear()
+        record.endWrite(reservation.generation &+ 1)
+        s.directory.release(slot: reservation.slot)
+        pending.staging?.deallocate()
+    }
+
+    /// Whether `reservation` is still pending: its key's reservation, with its slot and generation.
+    func isPending(_ reservation: SlotReservation, in s: State) -> Bool {
+        s.pending[reservation.entityUUID].map { $0.slot == reservation.slot && $0.generation == reservation.generation } ?? false
     }
 }

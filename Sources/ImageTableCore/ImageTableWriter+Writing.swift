@@ -23,9 +23,7 @@ extension ImageTableWriter {
         }
         // A slot given back may already be another key's: publishing into it would serve that
         // key's pixels under this one.
-        let (closed, gone) = state.withLock { s in
-            (s.closed, reservations.first { r in s.pending[r.entityUUID].map { $0.slot != r.slot || $0.generation != r.generation } ?? true })
-        }
+        let (closed, gone) = state.withLock { s in (s.closed, reservations.first { !isPending($0, in: s) }) }
         // A closed handle gave every reservation up; that is the error to report.
         if closed { throw ImageTableError(.notWritable, "table is closed", path: path) }
         if let gone {
@@ -57,6 +55,12 @@ extension ImageTableWriter {
         try state.withLock { s throws(ImageTableError) in
             // A closed handle no longer holds the writer lock: nothing may reach the file.
             guard !s.closed else { throw ImageTableError(.notWritable, "table is closed", path: path) }
+            // Checked again where it counts: a reservation given back since the check above
+            // (another thread's abandon) has a slot that may be another key's by now.
+            if let gone = reservations.first(where: { !isPending($0, in: s) }) {
+                for r in reservations { abandon(r, in: &s) }
+                throw ImageTableError(.invalidArgument, "reservation for '\(gone.key)' is no longer pending (abandoned or published already)", path: path)
+            }
             for (r, crc) in zip(reservations, checksums) {
                 let record = file.record(r.slot)
                 record.writeFields(entity: r.entityUUID, source: r.sourceUUID, key: r.key, pixelChecksum: crc,

@@ -65,7 +65,8 @@ final class TableFile: @unchecked Sendable {
                 // address space below that fails here, where the error alone says nothing of why.
                 let size = String(format: "%.1f MiB", Double(header.layout.maxFileBytes) / 1_048_576)
                 throw ImageTableError(.io, "cannot map the table: \(error.message); it takes \(size) of address space (its size "
-                                      + "when full), more than this process may have (ulimit -v)", path: path, errno: ENOMEM)
+                                      + "when full), more than this process may have (ulimit -v), or the system's limit on "
+                                      + "mappings (vm.max_map_count) was reached", path: path, errno: ENOMEM)
             }
             if header.layout.formatVersion >= 2 {
                 // Buckets are read at random, one per lookup: no readahead. (Linux still maps
@@ -107,7 +108,11 @@ final class TableFile: @unchecked Sendable {
         func u64(_ offset: Int) -> Int { Int(truncatingIfNeeded: header[offset..<offset + 8].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }) }
         var read: [Range<Int>] = [0..<size]
         if l.formatVersion >= 2 {
-            let records = min(max(0, u64(TableHeader.recordsInUseOffset)), l.capacity)
+            // As `scanLimit` counts them: readers and `verify` look at every record of a backed
+            // slot too (a stopped bake leaves slots reserved past `recordsInUse`).
+            let backed = min(l.capacity, max(0, size - l.slotsOffset) / l.slotStride)
+            let inUse = u64(TableHeader.recordsInUseOffset)
+            let records = min(l.capacity, max(inUse < 0 || inUse > l.capacity ? l.capacity : inUse, backed))
             let area = l.bucketAreaOffset(u64(TableHeader.indexSelectorOffset) & 1)
             read = [0..<l.recordOffset(records), area..<area + l.bucketCount * TableLimits.bucketBytes, l.slotsOffset..<size]
         }

@@ -29,8 +29,9 @@ enum FakeWorker {
         /// Like ``chatty`` without the prints, but takes a quarter of a second per job and writes
         /// its process id into a file beside the script, so a test can count the workers.
         case slow
-        /// Kills itself with SIGSEGV on sources whose names contain `-crash`, answers those whose
-        /// names contain `-fail` with a `decode-failed` failure, and renders the others.
+        /// Kills itself with SIGSEGV on sources whose names contain `-crash`, never answers those
+        /// whose names contain `-hang`, answers those whose names contain `-fail` with a
+        /// `decode-failed` failure, and renders the others.
         case crashOrFail = "crash-or-fail"
     }
 
@@ -63,6 +64,8 @@ enum FakeWorker {
                 name = os.path.basename(body["source"])
                 if MODE == "crash-or-fail" and "-crash" in name:
                     os.kill(os.getpid(), signal.SIGSEGV)
+                if MODE == "crash-or-fail" and "-hang" in name:
+                    time.sleep(3600)
                 if MODE == "crash-or-fail" and "-fail" in name:
                     send(i, "failed", {"code": "decode-failed", "message": "not a picture"})
                     continue

@@ -54,6 +54,21 @@ import Glibc
         #expect(error?.path?.hasSuffix("/s2.jpg") == true, "\(String(describing: error?.path))")
     }
 
+    /// Two crashes and a timeout are not "3 sources in a row took longer than the timeout":
+    /// only timeouts all the way stop the bake as `timed-out`.
+    @Test func crashesThenATimeoutStopTheBakeAsWorkersFailing() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10))
+        for name in ["1-crash", "2-crash", "3-hang", "4-good"] { try project.add(name + ".jpg", from: Corpus.photo("Landscape_1")) }
+        let fake = try FakeWorker.install(.crashOrFail, in: project.root)
+        let error = #expect(throws: ImageTableError.self) {
+            try project.bake(jobs: 1) {
+                $0.workerExecutable = fake
+                $0.timeout = 0.2
+            }
+        }
+        #expect(error?.code == .workerUnavailable && error?.message.contains("keep failing") == true, "\(String(describing: error))")
+    }
+
     /// A worker that answers a source with a failure is working: crashes on either side of it
     /// are not "in a row", and the bake goes on to the sources that render.
     @Test func aFailureAnsweredBetweenCrashesKeepsTheBakeGoing() throws {

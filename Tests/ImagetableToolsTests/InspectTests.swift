@@ -64,7 +64,7 @@ struct InspectTests {
         let run = try run("/usr/bin/prlimit", ["--as=\(2 << 30)", Products.imagetable, "inspect", table.path])
         #expect(run.status == 1, "\(run.stderr)")
         #expect(run.stderr.contains("cannot map the table: mmap failed: Cannot allocate memory; it takes 4000.3 MiB of address space")
-                && run.stderr.contains("(ulimit -v) [io]"), "\(run.stderr)")
+                && run.stderr.contains("(ulimit -v), or the system's limit on mappings (vm.max_map_count) was reached [io]"), "\(run.stderr)")
     }
 
     @Test func textShowsTheHeaderTotalsAndOneLinePerEntry() throws {

@@ -76,7 +76,8 @@ public enum Merger {
             target.discard()
             // A table being built is named where it was going: its staging directory is gone.
             if let path = error.path, path.hasPrefix(target.staging + "/") {
-                throw error.at(output + path.dropFirst(target.staging.count))
+                let shown = output.hasSuffix("/") ? String(output.dropLast()) : output
+                throw error.at(shown + path.dropFirst(target.staging.count))
             }
             throw error
         }

@@ -192,7 +192,8 @@ struct ManifestReader {
                 guard let capacity = format.tables.first?.capacity, sources.count > capacity else { continue }
                 let out = sources.count - capacity
                 context.report(.moreSourcesThanSlots, "family '\(family.name)' has \(sources.count) sources but format '\(format.name)' "
-                               + "holds \(capacity) (maximumCount); a bake leaves the \(out) least recently modified out of its tables",
+                               + "holds \(capacity) (maximumCount); a bake leaves the \(out) least recently modified out of its tables "
+                               + "(fewer if some files are not images or fail to decode, which validate does not check)",
                                at: format.location, keyPath: "families".appendingKey(family.name).appendingKey("formats").appendingKey(format.name))
             }
         }

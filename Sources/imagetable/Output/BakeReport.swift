@@ -76,6 +76,8 @@ enum BakeReport {
             for warning in summary.warnings { out += githubWarning(warning) + "\n" }
             for skip in summary.skipped { out += annotation("warning", skip.error) + "\n" }
             for failure in summary.failed { out += annotation("error", failure.error) + "\n" }
+            // What stopped the bake is annotated too, as a bake stopped before its run is.
+            if let stop = summary.stoppedBy, stop.code != .sourceFailed { out += annotation("error", stop) + "\n" }
             Swift.print(out + PrintableText.uncommanded(text(summary, manifestPath: manifestPath)), terminator: "")
             if let stop = summary.stoppedBy { StandardError.report(stop) }
         }
@@ -127,7 +129,7 @@ enum BakeReport {
         }
         if s.stoppedEarly {
             // The error itself follows on standard error.
-            out += s.stoppedBy.map { $0.code != .sourceFailed } == true ? "stopped before the end: what is above was written\n"
+            out += s.stoppedBy.map { $0.code != .sourceFailed } == true ? "stopped by the error below; what is above was written\n"
                 : "stopped at the first failure (--strict)\n"
         }
         return out

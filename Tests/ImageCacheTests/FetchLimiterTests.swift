@@ -1,0 +1,76 @@
+import Foundation
+@testable import ImageCache
+import Synchronization
+import TestSupport
+import Testing
+
+/// The fetch limiter's lent places, step by step: each test holds the limiter's one place
+/// where it wants with gates, so the order of events is fixed, not left to the scheduler.
+@Suite struct FetchLimiterTests {
+    /// A gate a task waits at until the test opens it.
+    final class Gate: Sendable {
+        private let state = Mutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+        func wait() async {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let open = state.withLock { s -> Bool in
+                    if !s.open { s.waiting.append(c) }
+                    return s.open
+                }
+                if open { c.resume() }
+            }
+        }
+        func open() {
+            let waiting = state.withLock { s in
+                s.open = true
+                defer { s.waiting = [] }
+                return s.waiting
+            }
+            waiting.forEach { $0.resume() }
+        }
+    }
+
+    /// Wait A ends while another fetch holds the place, so its retake queues; wait B begins and
+    /// ends meanwhile. B must not queue a second retake: with one place, that one waited for the
+    /// place its own provider had taken back, and the provider never returned.
+    @Test func aWaitThatBeginsAndEndsDuringARetakeTakesNoSecondPlace() async throws {
+        let limiter = FetchLimiter(limit: 1)
+        let aBegan = Gate(), aEnds = Gate(), bBegins = Gate(), otherHolds = Gate(), otherEnds = Gate()
+        let steps = Mutex<[String]>([])
+        let provider = Task {
+            await limiter.run {
+                async let a: Void = limiter.lendingPlace {
+                    aBegan.open()
+                    await aEnds.wait()
+                }
+                await bBegins.wait()
+                await limiter.lendingPlace { steps.withLock { $0.append("b") } }
+                await a
+                steps.withLock { $0.append("provider") }
+            }
+        }
+        await aBegan.wait()
+        // The lent place goes to another fetch, which keeps it until told.
+        let other = Task {
+            await limiter.run {
+                otherHolds.open()
+                await otherEnds.wait()
+            }
+        }
+        await otherHolds.wait()
+        aEnds.open()             // A ends: its retake waits behind `other`
+        try await Task.sleep(for: .milliseconds(50))
+        bBegins.open()           // B begins and ends while the retake waits
+        try await Task.sleep(for: .milliseconds(50))
+        otherEnds.open()         // the retake gets the place; the provider goes on
+        let finished = await eventually(within: 10) { steps.withLock { $0.contains("provider") } }
+        if !finished { provider.cancel(); other.cancel() }
+        #expect(finished, "the provider never returned: \(steps.withLock { $0 })")
+        _ = await other.value
+        // One place, free again: a fetch gets it.
+        let ran = Mutex(false)
+        let next = Task { await limiter.run { ran.withLock { $0 = true } } }
+        let got = await eventually(within: 10) { ran.withLock { $0 } }
+        if !got { next.cancel() }
+        #expect(got, "the place was not released: a later fetch waited")
+    }
+}
