@@ -87,58 +87,6 @@ final class TableFile: @unchecked Sendable {
         }
     }
 
-    /// Refuses, or fills, a sparse copy of a table on tmpfs before it is mapped.
-    ///
-    /// `cp`, `rsync -S` and `tar -S` turn runs of zeros (empty buckets, clear pixels) into
-    /// holes, and a table's index is sparse by design on other file systems. On tmpfs a read of
-    /// a hole through a mapping allocates memory for it, and on a full tmpfs (a container's
-    /// small `/dev/shm`) that read is SIGBUS: `verify`, `inspect` and a bake crashed. A table
-    /// baked there has no hole where readers read: the header and the records in use, the
-    /// active bucket area, the slots (writers allocate them on tmpfs), so holes there mark a
-    /// copy. A writer allocates them, which fails cleanly when they do not fit; a reader, which
-    /// must not change the file, goes on only while the file system has room for them all.
-    ///
-    /// - Parameters:
-    ///   - header: the header as read; its live fields say which records and which bucket
-    ///     area are in use.
-    /// - Throws: ``ImageTableError`` `noSpace` when the holes cannot be backed.
-    private static func checkHoles(_ fd: Int32, size: Int, header: [UInt8], layout l: TableLayout, writable: Bool,
-                                   path: String) throws(ImageTableError) {
-        guard itc_holes_fault(fd) != 0 else { return }
-        func u64(_ offset: Int) -> Int { Int(truncatingIfNeeded: header[offset..<offset + 8].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }) }
-        var read: [Range<Int>] = [0..<size]
-        if l.formatVersion >= 2 {
-            // As `scanLimit` counts them: readers and `verify` look at every record of a backed
-            // slot too (a stopped bake leaves slots reserved past `recordsInUse`).
-            let backed = min(l.capacity, max(0, size - l.slotsOffset) / l.slotStride)
-            let inUse = u64(TableHeader.recordsInUseOffset)
-            let records = min(l.capacity, max(inUse < 0 || inUse > l.capacity ? l.capacity : inUse, backed))
-            let area = l.bucketAreaOffset(u64(TableHeader.indexSelectorOffset) & 1)
-            read = [0..<l.recordOffset(records), area..<area + l.bucketCount * TableLimits.bucketBytes, l.slotsOffset..<size]
-        }
-        read = read.map { $0.clamped(to: 0..<size) }.filter { !$0.isEmpty }
-        let holes = read.reduce(0) { $0 + Int(itc_hole_bytes(fd, Int64($1.lowerBound), Int64($1.upperBound))) }
-        guard holes > 0 else { return }
-        func mebibytes(_ n: Int) -> String { String(format: "%.1f MiB", Double(n) / 1_048_576) }
-        let advice = "it is a sparse copy (cp, rsync -S) on tmpfs, where reading a hole takes memory; "
-            + "free space there, or copy the table with cp --sparse=never"
-        if writable {
-            for range in read {
-                let result = itc_allocate(fd, Int64(range.lowerBound), Int64(range.count))
-                guard result == 0 else {
-                    throw ImageTableError(.noSpace, "cannot fill the table's \(mebibytes(holes)) of holes: \(String(cString: strerror(result))); "
-                                          + advice, path: path, errno: result)
-                }
-            }
-        } else {
-            let free = Int(itc_free_bytes(fd))
-            guard free < 0 || free >= holes else {
-                throw ImageTableError(.noSpace, "the table has \(mebibytes(holes)) of holes and its file system "
-                                      + "\(mebibytes(free)) free; " + advice, path: path)
-            }
-        }
-    }
-
     deinit {
         munmap(base, mappedBytes)
         close(fd)
