@@ -36,6 +36,7 @@ final class FetchLimiter: Sendable {
         return await Self.$place.withValue(place) { await body() }
     }
 
+    /// Takes a place, waiting for one in turn; `false` when the task is cancelled first.
     func acquire() async -> Bool {
         let id: UInt64? = state.withLock { s in
             if s.running < limit {
@@ -48,13 +49,19 @@ final class FetchLimiter: Sendable {
         guard let id else { return true }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let cancelled = state.withLock { s -> Bool in
+                let now = state.withLock { s -> Bool? in
                     // Cancelled before it could queue: the handler found nothing to remove.
-                    if Task.isCancelled { return true }
+                    if Task.isCancelled { return false }
+                    // A place freed since the first look: its release found no one waiting and
+                    // gave it up, so queueing now would wait for a release that may never come.
+                    if s.running < limit {
+                        s.running += 1
+                        return true
+                    }
                     s.waiting.append((id, continuation))
-                    return false
+                    return nil
                 }
-                if cancelled { continuation.resume(returning: false) }
+                if let now { continuation.resume(returning: now) }
             }
         } onCancel: {
             let waiter = state.withLock { s -> CheckedContinuation<Bool, Never>? in
