@@ -19,9 +19,19 @@ final class FetchLimiter: Sendable {
     /// The most calls at once.
     let limit: Int
 
+    /// Runs in ``acquire()`` between finding no place free and queueing: tests only, to release
+    /// a place exactly there.
+    private let afterFindingNoPlace: (@Sendable () async -> Void)?
+
     /// A limiter of `limit` calls at once, at least 1.
-    init(limit: Int) {
+    ///
+    /// - Parameters:
+    ///   - limit: the most calls at once.
+    ///   - afterFindingNoPlace: for tests: awaited by a call that found no place free, before it
+    ///     queues.
+    init(limit: Int, afterFindingNoPlace: (@Sendable () async -> Void)? = nil) {
         self.limit = max(1, limit)
+        self.afterFindingNoPlace = afterFindingNoPlace
     }
 
     /// Runs `body` once a place is free; returns `nil` without running it when the calling task
@@ -47,6 +57,7 @@ final class FetchLimiter: Sendable {
             return s.nextID
         }
         guard let id else { return true }
+        if let afterFindingNoPlace { await afterFindingNoPlace() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 let now = state.withLock { s -> Bool? in
