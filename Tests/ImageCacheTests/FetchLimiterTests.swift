@@ -62,14 +62,14 @@ import Testing
         bBegins.open()           // B begins and ends while the retake waits
         try await Task.sleep(for: .milliseconds(50))
         otherEnds.open()         // the retake gets the place; the provider goes on
-        let finished = await eventually(within: 10) { steps.withLock { $0.contains("provider") } }
+        let finished = await eventually { steps.withLock { $0.contains("provider") } }
         if !finished { provider.cancel(); other.cancel() }
         #expect(finished, "the provider never returned: \(steps.withLock { $0 })")
         _ = await other.value
         // One place, free again: a fetch gets it.
         let ran = Mutex(false)
         let next = Task { await limiter.run { ran.withLock { $0 = true } } }
-        let got = await eventually(within: 10) { ran.withLock { $0 } }
+        let got = await eventually { ran.withLock { $0 } }
         if !got { next.cancel() }
         #expect(got, "the place was not released: a later fetch waited")
     }
@@ -97,7 +97,7 @@ import Testing
         aEnds.open()
         _ = await a.value        // A released its place while B was between its look and its queueing
         aReleased.open()
-        let ran = await eventually(within: 30) { bRan.withLock { $0 } }
+        let ran = await eventually { bRan.withLock { $0 } }
         if !ran { b.cancel() }
         #expect(ran, "B waited beside a free place")
     }

@@ -120,10 +120,12 @@ final class Fixture: Sendable {
     }
 }
 
-/// Polls `condition` every millisecond until it holds or `seconds` pass. The limit is generous
-/// because other suites running in parallel may keep the cooperative pool busy with renders for
-/// many seconds; a passing condition returns at once.
-func eventually(within seconds: Double = 90, _ condition: () -> Bool) async -> Bool {
+/// Polls `condition` every millisecond until it holds or `seconds` pass. The limit is longer
+/// than the whole test run (about 90 s on 2 cores): Swift Testing runs synchronous tests on
+/// the cooperative pool's threads, which other suites' blocking tests (bakes, kills, waits for
+/// processes) can hold for nearly the whole run, so a miss's chain of tasks may get no thread
+/// until they end (two tests waited out 90 s so in CI once). A passing condition returns at once.
+func eventually(within seconds: Double = 300, _ condition: () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while !condition() {
         if Date() > deadline { return false }

@@ -107,12 +107,15 @@ struct RetimingTests {
             if let last = runs.last, last.misses * 1000 < last.lookups { break }
         }
         let best = runs.min { $0.misses * $1.lookups < $1.misses * $0.lookups }!
-        #expect(best.updates > 1000 && best.lookups > 10_000, "\(runs)")
+        // Enough of each for the run to mean something: a machine busy with the full suite
+        // looked up 8,704 times in half a second once (about 100,000 when idle). A sync test
+        // may not run longer to make up for it: it holds one of the cooperative pool's threads.
+        #expect(best.updates > 1000 && best.lookups > 2_000, "\(runs)")
         // A writer thread preempted in the middle of an update can still cost a lookup or two.
         #expect(best.misses * 1000 < best.lookups, "misses of lookups, each run: \(runs)")
     }
 
-    /// Half a second (or 20,000) of lookups of one entry while another thread updates its time.
+    /// Half a second of lookups of one entry while another thread updates its time.
     private func lookUpDuringUpdates() throws -> (updates: Int, lookups: Int, misses: Int) {
         let dir = try TemporaryDirectory()
         let path = dir.file("t.imagetable")
@@ -136,10 +139,8 @@ struct RetimingTests {
             stopped.signal()
         }
         var lookups = 0, misses = 0
-        // Half a second, or longer on a machine too busy to look up 20,000 times in that
-        // (8,704 once, under the full suite): the count is what makes the run mean something.
-        let started = Date()
-        while Date() < started.addingTimeInterval(0.5) || (lookups < 20_000 && Date() < started.addingTimeInterval(10)) {
+        let deadline = Date().addingTimeInterval(0.5)
+        while Date() < deadline {
             for _ in 0..<256 where (try? reader.withImage(forKey: "k", { _ in true })) != true { misses += 1 }
             lookups += 256
         }
