@@ -115,7 +115,7 @@ public enum Baker {
             } catch {
                 // What stopped the run (a full disk, say) is the bake's error, not the state's
                 // failing the same way after it: the state is a cache, and the next bake rereads.
-                stopped = outcome.fatal ?? error
+                stopped = error
             }
             clock.lap(\.commit)
             stopped = outcome.fatal ?? stopped

@@ -85,12 +85,7 @@ public enum TableExport {
             return ExportSummary(directory: directory, index: index)
         } catch {
             try? FileManager.default.removeItem(atPath: staging)
-            // A file being written is named where it was going: the staging directory is gone.
-            if let path = error.path, path.hasPrefix(staging + "/") {
-                let shown = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
-                throw error.at(shown + path.dropFirst(staging.count))
-            }
-            throw error
+            throw error.relocated(from: staging, to: directory)
         }
     }
 

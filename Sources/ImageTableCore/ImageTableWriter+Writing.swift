@@ -28,7 +28,7 @@ extension ImageTableWriter {
         if closed { throw ImageTableError(.notWritable, "table is closed", path: path) }
         if let gone {
             reservations.forEach(abandon)
-            throw ImageTableError(.invalidArgument, "reservation for '\(gone.key)' is no longer pending (abandoned or published already)", path: path)
+            throw notPending(gone)
         }
         let checksums = reservations.map { $0.pixelChecksum ?? CRC32.checksum(UnsafeRawBufferPointer($0.pixels)) }
         let flushed = options.durability == .flushed
@@ -59,7 +59,7 @@ extension ImageTableWriter {
             // (another thread's abandon) has a slot that may be another key's by now.
             if let gone = reservations.first(where: { !isPending($0, in: s) }) {
                 for r in reservations { abandon(r, in: &s) }
-                throw ImageTableError(.invalidArgument, "reservation for '\(gone.key)' is no longer pending (abandoned or published already)", path: path)
+                throw notPending(gone)
             }
             for (r, crc) in zip(reservations, checksums) {
                 let record = file.record(r.slot)
@@ -86,6 +86,12 @@ extension ImageTableWriter {
             }
         }
         return reservations.map { WriteOutcome(slot: $0.slot, evictedKey: $0.evictedKey, replacedExisting: $0.replacesExisting) }
+    }
+
+    /// The error of a reservation given back (or published) before it was published.
+    private func notPending(_ reservation: SlotReservation) -> ImageTableError {
+        ImageTableError(.invalidArgument, "reservation for '\(reservation.key)' is no longer pending (abandoned or published already)",
+                        path: path)
     }
 
     /// Makes the hash index lead to every reservation's slot before any of them is committed

@@ -8,6 +8,9 @@ import Darwin
 
 // Sparse copies on tmpfs, checked at open: a file of its own, beside the open it guards.
 extension TableFile {
+    /// `n` bytes as the open's messages write them: `75.1 MiB`.
+    static func mebibytes(_ n: Int) -> String { String(format: "%.1f MiB", Double(n) / 1_048_576) }
+
     /// Refuses, or fills, a sparse copy of a table on tmpfs before it is mapped.
     ///
     /// `cp`, `rsync -S` and `tar -S` turn runs of zeros (empty buckets, clear pixels) into
@@ -24,7 +27,7 @@ extension TableFile {
     ///     area are in use.
     /// - Throws: ``ImageTableError`` `noSpace` when the holes cannot be backed.
     static func checkHoles(_ fd: Int32, size: Int, header: [UInt8], layout l: TableLayout, writable: Bool,
-                                   path: String) throws(ImageTableError) {
+                           path: String) throws(ImageTableError) {
         guard itc_holes_fault(fd) != 0 else { return }
         func u64(_ offset: Int) -> Int { Int(truncatingIfNeeded: header[offset..<offset + 8].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }) }
         var read: [Range<Int>] = [0..<size]
@@ -40,7 +43,6 @@ extension TableFile {
         read = read.map { $0.clamped(to: 0..<size) }.filter { !$0.isEmpty }
         let holes = read.reduce(0) { $0 + Int(itc_hole_bytes(fd, Int64($1.lowerBound), Int64($1.upperBound))) }
         guard holes > 0 else { return }
-        func mebibytes(_ n: Int) -> String { String(format: "%.1f MiB", Double(n) / 1_048_576) }
         let advice = "it is a sparse copy (cp, rsync -S) on tmpfs, where reading a hole takes memory; "
             + "free space there, or copy the table with cp --sparse=never"
         if writable {

@@ -63,8 +63,8 @@ final class TableFile: @unchecked Sendable {
                 guard error.errno == ENOMEM else { throw error }
                 // A table maps its largest size at once, whatever it holds now: a limit on
                 // address space below that fails here, where the error alone says nothing of why.
-                let size = String(format: "%.1f MiB", Double(header.layout.maxFileBytes) / 1_048_576)
-                throw ImageTableError(.io, "cannot map the table: \(error.message); it takes \(size) of address space (its size "
+                throw ImageTableError(.io, "cannot map the table: \(error.message); it takes \(Self.mebibytes(header.layout.maxFileBytes)) "
+                                      + "of address space (its size "
                                       + "when full), more than this process may have (ulimit -v), or the system's limit on "
                                       + "mappings (vm.max_map_count) was reached", path: path, errno: ENOMEM)
             }

@@ -235,16 +235,6 @@ import Testing
     /// used to start a second fetch, which then waited for the first one's write of the same key
     /// and could fail with `busy`.
     @Test func aRequestDuringAnAbandonedRenderJoinsIt() async throws {
-        final class GatedRenderer: Renderer {
-            let inner = VipsRenderer()
-            let started = Atomic<Int>(0)
-            let gate = DispatchSemaphore(value: 0)
-            func render(_ source: SourceImage, into targets: [RenderTarget]) throws(ImageTableError) -> [PixelRect] {
-                started.add(1, ordering: .relaxed)
-                gate.wait()
-                return try inner.render(source, into: targets)
-            }
-        }
         let provider = TestProvider(["a": .photo("Landscape_0")])
         let renderer = GatedRenderer()
         let directory = NSTemporaryDirectory() + "imagecache-\(UUID().uuidString)"
@@ -268,15 +258,6 @@ import Testing
     /// of cells scrolled past) it is dropped, not decoded, and the renders queued after it do
     /// not wait for it. Queued renders counted as begun, so every one was decoded.
     @Test func aQueuedRenderWhoseWaitersLeftIsNotDecoded() async throws {
-        final class GatedRenderer: Renderer {
-            let inner = VipsRenderer()
-            let started = Atomic<Int>(0)
-            let gate = DispatchSemaphore(value: 0)
-            func render(_ source: SourceImage, into targets: [RenderTarget]) throws(ImageTableError) -> [PixelRect] {
-                if started.add(1, ordering: .relaxed).newValue == 1 { gate.wait() }
-                return try inner.render(source, into: targets)
-            }
-        }
         let names = (0..<6).map { "p\($0)" }
         let provider = TestProvider(Dictionary(uniqueKeysWithValues: (names + ["later"]).map { ($0, .photo("Landscape_0")) }))
         let renderer = GatedRenderer()

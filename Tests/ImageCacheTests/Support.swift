@@ -120,6 +120,19 @@ final class Fixture: Sendable {
     }
 }
 
+/// The pipeline's renderer, holding the first render at a gate until the test opens it (the
+/// renders after it pass): a render under way, on the render thread, for as long as a test needs.
+final class GatedRenderer: Renderer {
+    let inner = VipsRenderer()
+    /// Renders begun so far.
+    let started = Atomic<Int>(0)
+    let gate = DispatchSemaphore(value: 0)
+    func render(_ source: SourceImage, into targets: [RenderTarget]) throws(ImageTableError) -> [PixelRect] {
+        if started.add(1, ordering: .relaxed).newValue == 1 { gate.wait() }
+        return try inner.render(source, into: targets)
+    }
+}
+
 /// Polls `condition` every millisecond until it holds or `seconds` pass. The limit is longer
 /// than the whole test run (about 90 s on 2 cores): Swift Testing runs synchronous tests on
 /// the cooperative pool's threads, which other suites' blocking tests (bakes, kills, waits for

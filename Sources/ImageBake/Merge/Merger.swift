@@ -74,12 +74,7 @@ public enum Merger {
             try target.commit(marker: "{\"version\": 1, \"inputs\": \(inputs.count)\(shards)}\n", lockTimeout: lockTimeout)
         } catch {
             target.discard()
-            // A table being built is named where it was going: its staging directory is gone.
-            if let path = error.path, path.hasPrefix(target.staging + "/") {
-                let shown = output.hasSuffix("/") ? String(output.dropLast()) : output
-                throw error.at(shown + path.dropFirst(target.staging.count))
-            }
-            throw error
+            throw error.relocated(from: target.staging, to: output)
         }
         summary.seconds = Date().timeIntervalSince(started)
         return summary
