@@ -55,6 +55,9 @@ public enum Baker {
         let started = Date()
         var clock = PhaseClock()
         let cpuBefore = BakeCPU.now()
+        if !options.dryRun && isOnReadOnlyFileSystem(manifest.outputPath) {
+            return try bakeOnReadOnlyFileSystem(manifest, options: options)
+        }
         if !options.dryRun {
             do {
                 try FileManager.default.createDirectory(atPath: manifest.outputPath, withIntermediateDirectories: true)

@@ -34,7 +34,8 @@ extension ImageTableError {
         case busy
         /// A write that may not evict found the table full.
         case full
-        /// The table handle was closed, or opened read-only and asked to write.
+        /// The table handle was closed, or opened read-only and asked to write; or a bake's output
+        /// directory is on a read-only file system and the bake would write there.
         case notWritable = "not-writable"
         /// A table was rebuilt or changed under a worker rendering into it.
         case tableChanged = "table-changed"

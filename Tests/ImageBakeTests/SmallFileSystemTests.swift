@@ -48,6 +48,12 @@ final class ScratchMount {
         _ = try run("/usr/bin/env", ["dd", "if=/dev/zero", "of=\(path)/fill", "bs=1M"])
     }
 
+    /// Remounts the file system read-only, or writable again.
+    func remount(readOnly: Bool) throws {
+        let result = try run("/usr/bin/env", ["mount", "-o", "remount,\(readOnly ? "ro" : "rw")", path])
+        #expect(result.status == 0, "remount: \(result.stderr)")
+    }
+
     deinit {
         _ = try? run("/usr/bin/env", ["umount", "-l", path])
     }
@@ -144,5 +150,35 @@ final class ScratchMount {
         try FileManager.default.removeItem(atPath: disk.path + "/fill")
         let sound = try run(Products.imagetable, ["verify", copy])
         #expect(sound.status == 0, "with room for its holes the copy reads: \(sound.stderr)")
+    }
+
+    /// A bake takes each table's writer lock, opening its lock file for writing: on a read-only
+    /// mount it failed ("open lock file failed: Read-only file system") even with every table up
+    /// to date. Now it plans as a dry run: nothing to write is a success with a warning, and
+    /// something to write stops it before writing, saying what.
+    @Test func aBakeOnAReadOnlyFileSystemSucceedsWithNothingToWrite() throws {
+        guard let disk = try ScratchMount.mount(.tmpfs, megabytes: 8) else { return }
+        let project = try BakeProject(formats: "      thumb:\n        size: 32x32\n        style: 32BitBGRA\n        maximumCount: 10\n")
+        try project.add("p0.jpg", from: Corpus.photo("Landscape_0"))
+        let bake = ["bake", project.manifestPath, "--output", disk.path, "--format", "json"]
+        #expect(try run(Products.imagetable, bake).status == 0)
+        let table = disk.path + "/thumb.imagetable"
+        let before = try Data(contentsOf: URL(fileURLWithPath: table))
+        try disk.remount(readOnly: true)
+        defer { try? disk.remount(readOnly: false) }
+
+        let current = try run(Products.imagetable, bake)
+        #expect(current.status == 0, "\(current.stderr)")
+        let document = try #require(try JSONSerialization.jsonObject(with: current.output) as? [String: Any])
+        let warnings = (document["warnings"] as? [String]) ?? []
+        #expect(warnings.contains { $0.contains("read-only file system") && $0.hasSuffix("[output-read-only]") }, "\(document)")
+        #expect(document["dryRun"] as? Bool == false && (document["sources"] as? [String: Any])?["unchanged"] as? Int == 1, "\(document)")
+
+        try project.add("p1.jpg", from: Corpus.photo("Landscape_1"))
+        let stale = try run(Products.imagetable, ["bake", project.manifestPath, "--output", disk.path])
+        #expect(stale.status == 1)
+        #expect(stale.stderr.contains("read-only file system, and this bake would write: 1 source to decode")
+                && stale.stderr.contains("[not-writable]"), "\(stale.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: table)) == before, "nothing was written")
     }
 }

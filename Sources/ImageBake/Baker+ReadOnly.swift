@@ -1,0 +1,68 @@
+import Foundation
+import ImageManifest
+import ImageTableCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A bake whose output directory is on a file system mounted read-only.
+///
+/// A bake takes each table's writer lock, which opens its lock file for writing, so on a
+/// read-only mount it failed at once with "open lock file failed: Read-only file system", even
+/// when every table was up to date: a CI job that bakes as a check, over tables restored onto a
+/// read-only volume, failed where `make` over an up-to-date tree succeeds. Such a bake now plans
+/// as `--dry-run` does (tables and state read, nothing locked or written, no writer can exist on
+/// a read-only mount): with nothing to write it succeeds with a warning, and otherwise it stops
+/// before writing, saying what the bake would write.
+extension Baker {
+    /// Whether `path` exists on a file system mounted read-only (`statvfs`'s `ST_RDONLY`).
+    ///
+    /// - Parameter path: the output directory.
+    static func isOnReadOnlyFileSystem(_ path: String) -> Bool {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return false }
+        return info.f_flag & UInt(ST_RDONLY) != 0
+    }
+
+    /// Plans `manifest` as a dry run and returns that plan's summary as the bake's when it
+    /// writes nothing.
+    ///
+    /// - Parameters:
+    ///   - manifest: a validated manifest whose output directory is on a read-only file system.
+    ///   - options: the bake's options (not a dry run).
+    /// - Returns: the summary of a bake that had nothing to write, with the warning
+    ///   `output-read-only`.
+    /// - Throws: ``ImageTableError`` `notWritable` when the bake would write (a source to
+    ///   decode, an entry to evict or prune, a table to create, rebuild or delete), naming what;
+    ///   what the dry run throws.
+    static func bakeOnReadOnlyFileSystem(_ manifest: Manifest, options: BakeOptions) throws(ImageTableError) -> BakeSummary {
+        var planning = options
+        planning.dryRun = true
+        var summary = try bakeReportingStop(manifest, options: planning)
+        let work = writes(of: summary, manifest: manifest)
+        guard work.isEmpty else {
+            throw ImageTableError(.notWritable, "the output directory is on a read-only file system, and this bake would write: "
+                                  + work.joined(separator: ", ") + " (bake --dry-run lists them)", path: manifest.displayOutput)
+        }
+        summary.dryRun = false
+        summary.warnings.append(BakeWarning(path: manifest.displayOutput, message: "the output directory is on a read-only file system; "
+            + "every table is up to date, so nothing was written (the entries' times of use and the bake state were not refreshed)",
+            code: "output-read-only"))
+        return summary
+    }
+
+    /// What a dry run's summary would write, for people ("3 sources to decode"); empty when nothing.
+    private static func writes(of summary: BakeSummary, manifest: Manifest) -> [String] {
+        func count(_ n: Int, _ one: String, _ many: String) -> [String] { n == 0 ? [] : ["\(n) \(n == 1 ? one : many)"] }
+        // A file that does not open as a table is one the bake would make (or refuse).
+        let missing = manifest.formats.filter { (try? ImageTableReader(path: manifest.tablePath(of: $0))) == nil }
+        return count(summary.decoded, "source to decode", "sources to decode")
+            + count(summary.tables.reduce(0) { $0 + $1.evicted }, "entry to evict", "entries to evict")
+            + count(summary.tables.reduce(0) { $0 + $1.pruned }, "entry to prune", "entries to prune")
+            + count(missing.count, "table to create", "tables to create")
+            + count(summary.tables.filter(\.reset).count, "table to rebuild", "tables to rebuild")
+            + count(summary.prunedTables.count, "table to delete", "tables to delete")
+    }
+}
