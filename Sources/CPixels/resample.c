@@ -86,6 +86,42 @@ static void vertical_avx2(const uint8_t *src, ptrdiff_t stride, const int16_t *w
     if (x < n) cresample_vertical_portable(src + x, stride, weights, count, out + x, n - x);
 }
 
+// The same step on 512-bit vectors (AVX-512BW), 64 samples at a time, with VNNI's fused
+// multiply-add (`vpdpwssd`: the pair's products summed into the accumulator in one instruction).
+#define VERTICAL_STEP_512(a, b, w)                                                                  \
+    do {                                                                                            \
+        __m512i a0 = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(a)));                \
+        __m512i b0 = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(b)));                \
+        __m512i a1 = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)((a) + 32)));         \
+        __m512i b1 = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)((b) + 32)));         \
+        lo0 = _mm512_dpwssd_epi32(lo0, _mm512_unpacklo_epi16(a0, b0), w);                           \
+        hi0 = _mm512_dpwssd_epi32(hi0, _mm512_unpackhi_epi16(a0, b0), w);                           \
+        lo1 = _mm512_dpwssd_epi32(lo1, _mm512_unpacklo_epi16(a1, b1), w);                           \
+        hi1 = _mm512_dpwssd_epi32(hi1, _mm512_unpackhi_epi16(a1, b1), w);                           \
+    } while (0)
+
+__attribute__((target("avx512f,avx512bw,avx512vnni")))
+static void vertical_avx512(const uint8_t *src, ptrdiff_t stride, const int16_t *weights, int count, int16_t *out, int n) {
+    if (n < 64) return vertical_avx2(src, stride, weights, count, out, n);
+    const __m512i round = _mm512_set1_epi32(MID_ROUND);
+    const int pairs = count & ~1;
+    const __m512i last = _mm512_set1_epi32(count & 1 ? (int32_t)(uint16_t)weights[count - 1] : 0);
+    for (int x = 0;; x += 64) {
+        if (x + 64 > n) x = n - 64;  // as in vertical_avx2: one more full step, ending at n
+        __m512i lo0 = round, hi0 = round, lo1 = round, hi1 = round;
+        const uint8_t *a = src + x;
+        for (int k = 0; k < pairs; k += 2, a += 2 * stride) {
+            const __m512i w = _mm512_set1_epi32(cresample_pair(weights, k));
+            VERTICAL_STEP_512(a, a + stride, w);
+        }
+        if (count & 1) VERTICAL_STEP_512(a, a, last);
+        const int shift = CRESAMPLE_WEIGHT_BITS - CRESAMPLE_MID_BITS;
+        _mm512_storeu_si512((void *)(out + x), _mm512_packs_epi32(_mm512_srai_epi32(lo0, shift), _mm512_srai_epi32(hi0, shift)));
+        _mm512_storeu_si512((void *)(out + x + 32), _mm512_packs_epi32(_mm512_srai_epi32(lo1, shift), _mm512_srai_epi32(hi1, shift)));
+        if (x + 64 == n) return;
+    }
+}
+
 __attribute__((target("ssse3,sse4.1")))
 static void horizontal_sse(const int16_t *row, int channels, const int32_t *start, const int32_t *count,
                            const int16_t *weights, int tapWidth, int base, int first, int n, uint8_t *out) {
@@ -161,12 +197,14 @@ static void horizontal_avx2(const int16_t *row, int channels, const int32_t *sta
     if (i < first + n) horizontal_sse(row, channels, start, count, weights, tapWidth, base, i, first + n - i, out + (ptrdiff_t)(i - first) * channels);
 }
 
-typedef void (*vertical_fn)(const uint8_t *, ptrdiff_t, const int16_t *, int, int16_t *, int);
 typedef void (*horizontal_fn)(const int16_t *, int, const int32_t *, const int32_t *, const int16_t *, int, int, int, int, uint8_t *);
 
-static vertical_fn choose_vertical(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") ? vertical_avx2 : cresample_vertical_portable;
+void cresample_vertical_at(int level, const uint8_t *src, ptrdiff_t stride, const int16_t *weights, int count, int16_t *out, int n) {
+    const int cpu = cpixels_cpu_level();
+    if (level > cpu) level = cpu;
+    if (level >= CPIXELS_AVX512) vertical_avx512(src, stride, weights, count, out, n);
+    else if (level >= CPIXELS_AVX2) vertical_avx2(src, stride, weights, count, out, n);
+    else cresample_vertical_portable(src, stride, weights, count, out, n);
 }
 
 static horizontal_fn choose_horizontal(void) {
@@ -176,13 +214,7 @@ static horizontal_fn choose_horizontal(void) {
 }
 
 void cresample_vertical(const uint8_t *src, ptrdiff_t stride, const int16_t *weights, int count, int16_t *out, int n) {
-    static vertical_fn chosen;
-    vertical_fn f = __atomic_load_n(&chosen, __ATOMIC_RELAXED);
-    if (!f) {
-        f = choose_vertical();
-        __atomic_store_n(&chosen, f, __ATOMIC_RELAXED);
-    }
-    f(src, stride, weights, count, out, n);
+    cresample_vertical_at(CPIXELS_AVX512, src, stride, weights, count, out, n);
 }
 
 void cresample_horizontal(const int16_t *row, int channels, const int32_t *start, const int32_t *count,
@@ -197,6 +229,11 @@ void cresample_horizontal(const int16_t *row, int channels, const int32_t *start
 }
 
 #else
+
+void cresample_vertical_at(int level, const uint8_t *src, ptrdiff_t stride, const int16_t *weights, int count, int16_t *out, int n) {
+    (void)level;
+    cresample_vertical_portable(src, stride, weights, count, out, n);
+}
 
 void cresample_vertical(const uint8_t *src, ptrdiff_t stride, const int16_t *weights, int count, int16_t *out, int n) {
     cresample_vertical_portable(src, stride, weights, count, out, n);

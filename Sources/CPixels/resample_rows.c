@@ -33,8 +33,10 @@ static void by_row(const int16_t *mid, ptrdiff_t midStride, int rows, int channe
 // Sixteen rows of sixteen int16 samples each become sixteen vectors of one sample's sixteen
 // rows: pairs, then quads, then eights interleave within each 128-bit half, and the halves
 // (samples 0–7 and 8–15) are swapped across last.
+// `to[e × pitch]` receives sample `e`: pitch 1 for AVX2's stripes, 2 for AVX-512's, which keep
+// two stripes' vectors of one sample side by side.
 __attribute__((target("avx2")))
-static inline void turn_samples(const int16_t *from, ptrdiff_t stride, __m256i *to) {
+static inline void turn_samples(const int16_t *from, ptrdiff_t stride, __m256i *to, int pitch) {
     __m256i r[16], a[16], b[16];
     for (int i = 0; i < 16; i++) r[i] = _mm256_loadu_si256((const __m256i *)(from + i * stride));
     for (int i = 0; i < 8; i++) {
@@ -56,17 +58,17 @@ static inline void turn_samples(const int16_t *from, ptrdiff_t stride, __m256i *
         }
     }
     for (int e = 0; e < 8; e++) {
-        to[e] = _mm256_permute2x128_si256(a[e], a[8 + e], 0x20);
-        to[8 + e] = _mm256_permute2x128_si256(a[e], a[8 + e], 0x31);
+        to[e * pitch] = _mm256_permute2x128_si256(a[e], a[8 + e], 0x20);
+        to[(8 + e) * pitch] = _mm256_permute2x128_si256(a[e], a[8 + e], 0x31);
     }
 }
 
-// Sixteen vectors of one output sample's sixteen rows (bytes) become sixteen rows of sixteen
-// samples: the same interleaving in the other direction.
+// Sixteen vectors of one output sample's sixteen rows (bytes), `pitch` bytes apart, become
+// sixteen rows of sixteen samples: the same interleaving in the other direction.
 __attribute__((target("avx2")))
-static inline void turn_bytes_back(const uint8_t *from, uint8_t *to, ptrdiff_t stride) {
+static inline void turn_bytes_back(const uint8_t *from, int pitch, uint8_t *to, ptrdiff_t stride) {
     __m128i c[16], a[16], b[16];
-    for (int i = 0; i < 16; i++) c[i] = _mm_loadu_si128((const __m128i *)(from + 16 * i));
+    for (int i = 0; i < 16; i++) c[i] = _mm_loadu_si128((const __m128i *)(from + pitch * i));
     for (int i = 0; i < 8; i++) {
         a[2 * i] = _mm_unpacklo_epi8(c[2 * i], c[2 * i + 1]);     // samples 2i, 2i+1 of rows 0–7
         a[2 * i + 1] = _mm_unpackhi_epi8(c[2 * i], c[2 * i + 1]); // rows 8–15
@@ -147,7 +149,7 @@ static void stripes_avx2(const int16_t *mid, ptrdiff_t midStride, int rows, int 
         if (y0 + 16 > rows) y0 = rows - 16;
         for (int s = 0;; s += 16) {
             if (s + 16 > samples) s = samples - 16;
-            turn_samples(mid + y0 * midStride + s, midStride, turned + s);
+            turn_samples(mid + y0 * midStride + s, midStride, turned + s, 1);
             if (s + 16 == samples) break;
         }
         // Constant channel counts, so the accumulators stay in registers.
@@ -155,7 +157,7 @@ static void stripes_avx2(const int16_t *mid, ptrdiff_t midStride, int rows, int 
         else filter_stripe(turned, 4, start, count, weights, tapWidth, base, first, n, columns);
         for (int s = 0;; s += 16) {
             if (s + 16 > outSamples) s = outSamples - 16;
-            turn_bytes_back(columns + 16 * s, out + y0 * outStride + s, outStride);
+            turn_bytes_back(columns + 16 * s, 16, out + y0 * outStride + s, outStride);
             if (s + 16 == outSamples) break;
         }
         if (y0 + 16 == rows) break;
@@ -164,23 +166,109 @@ static void stripes_avx2(const int16_t *mid, ptrdiff_t midStride, int rows, int 
     free(columns);
 }
 
-void cresample_horizontal_rows(const int16_t *mid, ptrdiff_t midStride, int rows, int channels, const int32_t *start,
-                               const int32_t *count, const int16_t *weights, int tapWidth, int base, int first, int n,
-                               uint8_t *out, ptrdiff_t outStride) {
-    static int has_avx2 = -1;
-    int avx2 = __atomic_load_n(&has_avx2, __ATOMIC_RELAXED);
-    if (avx2 < 0) {
-        __builtin_cpu_init();
-        avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
-        __atomic_store_n(&has_avx2, avx2, __ATOMIC_RELAXED);
+// `filter_stripe` on thirty-two rows: each 512-bit vector of `turned` is one sample of two
+// stripes of sixteen rows, side by side, so every multiply-add covers twice the rows (VNNI's
+// `vpdpwssd` adds the pair's products to the sum in one instruction). An output sample's 32
+// bytes go to `columns`, rows 0–15 then 16–31.
+__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline))
+static inline void filter_stripe_512(const __m512i *turned, int channels, const int32_t *start, const int32_t *count,
+                                     const int16_t *weights, int tapWidth, int base, int first, int n, uint8_t *columns) {
+    const __m512i round = _mm512_set1_epi32(1 << (OUT_SHIFT - 1));
+    // The low eight bytes of each 128-bit lane, in order: packing leaves each lane's rows there.
+    const __m512i gather = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+    for (int i = first; i < first + n; i++) {
+        const __m512i *p = turned + (ptrdiff_t)(start[i] - base) * channels;
+        const int16_t *w = weights + (ptrdiff_t)i * tapWidth;
+        const int taps = count[i];
+        __m512i lo[4], hi[4];
+        for (int c = 0; c < channels; c++) lo[c] = hi[c] = round;
+        for (int k = 0; k < taps; k += 2, p += 2 * channels) {
+            const __m512i wk = _mm512_set1_epi32(cresample_pair(w, k));
+            for (int c = 0; c < channels; c++) {
+                lo[c] = _mm512_dpwssd_epi32(lo[c], _mm512_unpacklo_epi16(p[c], p[channels + c]), wk);
+                hi[c] = _mm512_dpwssd_epi32(hi[c], _mm512_unpackhi_epi16(p[c], p[channels + c]), wk);
+            }
+        }
+        for (int c = 0; c < channels; c++) {
+            __m512i v = _mm512_packs_epi32(_mm512_srai_epi32(lo[c], OUT_SHIFT), _mm512_srai_epi32(hi[c], OUT_SHIFT));
+            __m512i bytes = _mm512_permutexvar_epi64(gather, _mm512_packus_epi16(v, v));
+            _mm256_storeu_si256((__m256i *)(columns + 32 * ((ptrdiff_t)(i - first) * channels + c)), _mm512_castsi512_si256(bytes));
+        }
     }
-    if (avx2 && rows >= 16 && midStride >= 16 && n * channels >= 16)
+}
+
+// `stripes_avx2` thirty-two rows at a time; fewer rows than that are left to it.
+__attribute__((target("avx512f,avx512bw,avx512vnni")))
+static void stripes_avx512(const int16_t *mid, ptrdiff_t midStride, int rows, int channels, const int32_t *start,
+                           const int32_t *count, const int16_t *weights, int tapWidth, int base, int first, int n,
+                           uint8_t *out, ptrdiff_t outStride) {
+    const int samples = (int)midStride, outSamples = n * channels;
+    int reach = samples;
+    for (int i = first; i < first + n; i++) {
+        const int end = (start[i] - base + ((count[i] + 1) & ~1)) * channels;
+        if (end > reach) reach = end;
+    }
+    __m512i *turned = aligned_alloc(64, (size_t)(reach + 16) * sizeof(__m512i));
+    uint8_t *columns = aligned_alloc(64, ((size_t)outSamples * 32 + 63) & ~(size_t)63);
+    if (!turned || !columns) {
+        free(turned);
+        free(columns);
+        by_row(mid, midStride, rows, channels, start, count, weights, tapWidth, base, first, n, out, outStride);
+        return;
+    }
+    memset(turned + samples, 0, (size_t)(reach + 16 - samples) * sizeof(__m512i));
+    __m256i *halves = (__m256i *)turned;  // sample s: halves[2s] rows 0–15, halves[2s + 1] rows 16–31
+    for (int y0 = 0;; y0 += 32) {
+        if (y0 + 32 > rows) y0 = rows - 32;
+        for (int s = 0;; s += 16) {
+            if (s + 16 > samples) s = samples - 16;
+            turn_samples(mid + y0 * midStride + s, midStride, halves + 2 * s, 2);
+            turn_samples(mid + (y0 + 16) * midStride + s, midStride, halves + 2 * s + 1, 2);
+            if (s + 16 == samples) break;
+        }
+        if (channels == 3) filter_stripe_512(turned, 3, start, count, weights, tapWidth, base, first, n, columns);
+        else filter_stripe_512(turned, 4, start, count, weights, tapWidth, base, first, n, columns);
+        for (int s = 0;; s += 16) {
+            if (s + 16 > outSamples) s = outSamples - 16;
+            turn_bytes_back(columns + 32 * s, 32, out + y0 * outStride + s, outStride);
+            turn_bytes_back(columns + 32 * s + 16, 32, out + (y0 + 16) * outStride + s, outStride);
+            if (s + 16 == outSamples) break;
+        }
+        if (y0 + 32 == rows) break;
+    }
+    free(turned);
+    free(columns);
+}
+
+void cresample_horizontal_rows_at(int level, const int16_t *mid, ptrdiff_t midStride, int rows, int channels,
+                                  const int32_t *start, const int32_t *count, const int16_t *weights, int tapWidth, int base,
+                                  int first, int n, uint8_t *out, ptrdiff_t outStride) {
+    const int cpu = cpixels_cpu_level();
+    if (level > cpu) level = cpu;
+    const int wide = midStride >= 16 && n * channels >= 16;
+    if (level >= CPIXELS_AVX512 && wide && rows >= 32)
+        stripes_avx512(mid, midStride, rows, channels, start, count, weights, tapWidth, base, first, n, out, outStride);
+    else if (level >= CPIXELS_AVX2 && wide && rows >= 16)
         stripes_avx2(mid, midStride, rows, channels, start, count, weights, tapWidth, base, first, n, out, outStride);
     else
         by_row(mid, midStride, rows, channels, start, count, weights, tapWidth, base, first, n, out, outStride);
 }
 
+void cresample_horizontal_rows(const int16_t *mid, ptrdiff_t midStride, int rows, int channels, const int32_t *start,
+                               const int32_t *count, const int16_t *weights, int tapWidth, int base, int first, int n,
+                               uint8_t *out, ptrdiff_t outStride) {
+    cresample_horizontal_rows_at(CPIXELS_AVX512, mid, midStride, rows, channels, start, count, weights, tapWidth, base, first, n,
+                                 out, outStride);
+}
+
 #else
+
+void cresample_horizontal_rows_at(int level, const int16_t *mid, ptrdiff_t midStride, int rows, int channels,
+                                  const int32_t *start, const int32_t *count, const int16_t *weights, int tapWidth, int base,
+                                  int first, int n, uint8_t *out, ptrdiff_t outStride) {
+    (void)level;
+    by_row(mid, midStride, rows, channels, start, count, weights, tapWidth, base, first, n, out, outStride);
+}
 
 void cresample_horizontal_rows(const int16_t *mid, ptrdiff_t midStride, int rows, int channels, const int32_t *start,
                                const int32_t *count, const int16_t *weights, int tapWidth, int base, int first, int n,

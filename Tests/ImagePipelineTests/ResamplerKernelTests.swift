@@ -21,17 +21,25 @@ import Testing
         return state >> 33
     }
 
-    @Test func theVerticalPassEqualsTheReference() {
+    /// Every level of the vertical loop this CPU runs (AVX2, and AVX-512 where there is VNNI),
+    /// and the one it picks, at lengths around both vector widths.
+    @Test(arguments: [CPIXELS_AVX2, CPIXELS_AVX512, -1])
+    func theVerticalPassEqualsTheReference(level: Int32) {
+        guard level <= cpixels_cpu_level() else { return }
         var seed: UInt64 = 7
-        for n in [1, 15, 16, 31, 32, 33, 63, 64, 65, 705, 990] {
+        for n in [1, 15, 16, 31, 32, 33, 63, 64, 65, 95, 127, 128, 129, 705, 990] {
             for count in [1, 2, 3, 9, 16, 17] {
                 let stride = n + 7
                 let src = (0..<(stride * count)).map { _ in UInt8(truncatingIfNeeded: Self.next(&seed)) }
                 let w = Self.weights(count, seed: &seed)
                 var fast = [Int16](repeating: 0, count: n), slow = [Int16](repeating: 0, count: n)
-                cresample_vertical(src, stride, w, Int32(count), &fast, Int32(n))
+                if level < 0 {
+                    cresample_vertical(src, stride, w, Int32(count), &fast, Int32(n))
+                } else {
+                    cresample_vertical_at(level, src, stride, w, Int32(count), &fast, Int32(n))
+                }
                 cresample_vertical_portable(src, stride, w, Int32(count), &slow, Int32(n))
-                #expect(fast == slow, "n \(n), \(count) taps")
+                #expect(fast == slow, "level \(level), n \(n), \(count) taps")
             }
         }
     }
@@ -60,11 +68,14 @@ import Testing
     /// The whole-image horizontal pass (sixteen rows at a time, turned on their side, with AVX2)
     /// equals the reference row by row: row counts and row lengths around sixteen, odd tap
     /// counts, a window that starts past the first pixel, and output rows with padding between.
-    @Test(arguments: [3, 4])
-    func theHorizontalPassOverRowsEqualsTheReference(channels: Int) {
+    /// Every level this CPU runs (AVX2's sixteen rows, AVX-512's thirty-two) and the one it picks.
+    @Test(arguments: [3, 4], [CPIXELS_AVX2, CPIXELS_AVX512, -1])
+    func theHorizontalPassOverRowsEqualsTheReference(channels: Int, level: Int32) {
+        guard level <= cpixels_cpu_level() else { return }
         var seed: UInt64 = 23
         for (rows, outCount, taps) in [(1, 20, 9), (15, 37, 9), (16, 6, 10), (16, 37, 3), (17, 5, 1), (33, 37, 17),
-                                       (150, 150, 10), (47, 90, 25), (16, 4, 41)] {
+                                       (150, 150, 10), (47, 90, 25), (16, 4, 41), (31, 20, 9), (32, 6, 10), (32, 37, 3),
+                                       (64, 16, 9), (65, 37, 4)] {
             let width = (taps + 3) & ~1
             let inPixels = max(outCount, 6) * 3 / 2 + taps
             let start = (0..<outCount).map { Int32($0 * (inPixels - taps) / outCount) }
@@ -80,11 +91,16 @@ import Testing
                 let base = Int(start[first]), n = outCount - first
                 let outStride = n * channels + 5
                 var fast = [UInt8](repeating: 0xAB, count: rows * outStride), slow = fast
-                cresample_horizontal_rows(mid, midRow - base * channels, Int32(rows), Int32(channels), start, count, weights,
-                                          Int32(width), Int32(base), Int32(first), Int32(n), &fast, outStride)
+                if level < 0 {
+                    cresample_horizontal_rows(mid, midRow - base * channels, Int32(rows), Int32(channels), start, count, weights,
+                                              Int32(width), Int32(base), Int32(first), Int32(n), &fast, outStride)
+                } else {
+                    cresample_horizontal_rows_at(level, mid, midRow - base * channels, Int32(rows), Int32(channels), start, count,
+                                                 weights, Int32(width), Int32(base), Int32(first), Int32(n), &fast, outStride)
+                }
                 cresample_horizontal_rows_portable(mid, midRow - base * channels, Int32(rows), Int32(channels), start, count,
                                                    weights, Int32(width), Int32(base), Int32(first), Int32(n), &slow, outStride)
-                #expect(fast == slow, "\(rows) rows, \(outCount) pixels from \(first), \(taps) taps, \(channels) channels")
+                #expect(fast == slow, "level \(level): \(rows) rows, \(outCount) pixels from \(first), \(taps) taps, \(channels) channels")
                 #expect(slow.enumerated().allSatisfy { $0.offset % outStride < n * channels || $0.element == 0xAB },
                         "padding between rows untouched")
             }

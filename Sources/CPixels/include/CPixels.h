@@ -8,16 +8,32 @@
 // which computes the taps), in fixed point: weights are int16 with 14 fractional bits summing to
 // exactly 1 << 14, the vertical pass turns 8-bit samples into int16 with 6 fractional bits, and the
 // horizontal pass rounds those to 8 bits once. AVX2 and SSSE3/SSE4.1 versions are chosen at run
-// time; the plain C versions are the fallback and the reference the tests hold them to.
+// time (and AVX-512 for the vertical pass); the plain C versions are the fallback and the reference the tests hold them to.
 
 /// Fractional bits of a weight.
 #define CRESAMPLE_WEIGHT_BITS 14
 /// Fractional bits of a vertical pass output.
 #define CRESAMPLE_MID_BITS 6
 
+/// Instruction-set levels of the vector loops, lowest first. `CPIXELS_AVX512` is AVX-512 F, BW and
+/// VNNI (Intel since Ice Lake, AMD since Zen 4), whose fused multiply-add of pairs the vertical pass
+/// uses on 512-bit vectors.
+#define CPIXELS_PORTABLE 0
+#define CPIXELS_SSE41 1
+#define CPIXELS_AVX2 2
+#define CPIXELS_AVX512 3
+
+/// The highest level this CPU runs.
+int cpixels_cpu_level(void);
+
 /// One output row of the vertical pass: `out[x] = Σ_k weights[k] × rows[k][x]`, for `n` samples,
 /// where `rows[k]` starts at `src + k × stride`, rounded to `CRESAMPLE_MID_BITS` fractional bits.
 void cresample_vertical(const uint8_t *src, ptrdiff_t stride, const int16_t *weights, int count, int16_t *out, int n);
+
+/// `cresample_vertical` with the loop of `level` or the highest below it this CPU runs, for the
+/// tests, which hold every level to the plain C version.
+void cresample_vertical_at(int level, const uint8_t *src, ptrdiff_t stride, const int16_t *weights, int count, int16_t *out,
+                           int n);
 
 /// `n` output pixels of the horizontal pass, `first` … `first + n − 1`: pixel `i` is
 /// `Σ_k weights[i × tapWidth + k] × row[(start[i] − base + k) × channels + ch]` for
@@ -31,7 +47,7 @@ void cresample_horizontal(const int16_t *row, int channels, const int32_t *start
 
 /// The horizontal pass over `rows` rows of `midStride` samples each, one after another from
 /// `mid`: for each row, `cresample_horizontal` with the same taps, written `outStride` bytes
-/// apart from `out`. With AVX2 it filters sixteen rows at a time, turned on their side so that
+/// apart from `out`. With AVX2 it filters sixteen rows at a time (AVX-512: thirty-two), turned on their side so that
 /// every vector is one sample of sixteen rows; the result is the same, byte for byte, provided
 /// every pixel's taps lie within its row (`start[i] − base + count[i]` at most `midStride /
 /// channels`): the turned rows end with zeros where a row's own pass would read on into the
@@ -40,6 +56,12 @@ void cresample_horizontal(const int16_t *row, int channels, const int32_t *start
 void cresample_horizontal_rows(const int16_t *mid, ptrdiff_t midStride, int rows, int channels, const int32_t *start,
                                const int32_t *count, const int16_t *weights, int tapWidth, int base, int first, int n,
                                uint8_t *out, ptrdiff_t outStride);
+
+/// `cresample_horizontal_rows` with the loops of `level` or the highest below it this CPU runs
+/// (AVX-512 filters thirty-two rows at a time), for the tests.
+void cresample_horizontal_rows_at(int level, const int16_t *mid, ptrdiff_t midStride, int rows, int channels,
+                                  const int32_t *start, const int32_t *count, const int16_t *weights, int tapWidth, int base,
+                                  int first, int n, uint8_t *out, ptrdiff_t outStride);
 
 /// Packs `n` opaque 8-bit RGB pixels (3 bytes each) into table style `style` (FORMAT.md's codes:
 /// 1 `32BitBGRA`, which opaque pixels store as `B, G, R, 255`; 2 `32BitBGR`; 3 `16BitBGR`, each
