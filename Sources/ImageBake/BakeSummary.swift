@@ -107,6 +107,8 @@ public struct BakeSummary: Sendable {
     public var cpu = BakeCPU()
     /// Whether this was a `--dry-run` (nothing was written; counts are what would happen).
     public var dryRun = false
+    /// Whether the bake ran with `--prune`: without it, the entries of removed sources stay.
+    public var pruning = false
     /// Whether the bake stopped before its end: `--strict` at the first failure, or an error
     /// of the bake's own during the run (``stoppedBy``).
     public var stoppedEarly = false
@@ -144,6 +146,8 @@ public struct BakeWarning: Sendable, Hashable, CustomStringConvertible {
     /// The stable code (`orphan-table`, `more-sources-than-slots`, `state-reset`…), or `nil`
     /// for a decoder's own warning, which has none of ours.
     public let code: String?
+    /// Where in `path` it lies (line, then column, from 1), for a warning about the manifest.
+    public let line: Int?, column: Int?
 
     /// Creates a warning.
     ///
@@ -151,12 +155,19 @@ public struct BakeWarning: Sendable, Hashable, CustomStringConvertible {
     ///   - path: the file it concerns.
     ///   - message: what is wrong.
     ///   - code: its stable code, or `nil` for a decoder's warning.
-    public init(path: String, message: String, code: String?) {
+    ///   - line: the line it concerns in `path`, if any.
+    ///   - column: the column it concerns on that line.
+    public init(path: String, message: String, code: String?, line: Int? = nil, column: Int? = nil) {
         self.path = path
         self.message = message
         self.code = code
+        self.line = line
+        self.column = column
     }
 
-    /// `PATH: warning: MESSAGE [CODE]`, as every compiler-style line is.
-    public var description: String { "\(path): warning: \(message)" + (code.map { " [\($0)]" } ?? "") }
+    /// `PATH[:LINE:COLUMN]: warning: MESSAGE [CODE]`, as every compiler-style line is.
+    public var description: String {
+        let at = line.map { ":\($0)" + (column.map { ":\($0)" } ?? "") } ?? ""
+        return "\(path)\(at): warning: \(message)" + (code.map { " [\($0)]" } ?? "")
+    }
 }

@@ -59,10 +59,10 @@ public enum Baker {
             return try bakeOnReadOnlyFileSystem(manifest, options: options)
         }
         if !options.dryRun {
-            do {
-                try FileManager.default.createDirectory(atPath: manifest.outputPath, withIntermediateDirectories: true)
+            do throws(ImageTableError) {
+                try Directories.make(manifest.outputPath)
             } catch {
-                throw ImageTableError(.io, "cannot create the output directory: \(error.localizedDescription)", path: manifest.outputPath)
+                throw Directories.failure(error, making: "the output directory", path: manifest.displayOutput)
             }
         }
         // Before any table is opened (a rebuild or an upgrade is a write): one shard a directory.
@@ -130,6 +130,15 @@ public enum Baker {
         summary.cpu = BakeCPU.since(cpuBefore)
         summary = finish(summary, plan: plan, scanFailures: prepared.scanFailures, vanished: vanished.found, tables: tables, options: options,
                          started: started)
+        // A family whose pattern matches nothing (`*.jpeg` over `.jpg` files) baked nothing and
+        // said nothing, and its empty tables shipped green. A shard may hold none of a family.
+        if options.shard == nil {
+            let found = Set((prepared.scanFailures + plan.failures + plan.skipped).map(\.family))
+            for family in manifest.families where (plan.planned.first { $0.name == family.name }?.count ?? 0) == 0 && !found.contains(family.name) {
+                summary.warnings.append(BakeWarning(path: manifest.file, message: family.noSourcesMessage, code: "no-sources",
+                                                    line: family.sourcesLocation.line, column: family.sourcesLocation.column))
+            }
+        }
         // A cache lost, not a failure: said, since the next bakes read every source again.
         summary.warnings += state.notices.map { BakeWarning(path: "\(manifest.displayOutput)/\(BakeState.fileName)", message: $0.message, code: $0.code) }
         if let stopped {
@@ -178,6 +187,7 @@ public enum Baker {
         var summary = run
         summary.plan = plan
         summary.dryRun = options.dryRun
+        summary.pruning = options.prune
         summary.shard = options.shard
         summary.unchanged = plan.unchanged
         summary.leftOut = plan.leftOut

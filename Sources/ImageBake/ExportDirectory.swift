@@ -74,10 +74,10 @@ struct ExportDirectory {
     /// - Returns: its path.
     /// - Throws: ``ImageTableError`` when it cannot be created.
     func makeStaging() throws(ImageTableError) -> String {
-        do {
-            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        do throws(ImageTableError) {
+            try Directories.make(parent)
         } catch {
-            throw ImageTableError(.io, "cannot create the directory: \(error.localizedDescription)", path: parent)
+            throw Directories.failure(error, making: "the directory", path: parent)
         }
         removeAbandonedStaging()
         let staging = "\(parent)/\(stagingPrefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max))"

@@ -63,10 +63,10 @@ public final class ImageCache: Sendable {
     ///   `insecure-file`, …).
     public init(configuration: Configuration, provider: any SourceProvider, renderer: any Renderer) throws(ImageTableError) {
         guard !configuration.formats.isEmpty else { throw ImageTableError(.invalidRequest, "no formats are configured") }
-        do {
-            try FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true)
+        do throws(ImageTableError) {
+            try Directories.make(configuration.directory)
         } catch {
-            throw ImageTableError(.io, "cannot create the table directory \(configuration.directory): \(error.localizedDescription)")
+            throw Directories.failure(error, making: "the table directory", path: configuration.directory)
         }
         let options = ImageTableWriter.Options(lockTimeout: configuration.lockTimeout, durability: configuration.durability)
         var tables: [String: FormatTable] = [:]

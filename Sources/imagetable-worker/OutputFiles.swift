@@ -70,11 +70,10 @@ enum OutputFiles {
 
     /// Creates `path` and its parents, like `mkdir -p`.
     static func makeDirectory(_ path: String, mode: mode_t) throws(ImageTableError) {
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: Int(mode)])
+        do throws(ImageTableError) {
+            try Directories.make(path, mode: mode)
         } catch {
-            throw outputFailed(path, "cannot create the output directory: \(error.localizedDescription)")
+            throw outputFailed(path, Directories.failure(error, making: "the output directory", path: path).message)
         }
     }
 

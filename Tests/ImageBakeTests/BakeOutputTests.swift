@@ -53,6 +53,35 @@ import Testing
                                        + "this table; bake --prune deletes it\n"), "\(result.stdout)")
     }
 
+    /// A family whose pattern selects nothing (`*.jpeg` over `.jpg` files) baked nothing and
+    /// said nothing, so its empty tables shipped green: a `no-sources` warning on the manifest's
+    /// `sources` line, in text and as an annotation GitHub can show (file, line, column). Not
+    /// for a shard, which may hold none of a family.
+    @Test func aFamilyWithNoSourcesIsAWarningAtItsSourcesLine() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 4), include: "*.jpeg")
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        let text = try run(Products.imagetable, ["bake", "manifest.yaml"], in: project.root)
+        #expect(text.status == 0)
+        #expect(text.stderr == "manifest.yaml:5:14: warning: family 'photos' has no sources: no file in 'src' matches '*.jpeg'; "
+                + "its tables stay empty (check 'sources' and 'include') [no-sources]\n", "\(text.stderr)")
+        let github = try run(Products.imagetable, ["bake", "--format", "github", "manifest.yaml"], in: project.root)
+        #expect(github.stdout.hasPrefix("::warning file=manifest.yaml,line=5,col=14,title=no-sources::family 'photos' has no sources"),
+                "\(github.stdout)")
+        let shard = try run(Products.imagetable, ["bake", "--shard", "0/2", "--output", "shard0", "manifest.yaml"], in: project.root)
+        #expect(shard.status == 0 && !shard.stderr.contains("no-sources"), "\(shard.stderr)")
+    }
+
+    /// An output directory below a file says which part is in the way, where Foundation said
+    /// "The operation could not be completed. (NSCocoaErrorDomain error 512.)".
+    @Test func anOutputBelowAFileNamesTheFile() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 4))
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        let result = try run(Products.imagetable, ["bake", "--output", "manifest.yaml/tables", "manifest.yaml"], in: project.root)
+        #expect(result.status == 1)
+        #expect(result.stderr.hasSuffix("manifest.yaml/tables: error: cannot create the output directory: \(project.root)/manifest.yaml "
+                                        + "exists and is not a directory [io]\n"), "\(result.stderr)")
+    }
+
     /// A path that begins an output line cannot forge a workflow command: GitHub Actions reads
     /// any line that starts, after blanks, with `::` as one, and a manifest's `output:` begins
     /// the rows of the bake's table (`::stop-commands::…` would have silenced every annotation

@@ -76,10 +76,26 @@ import Glibc
             #expect(text.status == 0 && text.stderr.isEmpty, "\(reader): \(text.stderr)")
             let lines = text.stdout.split(separator: "\n").map(String.init)
             #expect(lines.first?.hasPrefix(again.manifestPath + ": baked 2 sources in ") == true
-                    && lines.first?.hasSuffix(" s: 0 decoded, 1 unchanged, 0 failed, 1 removed") == true, "\(reader): \(text.stdout)")
+                    && lines.first?.hasSuffix(" s: 0 decoded, 1 unchanged, 0 failed, 1 removed (entries of removed sources stay until bake --prune)") == true,
+                    "\(reader): \(text.stdout)")
             #expect(lines.dropFirst(2).map { $0.split(separator: " ").dropFirst().joined(separator: " ") } == Array(repeating: "0 0 0 2/4", count: 4),
                     "written, evicted, pruned, entries: \(text.stdout)")
         }
+    }
+
+    /// A source deleted between two bakes: the summary says its entry stays until `--prune`
+    /// (an export ships it), and says no more once `--prune` has deleted it.
+    @Test func aRemovedSourceSaysItsEntryStaysUntilPrune() throws {
+        let project = try Change.project()
+        for key in ["a.jpg", "y.jpg"] { try project.add(key, from: Change.a) }
+        _ = try project.bake()
+        try FileManager.default.removeItem(atPath: project.sources + "/y.jpg")
+        let kept = try run(Products.imagetable, ["bake", project.manifestPath])
+        #expect(kept.status == 0 && kept.stdout.split(separator: "\n").first?
+                    .hasSuffix(" s: 0 decoded, 1 unchanged, 0 failed, 1 removed (entries of removed sources stay until bake --prune)") == true, "\(kept.stdout)")
+        let pruned = try run(Products.imagetable, ["bake", "--prune", project.manifestPath])
+        #expect(pruned.status == 0 && pruned.stdout.split(separator: "\n").first?
+                    .hasSuffix(" s: 0 decoded, 1 unchanged, 0 failed, 1 removed") == true, "\(pruned.stdout)")
     }
 
     /// A held key whose source is deleted after the bake read it and before its worker does: the

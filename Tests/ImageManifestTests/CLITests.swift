@@ -22,10 +22,12 @@ import Testing
     private static let invalidYAML = validYAML.replacingOccurrences(of: "16BitBGR", with: "32BitRGBA")
     private static let warningYAML = validYAML + "        fit: fill\n        crop: entropy\n"
 
-    /// A directory with `valid.yaml`, `invalid.yaml`, `warning.yaml` and a `photos` directory.
+    /// A directory with `valid.yaml`, `invalid.yaml`, `warning.yaml` and a `photos` directory
+    /// holding one source (an empty one is a `no-sources` warning).
     private func workspace() throws -> TemporaryDirectory {
         let dir = try TemporaryDirectory()
         try dir.makeDirectory("photos")
+        try dir.write("photos/a.jpg", "")
         try dir.write("valid.yaml", Self.validYAML)
         try dir.write("invalid.yaml", Self.invalidYAML)
         try dir.write("warning.yaml", Self.warningYAML)
@@ -108,6 +110,24 @@ import Testing
         let strict = try validate(["--warnings-as-errors", "warning.yaml"], in: dir)
         #expect(strict.status == 1)
         #expect(strict.stdout.hasPrefix("warning.yaml:13:9: error: 'crop' has no effect"))
+    }
+
+    /// A family that selects no file (an empty directory, or `include: "*.jpeg"` over `.jpg`
+    /// files) is a warning at its `sources`, naming the patterns: its empty tables passed.
+    @Test func aFamilyWithNoSourcesIsAWarning() throws {
+        let dir = try workspace()
+        try dir.makeDirectory("empty")
+        try dir.write("empty.yaml", Self.validYAML.replacingOccurrences(of: "sources: photos", with: "sources: empty"))
+        let empty = try validate(["empty.yaml"], in: dir)
+        #expect(empty.status == 0)
+        #expect(empty.stdout.hasPrefix("empty.yaml:5:14: warning: family 'users' has no sources: no file in 'empty' matches the image "
+                                       + "file names; its tables stay empty (check 'sources' and 'include') [no-sources]\n"), "\(empty.stdout)")
+        try dir.write("pattern.yaml", Self.validYAML.replacingOccurrences(of: "sources: photos", with: "sources: photos\n    include: \"*.jpeg\""))
+        let pattern = try validate(["--warnings-as-errors", "pattern.yaml"], in: dir)
+        #expect(pattern.status == 1)
+        #expect(pattern.stdout.hasPrefix("pattern.yaml:5:14: error: family 'users' has no sources: no file in 'photos' matches '*.jpeg'; "),
+                "\(pattern.stdout)")
+        #expect(try validate(["valid.yaml"], in: dir).stdout.hasPrefix("valid.yaml: valid (0 errors, 0 warnings)"), "one source is enough")
     }
 
     @Test func maxDisk() throws {

@@ -42,6 +42,19 @@ import Testing
         #expect(summary(try validate(dir, yaml())) == ["2:9 not-a-directory", "5:14 not-a-directory"])
     }
 
+    /// A path below a file can never be made: `output: README.md/tables` passed, and the bake
+    /// failed with Foundation's "NSCocoaErrorDomain error 512".
+    @Test func aPathBelowAFileIsNotADirectory() throws {
+        let dir = try TemporaryDirectory()
+        try dir.makeDirectory("photos")
+        try dir.write("README.md", "a file")
+        let report = try validate(dir, yaml(output: "README.md/tables/x"))
+        #expect(summary(report) == ["2:9 not-a-directory"])
+        let real = try #require(PathResolver.realPath(dir.path))
+        #expect(report.diagnostics.first?.message == "'README.md/tables/x' (\(real)/README.md/tables/x) lies below \(real)/README.md, "
+                + "which is a file, not a directory")
+    }
+
     @Test func dotDotOutOfTheDirectory() throws {
         let dir = try TemporaryDirectory()
         let report = try validate(dir, yaml(output: "../tables"), at: "sub/manifest.yaml")

@@ -6,10 +6,13 @@ import Testing
 /// Issue 16 through `imagetable validate`: every output names the same `file:line:column` for
 /// each case, and the text output shows the line with a caret under that column.
 @Suite struct PlacementCLITests {
-    /// A directory with every placement case as a file, and `photos`.
+    /// A directory with every placement case as a file, and `photos` holding one source (an
+    /// empty one is a `no-sources` warning).
     private func workspace() throws -> TemporaryDirectory {
         let dir = try TemporaryDirectory()
         try dir.makeDirectory("photos")
+        try dir.write("photos/a.jpg", "")
+        try dir.write("photos/-x", "")  // what `include: [-, -x]` (lone-dash) selects
         for placement in PlacementCase.all { try dir.write(placement.fileName, placement.yaml) }
         return dir
     }

@@ -69,7 +69,11 @@ struct MergeOutput {
             if let pid, pid != getpid(), kill(pid, 0) == 0 || errno != ESRCH { continue }
             try? FileManager.default.removeItem(atPath: parent + "/" + leftover)
         }
-        try? FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        do throws(ImageTableError) {
+            try Directories.make(parent)
+        } catch {
+            throw Directories.failure(error, making: "the directory of the output", path: path)
+        }
         guard mkdir(staging, 0o755) == 0 else {
             // Named by the output, beside which it was to be: the staging name means nothing to
             // people. The system's words, not Foundation's ("the operation could not be completed").

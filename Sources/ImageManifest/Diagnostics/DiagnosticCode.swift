@@ -107,7 +107,10 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable {
     /// A family has more sources than a format's `maximumCount`: the least recently modified
     /// are left out of that format's table (a warning; `validate` only, which lists the sources).
     case moreSourcesThanSlots = "more-sources-than-slots"
-    /// `output` or `sources` exists but is not a directory.
+    /// Warning: a family's `sources` directory holds no file that its `include` and `exclude`
+    /// select, so its tables stay empty.
+    case noSources = "no-sources"
+    /// `output` or `sources` exists but is not a directory, or lies below a file.
     case notADirectory = "not-a-directory"
     /// `output` is a family's `sources` directory: the tables and the bake state would lie among
     /// the source images.
@@ -121,7 +124,7 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable {
     /// The severity this kind of problem has unless `--warnings-as-errors` promotes it.
     public var defaultSeverity: Severity {
         switch self {
-        case .cropWithoutCover, .backgroundAlphaIgnored, .missingSources, .moreSourcesThanSlots, .laxYAML: .warning
+        case .cropWithoutCover, .backgroundAlphaIgnored, .missingSources, .noSources, .moreSourcesThanSlots, .laxYAML: .warning
         default: .error
         }
     }

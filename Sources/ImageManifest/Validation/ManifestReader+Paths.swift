@@ -50,13 +50,35 @@ extension ManifestReader {
         case .other:
             context.report(.notADirectory, "'\(written)' (\(resolution.path)) exists but is not a directory", at: at, keyPath: path)
             return nil
-        case .missing where isSources:
-            context.report(.missingSources, "sources directory '\(written)' (\(resolution.path)) does not exist (yet); baking will fail until it does",
-                           at: at, keyPath: path)
         case .missing:
-            break
+            // A path below a file can never be made: `output: README.md/tables` passed, and the
+            // bake failed making the directory.
+            if let file = Self.fileAbove(resolution.path) {
+                context.report(.notADirectory, "'\(written)' (\(resolution.path)) lies below \(file), which is a file, not a directory",
+                               at: at, keyPath: path)
+                return nil
+            }
+            if isSources {
+                context.report(.missingSources, "sources directory '\(written)' (\(resolution.path)) does not exist (yet); baking will fail until it does",
+                               at: at, keyPath: path)
+            }
         }
         return CheckedPath(written: written, resolved: resolution.path)
+    }
+
+    /// The nearest existing ancestor of the missing `path` when it is something other than a
+    /// directory, else `nil`.
+    private static func fileAbove(_ path: String) -> String? {
+        var ancestor = Substring(path)
+        while let slash = ancestor.lastIndex(of: "/"), slash > ancestor.startIndex {
+            ancestor = ancestor[..<slash]
+            switch PathResolver.kind(of: String(ancestor)) {
+            case .directory: return nil
+            case .other: return String(ancestor)
+            case .missing: continue
+            }
+        }
+        return nil
     }
 
     /// Why a path may not be used without `--allow-outside-paths`, or `nil` when it may.

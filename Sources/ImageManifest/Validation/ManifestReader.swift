@@ -188,6 +188,10 @@ struct ManifestReader {
             let selects = family.selects
             guard let (sources, _) = try? SourceScanner(root: family.sourcesPath, allowOutside: context.options.allowOutsidePaths,
                                                         excluding: output, selects: selects).scan() else { continue }
+            if sources.isEmpty {
+                context.report(.noSources, family.noSourcesMessage, at: family.sourcesLocation,
+                               keyPath: "families".appendingKey(family.name).appendingKey("sources"))
+            }
             for format in formats where format.family == family.name {
                 guard let capacity = format.tables.first?.capacity, sources.count > capacity else { continue }
                 let out = sources.count - capacity

@@ -86,7 +86,8 @@ enum BakeReport {
     /// A summary warning as an annotation on its file, titled with its code, as every other
     /// annotation is (a decoder's warning, which has no code of ours, is titled `warning`).
     private static func githubWarning(_ warning: BakeWarning) -> String {
-        DiagnosticLines.githubCommand("warning", file: relative(warning.path), title: warning.code ?? "warning", message: warning.message)
+        DiagnosticLines.githubCommand("warning", file: relative(warning.path), line: warning.line, column: warning.column,
+                                      title: warning.code ?? "warning", message: warning.message)
     }
 
     /// A GitHub annotation of a source's problem, on the source file, named from the working
@@ -106,7 +107,11 @@ enum BakeReport {
         let verb = s.dryRun ? "would bake" : "baked"
         var extra: [String] = []
         if s.leftOut > 0 { extra.append("\(s.leftOut) left out") }
-        if s.removed > 0 { extra.append("\(s.removed) removed") }
+        if s.removed > 0 {
+            // Entries of removed sources stay (a runtime cache may share the tables): said, since
+            // an export ships them.
+            extra.append("\(s.removed) removed" + (s.pruning ? "" : " (entries of removed sources stay until bake --prune)"))
+        }
         if s.keptPrevious > 0 { extra.append("\(s.keptPrevious) kept the previous image") }
         if !s.skipped.isEmpty { extra.append("\(s.skipped.count) skipped") }
         if s.deferred > 0 { extra.append("\(s.deferred) deferred (--min-age)") }

@@ -45,8 +45,9 @@ enum DiagnosticLines {
 
     /// A GitHub Actions workflow command without a position: `::error file=…,title=…::message`
     /// (a bake's failed source, a fatal error), or with no `file` when there is none.
-    static func githubCommand(_ severity: String, file: String?, title: String, message: String) -> String {
-        let properties = (file.map { ["file=\(escapeProperty($0))"] } ?? []) + ["title=\(escapeProperty(title))"]
+    static func githubCommand(_ severity: String, file: String?, line: Int? = nil, column: Int? = nil, title: String, message: String) -> String {
+        let position = (line.map { ["line=\($0)"] } ?? []) + (column.map { ["col=\($0)"] } ?? [])
+        let properties = (file.map { ["file=\(escapeProperty($0))"] + position } ?? []) + ["title=\(escapeProperty(title))"]
         return "::\(severity) \(properties.joined(separator: ","))::\(escapeData(message))"
     }
 

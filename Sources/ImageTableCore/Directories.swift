@@ -1,0 +1,52 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Making directories, with errors that say which part of the path is in the way.
+///
+/// Foundation's `createDirectory(atPath:withIntermediateDirectories:)` reports "The operation
+/// could not be completed. (NSCocoaErrorDomain error 512.)" for a path below a file, and names no
+/// part of it; the bake, `extract`, `export` and `merge` printed that.
+public enum Directories {
+    /// Makes `path` and every missing directory above it, as `mkdir -p` does.
+    ///
+    /// - Parameters:
+    ///   - path: the directory, absolute or relative to the working directory.
+    ///   - mode: the mode of the directories made (before the umask).
+    /// - Throws: ``ImageTableError`` whose path is the part that could not be made: `io` with
+    ///   "… exists and is not a directory" when something other than a directory has its name, else
+    ///   what `mkdir` failed with (``ImageTableError/system(_:path:errno:)``).
+    public static func make(_ path: String, mode: mode_t = 0o755) throws(ImageTableError) {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for part in path.split(separator: "/", omittingEmptySubsequences: true) {
+            prefix += "/" + part
+            if mkdir(prefix, mode) == 0 { continue }
+            let e = ImageTableError.currentErrno
+            var info = stat()
+            if e == EEXIST, stat(prefix, &info) == 0 {
+                if info.st_mode & S_IFMT == S_IFDIR { continue }
+                throw ImageTableError(.io, "\(display(prefix)) exists and is not a directory", path: display(prefix))
+            }
+            throw ImageTableError.system("mkdir", path: display(prefix), errno: e)
+        }
+    }
+
+    /// `prefix` as the caller wrote its path (without the `./` a relative path is walked from).
+    private static func display(_ prefix: String) -> String {
+        prefix.hasPrefix("./") ? String(prefix.dropFirst(2)) : prefix
+    }
+
+    /// A failure of ``make(_:mode:)`` as the error of making `what`, named `path`:
+    /// "cannot create the output directory: tables exists and is not a directory".
+    ///
+    /// - Parameters:
+    ///   - error: what ``make(_:mode:)`` threw.
+    ///   - what: the directory's role, such as "the output directory".
+    ///   - path: the directory as the user named it.
+    public static func failure(_ error: ImageTableError, making what: String, path: String) -> ImageTableError {
+        let part = error.path.map { $0 == path || error.message.hasPrefix($0) ? "" : " (\($0))" } ?? ""
+        return ImageTableError(error.code, "cannot create \(what): \(error.message)\(part)", path: path, errno: error.errno)
+    }
+}
