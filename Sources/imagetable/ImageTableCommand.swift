@@ -62,7 +62,7 @@ struct ImageTableCommand: AsyncParsableCommand {
             Foundation.exit(64)
         }
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(AttachedValues.split(Array(CommandLine.arguments.dropFirst())))
             if var command = command as? AsyncParsableCommand {
                 try await command.run()
             } else {

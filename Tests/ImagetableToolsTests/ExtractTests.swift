@@ -111,6 +111,22 @@ struct ExtractTests {
         #expect(preview.status == 0 && preview.stderr.contains("[damaged-record]"), "\(preview.stderr)")
     }
 
+    /// A short option's value may be attached, as make and compilers take it: `-ofile`, `-o-`
+    /// (and `bake -j4`); ArgumentParser alone refused them as unknown options (64).
+    @Test func anAttachedValueIsTheOptionsValue() throws {
+        let scratch = try TemporaryDirectory()
+        let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, width: 4, height: 2, keys: ["a"])
+        let output = scratch.file("a.png")
+        let attached = try imagetable("extract", table.path, "a", "-o" + output)
+        #expect(attached.status == 0 && FileManager.default.fileExists(atPath: output), "\(attached.stderr)")
+        let stdout = try imagetable("extract", table.path, "a", "-o-")
+        #expect(stdout.status == 0 && stdout.output.starts(with: [0x89, 0x50, 0x4E, 0x47]), "\(stdout.stderr)")
+        // Parsed (the manifest is then missing: 1, not bad usage).
+        let jobs = try imagetable("bake", "-j4", scratch.file("missing.yaml"))
+        #expect(jobs.status == 1 && jobs.stderr.contains("missing.yaml"), "\(jobs.stderr)")
+        #expect(try imagetable("bake", "-jx", scratch.file("missing.yaml")).status == 64)
+    }
+
     /// A key whose file name another key needs as a directory (`x.jpg` → `x.jpg.png`, and
     /// `x.jpg.png/y.jpg`), in either slot order: the file yields and takes `~slotN`, where the
     /// second to be written failed.

@@ -41,6 +41,25 @@ struct PreviewTests {
         #expect(png.pixel(8 + 28 + 10, 8 + 2 * 23 + 7) == [0xF2, 0xF2, 0xF2])
     }
 
+    /// A reader that stops early (`preview -o - | head -c 8`) ends the command as it ends `cat`:
+    /// killed by SIGPIPE (141 in the shell), silently. The worker, which writes the PNG to the
+    /// standard output it shares, died of SIGPIPE and was reported as a crash (exit 1).
+    @Test func aReaderThatStopsEarlyEndsItQuietly() throws {
+        let scratch = try TemporaryDirectory()
+        var seed: UInt64 = 5
+        let table = try TestTable(at: scratch.file("noise.imagetable"), style: .bgr32, width: 120, height: 120, capacity: 16,
+                                  keys: (0..<16).map { "k\($0)" }) { _, w, h in
+            (0..<(w * h * 4)).map { _ in
+                seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                return UInt8(truncatingIfNeeded: seed >> 33)
+            }
+        }
+        // Noise does not compress: the sheet is far larger than a pipe's buffer.
+        let result = try run("/bin/bash", ["-c", "'\(Products.imagetable)' preview --no-captions '\(table.path)' -o - | head -c 8 > /dev/null; "
+                                           + "echo \"status ${PIPESTATUS[0]}\""])
+        #expect(result.stdout == "status 141\n" && result.stderr.isEmpty, "\(result.stdout) \(result.stderr)")
+    }
+
     @Test func withCaptionsCellsMakeRoomForTheKeysAndTheTitle() throws {
         let scratch = try TemporaryDirectory()
         let (table, _) = try flatTable(scratch)
