@@ -128,7 +128,7 @@ public enum Baker {
         summary.removed += vanished.unheld
         summary.phases = clock.phases
         summary.cpu = BakeCPU.since(cpuBefore)
-        summary = finish(summary, plan: plan, scanFailures: prepared.scanFailures, vanished: vanished.found, tables: tables, options: options,
+        summary = finish(summary, plan: plan, scanFailures: prepared.scanFailures, vanished: vanished.found, tables: tables, manifest: manifest, options: options,
                          started: started)
         // A family whose pattern matches nothing (`*.jpeg` over `.jpg` files) baked nothing and
         // said nothing, and its empty tables shipped green. A shard may hold none of a family.
@@ -183,7 +183,7 @@ public enum Baker {
 
     /// The summary's counts from the plan and what the run did.
     private static func finish(_ run: BakeSummary, plan: BakePlan, scanFailures: [SourceFailure], vanished: Int, tables: [BakeTable],
-                               options: BakeOptions, started: Date) -> BakeSummary {
+                               manifest: Manifest, options: BakeOptions, started: Date) -> BakeSummary {
         var summary = run
         summary.plan = plan
         summary.dryRun = options.dryRun
@@ -205,9 +205,12 @@ public enum Baker {
             // The plan's own count: slots kept for keys the scan could not see leave fewer.
             guard !change.leftOut.isEmpty else { return nil }
             let out = change.leftOut.count
-            return BakeWarning(path: table.displayPath, message: "family '\(table.format.family)' has \(change.candidates) sources but format "
+            // On the family in the manifest, where `maximumCount` is raised (and where GitHub can
+            // show an annotation: it showed none on a table, which is no file of the repository).
+            let family = manifest.families.first { $0.name == table.format.family }
+            return BakeWarning(path: manifest.file, message: "family '\(table.format.family)' has \(change.candidates) sources but format "
                 + "'\(table.format.id)' holds \(change.capacity); the \(out) least recently modified \(out == 1 ? "is" : "are") left out "
-                + "(see docs/BAKE.md)", code: "more-sources-than-slots")
+                + "(see docs/BAKE.md)", code: "more-sources-than-slots", line: family?.location.line, column: family?.location.column)
         } + summary.warnings
         summary.tables = zip(tables, plan.tables).map { table, change in
             let c = table.counts.withLock { $0 }

@@ -64,7 +64,7 @@ struct BakeCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Refuse images with more pixels than this, from their header, before decoding.", valueName: "n"))
     var maxPixels: Int = DecodeOptions.defaultMaxPixels
 
-    @Option(help: ArgumentHelp("Refuse source files larger than this (256MiB by default; units B, kB, MB, GB, KiB, MiB, GiB), "
+    @Option(parsing: .unconditional, help: ArgumentHelp("Refuse source files larger than this (256MiB by default; units B, kB, MB, GB, KiB, MiB, GiB), "
                                + "from their size, before reading them: a worker holds a source in memory while it decodes it.",
                                valueName: "size"))
     var maxSourceSize: String?
@@ -103,7 +103,7 @@ struct BakeCommand: ParsableCommand {
     var format: OutputFormat = .text
 
     @Flag(inversion: .prefixedNo,
-          help: "Show progress on standard error: a bar on a terminal (the default), else plain lines; or none.")
+          help: "Progress on standard error. Default: a bar on a terminal, nothing elsewhere; --progress adds plain lines where it is not a terminal (a CI log); --no-progress shows none.")
     var progress: Bool?
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Bake only the sources whose key falls in shard K of N (see docs/SCALE.md), into --output; "
@@ -127,7 +127,7 @@ struct BakeCommand: ParsableCommand {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1.") }
         guard maxPixels > 0 else { throw ValidationError("--max-pixels must be positive.") }
         if let maxSourceSize, (ByteSize.parse(maxSourceSize) ?? 0) < 1 {
-            throw ValidationError("--max-source-size must be a size such as 50MB or 1GiB, not '\(maxSourceSize)'.")
+            throw ValidationError("--max-source-size must be a size such as 50MB or 1GiB (units B, kB, MB, GB, KiB, MiB, GiB), not '\(maxSourceSize)'.")
         }
         guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds.") }
         guard lockTimeout >= 0 else { throw ValidationError("--lock-timeout must be a number of seconds, 0 or more.") }

@@ -41,8 +41,10 @@ struct ValidateCommand: ParsableCommand {
     @Flag(help: "Treat warnings as errors.")
     var warningsAsErrors = false
 
-    @Option(help: ArgumentHelp("Make a manifest whose tables may grow past SIZE in total an error.", valueName: "size"))
-    var maxDisk: ByteSizeArgument?
+    @Option(parsing: .unconditional,
+            help: ArgumentHelp("Make a manifest whose tables may grow past SIZE in total an error (units B, kB, MB, GB, KiB, MiB, GiB).",
+                               valueName: "size"))
+    var maxDisk: String?
 
     @Option(help: ArgumentHelp("The directory output and sources must stay inside (default: each manifest's own directory).",
                                valueName: "dir"))
@@ -53,11 +55,16 @@ struct ValidateCommand: ParsableCommand {
 
     func validate() throws {
         try RootArgument.check(root)
+        // Read here rather than as a typed option: `-5` was taken for an option ("Missing value")
+        // and `2XB` was "invalid" without saying what is valid.
+        if let maxDisk, ByteSize.parse(maxDisk) == nil {
+            throw ValidationError("--max-disk must be a size such as 500MB or 2GiB (units B, kB, MB, GB, KiB, MiB, GiB), not '\(maxDisk)'.")
+        }
     }
 
     func run() throws {
         let options = ValidationOptions(allowOutsidePaths: allowOutsidePaths, warningsAsErrors: warningsAsErrors,
-                                        maxDiskBytes: maxDisk?.bytes, root: root, countsSources: true)
+                                        maxDiskBytes: maxDisk.flatMap(ByteSize.parse), root: root, countsSources: true)
         let validator = ManifestValidator(options: options)
         let reports = manifests.map { validator.validate(fileAt: $0) }
         switch format {
@@ -66,15 +73,5 @@ struct ValidateCommand: ParsableCommand {
         case .github: print(GitHubReport.render(reports), terminator: "")
         }
         if reports.contains(where: { !$0.isValid }) { throw ExitStatus.failure }
-    }
-}
-
-/// A `--max-disk` value: a byte count written as `500MB`, `2GiB` or plain bytes.
-struct ByteSizeArgument: ExpressibleByArgument {
-    let bytes: Int
-
-    init?(argument: String) {
-        guard let bytes = ByteSize.parse(argument) else { return nil }
-        self.bytes = bytes
     }
 }

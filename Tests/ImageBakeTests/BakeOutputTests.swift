@@ -71,6 +71,22 @@ import Testing
         #expect(shard.status == 0 && !shard.stderr.contains("no-sources"), "\(shard.stderr)")
     }
 
+    /// More sources than slots is annotated on the family's line of the manifest, where GitHub
+    /// shows it (it was on the table, no file of the repository), and paths are from
+    /// `GITHUB_WORKSPACE`, the repository's root, when the bake runs in a subdirectory.
+    @Test func githubAnnotationsArePlacedFromTheWorkspace() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 1))
+        for i in 0..<2 { try project.add("p\(i).jpg", from: Corpus.photo("Landscape_\(i)")) }
+        project.add("notes.jpg", bytes: Array("not a picture".utf8))
+        let parent = (project.root as NSString).deletingLastPathComponent, name = (project.root as NSString).lastPathComponent
+        let result = try run(Products.imagetable, ["bake", "--format", "github", "manifest.yaml"], in: project.root,
+                             environment: ["GITHUB_WORKSPACE": parent])
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("::warning file=\(name)/manifest.yaml,line=4,col=3,title=more-sources-than-slots::family 'photos' has 2") },
+                "\(result.stdout)")
+        #expect(lines.contains { $0.hasPrefix("::warning file=\(name)/src/notes.jpg,title=not-an-image::") }, "\(result.stdout)")
+    }
+
     /// An output directory below a file says which part is in the way, where Foundation said
     /// "The operation could not be completed. (NSCocoaErrorDomain error 512.)".
     @Test func anOutputBelowAFileNamesTheFile() throws {

@@ -156,6 +156,12 @@ import Testing
         // With another error besides, there is no plan.
         let both = try validate(["--max-disk", "1", "invalid.yaml"], in: dir)
         #expect(both.status == 1 && !both.stdout.contains("table "))
+        // Bad sizes say what a size is: `-5` read as a missing value, `2XB` as "invalid".
+        for bad in ["-5", "2XB"] {
+            let refused = try validate(["--max-disk", bad, "valid.yaml"], in: dir)
+            #expect(refused.status == 64 && refused.stderr.contains("--max-disk must be a size such as 500MB or 2GiB "
+                                                                    + "(units B, kB, MB, GB, KiB, MiB, GiB), not '\(bad)'"), "\(refused.stderr)")
+        }
     }
 
     @Test func outsidePathsAndRoot() throws {

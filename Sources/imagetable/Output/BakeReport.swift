@@ -70,7 +70,9 @@ enum BakeReport {
             }
             for failure in summary.failed where !alreadyShown.contains(failure) { StandardError.report(failure.error) }
             StandardOutput.write(text(summary, manifestPath: manifestPath))
-            if let stop = summary.stoppedBy { StandardError.report(stop) }
+            // `--strict`'s stop repeated the failure printed above, with a second code; the
+            // summary's last line says that it stopped there.
+            if let stop = summary.stoppedBy, stop.code != .sourceFailed { StandardError.report(stop) }
         case .github:
             var out = ""
             for warning in summary.warnings { out += githubWarning(warning) + "\n" }
@@ -79,7 +81,7 @@ enum BakeReport {
             // What stopped the bake is annotated too, as a bake stopped before its run is.
             if let stop = summary.stoppedBy, stop.code != .sourceFailed { out += annotation("error", stop) + "\n" }
             Swift.print(out + PrintableText.uncommanded(text(summary, manifestPath: manifestPath)), terminator: "")
-            if let stop = summary.stoppedBy { StandardError.report(stop) }
+            if let stop = summary.stoppedBy, stop.code != .sourceFailed { StandardError.report(stop) }
         }
     }
 
@@ -97,10 +99,19 @@ enum BakeReport {
                                       message: (error.key.map { "'\($0)': " } ?? "") + error.message + (error.cause.map { " (\($0))" } ?? ""))
     }
 
-    /// `path` from the working directory when it is under it, else as it is.
+    /// `path` from the repository's root in a GitHub workflow (`GITHUB_WORKSPACE`), else from
+    /// the working directory, when it is under it, else as it is: GitHub places an annotation
+    /// by a path from the repository's root, and showed none for a bake run in a subdirectory.
     private static func relative(_ path: String?) -> String? {
+        let workspace = ProcessInfo.processInfo.environment["GITHUB_WORKSPACE"].flatMap { $0.isEmpty ? nil : $0 }
+        let base = workspace ?? FileManager.default.currentDirectoryPath
+        let prefix = base.hasSuffix("/") ? base : base + "/"
         let cwd = FileManager.default.currentDirectoryPath + "/"
-        return path.map { $0.hasPrefix(cwd) ? String($0.dropFirst(cwd.count)) : $0 }
+        return path.map { path in
+            // A relative path is from the working directory.
+            let absolute = path.hasPrefix("/") ? path : cwd + path
+            return absolute.hasPrefix(prefix) ? String(absolute.dropFirst(prefix.count)) : path
+        }
     }
 
     static func text(_ s: BakeSummary, manifestPath: String) -> String {
