@@ -7,7 +7,7 @@ import Glibc
 import Darwin
 #endif
 
-/// A bake whose output directory is on a file system mounted read-only.
+/// A bake whose output directory (or a table in it) is on a file system mounted read-only.
 ///
 /// A bake takes each table's writer lock, which opens its lock file for writing, so on a
 /// read-only mount it failed at once with "open lock file failed: Read-only file system", even
@@ -26,6 +26,15 @@ extension Baker {
         return info.f_flag & UInt(ST_RDONLY) != 0
     }
 
+    /// Whether the bake of `manifest` can write nothing: its output directory, or one of its
+    /// tables (a file bind-mounted read-only into a writable directory), is on a read-only
+    /// file system.
+    ///
+    /// - Parameter manifest: the manifest baked.
+    static func outputIsReadOnly(_ manifest: Manifest) -> Bool {
+        isOnReadOnlyFileSystem(manifest.outputPath) || manifest.formats.contains { isOnReadOnlyFileSystem(manifest.tablePath(of: $0)) }
+    }
+
     /// Plans `manifest` as a dry run and returns that plan's summary as the bake's when it
     /// writes nothing.
     ///
@@ -41,12 +50,14 @@ extension Baker {
         var planning = options
         planning.dryRun = true
         var summary = try bakeReportingStop(manifest, options: planning)
+        summary.dryRun = false
+        // `--strict` that met a known failure stops here as it would on a writable disk.
+        if summary.stoppedBy != nil { return summary }
         let work = writes(of: summary, manifest: manifest)
         guard work.isEmpty else {
             throw ImageTableError(.notWritable, "the output directory is on a read-only file system, and this bake would write: "
                                   + work.joined(separator: ", ") + " (bake --dry-run lists them)", path: manifest.displayOutput)
         }
-        summary.dryRun = false
         summary.warnings.append(BakeWarning(path: manifest.displayOutput, message: "the output directory is on a read-only file system; "
             + "every table is up to date, so nothing was written (the entries' times of use and the bake state were not refreshed)",
             code: "output-read-only"))

@@ -55,7 +55,7 @@ public enum Baker {
         let started = Date()
         var clock = PhaseClock()
         let cpuBefore = BakeCPU.now()
-        if !options.dryRun && isOnReadOnlyFileSystem(manifest.outputPath) {
+        if !options.dryRun && outputIsReadOnly(manifest) {
             return try bakeOnReadOnlyFileSystem(manifest, options: options)
         }
         if !options.dryRun {
@@ -177,6 +177,9 @@ public enum Baker {
         if options.strict, let first = summary.failed.first {
             summary.stoppedBy = ImageTableError(.sourceFailed, "\(first.key): \(first.error.message) [\(first.error.code.rawValue)]; "
                                                 + "--strict stops the bake", path: first.path, key: first.key, cause: first.error.cause)
+            // The summary's last line says so (a dry run that found a known failure exited 1
+            // with no word of why, once the stop's own line no longer repeated the failure).
+            summary.stoppedEarly = true
         }
         return summary
     }

@@ -41,7 +41,17 @@ struct ExportDirectory {
     private func checkReplaceable() throws(ImageTableError) {
         var st = stat()
         guard lstat(path, &st) == 0 else {
-            guard errno == ENOENT else { throw ImageTableError.system("lstat", path: path) }
+            let e = errno
+            if e == ENOTDIR {
+                // A file above it: the directories above are made (and refused) as makeStaging
+                // makes them, naming the part in the way ("lstat failed: Not a directory").
+                do throws(ImageTableError) {
+                    try Directories.make(parent)
+                } catch {
+                    throw Directories.failure(error, making: "the directory", path: path)
+                }
+            }
+            guard e == ENOENT else { throw ImageTableError.system("lstat", path: path, errno: e) }
             return
         }
         guard st.st_mode & S_IFMT == S_IFDIR else {

@@ -61,6 +61,7 @@ struct MergeCommand: ParsableCommand {
     var lockTimeout: Double = 10
 
     func validate() throws {
+        guard !output.isEmpty else { throw ValidationError("OUT is empty: name the directory to write.") }
         guard !inputs.isEmpty else { throw ValidationError("give at least one directory to merge after OUT.") }
         guard lockTimeout >= 0 else { throw ValidationError("--lock-timeout must be a number of seconds, 0 or more.") }
     }

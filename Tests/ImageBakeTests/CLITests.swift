@@ -16,6 +16,7 @@ struct BakeCLITests {
         #expect(ok.stdout.contains("1 decoded, 0 unchanged, 0 failed"))
 
         project.add("bad.png", bytes: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0])
+        project.setModified("bad.png", secondsAgo: 7200)  // old enough for the state to remember its failure
         let partial = try run(Products.imagetable, ["bake", project.manifestPath])
         #expect(partial.status == 3)
         #expect(partial.stderr.contains("\(project.sources)/bad.png: error:"))
@@ -27,6 +28,10 @@ struct BakeCLITests {
                 && !strict.stderr.contains("[source-failed]"), "\(strict.stderr)")
         #expect(strict.stdout.contains("0 decoded, 1 unchanged, 1 failed") && strict.stdout.contains("stopped at the first failure (--strict)"),
                 "what it did before it stopped: \(strict.stdout)")
+        // A dry run meets the failure the state remembers, and says why it exits 1 (it said
+        // nothing once the stop no longer repeated the failure).
+        let dry = try run(Products.imagetable, ["bake", project.manifestPath, "--strict", "--dry-run"])
+        #expect(dry.status == 1 && dry.stdout.contains("stopped at the first failure (--strict)"), "\(dry.stdout)")
         // In JSON, the counts of what it did and the failure that stopped it.
         let strictJSON = try run(Products.imagetable, ["bake", project.manifestPath, "--strict", "--format", "json"])
         let document = try #require(try JSONSerialization.jsonObject(with: Data(strictJSON.stdout.utf8)) as? [String: Any])

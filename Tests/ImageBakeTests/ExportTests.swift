@@ -111,6 +111,16 @@ import Testing
         #expect(try ImageTableReader(path: project.root + "/out/bgra.imagetable").header.createdAt == 0)
     }
 
+    /// A destination below a file names the file, as the bake does ("lstat failed: Not a
+    /// directory [not-found]" said nothing of which part, and nothing was missing).
+    @Test func aDestinationBelowAFileNamesIt() throws {
+        let project = try Self.project()
+        _ = try project.bake()
+        let result = try imagetable(["export", "manifest.yaml", "--to", "manifest.yaml/exp"], in: project.root)
+        #expect(result.status == 1 && result.stderr == "manifest.yaml/exp: error: cannot create the directory: manifest.yaml exists "
+                + "and is not a directory [io]\n", "\(result.stderr)")
+    }
+
     @Test func aDirectoryOfOtherFilesIsNeverReplaced() throws {
         let project = try Self.project()
         _ = try project.bake()

@@ -181,4 +181,19 @@ final class ScratchMount {
                 && stale.stderr.contains("[not-writable]"), "\(stale.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: table)) == before, "nothing was written")
     }
+
+    /// A table file bind-mounted read-only into a writable directory: the bake failed opening
+    /// it ("open failed: Read-only file system") with every table up to date; it plans as on a
+    /// read-only output directory.
+    @Test func aReadOnlyTableInAWritableDirectoryIsPlannedAsReadOnly() throws {
+        let project = try BakeProject(formats: "      thumb:\n        size: 32x32\n        style: 32BitBGRA\n        maximumCount: 10\n")
+        try project.add("p0.jpg", from: Corpus.photo("Landscape_0"))
+        #expect(try run(Products.imagetable, ["bake", project.manifestPath]).status == 0)
+        let table = project.tables + "/thumb.imagetable"
+        guard try run("/usr/bin/env", ["mount", "--bind", table, table]).status == 0 else { return }
+        defer { _ = try? run("/usr/bin/env", ["umount", "-l", table]) }
+        #expect(try run("/usr/bin/env", ["mount", "-o", "remount,bind,ro", table]).status == 0)
+        let current = try run(Products.imagetable, ["bake", project.manifestPath])
+        #expect(current.status == 0 && current.stderr.contains("[output-read-only]"), "\(current.stderr)")
+    }
 }

@@ -8,7 +8,7 @@
 // which computes the taps), in fixed point: weights are int16 with 14 fractional bits summing to
 // exactly 1 << 14, the vertical pass turns 8-bit samples into int16 with 6 fractional bits, and the
 // horizontal pass rounds those to 8 bits once. AVX2 and SSSE3/SSE4.1 versions are chosen at run
-// time (and AVX-512 for the vertical pass); the plain C versions are the fallback and the reference the tests hold them to.
+// time (and AVX-512 for both passes over rows); the plain C versions are the fallback and the reference the tests hold them to.
 
 /// Fractional bits of a weight.
 #define CRESAMPLE_WEIGHT_BITS 14
@@ -16,8 +16,8 @@
 #define CRESAMPLE_MID_BITS 6
 
 /// Instruction-set levels of the vector loops, lowest first. `CPIXELS_AVX512` is AVX-512 F, BW and
-/// VNNI (Intel since Ice Lake, AMD since Zen 4), whose fused multiply-add of pairs the vertical pass
-/// uses on 512-bit vectors.
+/// VNNI (Intel since Ice Lake, AMD since Zen 4), whose fused multiply-add of pairs both passes
+/// over rows use on 512-bit vectors.
 #define CPIXELS_PORTABLE 0
 #define CPIXELS_SSE41 1
 #define CPIXELS_AVX2 2
@@ -57,8 +57,9 @@ void cresample_horizontal_rows(const int16_t *mid, ptrdiff_t midStride, int rows
                                const int32_t *count, const int16_t *weights, int tapWidth, int base, int first, int n,
                                uint8_t *out, ptrdiff_t outStride);
 
-/// `cresample_horizontal_rows` with the loops of `level` or the highest below it this CPU runs
-/// (AVX-512 filters thirty-two rows at a time), for the tests.
+/// `cresample_horizontal_rows` with the stripes of `level` or the highest below it this CPU runs
+/// (AVX-512 filters thirty-two rows at a time, AVX2 sixteen), for the tests; below AVX2 it filters
+/// row by row with the CPU's own `cresample_horizontal`.
 void cresample_horizontal_rows_at(int level, const int16_t *mid, ptrdiff_t midStride, int rows, int channels,
                                   const int32_t *start, const int32_t *count, const int16_t *weights, int tapWidth, int base,
                                   int first, int n, uint8_t *out, ptrdiff_t outStride);

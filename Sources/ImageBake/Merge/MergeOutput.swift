@@ -31,6 +31,8 @@ struct MergeOutput {
     /// - Parameter path: the output directory.
     /// - Throws: ``ImageTableError`` `output-failed`.
     init(_ path: String) throws(ImageTableError) {
+        // `merge "" …` (an unset variable) ended in "rename failed: No such file or directory".
+        guard !path.isEmpty else { throw ImageTableError(.invalidArgument, "the output directory's path is empty; name the directory to write") }
         let absolute = URL(fileURLWithPath: path).standardized.path
         let parent = (absolute as NSString).deletingLastPathComponent
         let name = (absolute as NSString).lastPathComponent

@@ -99,20 +99,8 @@ enum BakeReport {
                                       message: (error.key.map { "'\($0)': " } ?? "") + error.message + (error.cause.map { " (\($0))" } ?? ""))
     }
 
-    /// `path` from the repository's root in a GitHub workflow (`GITHUB_WORKSPACE`), else from
-    /// the working directory, when it is under it, else as it is: GitHub places an annotation
-    /// by a path from the repository's root, and showed none for a bake run in a subdirectory.
-    private static func relative(_ path: String?) -> String? {
-        let workspace = ProcessInfo.processInfo.environment["GITHUB_WORKSPACE"].flatMap { $0.isEmpty ? nil : $0 }
-        let base = workspace ?? FileManager.default.currentDirectoryPath
-        let prefix = base.hasSuffix("/") ? base : base + "/"
-        let cwd = FileManager.default.currentDirectoryPath + "/"
-        return path.map { path in
-            // A relative path is from the working directory.
-            let absolute = path.hasPrefix("/") ? path : cwd + path
-            return absolute.hasPrefix(prefix) ? String(absolute.dropFirst(prefix.count)) : path
-        }
-    }
+    /// `path` as GitHub places it (``DiagnosticLines/repositoryPath(_:)``).
+    private static func relative(_ path: String?) -> String? { path.map(DiagnosticLines.repositoryPath) }
 
     static func text(_ s: BakeSummary, manifestPath: String) -> String {
         let verb = s.dryRun ? "would bake" : "baked"

@@ -1,3 +1,4 @@
+import Foundation
 import ImageManifest
 import ImageTableCore
 
@@ -39,7 +40,8 @@ enum DiagnosticLines {
 
     /// A GitHub Actions workflow command: `::error file=…,line=…,col=…,title=…::message`.
     static func githubAnnotation(_ d: Diagnostic) -> String {
-        let properties = "file=\(escapeProperty(d.file)),line=\(d.line),col=\(d.column),title=\(escapeProperty(d.code.rawValue))"
+        let file = repositoryPath(d.file)
+        let properties = "file=\(escapeProperty(file)),line=\(d.line),col=\(d.column),title=\(escapeProperty(d.code.rawValue))"
         return "::\(d.severity.rawValue) \(properties)::\(escapeData(d.message))"
     }
 
@@ -49,6 +51,27 @@ enum DiagnosticLines {
         let position = (line.map { ["line=\($0)"] } ?? []) + (column.map { ["col=\($0)"] } ?? [])
         let properties = (file.map { ["file=\(escapeProperty($0))"] + position } ?? []) + ["title=\(escapeProperty(title))"]
         return "::\(severity) \(properties.joined(separator: ","))::\(escapeData(message))"
+    }
+
+    /// `path` as GitHub places an annotation: from the repository's root (`GITHUB_WORKSPACE`,
+    /// which GitHub sets; else the working directory), with `..` and symbolic links resolved,
+    /// when it lies below it; else as given. A bake run in a subdirectory named its manifest
+    /// `../site.yaml` or `sub/../site.yaml`, which GitHub cannot place.
+    static func repositoryPath(_ path: String) -> String {
+        let cwd = FileManager.default.currentDirectoryPath
+        let workspace = ProcessInfo.processInfo.environment["GITHUB_WORKSPACE"].flatMap { $0.isEmpty ? nil : $0 }
+        let base = resolved(workspace ?? cwd)
+        let full = resolved(path.hasPrefix("/") ? path : cwd + "/" + path)
+        let prefix = base.hasSuffix("/") ? base : base + "/"
+        return full.hasPrefix(prefix) ? String(full.dropFirst(prefix.count)) : path
+    }
+
+    /// `path` without `.`, `..` and symbolic links where it exists (`realpath`), else with
+    /// `.` and `..` folded.
+    private static func resolved(_ path: String) -> String {
+        guard let real = realpath(path, nil) else { return URL(fileURLWithPath: path).standardized.path }
+        defer { free(real) }
+        return String(cString: real)
     }
 
     /// "1 error, 2 warnings".
