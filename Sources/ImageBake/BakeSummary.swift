@@ -138,7 +138,7 @@ public struct BakeProgress: Sendable {
 
 /// A warning of a bake, kept in its parts, so that each output shapes it as it shapes the rest:
 /// a line for people (``description``), or a GitHub annotation on its file, titled with its code.
-public struct BakeWarning: Sendable, Hashable, CustomStringConvertible {
+public struct BakeWarning: Sendable, Hashable, CustomStringConvertible, Encodable {
     /// The file it concerns, as the summary names it: a table, the bake state, a source.
     public let path: String
     /// What is wrong, for people.
@@ -163,6 +163,20 @@ public struct BakeWarning: Sendable, Hashable, CustomStringConvertible {
         self.code = code
         self.line = line
         self.column = column
+    }
+
+    private enum CodingKeys: String, CodingKey { case path, line, column, code, message }
+
+    /// `{"path", "line", "column", "code", "message"}` in a bake's JSON document, without the
+    /// position and the code where there are none, so that a script selects warnings by code
+    /// as it selects failures.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(path, forKey: .path)
+        try c.encodeIfPresent(line, forKey: .line)
+        try c.encodeIfPresent(column, forKey: .column)
+        try c.encodeIfPresent(code, forKey: .code)
+        try c.encode(message, forKey: .message)
     }
 
     /// `PATH[:LINE:COLUMN]: warning: MESSAGE [CODE]`, as every compiler-style line is.

@@ -67,6 +67,13 @@ import Testing
         let github = try run(Products.imagetable, ["bake", "--format", "github", "manifest.yaml"], in: project.root)
         #expect(github.stdout.hasPrefix("::warning file=manifest.yaml,line=5,col=14,title=no-sources::family 'photos' has no sources"),
                 "\(github.stdout)")
+        // In JSON an object, selected by its code as failures are.
+        let json = try run(Products.imagetable, ["bake", "--format", "json", "manifest.yaml"], in: project.root)
+        let document = try #require(try JSONSerialization.jsonObject(with: json.output) as? [String: Any])
+        let warning = try #require((document["warnings"] as? [[String: Any]])?.first)
+        #expect(warning["path"] as? String == "manifest.yaml" && warning["line"] as? Int == 5 && warning["column"] as? Int == 14
+                && warning["code"] as? String == "no-sources" && (warning["message"] as? String)?.hasPrefix("family 'photos' has no sources") == true,
+                "\(warning)")
         let shard = try run(Products.imagetable, ["bake", "--shard", "0/2", "--output", "shard0", "manifest.yaml"], in: project.root)
         #expect(shard.status == 0 && !shard.stderr.contains("no-sources"), "\(shard.stderr)")
     }

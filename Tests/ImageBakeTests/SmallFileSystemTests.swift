@@ -170,7 +170,7 @@ final class ScratchMount {
         let current = try run(Products.imagetable, bake)
         #expect(current.status == 0, "\(current.stderr)")
         let document = try #require(try JSONSerialization.jsonObject(with: current.output) as? [String: Any])
-        let warnings = (document["warnings"] as? [String]) ?? []
+        let warnings = warningLines(document) ?? []
         #expect(warnings.contains { $0.contains("read-only file system") && $0.hasSuffix("[output-read-only]") }, "\(document)")
         #expect(document["dryRun"] as? Bool == false && (document["sources"] as? [String: Any])?["unchanged"] as? Int == 1, "\(document)")
 

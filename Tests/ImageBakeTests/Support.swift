@@ -104,3 +104,13 @@ final class BakeProject: @unchecked Sendable {
         return try Baker.bake(try manifest(), options: options)
     }
 }
+
+/// A bake's JSON `warnings[]` as text prints them (`PATH[:LINE:COLUMN]: warning: MESSAGE [CODE]`),
+/// rebuilt from their objects; `nil` when `warnings` is not an array of objects.
+func warningLines(_ document: [String: Any]) -> [String]? {
+    guard let objects = document["warnings"] as? [[String: Any]] else { return nil }
+    return objects.map { w in
+        let at = (w["line"] as? Int).map { ":\($0)" + ((w["column"] as? Int).map { ":\($0)" } ?? "") } ?? ""
+        return "\(w["path"] as? String ?? "")\(at): warning: \(w["message"] as? String ?? "")" + ((w["code"] as? String).map { " [\($0)]" } ?? "")
+    }
+}

@@ -122,7 +122,7 @@ import Glibc
             : try run(Products.imagetable, arguments)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stderr)")
         #expect(result.status == 0, "\(json)")
-        let warnings = json["warnings"] as? [String] ?? []
+        let warnings = warningLines(json) ?? []
         #expect(warnings.count == 1 && warnings[0].contains("the bake state cannot be written") && warnings[0].hasSuffix("[state-read-only]"),
                 "\(warnings)")
         #expect((json["sources"] as? [String: Int])?["decoded"] == 1)

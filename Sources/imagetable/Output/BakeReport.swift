@@ -20,7 +20,7 @@ enum BakeReport {
         let tables: [TableSummary]
         let failures: [SourceFailure]
         let skipped: [SourceFailure]
-        let warnings: [String]
+        let warnings: [BakeWarning]
         /// Tables no format of the manifest names, deleted by `--prune`.
         let prunedTables: [String]
         let diagnostics: [JSONReport.DiagnosticEntry]
@@ -60,7 +60,7 @@ enum BakeReport {
                           seconds: summary.seconds,
                           phases: summary.phases, cpu: summary.cpu, sources: sources, tables: summary.tables,
                           failures: summary.failed, skipped: summary.skipped,
-                          warnings: summary.warnings.map(\.description), prunedTables: summary.prunedTables, diagnostics: entries(report),
+                          warnings: summary.warnings, prunedTables: summary.prunedTables, diagnostics: entries(report),
                           plan: summary.dryRun ? summary.plan.map { PlanDocument($0, tables: summary.tables) } : nil, fatal: summary.stoppedBy,
                           shard: summary.shard.map { Shard(index: $0.index, count: $0.count) }))
         case .text:
