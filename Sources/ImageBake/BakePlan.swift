@@ -25,6 +25,10 @@ public struct BakePlan: Sendable {
         /// No table of its family gives it a slot (more sources than slots, and others more
         /// recently modified): not written, and its entry, if a table holds one, may be evicted.
         case leftOut = "left-out"
+        /// In a listing only (``BakePlan/listing(skipping:failing:)``): a file the scan found
+        /// that cannot be a source (a link that leads outside the sources, a name that is not
+        /// UTF-8, a key too long), never planned; ``Listed/failure`` says why.
+        case failed
     }
 
     /// A source to decode, once, for the tables of its family that lack it.
@@ -121,17 +125,20 @@ public struct BakePlan: Sendable {
 
     /// Every source and removed key with its status, sorted by family and key (made when asked
     /// for: `bake --list` prints it; the bake itself asks ``status(family:key:)``).
-    public var listing: [Listed] { listing(skipping: []) }
+    public var listing: [Listed] { listing(skipping: [], failing: []) }
 
     /// Every source and removed key with its status, and every file the bake skips with a
     /// warning as ``SourceStatus/skipped``, sorted by family and key.
     ///
-    /// - Parameter scanSkips: the files the scans skipped before planning (hidden images,
-    ///   FIFOs, devices and sockets: ``BakeSummary/skipped``); a file the plan lists too (one
-    ///   that is not an image by its first bytes, a baked key whose file is now a FIFO) is
-    ///   listed once.
+    /// - Parameters:
+    ///   - scanSkips: the files the scans skipped before planning (hidden images, FIFOs, devices
+    ///     and sockets: ``BakeSummary/skipped``); a file the plan lists too (one that is not an
+    ///     image by its first bytes, a baked key whose file is now a FIFO) is listed once.
+    ///   - scanFailures: the sources that failed (``BakeSummary/failed``): those the plan does not
+    ///     list (a link that leads outside the sources, a name that is not UTF-8) are listed as
+    ///     ``SourceStatus/failed``, where `--list --format json` left them out.
     /// - Returns: the listing `bake --list` prints.
-    public func listing(skipping scanSkips: [SourceFailure]) -> [Listed] {
+    public func listing(skipping scanSkips: [SourceFailure], failing scanFailures: [SourceFailure] = []) -> [Listed] {
         var failed: [String: [String: String]] = [:]
         for failure in failures { failed[failure.family, default: [:]][failure.key] = failure.error.code.rawValue }
         var listed = planned.sorted { $0.name < $1.name }.flatMap { family in
@@ -149,18 +156,25 @@ public struct BakePlan: Sendable {
         var at: [[String]: Int] = [:]
         for (i, item) in listed.enumerated() { at[[item.family, item.key]] = i }
         var unplanned: [SourceFailure] = []
+        for failure in scanFailures where !failure.key.isEmpty && at[[failure.family, failure.key]] == nil {
+            at[[failure.family, failure.key]] = -1  // listed once
+            unplanned.append(failure)
+        }
         for skip in scanSkips {
             // A key the plan lists too (a baked file replaced by a FIFO: its entry's source is
             // gone) is one line, its status and why its file is skipped.
             if let i = at[[skip.family, skip.key]] {
-                if listed[i].status != .skipped { listed[i].skipped = skip.error.code.rawValue }
+                if i >= 0 && listed[i].status != .skipped { listed[i].skipped = skip.error.code.rawValue }
             } else {
                 unplanned.append(skip)
             }
         }
         guard !unplanned.isEmpty else { return listed }
-        listed += unplanned.map { Listed(family: $0.family, key: $0.key, status: .skipped, skipped: $0.error.code.rawValue) }
-        // Stable: the plan's own order within a family stays, the skipped files fall in by key.
+        listed += unplanned.map { item in
+            item.isSkip ? Listed(family: item.family, key: item.key, status: .skipped, skipped: item.error.code.rawValue)
+                : Listed(family: item.family, key: item.key, status: .failed, failure: item.error.code.rawValue)
+        }
+        // Stable: the plan's own order within a family stays, the skipped and failed files fall in by key.
         return listed.enumerated().sorted { a, b in
             (a.element.family, a.element.key) != (b.element.family, b.element.key)
                 ? (a.element.family, a.element.key) < (b.element.family, b.element.key) : a.offset < b.offset

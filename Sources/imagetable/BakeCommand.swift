@@ -207,12 +207,13 @@ struct BakeCommand: ParsableCommand {
             throw ExitStatus.failure
         }
         if list {
-            let listing = summary.plan?.listing(skipping: summary.skipped) ?? []
+            let listing = summary.plan?.listing(skipping: summary.skipped, failing: summary.failed) ?? []
             if format == .json { Swift.print(SourceListing.json(listing), terminator: "") } else { StandardOutput.write(SourceListing.text(listing)) }
             if format != .json {
-                // A failure of no listed key (a directory that cannot be listed, a link that
-                // cannot be followed) has no line above: said here, or the listing was silent.
-                let keys = Set(listing.map { "\($0.family)/\($0.key)" })
+                // A failure the plan does not list (a directory that cannot be listed, a link
+                // that cannot be followed) is said here in full: its line above, if it has one
+                // (`failed`), gives only its code.
+                let keys = Set(listing.filter { $0.status != .failed }.map { "\($0.family)/\($0.key)" })
                 for failure in summary.failed where !keys.contains("\(failure.family)/\(failure.key)") { StandardError.report(failure.error) }
                 StandardError.print(SourceListing.counts(listing))
             }

@@ -47,6 +47,28 @@ import Testing
         #expect(try project.bake().decoded == 1, "the listing baked nothing")
     }
 
+    /// `--list` names the files that fail before any decode, which the scan rejects (a link
+    /// that leads outside the sources, a name that is not UTF-8): `failed`, with why. The JSON
+    /// listing left them out, and text gave them only as errors on standard error.
+    @Test func listNamesTheFilesTheScanRejects() throws {
+        let project = try Self.project()
+        let outside = try TemporaryDirectory()
+        try FileManager.default.copyItem(atPath: Corpus.photo("Landscape_2"), toPath: outside.file("o.jpg"))
+        try FileManager.default.createSymbolicLink(atPath: project.sources + "/link.jpg", withDestinationPath: outside.file("o.jpg"))
+        let name = (Array((project.sources + "/bad").utf8) + [0xFF] + Array(".jpg".utf8) + [0]).map { CChar(bitPattern: $0) }
+        let fd = name.withUnsafeBufferPointer { open($0.baseAddress!, O_CREAT | O_WRONLY, 0o644) }
+        #expect(fd >= 0)
+        close(fd)
+        let json = try run(Products.imagetable, ["bake", project.manifestPath, "--list", "--format", "json"])
+        let sources = try #require(try Self.json(json.stdout)["sources"] as? [[String: String]])
+        #expect(sources == [["family": "photos", "key": "a.jpg", "status": "new"],
+                            ["family": "photos", "key": "bad\\xFF.jpg", "status": "failed", "failure": "name-not-utf8"],
+                            ["family": "photos", "key": "link.jpg", "status": "failed", "failure": "outside-sources"]], "\(sources)")
+        let text = try run(Products.imagetable, ["bake", project.manifestPath, "--list"])
+        #expect(text.stdout.contains("failed    photos  link.jpg  (fails: outside-sources)\n"), "\(text.stdout)")
+        #expect(text.stderr.hasSuffix("3 listed: 1 new, 2 failed\n"), "\(text.stderr)")
+    }
+
     /// `--list` names the files the bake skips with a warning, each once, with why: one that is
     /// not an image by its first bytes, a hidden image, a FIFO (it listed the first as failing
     /// and the other two not at all, though the bake reports all three as skipped).
