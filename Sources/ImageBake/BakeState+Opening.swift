@@ -54,6 +54,15 @@ extension BakeState {
         case .read: try SQLiteDatabase(path: path, create: false)
         case .immutable: try SQLiteDatabase(path: path, readOnly: true, immutable: true)
         }
+        // The version is read before the schema is made: making it stamps the version, so a
+        // state of any other version was trusted and re-stamped by a bake (only a dry run
+        // refused it). A new database is version 0 with no table.
+        let found = try schemaVersion(of: db)
+        let tables = found == 0 && access == .write ? try tableCount(of: db) : -1
+        let fresh = tables == 0
+        guard found == Int64(schemaVersion) || fresh else {
+            throw ImageTableError(.corrupt, "the bake state has schema version \(found), not \(schemaVersion)", path: path)
+        }
         if access == .write {
             // WAL: a commit killed at any instant leaves the old state or the new one, and readers
             // (a dry run, `sqlite3`) never block the bake. NORMAL: durable against a killed
@@ -61,12 +70,21 @@ extension BakeState {
             try retryingWhileBusy { () throws(ImageTableError) in try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;") }
             try db.execute(BakeStateSchema.create)
         }
+        return (db, try BakeStateSchema.loadFiles(db), try BakeStateSchema.loadFormats(db), try BakeStateSchema.loadFailures(db))
+    }
+
+    /// The database's `PRAGMA user_version`.
+    private static func schemaVersion(of db: SQLiteDatabase) throws(ImageTableError) -> Int64 {
         let version = try db.prepare("PRAGMA user_version")
         _ = try version.step()
-        guard version.int(0) == Int64(schemaVersion) else {
-            throw ImageTableError(.corrupt, "the bake state has schema version \(version.int(0)), not \(schemaVersion)", path: path)
-        }
-        return (db, try BakeStateSchema.loadFiles(db), try BakeStateSchema.loadFormats(db), try BakeStateSchema.loadFailures(db))
+        return version.int(0)
+    }
+
+    /// How many tables the database holds: none in a database SQLite has just made.
+    private static func tableCount(of db: SQLiteDatabase) throws(ImageTableError) -> Int64 {
+        let count = try db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'")
+        _ = try count.step()
+        return count.int(0)
     }
 
     /// Runs `body` again while it fails with `locked`, for up to 10 seconds. Switching a new

@@ -85,7 +85,9 @@ final class BakeState: @unchecked Sendable {
     ///   directory).
     init(directory: String, root: String, readOnly: Bool) throws(ImageTableError) {
         path = directory + "/" + Self.fileName
-        self.root = root
+        // Resolved as the sources are (their paths are real paths): a project reached through
+        // a symbolic link stored every path absolute, so a moved project was not warm.
+        self.root = SourceScanner.realPath(root) ?? root
         var notices: [(message: String, code: String)] = []
         var writable = !readOnly
         let exists = FileManager.default.fileExists(atPath: path)
@@ -104,6 +106,14 @@ final class BakeState: @unchecked Sendable {
                             + "so each source is read once more (none is decoded for it)", "state-reset"))
             for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
             opened = try Self.open(path, readOnly: false)
+        } catch where error.code == .corrupt {
+            // A dry run (and `--list`) plans as the bake will: from no state, which the bake
+            // starts afresh. It stopped with exit 1 where the bake goes on (a CI cache cut short).
+            notices.append(("the bake state is damaged (\(error.cause ?? error.message)); the bake will start it afresh, "
+                            + "so each source is read once more (none is decoded for it)", "state-reset"))
+            (database, files, formats, self.notices, self.writable) = (nil, AdaptiveMutex(KnownFiles([])), [:], notices, false)
+            (failures, hasRememberedFailures) = (AdaptiveMutex(RememberedFailures()), false)
+            return
         } catch where error.code == .permissionDenied && !readOnly && exists {
             // The state is a cache: a file this process may not write (restored with another
             // owner, made read-only) is read for what it knows, and the bake goes on without

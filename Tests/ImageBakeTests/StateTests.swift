@@ -214,6 +214,52 @@ import Glibc
         #expect(try project.bake().unchanged == 1, "the state was written once the other writer let go")
     }
 
+    /// A dry run and `--list` plan as the bake will over a damaged state: from none, with the
+    /// warning (they exited 1, "fatal", where the bake goes on: a CI cache cut short).
+    @Test func aDryRunOverADamagedStatePlansFromNone() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 20))
+        for i in 0..<2 { try ConvergenceTests.add(project, "s\(i).png", i, secondsAgo: 100) }
+        _ = try project.bake()
+        let state = project.tables + "/.imagetable-state.sqlite"
+        try Data("not a database, cut short".utf8).write(to: URL(fileURLWithPath: state))
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: state + suffix) }
+        let dry = try run(Products.imagetable, ["bake", project.manifestPath, "--dry-run", "--format", "json"])
+        #expect(dry.status == 0, "\(dry.stdout)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(dry.stdout.utf8)) as? [String: Any])
+        #expect(warningLines(json)?.contains { $0.contains("the bake state is damaged") && $0.hasSuffix("[state-reset]") } == true, "\(json)")
+        #expect(try Self.counts(dry.stdout)["decoded"] == 0, "the tables hold every source's bytes")
+        let list = try run(Products.imagetable, ["bake", project.manifestPath, "--list"])
+        #expect(list.status == 0 && list.stdout == "unchanged photos  s0.png\nunchanged photos  s1.png\n", "\(list.stdout) \(list.stderr)")
+    }
+
+    /// A state of another schema version is started afresh by a bake, with the warning: making
+    /// the schema stamped the version before it was checked, so a bake trusted a state of any
+    /// version (rows it may read otherwise) and stamped it as its own.
+    @Test func aStateOfAnotherVersionIsStartedAfresh() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 20))
+        for i in 0..<2 { try ConvergenceTests.add(project, "s\(i).png", i, secondsAgo: 100) }
+        _ = try project.bake()
+        _ = try Self.statePaths(project, running: "PRAGMA user_version = 7")
+        let bake = try run(Products.imagetable, ["bake", project.manifestPath, "--format", "json"])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(bake.stdout.utf8)) as? [String: Any])
+        #expect(bake.status == 0 && warningLines(json)?.contains { $0.contains("schema version 7, not 1") && $0.hasSuffix("[state-reset]") } == true,
+                "\(bake.stdout)")
+        let script = "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA user_version').fetchone()[0])"
+        let version = try run("/usr/bin/env", ["python3", "-c", script, project.tables + "/.imagetable-state.sqlite"])
+        #expect(version.stdout == "1\n")
+    }
+
+    /// A project reached through a symbolic link keeps its paths relative to the manifest's
+    /// directory (they were absolute, the link's target's, so a moved project was not warm).
+    @Test func aProjectReachedThroughALinkStoresRelativePaths() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 20))
+        try ConvergenceTests.add(project, "s0.png", 0, secondsAgo: 100)
+        let link = try TemporaryDirectory()
+        try FileManager.default.createSymbolicLink(atPath: link.file("project"), withDestinationPath: project.root)
+        #expect(try run(Products.imagetable, ["bake", link.file("project") + "/manifest.yaml"]).status == 0)
+        #expect(try Self.statePaths(project) == ["src/s0.png"])
+    }
+
     /// The paths of the state's file rows, sorted, and runs `sql` on it first when given.
     static func statePaths(_ project: BakeProject, running sql: String = "") throws -> [String] {
         let script = """

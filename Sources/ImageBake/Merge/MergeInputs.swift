@@ -1,5 +1,6 @@
 import Foundation
 import ImageTableCore
+import ImageManifest
 
 /// The directories a merge combines, read and checked before anything is written: each holds
 /// the same tables (by file name) with the same parameters, and, when they are shards, they are
@@ -33,7 +34,7 @@ struct MergeInputs {
     init(_ paths: [String], output: String, lockTimeout: Double = 10) throws(ImageTableError) {
         guard !paths.isEmpty else { throw ImageTableError(.invalidArgument, "no directory to merge") }
         var seen: [String: String] = [:]
-        let outputReal = Self.realPath(output)
+        let outputReal = SourceScanner.realPath(output)
         var inputs: [Input] = []
         var locks: [TableLock] = []
         for path in paths {
@@ -42,7 +43,7 @@ struct MergeInputs {
                 throw ImageTableError(.notFound, "no such directory", path: path)
             }
             guard isDirectory.boolValue else { throw ImageTableError(.invalidArgument, "not a directory of tables", path: path) }
-            let real = Self.realPath(path) ?? path
+            let real = SourceScanner.realPath(path) ?? path
             if let first = seen[real] { throw ImageTableError(.shardMismatch, "given twice (also as \(first))", path: path) }
             seen[real] = path
             if real == outputReal { throw ImageTableError(.invalidArgument, "the output directory cannot be one of the inputs", path: path) }
@@ -160,10 +161,4 @@ struct MergeInputs {
     }
 
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
-
-    static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
-    }
 }

@@ -69,9 +69,7 @@ enum DiagnosticLines {
     /// `path` without `.`, `..` and symbolic links where it exists (`realpath`), else with
     /// `.` and `..` folded.
     private static func resolved(_ path: String) -> String {
-        guard let real = realpath(path, nil) else { return URL(fileURLWithPath: path).standardized.path }
-        defer { free(real) }
-        return String(cString: real)
+        SourceScanner.realPath(path) ?? URL(fileURLWithPath: path).standardized.path
     }
 
     /// "1 error, 2 warnings".
