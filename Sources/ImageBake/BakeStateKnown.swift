@@ -14,6 +14,17 @@ extension BakeState {
         recorded == stat && recorded.modifiedNs + racyMarginNs < checkedNs
     }
 
+    /// The fingerprint recorded for a file whose first bytes (a peek) showed an image, and that
+    /// no bake has fingerprinted: no SHA-1 gives it, and no table's entry holds it, so it is
+    /// never taken for a source's bytes (``SourceDiff`` reads a file a table holds whatever
+    /// the peek said).
+    static let peekedImage = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+    /// The fingerprint recorded for a file whose first bytes showed no image (skipped).
+    static let peekedNotImage = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1))
+
+    /// Whether `fingerprint` is one of a peek's records rather than a file's bytes.
+    static func isPeek(_ fingerprint: UUID?) -> Bool { fingerprint == peekedImage || fingerprint == peekedNotImage }
+
     /// What the state knew of a file when it was opened: what trusting its fingerprint needs.
     struct Known: Sendable, Equatable {
         let stat: FileStat

@@ -12,7 +12,10 @@ import Synchronization
 ///   read once to fingerprint it: unchanged bytes behind a new stat (a `touch`, a copy, a CI
 ///   cache restore) cost this read, never a decode.
 /// - A source no table holds is only peeked at (its first bytes: is it an image?); the worker
-///   that decodes it fingerprints exactly the bytes it decodes.
+///   that decodes it fingerprints exactly the bytes it decodes. What the peek found is remembered
+///   under the file's stat (``BakeState/peekedImage``, ``BakeState/peekedNotImage``), so a source
+///   no bake decodes (left out of a full table, failing, not an image) is not opened again while
+///   its stat holds: an unchanged re-bake opened each of them every time.
 ///
 /// A path several families share is read once. Reads run on `jobs` threads, in path order.
 ///
@@ -134,6 +137,10 @@ struct SourceDiff {
         }
         do {
             // Positions as 32 bits: on a first bake, every source is here.
+            for w in starts.indices where reads[w] && BakeState.isPeek(outcomes.get(w).fingerprint) {
+                // A key a table holds needs its fingerprint: a peek's record says only "image".
+                outcomes.set(w, (nil, nil, false))
+            }
             let untrusted = Array(starts.indices.lazy.filter { outcomes.get($0).fingerprint == nil }.map { Int32($0) })
             let toRead = reads
             Parallel.forEach(untrusted.count, threads: jobs) { u in
@@ -156,7 +163,12 @@ struct SourceDiff {
             let remembered = rehash ? [:] : state.failureIndex(root: files.first?.root ?? "", settings: family.failureSettings)
             var seen: [BakeState.FailureKey] = []
             for (i, w) in work[f].enumerated() {
-                let outcome = outcomes.get(Int(w))
+                var outcome = outcomes.get(Int(w))
+                if outcome.fingerprint == BakeState.peekedImage {
+                    outcome.fingerprint = nil  // an image by its first bytes, as a peek finds it now
+                } else if outcome.fingerprint == BakeState.peekedNotImage {
+                    outcome = (nil, Self.notAnImage(files[i].path), false)
+                }
                 fingerprints.append(outcome.fingerprint)
                 if let failure = outcome.failure {
                     failures[i] = BakePlanner.Failure(failure.at(files[i].path, key: files[i].key))
@@ -233,6 +245,11 @@ struct SourceDiff {
         func isVanished(_ i: Int) -> Bool { vanished[i] }
     }
 
+    /// The skip of a file that is not an image by its first bytes.
+    static func notAnImage(_ path: String) -> ImageTableError {
+        ImageTableError(.notAnImage, "not an image by its first bytes (JPEG, PNG, GIF, WebP, TIFF or HEIF); skipped", path: path)
+    }
+
     /// Reads or peeks at a file whose fingerprint the state does not trust.
     private func examine(_ file: SourceFile, read: Bool) -> Outcome {
         let path = file.path
@@ -245,12 +262,14 @@ struct SourceDiff {
                                                                 checkedNs: bytes.startedNs, tables: []))
                 (header, fingerprint) = (bytes.header, bytes.fingerprint)
             } else {
-                header = try SourceRead.peek(path: path, maxBytes: decoding.maxSourceBytes).header
+                let startedNs = FileStat.now
+                let peeked = try SourceRead.peek(path: path, maxBytes: decoding.maxSourceBytes)
+                header = peeked.header
+                let image = ImageSignature.format(of: header) != nil
+                state.remember(file, BakeState.FileRecord(stat: peeked.stat, fingerprint: image ? BakeState.peekedImage : BakeState.peekedNotImage,
+                                                          checkedNs: startedNs, tables: []))
             }
-            guard ImageSignature.format(of: header) != nil else {
-                return (fingerprint, ImageTableError(.notAnImage, "not an image by its first bytes (JPEG, PNG, GIF, WebP, TIFF or HEIF); skipped",
-                                                     path: path), false)
-            }
+            guard ImageSignature.format(of: header) != nil else { return (fingerprint, Self.notAnImage(path), false) }
             return (fingerprint, nil, false)
         } catch {
             // The same test as the worker's (`BakeRun`): a file that cannot be opened and is no

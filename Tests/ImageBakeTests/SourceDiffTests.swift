@@ -110,8 +110,10 @@ struct StateBatchTests {
             }
         }
         #expect(summary.decoded == 4 && summary.failed.count == 1, "\(summary)")
-        #expect(seen.withLock { $0 } == [4], "rows in the state when the fifth source failed")
-        #expect(try Self.rows(project) == 4)
+        // Four sources baked, and what the peek at z.png's first bytes found (an image), which
+        // spares the next bake opening it again.
+        #expect(seen.withLock { $0 } == [5], "rows in the state when the fifth source failed")
+        #expect(try Self.rows(project) == 5)
     }
 
     static func rows(_ project: BakeProject) throws -> Int {

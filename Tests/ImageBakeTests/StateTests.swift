@@ -61,6 +61,46 @@ import Glibc
         #expect(again.status == 0 && again.files.isEmpty, "\(again.files)")
     }
 
+    /// Sources no bake decodes are not opened again while their stat holds: left out of a full
+    /// table, failing to decode (remembered), not an image. Each was peeked at (its first bytes)
+    /// by every unchanged re-bake, one open per file per run over a large ingest directory.
+    @Test(.enabled(if: hasStrace, "make test installs strace"))
+    func sourcesNoBakeDecodesAreNotOpenedAgain() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 2))
+        for i in 0..<5 { try ConvergenceTests.add(project, "s\(i).png", i, secondsAgo: 100 + i) }
+        let photo = try Data(contentsOf: URL(fileURLWithPath: Corpus.photo("Portrait_1")))
+        project.add("broken.jpg", bytes: Array(photo.prefix(4000)))
+        project.add("notes.jpg", bytes: Array("not a picture".utf8))
+        // The most recently modified: broken.jpg gets a slot, and fails to decode.
+        for name in ["broken.jpg", "notes.jpg"] { project.setModified(name, secondsAgo: 10) }
+        let first = try run(Products.imagetable, ["bake", project.manifestPath, "--format", "json"])
+        #expect(first.status == 3, "broken.jpg fails: \(first.stderr)")
+        // The second bake gives the failing source's slot to the next one, and settles.
+        #expect(try run(Products.imagetable, ["bake", project.manifestPath]).status == 3)
+        let again = try Self.filesOpened(under: project.sources, by: ["bake", project.manifestPath, "--format", "json"])
+        #expect(again.status == 3 && again.files.isEmpty, "\(again.files)")
+        let counts = try Self.counts(again.stdout)
+        #expect(counts["decoded"] == 0 && counts["failed"] == 1 && counts["skipped"] == 1 && (counts["leftOut"] ?? 0) >= 2, "\(counts)")
+        // A left-out source that changes is peeked at again, and a held one that is touched is
+        // read (fingerprinted), not trusted by what a peek said.
+        try ConvergenceTests.add(project, "s0.png", 9, secondsAgo: 50)
+        let changed = try Self.filesOpened(under: project.sources, by: ["bake", project.manifestPath, "--format", "json"])
+        #expect(changed.files.contains(project.sources + "/s0.png"), "\(changed.files)")
+    }
+
+    /// A key a table holds is read to fingerprint it even when the state has only a peek's
+    /// record of its file ("an image"): trusting that would make it changed, and decode it.
+    @Test(.enabled(if: hasStrace, "make test installs strace"))
+    func aHeldKeyWithAPeekRecordIsReadNotDecoded() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 4))
+        try ConvergenceTests.add(project, "s0.png", 0, secondsAgo: 100)
+        _ = try project.bake()
+        _ = try Self.statePaths(project, running: "UPDATE files SET fingerprint = zeroblob(16)")
+        let again = try Self.filesOpened(under: project.sources, by: ["bake", project.manifestPath, "--format", "json"])
+        #expect(again.files == [project.sources + "/s0.png"], "\(again.files)")
+        #expect(try Self.counts(again.stdout)["decoded"] == 0 && Self.counts(again.stdout)["unchanged"] == 1, "\(again.stdout)")
+    }
+
     /// Deleting the state costs one read of each source, by the bake (to fingerprint it, its
     /// stat being untrusted now), and no decode: every entry stays as it was, record and pixels.
     @Test(.enabled(if: hasStrace, "make test installs strace"))
