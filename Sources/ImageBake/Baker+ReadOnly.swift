@@ -54,11 +54,13 @@ extension Baker {
         // `--strict` that met a known failure stops here as it would on a writable disk.
         if summary.stoppedBy != nil { return summary }
         let work = writes(of: summary, manifest: manifest)
+        // The directory, or a table bind-mounted read-only into a writable one.
+        let what = isOnReadOnlyFileSystem(manifest.outputPath) ? "the output directory is" : "a table of the output directory is"
         guard work.isEmpty else {
-            throw ImageTableError(.notWritable, "the output directory is on a read-only file system, and this bake would write: "
+            throw ImageTableError(.notWritable, "\(what) on a read-only file system, and this bake would write: "
                                   + work.joined(separator: ", ") + " (bake --dry-run lists them)", path: manifest.displayOutput)
         }
-        summary.warnings.append(BakeWarning(path: manifest.displayOutput, message: "the output directory is on a read-only file system; "
+        summary.warnings.append(BakeWarning(path: manifest.displayOutput, message: "\(what) on a read-only file system; "
             + "every table is up to date, so nothing was written (the entries' times of use and the bake state were not refreshed)",
             code: "output-read-only"))
         return summary

@@ -157,7 +157,7 @@ import Testing
         let lines = result.stderr.split(separator: "\n").map(String.init)
         let failure = try #require(lines.firstIndex { $0.contains(Self.truncated) })
         let last = try #require(lines.lastIndex { $0.hasPrefix("progress: ") })
-        #expect(lines[last].hasPrefix("progress: 4/4 sources, 1 failed, "))
+        #expect(lines[last].hasPrefix("progress: 4/4 sources to decode, 1 failed, "))
         let progressLines = lines.filter { $0.hasPrefix("progress: ") }
         #expect(Set(progressLines).count == progressLines.count, "no progress line twice: \(progressLines)")
         #expect(failure < last, "the failure is shown as it happens, before the bake's last progress line")

@@ -109,8 +109,9 @@ final class ProgressLines: BakeProgressDisplay {
         }
     }
 
-    /// `progress: 12/40 sources, 1 failed, 3.2 s`.
+    /// `progress: 12/40 sources to decode, 1 failed, 3.2 s`: of the sources to decode, not of
+    /// those found (a re-bake that decodes nothing said `0/0 sources` of 144 found).
     static func line(_ p: BakeProgress) -> String {
-        "progress: \(p.done)/\(p.total) sources" + (p.failed > 0 ? ", \(p.failed) failed" : "") + ", \(String(format: "%.1f", p.elapsed)) s"
+        "progress: \(p.done)/\(p.total) sources to decode" + (p.failed > 0 ? ", \(p.failed) failed" : "") + ", \(String(format: "%.1f", p.elapsed)) s"
     }
 }
