@@ -58,9 +58,9 @@ extension BakeState {
         // state of any other version was trusted and re-stamped by a bake (only a dry run
         // refused it). A new database is version 0 with no table.
         let found = try schemaVersion(of: db)
-        let tables = found == 0 && access == .write ? try tableCount(of: db) : -1
+        let tables = found == 0 ? try tableCount(of: db) : -1
         let fresh = tables == 0
-        guard found == Int64(schemaVersion) || fresh else {
+        guard readableVersions.contains(found) || fresh else {
             throw ImageTableError(.corrupt, "the bake state has schema version \(found), not \(schemaVersion)", path: path)
         }
         if access == .write {
@@ -68,9 +68,21 @@ extension BakeState {
             // (a dry run, `sqlite3`) never block the bake. NORMAL: durable against a killed
             // process; a power cut may lose the last commit, which costs a re-fingerprint only.
             try retryingWhileBusy { () throws(ImageTableError) in try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;") }
-            try db.execute(BakeStateSchema.create)
+            // One transaction: another bake never sees tables without their version, which it
+            // would take for a damaged state and delete.
+            try retryingWhileBusy { () throws(ImageTableError) in try db.execute("BEGIN IMMEDIATE; " + BakeStateSchema.create + " COMMIT;") }
+        } else if fresh {
+            // An empty file (or one SQLite has just made): no state, as when there is no file.
+            return (db, KnownFiles([]), [:], [:])
         }
-        return (db, try BakeStateSchema.loadFiles(db), try BakeStateSchema.loadFormats(db), try BakeStateSchema.loadFailures(db))
+        // A state whose tables do not read as this schema's (a table or a column gone) is
+        // damaged as a broken file is: started afresh by a bake, planned from none by a dry run,
+        // where every bake failed "no such column".
+        do throws(ImageTableError) {
+            return (db, try BakeStateSchema.loadFiles(db), try BakeStateSchema.loadFormats(db), try BakeStateSchema.loadFailures(db))
+        } catch where error.code != .locked {
+            throw ImageTableError(.corrupt, "the bake state cannot be read as schema \(schemaVersion)", path: path, cause: error.cause ?? error.message)
+        }
     }
 
     /// The database's `PRAGMA user_version`.

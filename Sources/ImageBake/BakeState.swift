@@ -24,8 +24,13 @@ final class BakeState: @unchecked Sendable {
     /// coarsest timestamp a file system keeps (FAT's 2 s), so a write in the same tick as the
     /// read cannot go unseen (git's "racily clean" entries).
     static let racyMarginNs: Int64 = 2_000_000_000
-    /// The schema's version, in SQLite's `user_version`.
-    static let schemaVersion = 1
+    /// The schema's version, in SQLite's `user_version`. Version 2 has version 1's tables, and
+    /// `files` rows whose fingerprint records what a peek at a file's first bytes found
+    /// (``peekedImage``, ``peekedNotImage``), which a version 1 bake would take for the bytes'
+    /// fingerprint: a version 1 state is read as it is, and stamped 2 by a bake.
+    static let schemaVersion = 2
+    /// The earlier versions a state may have and be read as this one.
+    static let readableVersions: Set<Int64> = [1, 2]
 
     /// One file, as it was when its bytes were last read.
     struct FileRecord: Sendable, Equatable {

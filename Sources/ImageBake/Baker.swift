@@ -252,16 +252,26 @@ public enum Baker {
         // family's sorted sources, rather than building every source's path. A file that
         // vanished during the bake is not listed: it is forgotten too.
         let roots = manifest.families.map { family in
-            (planned: plan.planned.first { $0.name == family.name }, root: state.relative(family.sourcesPath) + "/")
+            (family: family, planned: plan.planned.first { $0.name == family.name }, root: state.relative(family.sourcesPath) + "/")
         }
         var removed: [String] = []
         try state.forEachKnownPath { path in
-            var under = false, present = false
-            for (planned, root) in roots where path.hasPrefix(root) {
+            var under = false, present = false, unselected = false
+            for (family, planned, root) in roots where path.hasPrefix(root) {
+                let key = String(path.dropFirst(root.count))
+                // A file no family of this manifest takes may be another manifest's (other
+                // patterns over the same directory, one output directory): its row is kept while
+                // the file is there. Forgetting it made each of two such bakes read the other's
+                // files again at every bake.
+                guard family.selects(key) || family.selectsHiddenImage(key) else { unselected = true; continue }
                 under = true
-                present = present || planned?.status(of: String(path.dropFirst(root.count))).map { $0 != .removed } == true
+                present = present || planned?.status(of: key).map { $0 != .removed } == true
             }
-            if under && !present { removed.append(path) }
+            if under && !present {
+                removed.append(path)
+            } else if unselected && !under && FileStat(path: state.absolute(path)) == nil {
+                removed.append(path)  // gone: no one's source
+            }
         }
         for path in removed { state.forget(path: path) }
     }

@@ -164,10 +164,16 @@ struct SourceDiff {
             var seen: [BakeState.FailureKey] = []
             for (i, w) in work[f].enumerated() {
                 var outcome = outcomes.get(Int(w))
-                if outcome.fingerprint == BakeState.peekedImage {
-                    outcome.fingerprint = nil  // an image by its first bytes, as a peek finds it now
-                } else if outcome.fingerprint == BakeState.peekedNotImage {
-                    outcome = (nil, Self.notAnImage(files[i].path), false)
+                if BakeState.isPeek(outcome.fingerprint) {
+                    // What a peek found, for a file it need not open again; refused by its size
+                    // first, as a read is (a lower --max-source-size let a recorded file win a
+                    // slot at every bake, then fail in the worker).
+                    let path = files[i].path
+                    if let problem = SourceRead.sizeProblem(files[i].stat.size, maxBytes: decoding.maxSourceBytes, path: path) {
+                        outcome = (nil, problem, false)
+                    } else {
+                        outcome = (nil, outcome.fingerprint == BakeState.peekedNotImage ? Self.notAnImage(path) : nil, false)
+                    }
                 }
                 fingerprints.append(outcome.fingerprint)
                 if let failure = outcome.failure {
@@ -253,6 +259,11 @@ struct SourceDiff {
     /// Reads or peeks at a file whose fingerprint the state does not trust.
     private func examine(_ file: SourceFile, read: Bool) -> Outcome {
         let path = file.path
+        // An empty file, or one over the size limit, is refused by its listed size, unopened:
+        // both were opened by every bake.
+        if let problem = SourceRead.sizeProblem(file.stat.size, maxBytes: decoding.maxSourceBytes, path: path) {
+            return (nil, problem, false)
+        }
         do throws(ImageTableError) {
             let header: [UInt8]
             var fingerprint: UUID?

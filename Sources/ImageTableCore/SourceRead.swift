@@ -45,10 +45,7 @@ public struct SourceRead: Sendable, Equatable {
         let before = try Self.fileStat(fd, path)
         startedNs = FileStat.now
         TestHook.run("source-opened", path: path)
-        guard before.size > 0 else { throw ImageTableError(.empty, "the file is empty (0 bytes)", path: path) }
-        guard before.size <= maxBytes else {
-            throw ImageTableError(.sourceTooLarge, "\(before.size) bytes is over the limit of \(maxBytes)", path: path)
-        }
+        if let problem = Self.sizeProblem(before.size, maxBytes: maxBytes, path: path) { throw problem }
         var sha = SourceFingerprint.start()
         var total = 0
         var failure: SystemError?
@@ -118,15 +115,26 @@ public struct SourceRead: Sendable, Equatable {
     ///   - maxBytes: the largest file accepted.
     /// - Returns: the stat and up to 32 first bytes.
     /// - Throws: as ``init(path:maxBytes:fingerprinting:keepingBytes:)``.
+    /// Why a file of `size` bytes is refused before it is read: `empty` (0 bytes) or
+    /// `source-too-large` (over `maxBytes`); `nil` when it is not. The bake's diff asks it of a
+    /// file's listed size, so a file it need not open is refused as a read would refuse it.
+    ///
+    /// - Parameters:
+    ///   - size: the file's size.
+    ///   - maxBytes: the largest file accepted.
+    ///   - path: the file, for the error.
+    public static func sizeProblem(_ size: Int, maxBytes: Int, path: String) -> ImageTableError? {
+        if size == 0 { return ImageTableError(.empty, "the file is empty (0 bytes)", path: path) }
+        if size > maxBytes { return ImageTableError(.sourceTooLarge, "\(size) bytes is over the limit of \(maxBytes)", path: path) }
+        return nil
+    }
+
     public static func peek(path: String, maxBytes: Int) throws(ImageTableError) -> (stat: FileStat, header: [UInt8]) {
         let fd = Posix.retrying { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
         guard fd >= 0 else { throw unreadable(path, "open failed: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         let stat = try fileStat(fd, path)
-        guard stat.size > 0 else { throw ImageTableError(.empty, "the file is empty (0 bytes)", path: path) }
-        guard stat.size <= maxBytes else {
-            throw ImageTableError(.sourceTooLarge, "\(stat.size) bytes is over the limit of \(maxBytes)", path: path)
-        }
+        if let problem = sizeProblem(stat.size, maxBytes: maxBytes, path: path) { throw problem }
         var header = [UInt8](repeating: 0, count: min(32, stat.size))
         switch header.withUnsafeMutableBytes({ SystemIO.read(fd, into: $0) }) {
         case .success(let n): header.removeSubrange(n...)

@@ -215,6 +215,8 @@ struct BakeCommand: ParsableCommand {
                 // (`failed`), gives only its code.
                 let keys = Set(listing.filter { $0.status != .failed }.map { "\($0.family)/\($0.key)" })
                 for failure in summary.failed where !keys.contains("\(failure.family)/\(failure.key)") { StandardError.report(failure.error) }
+                // What the listing rests on: a bake state started afresh or not written.
+                for warning in summary.warnings where warning.code?.hasPrefix("state-") == true { StandardError.print(warning.description) }
                 StandardError.print(SourceListing.counts(listing))
             }
             return
