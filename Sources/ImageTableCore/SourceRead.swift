@@ -106,15 +106,6 @@ public struct SourceRead: Sendable, Equatable {
         ImageTableError(.unreadable, why, path: path)
     }
 
-    /// The stat and first bytes of the file at `path`, without reading the rest: enough to tell an
-    /// image from a file that is not one, and to refuse what cannot be baked, before deciding to
-    /// decode it.
-    ///
-    /// - Parameters:
-    ///   - path: the file.
-    ///   - maxBytes: the largest file accepted.
-    /// - Returns: the stat and up to 32 first bytes.
-    /// - Throws: as ``init(path:maxBytes:fingerprinting:keepingBytes:)``.
     /// Why a file of `size` bytes is refused before it is read: `empty` (0 bytes) or
     /// `source-too-large` (over `maxBytes`); `nil` when it is not. The bake's diff asks it of a
     /// file's listed size, so a file it need not open is refused as a read would refuse it.
@@ -129,6 +120,15 @@ public struct SourceRead: Sendable, Equatable {
         return nil
     }
 
+    /// The stat and first bytes of the file at `path`, without reading the rest: enough to tell an
+    /// image from a file that is not one, and to refuse what cannot be baked, before deciding to
+    /// decode it.
+    ///
+    /// - Parameters:
+    ///   - path: the file.
+    ///   - maxBytes: the largest file accepted.
+    /// - Returns: the stat and up to 32 first bytes.
+    /// - Throws: as ``init(path:maxBytes:fingerprinting:keepingBytes:)``.
     public static func peek(path: String, maxBytes: Int) throws(ImageTableError) -> (stat: FileStat, header: [UInt8]) {
         let fd = Posix.retrying { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
         guard fd >= 0 else { throw unreadable(path, "open failed: \(String(cString: strerror(errno)))") }
