@@ -34,11 +34,13 @@ import Testing
         let invalid = try run(Products.imagetable, ["bake", "--format", "github", "manifest.yaml"], in: project.root)
         #expect(invalid.status == 1)
         #expect(invalid.stdout.hasPrefix("::error file=manifest.yaml,line=9,col=16,title=unknown-style::unknown style '32BitRGBA'"))
-        // An error that stops the bake is annotated on a path from the working directory too.
+        // An error that stops the bake is annotated too: a missing sources directory on the
+        // family's `sources` line (aMissingSourcesDirectoryIsAnnotatedOnTheManifest).
         try project.editManifest { $0.replacingOccurrences(of: "32BitRGBA", with: "32BitBGRA") }
         try FileManager.default.removeItem(atPath: project.sources)
         let stopped = try run(Products.imagetable, ["bake", "--format", "github", "manifest.yaml"], in: project.root)
-        #expect(stopped.status == 1 && stopped.stdout.contains("::error file=src,title=sources-unreadable::"), "\(stopped.stdout)")
+        #expect(stopped.status == 1 && stopped.stdout.contains("::error file=manifest.yaml,line=5,col=14,title=sources-unreadable::"),
+                "\(stopped.stdout)")
     }
 
     /// A summary warning is annotated on its path and titled with its code, as every other
@@ -99,6 +101,16 @@ import Testing
                             environment: ["GITHUB_WORKSPACE": parent])
         #expect(below.stdout.contains("::warning file=\(name)/manifest.yaml,line=4,col=3,title=more-sources-than-slots::"), "\(below.stdout)")
         #expect(!below.stdout.contains("file=../") && !below.stdout.contains("/../"), "\(below.stdout)")
+    }
+
+    /// A sources directory that cannot be listed is annotated on the family's `sources` line of
+    /// the manifest: it was annotated on the directory, where GitHub shows nothing.
+    @Test func aMissingSourcesDirectoryIsAnnotatedOnTheManifest() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 4))
+        try FileManager.default.removeItem(atPath: project.sources)
+        let result = try run(Products.imagetable, ["bake", "--format", "github", "manifest.yaml"], in: project.root)
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("::error file=manifest.yaml,line=5,col=14,title=sources-unreadable::'src': "), "\(result.stdout)")
     }
 
     /// An output directory below a file says which part is in the way, where Foundation said

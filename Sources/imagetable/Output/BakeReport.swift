@@ -166,7 +166,16 @@ enum BakeReport {
         case .text:
             StandardError.report(error)
         case .github:
-            Swift.print(DiagnosticLines.githubCommand("error", file: relative(error.path), title: error.code.rawValue, message: error.message))
+            // A sources directory that cannot be listed (missing in a checkout, say) is placed on
+            // the family's `sources` line of the manifest: GitHub shows no annotation on a directory.
+            let family = error.code == .sourcesUnreadable ? report.manifest?.families.first { $0.sourcesPath == error.path } : nil
+            if let family, let manifest = report.manifest {
+                Swift.print(DiagnosticLines.githubCommand("error", file: relative(manifest.file), line: family.sourcesLocation.line,
+                                                          column: family.sourcesLocation.column, title: error.code.rawValue,
+                                                          message: "'\(family.sources)': " + error.message))
+            } else {
+                Swift.print(DiagnosticLines.githubCommand("error", file: relative(error.path), title: error.code.rawValue, message: error.message))
+            }
             StandardError.report(error)
         }
     }
