@@ -49,8 +49,7 @@ void cpixels_pack_rgb(const uint8_t *restrict rgb, int n, int style, uint8_t *re
     static pack_fn chosen;
     pack_fn f = __atomic_load_n(&chosen, __ATOMIC_RELAXED);
     if (!f) {
-        __builtin_cpu_init();
-        f = __builtin_cpu_supports("avx2") ? pack_avx2 : cpixels_pack_rgb_portable;
+        f = cpixels_cpu_level() >= CPIXELS_AVX2 ? pack_avx2 : cpixels_pack_rgb_portable;
         __atomic_store_n(&chosen, f, __ATOMIC_RELAXED);
     }
     f(rgb, n, style, out);

@@ -208,9 +208,8 @@ void cresample_vertical_at(int level, const uint8_t *src, ptrdiff_t stride, cons
 }
 
 static horizontal_fn choose_horizontal(void) {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2")) return horizontal_avx2;
-    return __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("sse4.1") ? horizontal_sse : cresample_horizontal_portable;
+    const int level = cpixels_cpu_level();
+    return level >= CPIXELS_AVX2 ? horizontal_avx2 : level >= CPIXELS_SSE41 ? horizontal_sse : cresample_horizontal_portable;
 }
 
 void cresample_vertical(const uint8_t *src, ptrdiff_t stride, const int16_t *weights, int count, int16_t *out, int n) {

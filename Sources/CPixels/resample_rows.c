@@ -92,6 +92,29 @@ static inline void turn_bytes_back(const uint8_t *from, int pitch, uint8_t *to, 
 }
 
 
+// The buffers of a pass over stripes, vectors of `vector` bytes (one per turned sample, and one
+// of bytes per output sample and row): `turned` reaches as far as any pixel's taps read, which is
+// past the row's `samples` (every tap pair reads two samples; an odd count's last one reaches one
+// pixel past it), with zeros there, and 16 more; `columns` holds every output sample. Returns 0,
+// with neither, when memory is short.
+static int stripe_buffers(size_t vector, int samples, int channels, const int32_t *start, const int32_t *count, int base,
+                          int first, int n, void **turned, uint8_t **columns) {
+    int reach = samples;
+    for (int i = first; i < first + n; i++) {
+        const int end = (start[i] - base + ((count[i] + 1) & ~1)) * channels;
+        if (end > reach) reach = end;
+    }
+    *turned = aligned_alloc(vector, (size_t)(reach + 16) * vector);
+    *columns = aligned_alloc(vector, ((size_t)n * channels * (vector / 2) + vector - 1) & ~(vector - 1));
+    if (!*turned || !*columns) {
+        free(*turned);
+        free(*columns);
+        return 0;
+    }
+    memset((uint8_t *)*turned + (size_t)samples * vector, 0, (size_t)(reach + 16 - samples) * vector);
+    return 1;
+}
+
 // One stripe of sixteen rows, `turned` holding its samples on their side: every output sample
 // of the stripe, sixteen bytes each (one per row), into `columns`.
 __attribute__((target("avx2"), always_inline))
@@ -127,21 +150,13 @@ static void stripes_avx2(const int16_t *mid, ptrdiff_t midStride, int rows, int 
                          const int32_t *count, const int16_t *weights, int tapWidth, int base, int first, int n,
                          uint8_t *out, ptrdiff_t outStride) {
     const int samples = (int)midStride, outSamples = n * channels;
-    // Every tap pair reads two samples; an odd count's last one reaches one pixel past it.
-    int reach = samples;
-    for (int i = first; i < first + n; i++) {
-        const int end = (start[i] - base + ((count[i] + 1) & ~1)) * channels;
-        if (end > reach) reach = end;
-    }
-    __m256i *turned = aligned_alloc(32, (size_t)(reach + 16) * sizeof(__m256i));
-    uint8_t *columns = aligned_alloc(32, ((size_t)outSamples * 16 + 31) & ~(size_t)31);
-    if (!turned || !columns) {
-        free(turned);
-        free(columns);
+    void *buffer;
+    uint8_t *columns;
+    if (!stripe_buffers(sizeof(__m256i), samples, channels, start, count, base, first, n, &buffer, &columns)) {
         by_row(mid, midStride, rows, channels, start, count, weights, tapWidth, base, first, n, out, outStride);
         return;
     }
-    memset(turned + samples, 0, (size_t)(reach + 16 - samples) * sizeof(__m256i));
+    __m256i *turned = buffer;
     // The last stripe, block and column group overlap the ones before when the sizes are not
     // multiples of sixteen: each output depends only on its own row and column, so the
     // overlapped ones come out the same.
@@ -203,20 +218,13 @@ static void stripes_avx512(const int16_t *mid, ptrdiff_t midStride, int rows, in
                            const int32_t *count, const int16_t *weights, int tapWidth, int base, int first, int n,
                            uint8_t *out, ptrdiff_t outStride) {
     const int samples = (int)midStride, outSamples = n * channels;
-    int reach = samples;
-    for (int i = first; i < first + n; i++) {
-        const int end = (start[i] - base + ((count[i] + 1) & ~1)) * channels;
-        if (end > reach) reach = end;
-    }
-    __m512i *turned = aligned_alloc(64, (size_t)(reach + 16) * sizeof(__m512i));
-    uint8_t *columns = aligned_alloc(64, ((size_t)outSamples * 32 + 63) & ~(size_t)63);
-    if (!turned || !columns) {
-        free(turned);
-        free(columns);
+    void *buffer;
+    uint8_t *columns;
+    if (!stripe_buffers(sizeof(__m512i), samples, channels, start, count, base, first, n, &buffer, &columns)) {
         by_row(mid, midStride, rows, channels, start, count, weights, tapWidth, base, first, n, out, outStride);
         return;
     }
-    memset(turned + samples, 0, (size_t)(reach + 16 - samples) * sizeof(__m512i));
+    __m512i *turned = buffer;
     __m256i *halves = (__m256i *)turned;  // sample s: halves[2s] rows 0–15, halves[2s + 1] rows 16–31
     for (int y0 = 0;; y0 += 32) {
         if (y0 + 32 > rows) y0 = rows - 32;

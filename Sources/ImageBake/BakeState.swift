@@ -96,16 +96,12 @@ final class BakeState: @unchecked Sendable {
         var notices: [(message: String, code: String)] = []
         var writable = !readOnly
         let exists = FileManager.default.fileExists(atPath: path)
-        if readOnly && !exists {
-            (database, files, formats, self.notices, self.writable) = (nil, AdaptiveMutex(KnownFiles([])), [:], [], false)
-            (failures, hasRememberedFailures) = (AdaptiveMutex(RememberedFailures()), false)
-            return
-        }
-        var opened: (SQLiteDatabase, KnownFiles, [String: String], [FailureKey: FailureRecord])?
+        // A dry run with no state file, or a damaged one, plans from no state: no database.
+        var opened: (SQLiteDatabase?, KnownFiles, [String: String], [FailureKey: FailureRecord]) = (nil, KnownFiles([]), [:], [:])
         let unwritable = readOnly || !exists ? nil : Self.unwritable(path)
         do throws(ImageTableError) {
             if let unwritable { throw ImageTableError(.permissionDenied, "\(unwritable) may not be written", path: path) }
-            opened = try Self.open(path, readOnly: readOnly)
+            if !readOnly || exists { opened = try Self.open(path, readOnly: readOnly) }
         } catch where error.code == .corrupt && !readOnly {
             notices.append(("the bake state was damaged (\(error.cause ?? error.message)); started afresh, "
                             + "so each source is read once more (none is decoded for it)", "state-reset"))
@@ -116,9 +112,6 @@ final class BakeState: @unchecked Sendable {
             // starts afresh. It stopped with exit 1 where the bake goes on (a CI cache cut short).
             notices.append(("the bake state is damaged (\(error.cause ?? error.message)); the bake will start it afresh, "
                             + "so each source is read once more (none is decoded for it)", "state-reset"))
-            (database, files, formats, self.notices, self.writable) = (nil, AdaptiveMutex(KnownFiles([])), [:], notices, false)
-            (failures, hasRememberedFailures) = (AdaptiveMutex(RememberedFailures()), false)
-            return
         } catch where error.code == .permissionDenied && !readOnly && exists {
             // The state is a cache: a file this process may not write (restored with another
             // owner, made read-only) is read for what it knows, and the bake goes on without
@@ -130,7 +123,7 @@ final class BakeState: @unchecked Sendable {
         }
         self.writable = writable
         let known: KnownFiles, failed: [FailureKey: FailureRecord]
-        (database, known, formats, failed) = opened!
+        (database, known, formats, failed) = opened
         files = AdaptiveMutex(known)
         failures = AdaptiveMutex(RememberedFailures(records: failed))
         hasRememberedFailures = !failed.isEmpty

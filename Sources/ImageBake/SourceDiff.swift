@@ -265,23 +265,21 @@ struct SourceDiff {
             return (nil, problem, false)
         }
         do throws(ImageTableError) {
-            let header: [UInt8]
+            let image: Bool
             var fingerprint: UUID?
             if read {
                 let bytes = try SourceRead(path: path, maxBytes: decoding.maxSourceBytes)
                 state.remember(file, BakeState.FileRecord(stat: bytes.stat, fingerprint: bytes.fingerprint!,
                                                                 checkedNs: bytes.startedNs, tables: []))
-                (header, fingerprint) = (bytes.header, bytes.fingerprint)
+                (image, fingerprint) = (ImageSignature.format(of: bytes.header) != nil, bytes.fingerprint)
             } else {
                 let startedNs = FileStat.now
                 let peeked = try SourceRead.peek(path: path, maxBytes: decoding.maxSourceBytes)
-                header = peeked.header
-                let image = ImageSignature.format(of: header) != nil
+                image = ImageSignature.format(of: peeked.header) != nil
                 state.remember(file, BakeState.FileRecord(stat: peeked.stat, fingerprint: image ? BakeState.peekedImage : BakeState.peekedNotImage,
                                                           checkedNs: startedNs, tables: []))
             }
-            guard ImageSignature.format(of: header) != nil else { return (fingerprint, Self.notAnImage(path), false) }
-            return (fingerprint, nil, false)
+            return (fingerprint, image ? nil : Self.notAnImage(path), false)
         } catch {
             // The same test as the worker's (`BakeRun`): a file that cannot be opened and is no
             // longer there was deleted, not damaged.

@@ -58,13 +58,20 @@ enum DiagnosticLines {
     /// when it lies below it; else as given. A bake run in a subdirectory named its manifest
     /// `../site.yaml` or `sub/../site.yaml`, which GitHub cannot place.
     static func repositoryPath(_ path: String) -> String {
-        let cwd = FileManager.default.currentDirectoryPath
-        let workspace = ProcessInfo.processInfo.environment["GITHUB_WORKSPACE"].flatMap { $0.isEmpty ? nil : $0 }
-        let base = resolved(workspace ?? cwd)
-        let full = resolved(path.hasPrefix("/") ? path : cwd + "/" + path)
-        let prefix = base.hasSuffix("/") ? base : base + "/"
-        return full.hasPrefix(prefix) ? String(full.dropFirst(prefix.count)) : path
+        let full = resolved(path.hasPrefix("/") ? path : workingDirectory + "/" + path)
+        return full.hasPrefix(repositoryRoot) ? String(full.dropFirst(repositoryRoot.count)) : path
     }
+
+    /// The working directory, which no command changes.
+    private static let workingDirectory = FileManager.default.currentDirectoryPath
+
+    /// The repository's root, resolved and ending in `/`: found once, not for each of a bake's
+    /// thousands of annotations.
+    private static let repositoryRoot: String = {
+        let workspace = ProcessInfo.processInfo.environment["GITHUB_WORKSPACE"].flatMap { $0.isEmpty ? nil : $0 }
+        let base = resolved(workspace ?? workingDirectory)
+        return base.hasSuffix("/") ? base : base + "/"
+    }()
 
     /// `path` without `.`, `..` and symbolic links where it exists (`realpath`), else with
     /// `.` and `..` folded.
