@@ -209,3 +209,11 @@ int itc_copy_range(int from, int64_t fromOffset, int to, int64_t toOffset, int64
     free(buffer);
     return result;
 }
+
+int itc_flush_stdout(void) {
+    errno = 0;
+    int failed = fflush(stdout) != 0;
+    int code = errno;
+    if (!failed && !ferror(stdout)) return 0;
+    return code ? code : -1;
+}

@@ -55,6 +55,9 @@ public enum Baker {
         let started = Date()
         var clock = PhaseClock()
         let cpuBefore = BakeCPU.now()
+        // Before anything is made: a bake that stopped at its scan left the output directory,
+        // empty tables, their locks and a state, which `export` then shipped as a success.
+        for family in manifest.families { try SourceScanner.checkRoot(family.sourcesPath) }
         if !options.dryRun && outputIsReadOnly(manifest) {
             return try bakeOnReadOnlyFileSystem(manifest, options: options)
         }

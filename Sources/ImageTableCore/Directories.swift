@@ -39,6 +39,32 @@ public enum Directories {
         }
     }
 
+    /// `path` made absolute against the working directory, with `.` and `..` folded as text
+    /// (links are not followed: the folding `bake --output` and `merge` have always done).
+    ///
+    /// Foundation's `URL(fileURLWithPath:).standardized` drops a relative path's leading `..`
+    /// (`../out` became `<cwd>/out`), which put `merge ../out`'s staging directory in the
+    /// working directory, where its rename to `../out` crossed file systems.
+    ///
+    /// - Parameter path: a path, absolute or relative to the working directory.
+    public static func absolute(_ path: String) -> String {
+        var full = path
+        if !path.hasPrefix("/") {
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let cwd = getcwd(&buffer, buffer.count).map { String(cString: $0) } ?? "."
+            full = cwd + "/" + path
+        }
+        var parts: [Substring] = []
+        for part in full.split(separator: "/", omittingEmptySubsequences: true) where part != "." {
+            if part == ".." {
+                if !parts.isEmpty { parts.removeLast() }
+            } else {
+                parts.append(part)
+            }
+        }
+        return "/" + parts.joined(separator: "/")
+    }
+
     /// `prefix` as the caller wrote its path (without the `./` a relative path is walked from).
     private static func display(_ prefix: String) -> String {
         prefix.hasPrefix("./") ? String(prefix.dropFirst(2)) : prefix

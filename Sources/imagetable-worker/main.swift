@@ -30,6 +30,12 @@ itc_keep_heap(16 << 20)
 // A file size limit (`ulimit -f`) must be the EFBIG error of the write that met it, which names
 // the file, not SIGXFSZ, which killed the worker with no word of why (extract, preview).
 signal(SIGXFSZ, SIG_IGN)
+/// `reply` with its status changed to a failure when what the job printed did not all reach
+/// standard output (see ``StandardOutputFlush``).
+func flushed(_ reply: WorkerReply) -> WorkerReply {
+    guard case .finished(let finished) = reply else { return reply }
+    return .finished(Finished(status: StandardOutputFlush.finish(status: finished.status)))
+}
 let me = Bundle.main.executablePath ?? CommandLine.arguments[0]
 let runner = JobRunner()
 do {
@@ -37,8 +43,10 @@ do {
                              greeted: runner.adopt) { request in
         switch request {
         case .render(let job): runner.run(job)
-        case .extract(let job): .finished(Finished(status: ExtractWorker.run(job)))
-        case .preview(let job): PreviewWorker.reply(job)
+        // Flushed before the reply, whose status the command exits with: a report that a full
+        // disk cut short must change it, and must reach the file before the command ends.
+        case .extract(let job): .finished(Finished(status: StandardOutputFlush.finish(status: ExtractWorker.run(job))))
+        case .preview(let job): flushed(PreviewWorker.reply(job))
         case .hello: .failed(WorkerFailure(.protocolError, "a second handshake"))
         }
     }

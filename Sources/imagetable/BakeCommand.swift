@@ -160,8 +160,7 @@ struct BakeCommand: ParsableCommand {
             throw ExitStatus.failure
         }
         if let output {
-            let absolute = output.hasPrefix("/") ? output : FileManager.default.currentDirectoryPath + "/" + output
-            plan = plan.writing(to: URL(fileURLWithPath: absolute).standardized.path, display: output)
+            plan = plan.writing(to: Directories.absolute(output), display: output)
         }
         for diagnostic in report.diagnostics {
             switch format {

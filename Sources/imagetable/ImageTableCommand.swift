@@ -68,9 +68,17 @@ struct ImageTableCommand: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+        } catch let error where !(error is CleanExit) {
+            // A report cut short by a full disk must not leave as a success (`--help` and
+            // `--version`, CleanExit, print their text inside exit(withError:) below).
+            let status = exitCode(for: error).rawValue
+            let final = StandardOutputFlush.finish(status: status)
+            if final != status { Foundation.exit(final) }
+            exit(withError: error)
         } catch {
             exit(withError: error)
         }
+        Foundation.exit(StandardOutputFlush.finish(status: 0))
     }
 
     /// Runs when no subcommand is named: a usage error (64, the short usage on standard error),

@@ -36,21 +36,13 @@ enum WorkerLauncher {
         case .success(let other):
             StandardError.report(ImageTableError(.protocolError, "the worker answered with \(other)", path: BakeCommand.workerPath))
         case .failure(.died(_, SIGPIPE)):
-            endAsAClosedPipeDoes()
+            // `preview -o - | head -c 8`: the worker, writing to the standard output it shares,
+            // met the closed pipe, which is no crash; end as the worker did, as `cat` would.
+            StandardOutputFlush.endAsAClosedPipeDoes()
         case .failure(let loss):
             StandardError.report(ImageTableError(.workerCrashed, loss.description, path: BakeCommand.workerPath))
         }
         throw ExitStatus.failure
-    }
-
-    /// Ends this process as a filter ends when the reader of its output goes (`preview -o - |
-    /// head -c 8`): the worker, writing to the standard output it shares, was killed by SIGPIPE,
-    /// which is no crash, and was reported as one ("worker-crashed", exit 1). This process dies
-    /// by the same signal, silently, so the shell sees what it sees of `cat` (status 141).
-    private static func endAsAClosedPipeDoes() -> Never {
-        signal(SIGPIPE, SIG_DFL)
-        raise(SIGPIPE)
-        exit(128 + SIGPIPE)  // not reached: the default action ends the process
     }
 
     /// Opens `table` to report a missing, unreadable or damaged table here, with the same

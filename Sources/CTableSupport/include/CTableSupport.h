@@ -125,4 +125,9 @@ void itc_keep_heap(int bytes);
 /// Returns 0, or -1 when the parent is already gone.
 int itc_die_with_parent(void);
 
+/// Flushes the C library's standard output (where Swift's `print` writes) and says whether
+/// everything written to it arrived: 0, else the error number of the failure, or -1 when an
+/// earlier write failed and its number is gone.
+int itc_flush_stdout(void);
+
 #endif

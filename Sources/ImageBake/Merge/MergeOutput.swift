@@ -33,7 +33,7 @@ struct MergeOutput {
     init(_ path: String) throws(ImageTableError) {
         // `merge "" …` (an unset variable) ended in "rename failed: No such file or directory".
         guard !path.isEmpty else { throw ImageTableError(.invalidArgument, "the output directory's path is empty; name the directory to write") }
-        let absolute = URL(fileURLWithPath: path).standardized.path
+        let absolute = Directories.absolute(path)
         let parent = (absolute as NSString).deletingLastPathComponent
         let name = (absolute as NSString).lastPathComponent
         self.path = path

@@ -122,6 +122,24 @@ public struct SourceScanner: Sendable {
         return (found.sources, found.skipped)
     }
 
+    /// Checks that `root` is a directory that can be listed, as a scan would, touching nothing.
+    ///
+    /// A bake asks before it makes anything: one that stopped at its scan had already made the
+    /// output directory, empty tables, their locks and a state, which `export` then shipped.
+    ///
+    /// - Parameter root: a family's sources directory.
+    /// - Throws: `ImageTableError` `sources-unreadable`, as ``scanAll()`` would.
+    public static func checkRoot(_ root: String) throws(ImageTableError) {
+        var rootStat = stat()
+        guard let resolved = realPath(root), stat(resolved, &rootStat) == 0, rootStat.st_mode & S_IFMT == S_IFDIR else {
+            throw ImageTableError(.sourcesUnreadable, "sources directory does not exist or is not a directory", path: root)
+        }
+        guard let dir = opendir(resolved) else {
+            throw ImageTableError(.sourcesUnreadable, "sources directory cannot be listed (\(String(cString: strerror(errno))))", path: root)
+        }
+        closedir(dir)
+    }
+
     /// Scans the directory, saying which directories below it could not be listed: a bake must
     /// not take their files for deleted (`--prune` deleted their entries).
     ///

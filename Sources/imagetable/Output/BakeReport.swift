@@ -70,6 +70,7 @@ enum BakeReport {
             }
             for failure in summary.failed where !alreadyShown.contains(failure) { StandardError.report(failure.error) }
             StandardOutput.write(text(summary, manifestPath: manifestPath))
+            for line in noteLines(summary) { StandardError.print(line) }
             // `--strict`'s stop repeated the failure printed above, with a second code; the
             // summary's last line says that it stopped there.
             if let stop = summary.stoppedBy, stop.code != .sourceFailed { StandardError.report(stop) }
@@ -80,7 +81,8 @@ enum BakeReport {
             for failure in summary.failed { out += annotation("error", failure.error) + "\n" }
             // What stopped the bake is annotated too, as a bake stopped before its run is.
             if let stop = summary.stoppedBy, stop.code != .sourceFailed { out += annotation("error", stop) + "\n" }
-            Swift.print(out + PrintableText.uncommanded(text(summary, manifestPath: manifestPath)), terminator: "")
+            let notes = noteLines(summary).map { PrintableText.escaped($0) + "\n" }.joined()
+            Swift.print(out + PrintableText.uncommanded(text(summary, manifestPath: manifestPath) + notes), terminator: "")
             if let stop = summary.stoppedBy, stop.code != .sourceFailed { StandardError.report(stop) }
         }
     }
@@ -128,15 +130,49 @@ enum BakeReport {
         for table in s.prunedTables {
             out += PrintableText.escaped("\(table): \(s.dryRun ? "would delete" : "deleted"): no format of the manifest names this table (--prune)") + "\n"
         }
-        for t in s.tables where !t.notices.isEmpty {
-            for notice in t.notices { out += PrintableText.escaped("\(t.path): note: \(notice)") + "\n" }
-        }
         if s.stoppedEarly {
             // The error itself follows on standard error.
             out += s.stoppedBy.map { $0.code != .sourceFailed } == true ? "stopped by the error below; what is above was written\n"
                 : "stopped at the first failure (--strict)\n"
         }
         return out
+    }
+
+    /// The notes of the bake's tables, one line per table and kind: a bake after a `kill -9`
+    /// finds one interrupted write per slot being written, hundreds in a large table, which
+    /// were one line each (the JSON summary still lists every one).
+    ///
+    /// - Returns: lines such as `tables/t.imagetable: note: 86 slots: interrupted write;
+    ///   dropped it (slots 3, 7, 9, 12, 15, …)`, unescaped.
+    static func noteLines(_ s: BakeSummary) -> [String] {
+        var lines: [String] = []
+        for t in s.tables where !t.notices.isEmpty {
+            var groups: [(what: String, slots: [Substring])] = []
+            for notice in t.notices {
+                // "slot 352: interrupted write; dropped it"
+                let parts = notice.split(separator: ":", maxSplits: 1)
+                guard parts.count == 2, parts[0].hasPrefix("slot "), let slot = Int(parts[0].dropFirst(5)) else {
+                    groups.append((notice, []))
+                    continue
+                }
+                let what = String(parts[1].drop { $0 == " " })
+                if let index = groups.firstIndex(where: { $0.what == what && !$0.slots.isEmpty }) {
+                    groups[index].slots.append(Substring(String(slot)))
+                } else {
+                    groups.append((what, [Substring(String(slot))]))
+                }
+            }
+            for (what, slots) in groups {
+                switch slots.count {
+                case 0: lines.append("\(t.path): note: \(what)")
+                case 1: lines.append("\(t.path): note: slot \(slots[0]): \(what)")
+                default:
+                    let shown = slots.prefix(5).joined(separator: ", ") + (slots.count > 5 ? ", …" : "")
+                    lines.append("\(t.path): note: \(slots.count) slots: \(what) (slots \(shown))")
+                }
+            }
+        }
+        return lines
     }
 
     static func printInvalid(_ report: ValidationReport, format: OutputFormat) {

@@ -76,7 +76,7 @@ enum DiagnosticLines {
     /// `path` without `.`, `..` and symbolic links where it exists (`realpath`), else with
     /// `.` and `..` folded.
     private static func resolved(_ path: String) -> String {
-        SourceScanner.realPath(path) ?? URL(fileURLWithPath: path).standardized.path
+        SourceScanner.realPath(path) ?? Directories.absolute(path)
     }
 
     /// "1 error, 2 warnings".

@@ -1,0 +1,62 @@
+import CTableSupport
+import Foundation
+
+/// Whether what a tool printed reached its standard output.
+///
+/// `print` writes into the C library's buffer for standard output, and a failed write there
+/// (a full disk, `> /dev/full`, an I/O error) only sets the stream's error flag: a tool that
+/// exits without asking exits 0 with its JSON report empty or cut short, and a CI step that
+/// reads it fails later, or not at all. Every executable flushes through here before it
+/// exits, as `cat` and the coreutils do.
+public enum StandardOutputFlush {
+    /// What became of everything written to standard output.
+    public enum Outcome: Equatable, Sendable {
+        /// All of it was handed to the file or pipe.
+        case written
+        /// The pipe's reader went away (`EPIPE`, with `SIGPIPE` ignored): a filter's reader
+        /// that stopped early (`| head`), which a tool ends on silently.
+        case readerGone
+        /// A write failed; `reason` is the system's message.
+        case failed(reason: String)
+    }
+
+    /// Flushes standard output and says whether any write to it failed, this one or an
+    /// earlier one.
+    public static func flush() -> Outcome {
+        switch itc_flush_stdout() {
+        case 0: .written
+        case EPIPE: .readerGone
+        // An earlier write failed and its error number is gone: say so rather than guess.
+        case -1: .failed(reason: "an earlier write failed")
+        case let code: .failed(reason: String(cString: strerror(code)))
+        }
+    }
+
+    /// Ends the process as a filter ends when the reader of its output goes: by `SIGPIPE`,
+    /// silently, so the shell sees status 141 as it does for `cat`.
+    public static func endAsAClosedPipeDoes() -> Never {
+        signal(SIGPIPE, SIG_DFL)
+        raise(SIGPIPE)
+        exit(128 + SIGPIPE)  // not reached: the default action ends the process
+    }
+
+    /// The exit status a tool ends with after flushing: `status`, or 1 where every write
+    /// seemed to succeed but standard output lost some of it. Reports the loss on standard
+    /// error as `<stdout>: error: cannot write to standard output: … [output-failed]`; ends the
+    /// process by `SIGPIPE` when the reader is gone.
+    ///
+    /// - Parameter status: the status the tool was about to exit with.
+    public static func finish(status: Int32) -> Int32 {
+        switch flush() {
+        case .written:
+            return status
+        case .readerGone:
+            endAsAClosedPipeDoes()
+        case .failed(let reason):
+            let error = ImageTableError(.outputFailed, "cannot write to standard output: \(reason); what it printed is incomplete",
+                                        path: "<stdout>")
+            FileHandle.standardError.write(Data((PrintableText.line(error.description) + "\n").utf8))
+            return status == 0 ? 1 : status
+        }
+    }
+}

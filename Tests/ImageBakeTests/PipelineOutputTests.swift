@@ -1,0 +1,99 @@
+import Foundation
+import ImageTableCore
+import TestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a build pipeline reads of the commands: a report a full disk cut short fails the step,
+/// a bake that cannot list its sources leaves nothing to export, a kill's hundreds of
+/// interrupted writes are one note, and `merge ../OUT` stages beside OUT.
+@Suite struct PipelineOutputTests {
+    /// One photo baked into one small format.
+    static func baked() throws -> BakeProject {
+        let project = try BakeProject(formats: "      thumb:\n        size: 8x8\n        style: 32BitBGRA\n        maximumCount: 12\n")
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        _ = try project.bake()
+        return project
+    }
+
+    /// Runs `imagetable ARGS > /dev/full` in the project's root.
+    static func toFullDevice(_ arguments: [String], in root: String) throws -> ProcessResult {
+        let quoted = ([Products.imagetable] + arguments).map { "'" + $0 + "'" }.joined(separator: " ")
+        return try run("/bin/sh", ["-c", "exec \(quoted) > /dev/full"], in: root)
+    }
+
+    /// `print` only sets the stream's error flag when a write fails: every command exited 0
+    /// with its report lost (`bake --format json > /dev/full`, `inspect` into a full disk).
+    @Test func aReportThatCannotBeWrittenFailsTheCommand() throws {
+        let project = try Self.baked()
+        let message = "<stdout>: error: cannot write to standard output: No space left on device; what it printed is incomplete [output-failed]"
+        for arguments in [["bake", "manifest.yaml", "--format", "json"], ["bake", "manifest.yaml", "--dry-run"],
+                          ["inspect", "tables/thumb.imagetable", "--format", "json"], ["verify", "tables/thumb.imagetable"],
+                          ["validate", "manifest.yaml", "--format", "json"]] {
+            let result = try Self.toFullDevice(arguments, in: project.root)
+            #expect(result.status == 1 && result.stderr.contains(message), "\(arguments): \(result.status) \(result.stderr)")
+        }
+        // A status that already says something is kept: a dry run that knows a source fails
+        // (an empty file) exits 3.
+        project.add("empty.jpg", bytes: [])
+        let pending = try Self.toFullDevice(["bake", "manifest.yaml", "--dry-run"], in: project.root)
+        #expect(pending.status == 3 && pending.stderr.contains(message), "\(pending.status) \(pending.stderr)")
+        // The lines the worker prints for `extract` are its own: they fail it too.
+        let extract = try Self.toFullDevice(["extract", "tables/thumb.imagetable", "--all", "out"], in: project.root)
+        #expect(extract.status == 1 && extract.stderr.contains(message), "\(extract.status) \(extract.stderr)")
+        // Where everything fits, nothing changes.
+        let fine = try run(Products.imagetable, ["verify", "tables/thumb.imagetable"], in: project.root)
+        #expect(fine.status == 0 && fine.stderr.isEmpty)
+    }
+
+    /// A bake that stopped at its scan (a sources directory that is missing) had already made
+    /// the output directory, an empty table, its lock and a state, which `export` then shipped
+    /// with exit 0.
+    @Test func aBakeThatCannotListItsSourcesMakesNothing() throws {
+        let project = try BakeProject(formats: "      thumb:\n        size: 8x8\n        style: 32BitBGRA\n        maximumCount: 12\n")
+        try FileManager.default.removeItem(atPath: project.sources)
+        let bake = try run(Products.imagetable, ["bake", "manifest.yaml"], in: project.root)
+        #expect(bake.status == 1 && bake.stderr.contains("error: sources directory does not exist or is not a directory [sources-unreadable]"),
+                "\(bake.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: project.tables))
+        let export = try run(Products.imagetable, ["export", "manifest.yaml", "--to", "dist"], in: project.root)
+        #expect(export.status == 1 && !FileManager.default.fileExists(atPath: project.root + "/dist"), "\(export.stdout)\(export.stderr)")
+    }
+
+    /// After a `kill -9`, the next bake finds an interrupted write in every slot that was being
+    /// written, hundreds in a large table: it printed one note each on standard output, after
+    /// the summary. One line per table and kind now, on standard error with the warnings.
+    @Test func interruptedWritesAreOneNote() throws {
+        let project = try BakeProject(formats: "      thumb:\n        size: 8x8\n        style: 32BitBGRA\n        maximumCount: 12\n")
+        for i in 0..<7 { try project.add("p\(i).jpg", from: Corpus.photo("Landscape_\(i % 4)")) }
+        _ = try project.bake()
+        let table = project.tables + "/thumb.imagetable"
+        let reader = try ImageTableReader(path: table)
+        let slots = reader.entries().map(\.slot).sorted()
+        #expect(slots.count == 7)
+        // An odd generation: what a writer killed between its two stores leaves.
+        for slot in slots { try MergeTests.setLowBit(in: table, at: reader.layout.recordOffset(slot)) }
+        let bake = try run(Products.imagetable, ["bake", "manifest.yaml"], in: project.root)
+        #expect(bake.status == 0)
+        let shown = slots.prefix(5).map(String.init).joined(separator: ", ")
+        #expect(bake.stderr.contains("tables/thumb.imagetable: note: 7 slots: interrupted write; dropped it (slots \(shown), …)\n"),
+                "\(bake.stderr)")
+        #expect(!bake.stdout.contains("note:") && bake.stdout.contains("7 decoded"), "\(bake.stdout)")
+    }
+
+    /// `merge ../OUT`: Foundation's standardized URL dropped the leading `..`, so the staging
+    /// directory was made in the working directory and renamed across to OUT (on another file
+    /// system, `rename failed: Invalid cross-device link`).
+    @Test func mergeStagesBesideAnOutputAboveTheWorkingDirectory() throws {
+        let project = try Self.baked()
+        let work = project.root + "/work"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        let merged = try run(Products.imagetable, ["merge", "../out/merged", "../tables"], in: work)
+        #expect(merged.status == 0, "\(merged.stderr)")
+        #expect(try ImageTableReader(path: project.root + "/out/merged/thumb.imagetable").entries().count == 1)
+        // Nothing made where the path was read from the working directory.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty)
+    }
+}
