@@ -26,7 +26,10 @@ extension ImageCache {
         for _ in 0..<3 {
             guard !Task.isCancelled else { throw .cancelled(key: entity.key, format: table.id) }
             let ticket = flights.join(key, format: table.id) { id in startFlight(id, key: key, entity: entity, format: table) }
-            if ticket.joined { counters.joined.add(1, ordering: .relaxed) }
+            if ticket.joined {
+                counters.joined.add(1, ordering: .relaxed)
+                fetchLimiter.raise(flight: ticket.flight, to: Task.currentPriority)
+            }
             // A provider waiting here lends its fetch place meanwhile: held, it could be the one
             // the fetch it waits for needs.
             switch await fetchLimiter.lendingPlace({ await flights.wait(ticket) }) {
@@ -60,7 +63,7 @@ extension ImageCache {
     private func fly(_ id: UInt64, key: FlightKey, entity: CacheEntity, format: FormatTable) async -> FlightOutcome {
         // In turn with the other fetches (``Configuration/maximumConcurrentFetches``); a fetch
         // abandoned while it waits never calls the provider.
-        let fetched: Result<SourceImage, any Error>? = await fetchLimiter.run {
+        let fetched: Result<SourceImage, any Error>? = await fetchLimiter.run(flight: id) {
             counters.fetches.add(1, ordering: .relaxed)
             do {
                 return .success(try await provider.source(for: entity, format: format.format))

@@ -1,5 +1,7 @@
 import Foundation
-import ImageTableCore
+// Re-exported: the cache's API is made of the core's types (TableFormat, SourceImage, ImageView,
+// ImageTableError), and an application that imports ImageCache alone could not name them.
+@_exported import ImageTableCore
 import Synchronization
 
 /// Images of entities in fixed formats, from memory-mapped tables: FastImageCache's

@@ -44,9 +44,14 @@ public enum ImageLoader: String, Sendable, CaseIterable, Codable {
 public enum PipelineRuntime {
     /// Settings applied to libvips. Changing them after start applies them at once.
     public struct Settings: Sendable, Equatable {
-        /// Threads libvips uses to evaluate one image; `nil` for libvips' default (the
-        /// `VIPS_CONCURRENCY` variable, else the number of cores). Worker processes that run one
-        /// per core want 1.
+        /// Threads libvips uses to evaluate one image: 1 unless set; `nil` for libvips' default
+        /// (the `VIPS_CONCURRENCY` variable, else the number of cores).
+        ///
+        /// One, because parallelism belongs to the callers (a bake's worker processes, the
+        /// runtime cache's render threads), and because libvips 8.14 evaluating an image on
+        /// several threads now and then accepted a PNG whose data is corrupt as a blank image
+        /// (91 renders in 300 of one such file, in a test process on 2 cores; none on one
+        /// thread), which a cache then stored as a fresh entry.
         public var concurrency: Int?
         /// The formats that may be decoded; every other loader is blocked.
         public var loaders: Set<ImageLoader>
@@ -54,9 +59,9 @@ public enum PipelineRuntime {
         /// Creates settings.
         ///
         /// - Parameters:
-        ///   - concurrency: libvips threads per image; `nil` for libvips' default.
+        ///   - concurrency: libvips threads per image, 1 by default; `nil` for libvips' default.
         ///   - loaders: the allowed formats; all of ``ImageLoader`` by default.
-        public init(concurrency: Int? = nil, loaders: Set<ImageLoader> = Set(ImageLoader.allCases)) {
+        public init(concurrency: Int? = 1, loaders: Set<ImageLoader> = Set(ImageLoader.allCases)) {
             self.concurrency = concurrency
             self.loaders = loaders
         }

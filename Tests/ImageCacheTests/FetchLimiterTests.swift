@@ -101,4 +101,53 @@ import Testing
         if !ran { b.cancel() }
         #expect(ran, "B waited beside a free place")
     }
+
+    /// Queues one provider call per name, at its priority and flight, each only once the one
+    /// before it waits (so the queue's order is the list's), while a call holds the only place;
+    /// then frees the place and returns the order they ran in.
+    private func serviceOrder(_ calls: [(name: String, priority: TaskPriority)],
+                              meanwhile: (FetchLimiter) -> Void = { _ in }) async -> [String] {
+        let limiter = FetchLimiter(limit: 1)
+        let holds = Gate(), ends = Gate()
+        let order = Log()
+        let holder = Task { await limiter.run { holds.open(); await ends.wait() } }
+        await holds.wait()
+        var tasks: [Task<Void, Never>] = []
+        for (i, call) in calls.enumerated() {
+            let name = call.name, flight = UInt64(i + 1)
+            tasks.append(Task.detached(priority: call.priority) {
+                _ = await limiter.run(flight: flight) { order.append(name) }
+            })
+            #expect(await eventually { limiter.waitingCount == i + 1 })
+        }
+        meanwhile(limiter)
+        ends.open()
+        _ = await holder.value
+        for task in tasks { _ = await task.value }
+        return order.names
+    }
+
+    /// The names of the calls, in the order they ran.
+    final class Log: Sendable {
+        private let state = Mutex<[String]>([])
+        func append(_ name: String) { state.withLock { $0.append(name) } }
+        var names: [String] { state.withLock { $0 } }
+    }
+
+    /// A request for an image on screen waited behind every prefetch queued before it (15.7 s
+    /// behind 2,000 at 50 ms each): the highest priority goes first, arrival order among equals.
+    @Test func aHigherPriorityCallGoesFirst() async {
+        let order = await serviceOrder([("prefetch 1", .utility), ("prefetch 2", .utility), ("request", .high),
+                                        ("prefetch 3", .utility), ("background", .background)])
+        #expect(order == ["request", "prefetch 1", "prefetch 2", "prefetch 3", "background"])
+    }
+
+    /// A request that joins a prefetch's fetch raises the priority it waits at.
+    @Test func aJoinedFetchIsRaised() async {
+        let order = await serviceOrder([("prefetch 1", .utility), ("prefetch 2", .utility), ("prefetch 3", .utility)]) { limiter in
+            limiter.raise(flight: 3, to: .high)
+            limiter.raise(flight: 1, to: .background)  // never lowered
+        }
+        #expect(order == ["prefetch 3", "prefetch 1", "prefetch 2"])
+    }
 }

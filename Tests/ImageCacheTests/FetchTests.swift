@@ -1,5 +1,5 @@
 import Foundation
-import ImageCache
+@testable import ImageCache
 import ImageTableCore
 import ImageCacheVips
 import ImagePipeline
@@ -319,5 +319,28 @@ import Testing
         provider.set("junk", .data(good))
         let image = try await cache.image(for: CacheEntity(key: "junk", sourceName: "1"), format: "small")
         #expect(image.copyPixels() != nil && provider.calls == 4)
+    }
+
+    /// With one place, prefetches queue; a request made after them waited behind every one
+    /// (15.7 s behind 2,000 prefetches of 50 ms): it goes first, and so does a prefetch that a
+    /// request joins.
+    @Test func requestsGoBeforeQueuedPrefetches() async throws {
+        let keys = ["p1", "p2", "p3", "p4", "now"]
+        let provider = TestProvider(Dictionary(uniqueKeysWithValues: keys.map { ($0, .file(Corpus.png("basn0g08"))) }), gated: true)
+        let fixture = try Fixture(provider: provider) { $0.maximumConcurrentFetches = 1 }
+        let cache = fixture.cache
+        let prefetches = keys.prefix(4).map { cache.prefetch(CacheEntity(key: $0, sourceName: "1"), format: "small") }
+        #expect(await eventually { provider.calls == 1 && cache.fetchLimiter.waitingCount == 3 })
+        let request = Task(priority: .high) { try await cache.image(for: CacheEntity(key: "now", sourceName: "1"), format: "small") }
+        #expect(await eventually { cache.fetchLimiter.waitingCount == 4 })
+        let first = try #require(provider.keys.first)
+        let queued = try #require(keys.prefix(4).last { $0 != first })
+        let joining = Task(priority: .high) { try await cache.image(for: CacheEntity(key: queued, sourceName: "1"), format: "grey") }
+        #expect(await eventually { cache.statistics.joined == 1 })
+        provider.openGate()
+        _ = try await (request.value, joining.value)
+        for prefetch in prefetches { try await prefetch.value }
+        let order = provider.keys
+        #expect(order.count == 5 && Set(order[1...2]) == ["now", queued], "\(order)")
     }
 }
