@@ -217,3 +217,46 @@ int itc_flush_stdout(void) {
     if (!failed && !ferror(stdout)) return 0;
     return code ? code : -1;
 }
+
+static volatile sig_atomic_t itc_interrupted = 0;
+
+static void itc_on_interrupt(int sig) {
+    itc_interrupted = sig;
+    /* signal() is async-signal-safe: the next SIGINT or SIGTERM ends the process. */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+}
+
+void itc_catch_interrupts(void) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = itc_on_interrupt;
+    sigemptyset(&action.sa_mask);
+    /* Restarted: a read or write the signal lands in goes on rather than failing with EINTR. */
+    action.sa_flags = SA_RESTART;
+    /* A signal ignored on entry stays ignored (a `cmd &` of a shell script ignores SIGINT):
+       what the caller asked for, as `nohup` and the shells' own rules expect. */
+    int signals[2] = {SIGINT, SIGTERM};
+    sigset_t unblock;
+    sigemptyset(&unblock);
+    for (int i = 0; i < 2; i++) {
+        struct sigaction current;
+        if (sigaction(signals[i], NULL, &current) == 0 && current.sa_handler == SIG_IGN) continue;
+        sigaction(signals[i], &action, NULL);
+        sigaddset(&unblock, signals[i]);
+    }
+    /* A blocked mask is inherited by accident, not asked for: a process that Foundation's
+       Process started from a dispatch thread has SIGINT blocked, and a SIGINT then waited,
+       pending, for ever. This thread, and those it starts, take them. */
+    pthread_sigmask(SIG_UNBLOCK, &unblock, NULL);
+}
+
+void itc_release_interrupts(void) {
+    int signals[2] = {SIGINT, SIGTERM};
+    for (int i = 0; i < 2; i++) {
+        struct sigaction current;
+        if (sigaction(signals[i], NULL, &current) == 0 && current.sa_handler == itc_on_interrupt) signal(signals[i], SIG_DFL);
+    }
+}
+
+int itc_interrupt_signal(void) { return itc_interrupted; }

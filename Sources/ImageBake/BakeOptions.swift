@@ -55,6 +55,9 @@ public struct BakeOptions: Sendable {
     /// Called with each source a worker fails to bake, as it fails, from the thread that saw it:
     /// for a display that shows failures while the bake runs. They are in the summary too.
     public var failed: (@Sendable (SourceFailure) -> Void)?
+    /// What may stop the render part-way, between two sources (the command's SIGINT and
+    /// SIGTERM); `nil` for nothing.
+    public var interruption: BakeInterruption?
 
     /// Options with the documented defaults.
     ///
@@ -78,11 +81,39 @@ public struct BakeOptions: Sendable {
         shard = nil
         progress = nil
         failed = nil
+        interruption = nil
     }
 
     /// The decode limits for a family's sources, as the worker protocol carries them: the
     /// family's `failOn`, the bake's limits.
     func limits(failOn: FailLevel) -> SourceLimits {
         SourceLimits(maxPixels: decoding.maxPixels, maxSourceBytes: decoding.maxSourceBytes, failOn: failOn.rawValue)
+    }
+}
+
+/// A request to stop a bake part-way, asked before each source is sent to a worker.
+///
+/// A stopped bake is one that stopped on an error once it had begun: the sources already sent
+/// are finished and published, the bake state is committed, and the summary says what was done
+/// (``BakeSummary/stoppedBy`` is the interruption's error). The next bake goes on from there.
+public struct BakeInterruption: Sendable {
+    /// Called when the render begins: from here the interruption is honoured.
+    public var begin: @Sendable () -> Void
+    /// Called when the render ends (also after an interruption).
+    public var end: @Sendable () -> Void
+    /// The error to stop with, once the interruption is asked for; `nil` until then.
+    public var requested: @Sendable () -> ImageTableError?
+
+    /// Creates an interruption.
+    ///
+    /// - Parameters:
+    ///   - begin: called when the render begins.
+    ///   - end: called when it ends.
+    ///   - requested: the error to stop with, or `nil` to go on.
+    public init(begin: @escaping @Sendable () -> Void, end: @escaping @Sendable () -> Void,
+                requested: @escaping @Sendable () -> ImageTableError?) {
+        self.begin = begin
+        self.end = end
+        self.requested = requested
     }
 }

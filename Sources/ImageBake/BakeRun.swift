@@ -64,8 +64,13 @@ final class BakeRun: @unchecked Sendable {
 
     /// Runs every job; returns the summary counts and any fatal error.
     func execute() -> (summary: BakeSummary, fatal: ImageTableError?) {
+        options.interruption?.begin()
         // One thread per job, whatever the number of cores: `--jobs N` means N workers.
         Parallel.forEach(min(options.jobs, jobs.count), threads: options.jobs) { [self] _ in dispatch() }
+        // Asked once more: a bake interrupted after its last source was sent stops as one
+        // interrupted earlier, and the command ends as the signal asked.
+        if let error = options.interruption?.requested() { state.withLock { $0.fatal = $0.fatal ?? error } }
+        options.interruption?.end()
         var fatal = state.withLock { $0.fatal }
         for table in tables {
             do throws(ImageTableError) { try table.publishPending() } catch { fatal = fatal ?? error }
@@ -160,9 +165,15 @@ final class BakeRun: @unchecked Sendable {
         return min(depth, max(1, remaining / (2 * max(1, options.jobs))))
     }
 
-    /// The next source: one to send again first, then the plan's next, unless the bake stops.
+    /// The next source: one to send again first, then the plan's next, unless the bake stops
+    /// (an error, `--strict`, or an interruption: those already sent are finished).
     private func nextJob(again: inout [BakePlan.Job]) -> BakePlan.Job? {
-        state.withLock { s in
+        let interrupted = options.interruption?.requested()
+        return state.withLock { s in
+            if let interrupted, !s.stop {
+                s.fatal = s.fatal ?? interrupted
+                s.stop = true
+            }
             guard !s.stop else { return nil }
             if let job = again.popLast() { return job }
             guard s.next < jobs.count else { return nil }

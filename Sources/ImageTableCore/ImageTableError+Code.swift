@@ -153,6 +153,8 @@ extension ImageTableError {
         case sourceUnavailable = "source-unavailable"
         /// The calling task was cancelled while it waited.
         case cancelled
+        /// A bake was stopped by SIGINT or SIGTERM between two sources: what it baked is kept.
+        case interrupted
         /// The image was stored but evicted by other writes three times before it could be returned.
         case notStored = "not-stored"
     }

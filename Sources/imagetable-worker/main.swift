@@ -27,6 +27,11 @@ if itc_die_with_parent() != 0 { exit(2) }
 // fault in and zero it again per source (bigger images still get their own mappings, returned
 // at once, so an odd huge source does not leave the worker large).
 itc_keep_heap(16 << 20)
+// Ctrl-C reaches every process of the terminal's group, and a CI system's cancel the whole
+// tree: the command decides (a bake finishes the sources it sent, then stops), and a worker
+// whose command is gone is killed with it.
+signal(SIGINT, SIG_IGN)
+signal(SIGTERM, SIG_IGN)
 // A file size limit (`ulimit -f`) must be the EFBIG error of the write that met it, which names
 // the file, not SIGXFSZ, which killed the worker with no word of why (extract, preview).
 signal(SIGXFSZ, SIG_IGN)

@@ -52,6 +52,8 @@ struct BakeCommand: ParsableCommand {
                   or with --strict any failed source
               3   the bake finished but some sources failed
               64  bad usage
+              130, 143  stopped by SIGINT (Ctrl-C) or SIGTERM: the sources sent were
+                  finished and kept, and reported; the next bake goes on
             """
     )
 
@@ -183,6 +185,13 @@ struct BakeCommand: ParsableCommand {
         options.minAge = minAge
         options.allowOutsidePaths = allowOutsidePaths
         options.shard = try shard.map { try ShardSelection.parse($0, environment: ProcessInfo.processInfo.environment) }
+        if !options.dryRun {
+            // Ctrl-C or a CI system's cancel stops the bake between two sources: what it baked
+            // is kept and reported (JSON too), and it exits as the signal asks (130, 143).
+            let shown = manifest
+            options.interruption = BakeInterruption(begin: { InterruptSignals.catchFromNow() }, end: { InterruptSignals.release() },
+                                                    requested: { InterruptSignals.caught.map { Self.interrupted(by: $0, manifest: shown) } })
+        }
         let display = progressDisplay()
         let shown = Mutex<Set<SourceFailure>>([])
         if let display {
@@ -203,6 +212,7 @@ struct BakeCommand: ParsableCommand {
         } catch {
             display?.finish()
             BakeReport.printFatal(error, report: report, format: format, seconds: Date().timeIntervalSince(started), dryRun: options.dryRun)
+            if let signal = InterruptSignals.caught { throw ExitCode(128 + signal) }
             throw ExitStatus.failure
         }
         if list {
@@ -221,8 +231,15 @@ struct BakeCommand: ParsableCommand {
             return
         }
         BakeReport.print(summary, report: report, manifestPath: manifest, format: format, alreadyShown: shown.withLock { $0 })
+        if let signal = InterruptSignals.caught { throw ExitCode(128 + signal) }
         if summary.stoppedBy != nil { throw ExitStatus.failure }
         if !summary.failed.isEmpty { throw ExitCode(3) }
+    }
+
+    /// The error an interrupted bake stops with.
+    static func interrupted(by signal: Int32, manifest: String) -> ImageTableError {
+        ImageTableError(.interrupted, "interrupted by \(InterruptSignals.name(signal)): the sources already sent to workers were finished "
+                        + "and every entry baked is kept; bake again to go on", path: manifest)
     }
 
     /// A bar on a terminal unless `--no-progress`; plain lines elsewhere only with `--progress`.

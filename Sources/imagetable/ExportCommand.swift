@@ -30,6 +30,7 @@ struct ExportCommand: ParsableCommand {
               SOURCE_DATE_EPOCH=$(git log -1 --format=%ct) imagetable export \\
                 site.yaml --to Bundle/Tables
               imagetable export site.yaml --to out --format json | jq .tables
+              imagetable export site.yaml --output merged --to dist   # after merge
 
             EXIT STATUS
               0   DIR holds the export
@@ -44,6 +45,10 @@ struct ExportCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("The directory to replace with the export.", valueName: "dir"))
     var to: String
+
+    @Option(help: ArgumentHelp("Read the tables from here instead of the manifest's output: a bake's --output, or what merge wrote.",
+                               valueName: "dir"))
+    var output: String?
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Seconds to wait for a bake that holds a table.", valueName: "seconds"))
     var lockTimeout: Double = 10
@@ -77,10 +82,13 @@ struct ExportCommand: ParsableCommand {
     func run() throws {
         let report = ManifestValidator(options: ValidationOptions(allowOutsidePaths: allowOutsidePaths, root: root))
             .validate(fileAt: manifest)
-        guard let plan = report.manifest else {
+        guard var plan = report.manifest else {
             printFailure(ImageTableError(.invalidManifest, "the manifest has errors", path: report.file), report: report)
             throw ExitStatus.failure
         }
+        // The tables of `bake --output DIR` or of `merge DIR …`, which the manifest's output
+        // does not name (a sharded bake's merged set could not be exported).
+        if let output { plan = plan.writing(to: Directories.absolute(output), display: output) }
         do {
             let summary = try TableExport.export(plan, to: to, timestamp: try Self.sourceDateEpoch(), lockTimeout: lockTimeout)
             ExportReport.print(summary, manifest: manifest, report: report, format: format)

@@ -96,4 +96,55 @@ import Glibc
         // Nothing made where the path was read from the working directory.
         #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty)
     }
+
+    /// `bake --output DIR` and `merge DIR …` write tables the manifest's `output` does not name,
+    /// so a sharded bake's merged set could not be exported: `export --output DIR` reads them.
+    @Test func exportReadsTheTablesOfAnotherDirectory() throws {
+        let project = try BakeProject(formats: "      thumb:\n        size: 8x8\n        style: 32BitBGRA\n        maximumCount: 12\n")
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        let bake = try run(Products.imagetable, ["bake", "manifest.yaml", "--output", "alt"], in: project.root)
+        #expect(bake.status == 0, "\(bake.stderr)")
+        let missing = try run(Products.imagetable, ["export", "manifest.yaml", "--to", "dist"], in: project.root)
+        #expect(missing.status == 1 && missing.stderr.contains("no such table; bake the manifest before exporting it"), "\(missing.stderr)")
+        let export = try run(Products.imagetable, ["export", "manifest.yaml", "--output", "alt", "--to", "dist"], in: project.root)
+        #expect(export.status == 0, "\(export.stderr)")
+        #expect(try ImageTableReader(path: project.root + "/dist/thumb.imagetable").entries().map(\.key) == ["a.jpg"])
+    }
+
+    #if os(Linux)
+    /// A CI system cancels a job with SIGINT (then SIGTERM, then SIGKILL): the bake was killed at
+    /// once, with no report (`--format json` printed nothing) and interrupted writes for the next
+    /// bake. It now finishes the sources it sent, publishes and commits them, reports them with
+    /// the `interrupted` error and exits 130; the table is sound and the next bake goes on.
+    @Test func anInterruptedBakeKeepsWhatItBakedAndSaysSo() throws {
+        let project = try BakeProject(formats: "      thumb:\n        size: 16x16\n        style: 32BitBGRA\n        maximumCount: 40\n")
+        for i in 0..<20 { try project.add(String(format: "a%02d.jpg", i), from: Corpus.photo("Landscape_\(i % 4)")) }
+        // At the first source a worker has read, its bake (the worker's parent) is sent SIGINT.
+        // The bake reads sources too (the same hook point): those calls are not the worker's.
+        let hook = project.root + "/hook.sh", mark = project.root + "/signalled"
+        try """
+            #!/bin/sh
+            [ "$1" = source-read ] || exit 0
+            case "$(cat /proc/$2/comm)" in imagetable-w*) ;; *) exit 0 ;; esac
+            [ -e \(mark) ] && exit 0
+            touch \(mark)
+            kill -INT $(awk '{print $4}' /proc/$2/stat)
+            """.write(toFile: hook, atomically: true, encoding: .utf8)
+        #expect(chmod(hook, 0o755) == 0)
+        let bake = try run(Products.imagetable, ["bake", "manifest.yaml", "-j", "1", "--format", "json"], in: project.root,
+                           environment: ["IMAGETABLE_TEST_HOOK": hook])
+        #expect(bake.status == 130, "\(bake.stderr)")
+        let document = try #require(try JSONSerialization.jsonObject(with: bake.output) as? [String: Any], "\(bake.stdout)")
+        let fatal = try #require(document["fatal"] as? [String: Any])
+        #expect(fatal["code"] as? String == "interrupted" && document["ok"] as? Bool == false)
+        #expect((fatal["message"] as? String)?.hasPrefix("interrupted by SIGINT: the sources already sent to workers were finished") == true)
+        let decoded = try #require((document["sources"] as? [String: Any])?["decoded"] as? Int)
+        #expect(decoded >= 1 && decoded < 20, "\(decoded)")
+        let verify = try run(Products.imagetable, ["verify", "tables/thumb.imagetable"], in: project.root)
+        #expect(verify.status == 0 && verify.stdout.contains("ok, \(decoded) entries verified"), "\(verify.stdout)")
+        let again = try run(Products.imagetable, ["bake", "manifest.yaml", "--format", "json"], in: project.root)
+        let rest = try #require(try JSONSerialization.jsonObject(with: again.output) as? [String: Any])
+        #expect(again.status == 0 && (rest["sources"] as? [String: Any])?["decoded"] as? Int == 20 - decoded)
+    }
+    #endif
 }

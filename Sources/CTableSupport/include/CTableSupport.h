@@ -130,4 +130,15 @@ int itc_die_with_parent(void);
 /// earlier write failed and its number is gone.
 int itc_flush_stdout(void);
 
+/// Catches SIGINT and SIGTERM from now on: the first one is recorded (``itc_interrupt_signal``)
+/// for the caller to stop at its next safe point; it also puts back both signals' default
+/// action, so a second one ends the process at once, as a user who presses Ctrl-C twice means.
+void itc_catch_interrupts(void);
+
+/// Puts back SIGINT's and SIGTERM's default action; a signal already recorded stays recorded.
+void itc_release_interrupts(void);
+
+/// The signal ``itc_catch_interrupts`` recorded, or 0.
+int itc_interrupt_signal(void);
+
 #endif
