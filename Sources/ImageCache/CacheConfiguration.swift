@@ -20,6 +20,12 @@ extension ImageCache {
         /// Source provider calls at once, 6 by default (Nuke's): the fetches of other misses wait
         /// their turn, so a prefetch of a long list does not start every download at once.
         public var maximumConcurrentFetches: Int
+        /// Seconds a source provider call may take, 60 by default (URLSession's request
+        /// timeout); `nil` for no limit. Past it, the fetch's waiters get `timed-out`, the call
+        /// is cancelled, and its place among ``maximumConcurrentFetches`` goes to the next
+        /// fetch, even if the provider ignores the cancellation and runs on (without a limit,
+        /// as many such calls as there are places stopped every miss of the cache).
+        public var fetchTimeout: Double?
         /// Whether a miss renders every format of the entity's family that lacks a fresh entry
         /// (`true`, the default: one decode fills them all), or only the formats requested while
         /// the fetch was under way. FastImageCache's `shouldProcessAllFormatsInFamily`. Called
@@ -39,6 +45,7 @@ extension ImageCache {
             lockTimeout = 10
             renderThreads = max(1, min(2, ProcessInfo.processInfo.activeProcessorCount))
             maximumConcurrentFetches = 6
+            fetchTimeout = 60
             shouldProcessAllFormatsInFamily = { _, _ in true }
         }
     }

@@ -112,6 +112,9 @@ final class FetchLimiter: Sendable {
     /// How many calls wait for a place (for tests).
     var waitingCount: Int { state.withLock { $0.waiting.count } }
 
+    /// How many places are taken (for tests).
+    var runningCount: Int { state.withLock { $0.running } }
+
     /// Hands the place to the next waiter, or frees it.
     func release() {
         let next = state.withLock { s -> CheckedContinuation<Bool, Never>? in

@@ -40,8 +40,11 @@ extension ImageCache {
                 throw error.code == .cancelled ? .cancelled(key: entity.key, format: table.id) : error
             }
         }
-        throw ImageTableError(.notStored, "other writes replaced the entry three times before it could be returned; "
-                              + "maximumCount \(table.format.capacity) of format '\(table.id)' is too small", key: entity.key)
+        // Two causes: more entities at once than the format holds, or other versions (source
+        // IDs) of this key asked for at once, each of which replaces the others' entry.
+        throw ImageTableError(.notStored, "other writes replaced the entry three times before it could be returned: other "
+                              + "versions of this key requested at once, or more entries at once than maximumCount "
+                              + "\(table.format.capacity) of format '\(table.id)' holds", key: entity.key)
     }
 
     /// The fetch task: detached, so it belongs to no waiter and is cancelled only through the
@@ -63,13 +66,10 @@ extension ImageCache {
     private func fly(_ id: UInt64, key: FlightKey, entity: CacheEntity, format: FormatTable) async -> FlightOutcome {
         // In turn with the other fetches (``Configuration/maximumConcurrentFetches``); a fetch
         // abandoned while it waits never calls the provider.
+        let provider = provider, timeout = configuration.fetchTimeout
         let fetched: Result<SourceImage, any Error>? = await fetchLimiter.run(flight: id) {
             counters.fetches.add(1, ordering: .relaxed)
-            do {
-                return .success(try await provider.source(for: entity, format: format.format))
-            } catch {
-                return .failure(error)
-            }
+            return await ProviderCall.run(timeout: timeout) { try await provider.source(for: entity, format: format.format) }
         }
         let source: SourceImage
         switch fetched {
@@ -77,6 +77,9 @@ extension ImageCache {
             return .failure(.cancelled(key: entity.key, format: format.id))
         case .success(let image)?:
             source = image
+        case .failure(let error as ProviderCall.TimedOut)?:
+            return .failure(ImageTableError(.timedOut, "the source provider did not answer within \(error.seconds) s "
+                                            + "(Configuration.fetchTimeout); its call was cancelled", key: entity.key))
         case .failure(let error)?:
             if Task.isCancelled { return .failure(.cancelled(key: entity.key, format: format.id)) }
             return .failure(ImageTableError(.sourceUnavailable, "the source provider failed", key: entity.key,

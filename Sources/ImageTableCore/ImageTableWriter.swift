@@ -95,7 +95,7 @@ public final class ImageTableWriter: @unchecked Sendable {
     ///   - format: the format the table must have.
     ///   - options: lock timeout and durability.
     /// - Throws: ``ImageTableError``: `locked` when another writer holds it past the timeout,
-    ///   `notATable` when `path` is some other file (it is never overwritten), `insecureFile`
+    ///   `notATable` when `path` is some other file (it is never overwritten, unless it is empty), `insecureFile`
     ///   for unsafe permissions or file types, `invalidLayout`/`invalidArgument`, `io`, `noSpace`.
     public init(path: String, format: TableFormat, options: Options = Options()) throws(ImageTableError) {
         try format.validate()
@@ -108,7 +108,12 @@ public final class ImageTableWriter: @unchecked Sendable {
         }
         var opened: TableFile?
         var st = stat()
-        if lstat(path, &st) == 0 {
+        let found = lstat(path, &st) == 0
+        // An empty file holds nothing to lose (`touch`, a copy that met a full disk): the table
+        // is made there, where it stopped a runtime cache from opening at all (`not-a-table`).
+        if found && st.st_mode & S_IFMT == S_IFREG && st.st_size == 0 {
+            notices.append(TableNotice(kind: .reset, message: "the file was empty; made the table", slot: nil))
+        } else if found {
             do {
                 let existing = try TableFile(path: path, writable: true)
                 let disagreements = existing.header.disagreements(with: format)

@@ -145,7 +145,7 @@ import Testing
         let provider = Reentrant()
         let directory = NSTemporaryDirectory() + "imagecache-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let cache = try ImageCache(configuration: .init(directory: directory, formats: Fixture.formats), provider: provider)
+        let cache = try ImageCache(configuration: .test(directory: directory, formats: Fixture.formats), provider: provider)
         provider.cache.withLock { $0 = cache }
         defer {
             provider.cache.withLock { $0 = nil }
@@ -186,7 +186,7 @@ import Testing
         let provider = Nesting()
         let directory = NSTemporaryDirectory() + "imagecache-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var configuration = ImageCache.Configuration(directory: directory, formats: Fixture.formats)
+        var configuration = ImageCache.Configuration.test(directory: directory, formats: Fixture.formats)
         configuration.maximumConcurrentFetches = places
         let cache = try ImageCache(configuration: configuration, provider: provider)
         provider.cache.withLock { $0 = cache }
@@ -239,7 +239,7 @@ import Testing
         let renderer = GatedRenderer()
         let directory = NSTemporaryDirectory() + "imagecache-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let cache = try ImageCache(configuration: .init(directory: directory, formats: Fixture.formats), provider: provider, renderer: renderer)
+        let cache = try ImageCache(configuration: .test(directory: directory, formats: Fixture.formats), provider: provider, renderer: renderer)
         defer { cache.close() }
         let entity = CacheEntity(key: "a", sourceName: "1")
         let first = Task { try await cache.image(for: entity, format: "small") }
@@ -263,7 +263,7 @@ import Testing
         let renderer = GatedRenderer()
         let directory = NSTemporaryDirectory() + "imagecache-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var configuration = ImageCache.Configuration(directory: directory, formats: Fixture.formats)
+        var configuration = ImageCache.Configuration.test(directory: directory, formats: Fixture.formats)
         configuration.renderThreads = 1
         let cache = try ImageCache(configuration: configuration, provider: provider, renderer: renderer)
         defer { cache.close() }
@@ -342,5 +342,48 @@ import Testing
         for prefetch in prefetches { try await prefetch.value }
         let order = provider.keys
         #expect(order.count == 5 && Set(order[1...2]) == ["now", queued], "\(order)")
+    }
+
+    /// A provider that ignores cancellation and never answers kept its fetch place for ever: as
+    /// many such calls as there are places stopped every miss. Past `fetchTimeout`, its waiters
+    /// get `timed-out` and its place is free for the next fetch while the call runs on.
+    @Test func aProviderThatNeverAnswersTimesOutAndFreesItsPlace() async throws {
+        final class Hanging: SourceProvider {
+            let released = Mutex(false), calls = Mutex(0)
+            func source(for entity: CacheEntity, format: TableFormat) async throws -> SourceImage {
+                calls.withLock { $0 += 1 }
+                if entity.key == "hang" {
+                    // Deaf to cancellation, as a blocking call in a provider is.
+                    while !released.withLock({ $0 }) { try? await Task.sleep(nanoseconds: 5_000_000) }
+                }
+                return .file(Corpus.png("basn2c08"))
+            }
+        }
+        let provider = Hanging()
+        defer { provider.released.withLock { $0 = true } }
+        let directory = NSTemporaryDirectory() + "imagecache-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = ImageCache.Configuration.test(directory: directory, formats: Fixture.formats)
+        configuration.maximumConcurrentFetches = 1
+        configuration.fetchTimeout = 0.2
+        let cache = try ImageCache(configuration: configuration, provider: provider)
+        defer { cache.close() }
+        let hung = Task { try await cache.image(for: CacheEntity(key: "hang", sourceName: "1"), format: "small") }
+        // Without the limit it would wait for ever: a cancelled waiter leaves at once, and fails.
+        let watchdog = Task {
+            try await Task.sleep(nanoseconds: 60_000_000_000)
+            hung.cancel()
+        }
+        defer { watchdog.cancel() }
+        do {
+            _ = try await hung.value
+            Issue.record("a provider that never answered gave an image")
+        } catch let error as ImageTableError {
+            #expect(error.code == .timedOut && error.key == "hang", "\(error)")
+            #expect(error.message == "the source provider did not answer within 0.2 s (Configuration.fetchTimeout); its call was cancelled")
+        }
+        // Its place is free for the next fetch while the call still runs.
+        #expect(await eventually { cache.fetchLimiter.runningCount == 0 })
+        #expect(provider.calls.withLock { $0 } == 1 && provider.released.withLock { !$0 })
     }
 }

@@ -124,7 +124,7 @@ import Testing
         let writer = try ImageTableWriter(path: directory + "/" + format.fileName, format: format)
         defer { writer.close() }
         let error = #expect(throws: ImageTableError.self) {
-            var configuration = ImageCache.Configuration(directory: directory, formats: [format])
+            var configuration = ImageCache.Configuration.test(directory: directory, formats: [format])
             configuration.lockTimeout = 0.05
             _ = try ImageCache(configuration: configuration, provider: TestProvider())
         }

@@ -122,7 +122,7 @@ import Testing
         #expect(#expect(throws: ImageTableError.self) { try cache.reset() }?.code == .notWritable, "not a silent 0")
         #expect(#expect(throws: ImageTableError.self) { try cache.deleteImage(forKey: "a") }?.code == .notWritable)
         // The writer locks are released: another cache opens the same tables and finds the entry.
-        let reopened = try ImageCache(configuration: .init(directory: fixture.directory, formats: Fixture.formats), provider: provider)
+        let reopened = try ImageCache(configuration: .test(directory: fixture.directory, formats: Fixture.formats), provider: provider)
         defer { reopened.close() }
         #expect(try reopened.cachedImage(for: entity, format: "grey") != nil)
     }
@@ -138,7 +138,7 @@ import Testing
         var formats = Fixture.formats
         formats[0] = TableFormat(name: "small", family: "photos", width: 32, height: 32, style: .bgra32, capacity: 40,
                                  rendering: RenderingOptions(fit: .inside))
-        let reopened = try ImageCache(configuration: .init(directory: fixture.directory, formats: formats), provider: fixture.provider)
+        let reopened = try ImageCache(configuration: .test(directory: fixture.directory, formats: formats), provider: fixture.provider)
         defer { reopened.close() }
         let notices = reopened.notices
         #expect(Array(notices.keys) == ["small"] && notices["small"]?.map(\.kind) == [.reset], "\(notices)")
@@ -175,7 +175,7 @@ import Testing
         let directory = NSTemporaryDirectory() + "imagecache-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let entity = CacheEntity(key: "a", sourceName: "1")
-        var configuration = ImageCache.Configuration(directory: directory, formats: Fixture.formats)
+        var configuration = ImageCache.Configuration.test(directory: directory, formats: Fixture.formats)
         configuration.lockTimeout = 0
         var cache: ImageCache? = try ImageCache(configuration: configuration, provider: provider)
         let handle = try await cache!.image(for: entity, format: "small")

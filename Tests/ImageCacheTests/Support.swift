@@ -108,7 +108,7 @@ final class Fixture: Sendable {
     init(provider: TestProvider = TestProvider(), formats: [TableFormat] = Fixture.formats, directory: String? = nil,
          configure: (inout ImageCache.Configuration) -> Void = { _ in }) throws {
         self.directory = directory ?? NSTemporaryDirectory() + "imagecache-\(UUID().uuidString)"
-        var configuration = ImageCache.Configuration(directory: self.directory, formats: formats)
+        var configuration = ImageCache.Configuration.test(directory: self.directory, formats: formats)
         configure(&configuration)
         cache = try ImageCache(configuration: configuration, provider: provider)
         self.provider = provider
@@ -158,5 +158,17 @@ func cacheError<T>(_ task: Task<T, any Error>) async -> ImageTableError? {
         return nil
     } catch {
         return error as? ImageTableError
+    }
+}
+
+extension ImageCache.Configuration {
+    /// A test's configuration: no `fetchTimeout`. Tests hold providers at gates for as long as
+    /// they need, and in the full suite, whose synchronous tests occupy the cooperative threads
+    /// for seconds at a time, a test's own task can wait tens of seconds to run: gated calls
+    /// timed out there, and the states the tests waited for never came.
+    static func test(directory: String, formats: [TableFormat]) -> Self {
+        var configuration = Self(directory: directory, formats: formats)
+        configuration.fetchTimeout = nil
+        return configuration
     }
 }

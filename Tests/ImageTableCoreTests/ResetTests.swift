@@ -46,6 +46,20 @@ struct ResetTests {
         #expect(FileManager.default.contents(atPath: path) == precious)
     }
 
+    /// An empty file holds nothing to lose: a writer makes the table there (it was refused as
+    /// `not-a-table`, which stopped a runtime cache from opening at all), and says so.
+    @Test func anEmptyFileBecomesTheTable() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable")
+        _ = FileManager.default.createFile(atPath: path, contents: Data(), attributes: [.posixPermissions: 0o644])
+        let table = try openTable(path, descriptor())
+        #expect(table.count == 0 && table.notices.map(\.message) == ["the file was empty; made the table"])
+        try put(table, "k")
+        #expect(table.count == 1)
+        table.close()
+        #expect(try ImageTableReader(path: path).entries().map(\.key) == ["k"])
+    }
+
     @Test func aDamagedHeaderIsRebuiltByWritersAndRejectedByReaders() throws {
         let dir = try TemporaryDirectory()
         let path = dir.file("t.imagetable")
