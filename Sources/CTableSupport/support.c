@@ -16,6 +16,8 @@
 #if !defined(__APPLE__)
 #include <linux/falloc.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <sys/prctl.h>
 #include <sys/vfs.h>
 #include <sys/syscall.h>
@@ -218,16 +220,36 @@ int itc_flush_stdout(void) {
     return code ? code : -1;
 }
 
-static volatile sig_atomic_t itc_interrupted = 0;
+/* The signal caught, and which of the two signals have our handler: lock-free atomics, which a
+   handler may touch and other threads read. */
+static atomic_int itc_interrupted = 0;
+static atomic_int itc_installed[2] = {0, 0};
+/* When the first signal came (CLOCK_MONOTONIC, nanoseconds): a copy of it within a moment is one
+   signal sent twice, not a second one (GNU timeout signals the child and then its group). */
+static atomic_llong itc_first_at = 0;
+
+static long long itc_now_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);  /* async-signal-safe */
+    return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+}
 
 static void itc_on_interrupt(int sig) {
-    itc_interrupted = sig;
-    /* signal() is async-signal-safe: the next SIGINT or SIGTERM ends the process. */
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
+    int first = 0;
+    if (atomic_compare_exchange_strong(&itc_interrupted, &first, sig)) {
+        atomic_store(&itc_first_at, itc_now_ns());
+        return;
+    }
+    if (first == sig && itc_now_ns() - atomic_load(&itc_first_at) < 200000000LL) return;
+    /* A second signal: the default action, now. The signal is blocked while its handler runs,
+       so the raise takes effect when the handler returns. Only a signal we caught gets its
+       default back: one ignored on entry stays ignored. */
+    signal(sig, SIG_DFL);
+    raise(sig);
 }
 
 void itc_catch_interrupts(void) {
+    atomic_store(&itc_interrupted, 0);
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_handler = itc_on_interrupt;
@@ -242,6 +264,7 @@ void itc_catch_interrupts(void) {
     for (int i = 0; i < 2; i++) {
         struct sigaction current;
         if (sigaction(signals[i], NULL, &current) == 0 && current.sa_handler == SIG_IGN) continue;
+        atomic_store(&itc_installed[i], 1);
         sigaction(signals[i], &action, NULL);
         sigaddset(&unblock, signals[i]);
     }
@@ -254,9 +277,17 @@ void itc_catch_interrupts(void) {
 void itc_release_interrupts(void) {
     int signals[2] = {SIGINT, SIGTERM};
     for (int i = 0; i < 2; i++) {
-        struct sigaction current;
-        if (sigaction(signals[i], NULL, &current) == 0 && current.sa_handler == itc_on_interrupt) signal(signals[i], SIG_DFL);
+        if (atomic_exchange(&itc_installed[i], 0)) signal(signals[i], SIG_DFL);
     }
 }
 
-int itc_interrupt_signal(void) { return itc_interrupted; }
+int itc_interrupt_signal(void) { return atomic_load(&itc_interrupted); }
+
+void itc_end_by_signal(int sig) {
+    signal(sig, SIG_DFL);
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, sig);
+    pthread_sigmask(SIG_UNBLOCK, &only, NULL);
+    raise(sig);
+}

@@ -67,10 +67,11 @@ final class BakeRun: @unchecked Sendable {
         options.interruption?.begin()
         // One thread per job, whatever the number of cores: `--jobs N` means N workers.
         Parallel.forEach(min(options.jobs, jobs.count), threads: options.jobs) { [self] _ in dispatch() }
-        // Asked once more: a bake interrupted after its last source was sent stops as one
-        // interrupted earlier, and the command ends as the signal asked.
-        if let error = options.interruption?.requested() { state.withLock { $0.fatal = $0.fatal ?? error } }
+        // Asked once more, once no signal can be caught any more: a bake interrupted after its
+        // last source was sent stops as one interrupted earlier (the command then ends by the
+        // signal), and one that finished reports as finished.
         options.interruption?.end()
+        if let error = options.interruption?.requested() { state.withLock { $0.fatal = $0.fatal ?? error } }
         var fatal = state.withLock { $0.fatal }
         for table in tables {
             do throws(ImageTableError) { try table.publishPending() } catch { fatal = fatal ?? error }

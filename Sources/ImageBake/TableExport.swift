@@ -33,13 +33,19 @@ public enum TableExport {
     ///   - timestamp: the time to record, seconds since 1970.
     ///   - lockTimeout: seconds to wait for a bake that holds a table.
     /// - Returns: the index it wrote.
-    /// - Throws: ``ImageTableError``: `notAnExport` for a destination of other files, `notFound`
+    /// - Throws: ``ImageTableError``: `notAnExport` for a destination of other files, `shardMismatch`
+    ///   for the tables of one shard of a sharded bake, `notFound`
     ///   for a table no bake has made, `staleTable` for one made with other parameters, `locked`,
     ///   `damagedRecord`, `interruptedWrite` or `pixelChecksumMismatch` for a table that is not
     ///   sound (`verify` says more), and what reading and writing files throw.
     public static func export(_ manifest: Manifest, to directory: String, timestamp: UInt64,
                               lockTimeout: Double) throws(ImageTableError) -> ExportSummary {
         let destination = try ExportDirectory(directory)
+        // One shard holds part of the sources: exported, it shipped as if it were all of them.
+        if let marker = try ShardMarker.read(in: manifest.outputPath) {
+            throw ImageTableError(.shardMismatch, "the directory holds shard \(marker.shard)/\(marker.count) of a sharded bake, "
+                                  + "not every source; merge the shards (imagetable merge OUT DIR...) and export OUT", path: manifest.displayOutput)
+        }
         // Said here, before any lock: a missing output directory would fail taking one.
         for format in manifest.formats where !FileManager.default.fileExists(atPath: manifest.tablePath(of: format)) {
             throw ImageTableError(.notFound, "no such table; bake the manifest before exporting it", path: manifest.displayPath(of: format))

@@ -59,21 +59,25 @@ final class FetchLimiter: Sendable {
     ///
     /// - Parameters:
     ///   - flight: the fetch it is for, which ``raise(flight:to:)`` names.
+    ///   - raised: the priority requests that joined the fetch ask for, read as the call queues
+    ///     (a request that joined before it queued raised nothing yet).
     ///   - body: the provider call.
     /// - Returns: what `body` returned, or `nil` when cancelled while waiting.
-    func run<T>(flight: UInt64? = nil, _ body: () async -> T) async -> T? {
-        guard await acquire(flight: flight) else { return nil }
+    func run<T>(flight: UInt64? = nil, raised: (@Sendable () -> UInt8?)? = nil, _ body: () async -> T) async -> T? {
+        guard await acquire(flight: flight, raised: raised) else { return nil }
         let place = Place(self)
         defer { if place.finish() { release() } }
         return await Self.$place.withValue(place) { await body() }
     }
 
-    /// Takes a place, waiting for one in turn at the current task's priority; `false` when the
-    /// task is cancelled first.
+    /// Takes a place, waiting for one in turn at the current task's priority (or `raised`'s,
+    /// when higher); `false` when the task is cancelled first.
     ///
-    /// - Parameter flight: the fetch it is for, if any.
-    func acquire(flight: UInt64? = nil) async -> Bool {
-        let priority = Task.currentPriority.rawValue
+    /// - Parameters:
+    ///   - flight: the fetch it is for, if any.
+    ///   - raised: see ``run(flight:raised:_:)``.
+    func acquire(flight: UInt64? = nil, raised: (@Sendable () -> UInt8?)? = nil) async -> Bool {
+        let own = Task.currentPriority.rawValue
         let id: UInt64? = state.withLock { s in
             if s.running < limit {
                 s.running += 1
@@ -95,6 +99,9 @@ final class FetchLimiter: Sendable {
                         s.running += 1
                         return true
                     }
+                    // Read under this lock: a join's ``raise(flight:to:)``, which takes it, comes
+                    // either before (and is read here) or after (and finds this waiter).
+                    let priority = max(own, raised?() ?? 0)
                     s.waiting.append(Waiter(id: id, flight: flight, priority: priority, continuation: continuation))
                     return nil
                 }
@@ -131,7 +138,7 @@ final class FetchLimiter: Sendable {
     /// lower one: a request that joins a prefetch's fetch is not served at the prefetch's.
     ///
     /// - Parameters:
-    ///   - flight: the fetch, as given to ``run(flight:_:)``.
+    ///   - flight: the fetch, as given to ``run(flight:raised:_:)``.
     ///   - priority: the joining request's priority.
     func raise(flight: UInt64, to priority: TaskPriority) {
         state.withLock { s in

@@ -46,6 +46,9 @@ final class FlightRegistry: Sendable {
         var task: Task<Void, Never>?
         /// Set once the source is drawn: the fetch then ends only with its outcome.
         var rendering = false
+        /// The highest priority of the requests that joined it (`TaskPriority.rawValue`): what
+        /// its provider call waits for a place at.
+        var priority: UInt8 = 0
     }
 
     private struct State {
@@ -67,12 +70,14 @@ final class FlightRegistry: Sendable {
     ///     only create the task.
     /// - Returns: the waiter's ticket, to pass to ``wait(_:)``.
     func join(_ key: FlightKey, format: String, start: (UInt64) -> Task<Void, Never>) -> FlightTicket {
-        state.withLock { s in
+        let priority = Task.currentPriority.rawValue
+        return state.withLock { s in
             s.nextID += 1
             let waiter = s.nextID
             if var flight = s.flights[key] {
                 flight.waiters[waiter] = .some(nil)
                 flight.formats.insert(format)
+                flight.priority = max(flight.priority, priority)
                 s.flights[key] = flight
                 return FlightTicket(key: key, flight: flight.id, waiter: waiter, joined: true)
             }
@@ -80,10 +85,18 @@ final class FlightRegistry: Sendable {
             var flight = Flight(id: s.nextID)
             flight.waiters[waiter] = .some(nil)
             flight.formats.insert(format)
+            flight.priority = priority
             flight.task = start(flight.id)
             s.flights[key] = flight
             return FlightTicket(key: key, flight: flight.id, waiter: waiter, joined: false)
         }
+    }
+
+    /// The highest priority of the requests waiting for `key`'s fetch, while it is under way.
+    ///
+    /// - Parameter key: the source.
+    func priority(of key: FlightKey) -> UInt8? {
+        state.withLock { $0.flights[key]?.priority }
     }
 
     /// Waits for the ticket's fetch; returns `cancelled` as soon as the calling task is cancelled.

@@ -67,7 +67,8 @@ extension ImageCache {
         // In turn with the other fetches (``Configuration/maximumConcurrentFetches``); a fetch
         // abandoned while it waits never calls the provider.
         let provider = provider, timeout = configuration.fetchTimeout
-        let fetched: Result<SourceImage, any Error>? = await fetchLimiter.run(flight: id) {
+        let flights = flights
+        let fetched: Result<SourceImage, any Error>? = await fetchLimiter.run(flight: id, raised: { flights.priority(of: key) }) {
             counters.fetches.add(1, ordering: .relaxed)
             return await ProviderCall.run(timeout: timeout) { try await provider.source(for: entity, format: format.format) }
         }
@@ -87,7 +88,7 @@ extension ImageCache {
         }
         guard !Task.isCancelled else { return .failure(.cancelled(key: entity.key, format: format.id)) }
         let family = families[key.family] ?? [format]
-        let policy = configuration.shouldProcessAllFormatsInFamily, flights = flights
+        let policy = configuration.shouldProcessAllFormatsInFamily
         return await store(source, entity: entity) {
             // The render begins when a render thread takes it, not when it is queued: until
             // then a fetch whose waiters all leave (a prefetch of cells scrolled past) is

@@ -47,11 +47,13 @@ public enum Directories {
     /// working directory, where its rename to `../out` crossed file systems.
     ///
     /// - Parameter path: a path, absolute or relative to the working directory.
+    /// - Returns: the absolute path; `path` as it is when the working directory has no path
+    ///   (it was deleted), so that whatever uses it fails there rather than at `/`.
     public static func absolute(_ path: String) -> String {
         var full = path
         if !path.hasPrefix("/") {
             var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let cwd = getcwd(&buffer, buffer.count).map { String(cString: $0) } ?? "."
+            guard let cwd = getcwd(&buffer, buffer.count).map({ String(cString: $0) }) else { return path }
             full = cwd + "/" + path
         }
         var parts: [Substring] = []

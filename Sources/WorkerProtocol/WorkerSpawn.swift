@@ -76,13 +76,17 @@ enum WorkerSpawn {
             posix_spawnattr_init(&attributes)
             defer { posix_spawnattr_destroy(&attributes) }
             // A command may ignore SIGPIPE (a bake must survive a dying worker); its worker gets
-            // the defaults back, and an empty signal mask.
+            // the defaults back, and a signal mask with only SIGINT and SIGTERM blocked: the
+            // worker ignores them once it runs (its command decides what they mean), and until
+            // then a Ctrl-C killed it while it started ("worker-unavailable", not "interrupted").
             var defaults = sigset_t()
             sigemptyset(&defaults)
             sigaddset(&defaults, SIGPIPE)
             posix_spawnattr_setsigdefault(&attributes, &defaults)
             var mask = sigset_t()
             sigemptyset(&mask)
+            sigaddset(&mask, SIGINT)
+            sigaddset(&mask, SIGTERM)
             posix_spawnattr_setsigmask(&attributes, &mask)
             posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
             var pid: pid_t = 0

@@ -32,6 +32,12 @@ itc_keep_heap(16 << 20)
 // whose command is gone is killed with it.
 signal(SIGINT, SIG_IGN)
 signal(SIGTERM, SIG_IGN)
+// Blocked from the spawn until now, so that none arrived while they still had their default.
+var interrupts = sigset_t()
+sigemptyset(&interrupts)
+sigaddset(&interrupts, SIGINT)
+sigaddset(&interrupts, SIGTERM)
+sigprocmask(SIG_UNBLOCK, &interrupts, nil)
 // A file size limit (`ulimit -f`) must be the EFBIG error of the write that met it, which names
 // the file, not SIGXFSZ, which killed the worker with no word of why (extract, preview).
 signal(SIGXFSZ, SIG_IGN)

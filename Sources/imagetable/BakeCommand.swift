@@ -187,7 +187,7 @@ struct BakeCommand: ParsableCommand {
         options.shard = try shard.map { try ShardSelection.parse($0, environment: ProcessInfo.processInfo.environment) }
         if !options.dryRun {
             // Ctrl-C or a CI system's cancel stops the bake between two sources: what it baked
-            // is kept and reported (JSON too), and it exits as the signal asks (130, 143).
+            // is kept and reported (JSON too), then it ends by the signal (130, 143 in a shell).
             let shown = manifest
             options.interruption = BakeInterruption(begin: { InterruptSignals.catchFromNow() }, end: { InterruptSignals.release() },
                                                     requested: { InterruptSignals.caught.map { Self.interrupted(by: $0, manifest: shown) } })
@@ -212,7 +212,7 @@ struct BakeCommand: ParsableCommand {
         } catch {
             display?.finish()
             BakeReport.printFatal(error, report: report, format: format, seconds: Date().timeIntervalSince(started), dryRun: options.dryRun)
-            if let signal = InterruptSignals.caught { throw ExitCode(128 + signal) }
+            if let signal = InterruptSignals.caught { Self.endInterrupted(by: signal) }
             throw ExitStatus.failure
         }
         if list {
@@ -231,9 +231,16 @@ struct BakeCommand: ParsableCommand {
             return
         }
         BakeReport.print(summary, report: report, manifestPath: manifest, format: format, alreadyShown: shown.withLock { $0 })
-        if let signal = InterruptSignals.caught { throw ExitCode(128 + signal) }
+        if let signal = InterruptSignals.caught { Self.endInterrupted(by: signal) }
         if summary.stoppedBy != nil { throw ExitStatus.failure }
         if !summary.failed.isEmpty { throw ExitCode(3) }
+    }
+
+    /// Ends an interrupted bake, its report written: killed by the signal it caught, as the
+    /// shell expects of a command the user interrupted.
+    static func endInterrupted(by signal: Int32) -> Never {
+        _ = StandardOutputFlush.finish(status: 128 + signal)
+        InterruptSignals.end(by: signal)
     }
 
     /// The error an interrupted bake stops with.

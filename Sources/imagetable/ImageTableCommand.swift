@@ -38,6 +38,8 @@ struct ImageTableCommand: AsyncParsableCommand {
               3   bake finished but some sources failed; merge finished but left
                   some damaged entries out
               64  bad usage: unknown option, missing or malformed argument
+              130, 143  bake stopped by SIGINT (Ctrl-C) or SIGTERM: what it baked is
+                  kept and reported, then it ends by the signal
             """,
         version: ToolVersion.current,
         subcommands: [ValidateCommand.self, BakeCommand.self, MergeCommand.self, ExportCommand.self, InspectCommand.self,

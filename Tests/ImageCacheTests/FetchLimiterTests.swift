@@ -142,6 +142,25 @@ import Testing
         #expect(order == ["request", "prefetch 1", "prefetch 2", "prefetch 3", "background"])
     }
 
+    /// A request that joined a prefetch's fetch before its provider call queued (two task hops
+    /// later) raised nothing to find: the call reads the fetch's priority as it queues.
+    @Test func aFetchJoinedBeforeItQueuesWaitsAtTheJoinersPriority() async {
+        let limiter = FetchLimiter(limit: 1)
+        let holds = Gate(), ends = Gate()
+        let order = Log()
+        let holder = Task { await limiter.run { holds.open(); await ends.wait() } }
+        await holds.wait()
+        let joined = Task.detached(priority: .utility) {
+            _ = await limiter.run(flight: 7, raised: { TaskPriority.high.rawValue }) { order.append("prefetch a request joined") }
+        }
+        #expect(await eventually { limiter.waitingCount == 1 })
+        let other = Task.detached(priority: .medium) { _ = await limiter.run(flight: 8) { order.append("request") } }
+        #expect(await eventually { limiter.waitingCount == 2 })
+        ends.open()
+        _ = await (holder.value, joined.value, other.value)
+        #expect(order.names == ["prefetch a request joined", "request"])
+    }
+
     /// A request that joins a prefetch's fetch raises the priority it waits at.
     @Test func aJoinedFetchIsRaised() async {
         let order = await serviceOrder([("prefetch 1", .utility), ("prefetch 2", .utility), ("prefetch 3", .utility)]) { limiter in

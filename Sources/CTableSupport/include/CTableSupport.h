@@ -130,9 +130,11 @@ int itc_die_with_parent(void);
 /// earlier write failed and its number is gone.
 int itc_flush_stdout(void);
 
-/// Catches SIGINT and SIGTERM from now on: the first one is recorded (``itc_interrupt_signal``)
-/// for the caller to stop at its next safe point; it also puts back both signals' default
-/// action, so a second one ends the process at once, as a user who presses Ctrl-C twice means.
+/// Catches SIGINT and SIGTERM from now on (but one ignored on entry): the first is recorded
+/// (``itc_interrupt_signal``) for the caller to stop at its next safe point, and a second ends
+/// the process at once by its default action, as a user who presses Ctrl-C twice means. The
+/// same signal again within 200 ms is the first one sent twice (GNU timeout signals the child,
+/// then its process group), not a second one. Forgets a signal caught before.
 void itc_catch_interrupts(void);
 
 /// Puts back SIGINT's and SIGTERM's default action; a signal already recorded stays recorded.
@@ -140,5 +142,10 @@ void itc_release_interrupts(void);
 
 /// The signal ``itc_catch_interrupts`` recorded, or 0.
 int itc_interrupt_signal(void);
+
+/// Ends the process by `sig`'s default action, so that a shell sees it killed by the signal (and
+/// stops the script it runs, where an exit status of 128 + sig lets the script go on). Returns
+/// only if the signal does not end the process.
+void itc_end_by_signal(int sig);
 
 #endif
