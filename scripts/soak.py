@@ -14,8 +14,9 @@ Rounds of `--seconds` each run until the bakes have been killed with SIGKILL `--
   - a generator flips two hot files between two versions every few milliseconds (A, B, A...);
   - two loops run `imagetable bake` of the one manifest back to back (so runs overlap and wait
     for the locks), some with `--prune`; each bake is given a kill at a random instant with
-    probability 7 in 10 (`bakes.KILL_RATE`), 4 in 5 of those as SIGKILL and the rest SIGTERM
-    (`bakes.SIGKILL_SHARE`); a kill timed after the bake had finished is not counted;
+    probability 7 in 10 (`bakes.KILL_RATE`), 4 in 5 of those as SIGKILL (`bakes.SIGKILL_SHARE`)
+    and the rest SIGTERM or SIGINT, which stop a bake that is rendering between two sources (it
+    must report, then end by the signal); a kill timed after the bake had finished is not counted;
   - after every bake that a signal killed, `imagetable verify` checks every table at once, while
     the other loop may be baking: exit 0 (sound) or 2 (interrupted, the next bake completes it)
     is what a kill may leave; 1 (damage) is a problem;
@@ -113,7 +114,7 @@ def main():
     for name in NAMES[::2]:
         mutator.write_slowly(name, mutator.pick_bytes(name), truncate_first=True)
         mutator.remember(name)
-    tally = dict(bakes=0, killed=0, kill9=0, exit3=0, verify=0, verify2=0, verify1=0)
+    tally = dict(bakes=0, killed=0, kill9=0, graceful=0, exit3=0, verify=0, verify2=0, verify1=0)
     lock = threading.Lock()
     reads = dict(reads=0, consistent=0, busy=0, torn=0)
     compared = verified = full_disks = 0
@@ -153,7 +154,8 @@ def main():
     for p in problems:
         print(f"soak: error: {p}", file=sys.stderr)
     print(f"soak: {n} rounds, {time.time() - started:.0f} s, seed {args.seed}: "
-          f"{tally['bakes']} bakes ({tally['kill9']} kill -9, {tally['killed'] - tally['kill9']} SIGTERM, {tally['exit3']} exit 3), "
+          f"{tally['bakes']} bakes ({tally['kill9']} kill -9, {tally['killed'] - tally['kill9']} SIGTERM or SIGINT, "
+          f"{tally['graceful']} of them stopped between sources and reported, {tally['exit3']} exit 3), "
           f"verify after each kill {tally['verify']} ({tally['verify2']} interrupted, {tally['verify1']} damaged), "
           f"{sum(m.values())} mutations ({m['slow']} slow, {m['atomic']} atomic, {m['inplace']} in place, "
           f"{m['delete']} deleted, {m['rename']} renamed, {m['rollback']} rolled back, {m['touch']} touched, {m['flip']} flipped); "

@@ -27,18 +27,24 @@ class BakeLoop:
             bake = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             killer = None
             if self.rng.random() < self.kill_rate:
-                how = signal.SIGKILL if self.rng.random() < self.sigkill_share else signal.SIGTERM
+                how = signal.SIGKILL if self.rng.random() < self.sigkill_share else self.rng.choice([signal.SIGTERM, signal.SIGINT])
                 killer = threading.Timer(self.rng.uniform(0.003, 0.3), lambda: bake.poll() is None and bake.send_signal(how))
                 killer.start()
             _, err = bake.communicate()
             if killer:
                 killer.cancel()
             code = bake.returncode
-            killed = code in (-signal.SIGKILL, -signal.SIGTERM, 128 + signal.SIGTERM)
+            killed = code in (-signal.SIGKILL, -signal.SIGTERM, -signal.SIGINT)
+            # SIGTERM and SIGINT during the render stop the bake between two sources: it reports
+            # and then ends by the signal. Before the render they end it at once, as a kill.
+            graceful = "[interrupted]" in err.decode(errors="replace")
             with self.lock:
                 self.tally["bakes"] += 1
                 self.tally["killed"] += killed
                 self.tally["kill9"] += code == -signal.SIGKILL
+                self.tally["graceful"] += graceful
+                if graceful and code not in (-signal.SIGTERM, -signal.SIGINT):
+                    self.problems.append(f"an interrupted bake ended with {code}, not by its signal: {err.decode(errors='replace')[-600:]}")
                 self.tally["exit3"] += code == 3
                 if not killed and code not in (0, 3):
                     self.problems.append(f"bake exited {code}: {err.decode(errors='replace')[-600:]}")
