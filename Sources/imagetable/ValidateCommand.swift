@@ -24,6 +24,7 @@ struct ValidateCommand: ParsableCommand {
               imagetable validate --root . manifests/*.yaml
               imagetable validate --root . --format github --max-disk 2GiB manifests/*.yaml
               imagetable validate --format json site.yaml | jq .manifests[0].tables
+              generate-manifest | imagetable validate -      # a manifest on standard input
 
             EXIT STATUS
               0   every manifest is valid
@@ -32,7 +33,7 @@ struct ValidateCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("The manifests to check.", valueName: "manifest"))
+    @Argument(help: ArgumentHelp("The manifests to check; - for standard input.", valueName: "manifest"))
     var manifests: [String]
 
     @Option(help: "Output: text (compiler-style), json (one document) or github (workflow annotations).")
@@ -60,13 +61,14 @@ struct ValidateCommand: ParsableCommand {
         if let maxDisk, ByteSize.parse(maxDisk) == nil {
             throw ValidationError("--max-disk must be a size such as 500MB or 2GiB (units B, kB, MB, GB, KiB, MiB, GiB), not '\(maxDisk)'.")
         }
+        if manifests.count(where: { $0 == "-" }) > 1 { throw ValidationError("'-' (the manifest on standard input) may be given once.") }
     }
 
     func run() throws {
         let options = ValidationOptions(allowOutsidePaths: allowOutsidePaths, warningsAsErrors: warningsAsErrors,
                                         maxDiskBytes: maxDisk.flatMap(ByteSize.parse), root: root, countsSources: true)
         let validator = ManifestValidator(options: options)
-        let reports = manifests.map { validator.validate(fileAt: $0) }
+        let reports = manifests.map { $0 == "-" ? validator.validateStandardInput() : validator.validate(fileAt: $0) }
         switch format {
         case .text: StandardOutput.write(TextReport.render(reports))
         case .json: print(JSONReport.render(reports), terminator: "")

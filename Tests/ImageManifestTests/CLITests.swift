@@ -237,4 +237,22 @@ import Testing
         #expect(result.stdout.contains("64  bad usage"))
         #expect(result.stdout.contains("--warnings-as-errors"))
     }
+
+    /// `validate -` reads the manifest from standard input (another program's output): its paths
+    /// are relative to the working directory, and its diagnostics are named `<stdin>`.
+    @Test func aManifestOnStandardInput() throws {
+        let dir = try workspace()
+        func piped(_ file: String, _ extra: String = "") throws -> ProcessResult {
+            try run("/bin/sh", ["-c", "'\(Products.imagetable)' validate - \(extra) < \(file)"], in: dir.path)
+        }
+        let valid = try piped("valid.yaml")
+        #expect(valid.status == 0 && valid.stdout.hasPrefix("<stdin>: valid"), "\(valid.stdout)\(valid.stderr)")
+        let invalid = try piped("invalid.yaml")
+        #expect(invalid.status == 1 && invalid.stdout.contains("<stdin>:10:16: error: unknown style '32BitRGBA'"), "\(invalid.stdout)")
+        let json = try piped("valid.yaml", "--format json")
+        let document = try #require(try JSONSerialization.jsonObject(with: json.output) as? [String: Any])
+        #expect((document["manifests"] as? [[String: Any]])?.first?["file"] as? String == "<stdin>")
+        let twice = try run(Products.imagetable, ["validate", "-", "-"], in: dir.path)
+        #expect(twice.status == 64 && twice.stderr.contains("'-' (the manifest on standard input) may be given once."))
+    }
 }

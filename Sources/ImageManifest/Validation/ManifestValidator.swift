@@ -114,6 +114,27 @@ public struct ManifestValidator: Sendable {
         let message: String
     }
 
+    /// The name a manifest read from standard input has in diagnostics (`<stdin>:3:5: error: …`).
+    public static let standardInputName = "<stdin>"
+
+    /// Validates the manifest on standard input (`imagetable validate -`, for a manifest another
+    /// program writes): its paths are relative to the working directory, as a file's are to its
+    /// directory.
+    ///
+    /// - Returns: the report, named ``standardInputName``.
+    public func validateStandardInput() -> ValidationReport {
+        var bytes = [UInt8](repeating: 0, count: ManifestLimits.maxFileBytes + 1)
+        switch bytes.withUnsafeMutableBytes({ SystemIO.read(STDIN_FILENO, into: $0) }) {
+        case .success(let count):
+            bytes.removeSubrange(count...)
+            return validate(contents: bytes, file: Self.standardInputName)
+        case .failure(let error):
+            let d = Diagnostic(.error, .fileUnreadable, "cannot read the manifest from standard input: \(error.reason)",
+                               file: Self.standardInputName, location: .start)
+            return ValidationReport(file: Self.standardInputName, diagnostics: [d], manifest: nil)
+        }
+    }
+
     /// Reads at most one byte more than the limit, so that the check can tell "too large".
     ///
     /// Only a regular file is read. The open does not wait (`O_NONBLOCK`): opening a FIFO with
