@@ -205,6 +205,16 @@ final class BakeState: @unchecked Sendable {
         pending.withLock { $0.formats[file] = parameters }
     }
 
+    /// The manifest (its real path) whose bake last wrote a table: two manifests may share an
+    /// output directory, and a table one names is not the other's orphan. Kept in `formats`
+    /// under `manifest/<table file>` (no file name holds a `/`), which older builds ignore.
+    func manifest(ofTable file: String) -> String? { formats["manifest/" + file] }
+
+    /// Remembers the manifest whose bake wrote a table.
+    func setManifest(ofTable file: String, _ manifest: String) {
+        pending.withLock { $0.formats["manifest/" + file] = manifest }
+    }
+
     /// Writes everything remembered since the last commit, in one transaction. A no-op for a
     /// read-only state.
     ///

@@ -110,7 +110,11 @@ public enum Baker {
             summary = outcome.summary
             summary.stoppedEarly = summary.stoppedEarly || failsFirst
             clock.lap(\.render)
-            for table in tables { state.setParameters(ofTable: table.format.fileName, table.format.canonicalParameters) }
+            let owner = manifestIdentity(manifest)
+            for table in tables {
+                state.setParameters(ofTable: table.format.fileName, table.format.canonicalParameters)
+                state.setManifest(ofTable: table.format.fileName, owner)
+            }
             // Rows of removed files left for the next bake cost nothing but their space, and a
             // state that cannot be read now fails the commit below, which says so. When the scan
             // listed every file the state knew, none is gone: the pass over every row (a twentieth
@@ -155,7 +159,7 @@ public enum Baker {
             summary.stoppedEarly = true
             return summary
         }
-        for orphan in orphanTables(manifest) {
+        for orphan in orphanTables(manifest, state: state) {
             if options.prune && options.dryRun {
                 // Listed as the bake would list it, so that a script reads a dry run's document
                 // as the real one's (it was only a warning).
@@ -236,10 +240,23 @@ public enum Baker {
 
     /// Image tables in the output directory that no format of the manifest names (tables of
     /// removed or renamed formats), by path and as a person would type it.
-    private static func orphanTables(_ manifest: Manifest) -> [(path: String, display: String)] {
+    /// The manifest as the bake state names it: its real path.
+    private static func manifestIdentity(_ manifest: Manifest) -> String {
+        SourceScanner.realPath(manifest.file) ?? Directories.absolute(manifest.file)
+    }
+
+    /// Tables in the output directory that no format of the manifest names, but those another
+    /// manifest that still exists baked last (two manifests may share an output directory: each
+    /// warned of the other's tables at every bake, and `--prune` deleted them).
+    private static func orphanTables(_ manifest: Manifest, state: BakeState) -> [(path: String, display: String)] {
         let named = Set(manifest.formats.map(\.fileName))
         let names = (try? FileManager.default.contentsOfDirectory(atPath: manifest.outputPath)) ?? []
-        return names.filter { $0.hasSuffix(".imagetable") && !named.contains($0) }.sorted().compactMap { name in
+        let identity = manifestIdentity(manifest)
+        return names.filter { name in
+            guard name.hasSuffix(".imagetable"), !named.contains(name) else { return false }
+            guard let owner = state.manifest(ofTable: name), owner != identity else { return true }
+            return !FileManager.default.fileExists(atPath: owner)
+        }.sorted().compactMap { name in
             let path = manifest.outputPath + "/" + name
             // Only what is a table: a file that merely ends in .imagetable is none of ours.
             guard (try? ImageTableReader(path: path)) != nil else { return nil }

@@ -143,6 +143,36 @@ import Glibc
         #expect(first.files.isEmpty && second.files.isEmpty, "\(first.files) \(second.files)")
     }
 
+    /// Two manifests sharing an output directory each warned of the other's tables as orphans at
+    /// every bake, and `--prune` deleted them (the other bake then decoded everything again): a
+    /// table is another manifest's while that manifest, which baked it last, exists.
+    @Test func aSharedOutputDirectoryKeepsTheOtherManifestsTables() throws {
+        let project = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 4}\n")
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        let other = project.root + "/other.yaml"
+        try """
+            version: 1
+            output: tables
+            families:
+              drawings:
+                sources: src
+                formats:
+                  drawing: {size: 8x8, style: 8BitGrayscale, maximumCount: 4}
+
+            """.write(toFile: other, atomically: true, encoding: .utf8)
+        #expect(try run(Products.imagetable, ["bake", other]).status == 0)
+        let bake = try run(Products.imagetable, ["bake", project.manifestPath, "--prune"])
+        #expect(bake.status == 0 && !bake.stderr.contains("orphan-table") && !bake.stdout.contains("deleted"), "\(bake.stdout)\(bake.stderr)")
+        #expect(FileManager.default.fileExists(atPath: project.tables + "/drawing.imagetable"))
+        // Once the other manifest is gone, its table is an orphan like any other.
+        try FileManager.default.removeItem(atPath: other)
+        let alone = try run(Products.imagetable, ["bake", project.manifestPath])
+        #expect(alone.stderr.contains("tables/drawing.imagetable: warning: no format of the manifest names this table; "
+                                      + "bake --prune deletes it [orphan-table]"), "\(alone.stderr)")
+        let pruned = try run(Products.imagetable, ["bake", project.manifestPath, "--prune"])
+        #expect(pruned.status == 0 && !FileManager.default.fileExists(atPath: project.tables + "/drawing.imagetable"), "\(pruned.stdout)")
+    }
+
     /// A state made before peeks were recorded (schema 1) is read as it is, and stamped 2 by a
     /// bake, without a warning; a state whose tables do not read (a column gone) is started
     /// afresh with one, where every bake failed "no such column"; `--list` says so too.
