@@ -66,7 +66,7 @@ struct BakeCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Refuse images with more pixels than this, from their header, before decoding.", valueName: "n"))
     var maxPixels: Int = DecodeOptions.defaultMaxPixels
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Refuse source files larger than this (256MiB by default; units B, kB, MB, GB, KiB, MiB, GiB), "
+    @Option(parsing: .unconditional, help: ArgumentHelp("Refuse source files larger than this (256MiB by default; units B, kB, MB, GB, TB, KiB, MiB, GiB, TiB), "
                                + "from their size, before reading them: a worker holds a source in memory while it decodes it.",
                                valueName: "size"))
     var maxSourceSize: String?
@@ -83,7 +83,7 @@ struct BakeCommand: ParsableCommand {
     @Flag(help: "Print the plan: what would be decoded, written, evicted and pruned; touch no table.")
     var dryRun = false
 
-    @Flag(help: "Print each matched source and its state (new, changed, unchanged, removed, skipped, deferred, left-out); touch nothing.")
+    @Flag(help: "Print each matched source and its state (new, changed, unchanged, removed, skipped, deferred, left-out, failed); touch nothing.")
     var list = false
 
     @Flag(help: "Delete entries whose source is gone, and tables in the output directory no format names.")
@@ -129,7 +129,7 @@ struct BakeCommand: ParsableCommand {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1.") }
         guard maxPixels > 0 else { throw ValidationError("--max-pixels must be positive.") }
         if let maxSourceSize, (ByteSize.parse(maxSourceSize) ?? 0) < 1 {
-            throw ValidationError("--max-source-size must be a size such as 50MB or 1GiB (units B, kB, MB, GB, KiB, MiB, GiB), not '\(maxSourceSize)'.")
+            throw ValidationError("--max-source-size must be a size such as 50MB or 1GiB (units B, kB, MB, GB, TB, KiB, MiB, GiB, TiB), not '\(maxSourceSize)'.")
         }
         guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds.") }
         guard lockTimeout >= 0 else { throw ValidationError("--lock-timeout must be a number of seconds, 0 or more.") }

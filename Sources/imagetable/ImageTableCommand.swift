@@ -63,8 +63,20 @@ struct ImageTableCommand: AsyncParsableCommand {
                                 + "imagetable takes paths and keys in UTF-8")
             Foundation.exit(64)
         }
+        let arguments = AttachedValues.split(Array(CommandLine.arguments.dropFirst()))
+        // `imagetable bak site.yaml` was "2 unexpected arguments", where a mistyped option gets
+        // a suggestion: the tool takes no argument of its own, so a first word that names no
+        // command is a mistyped one.
+        let commands = configuration.subcommands.map { $0._commandName } + ["help"]
+        if let first = arguments.first, !first.hasPrefix("-"), !commands.contains(first) {
+            let hint = Suggestion.nearest(to: first, in: commands).map { "; did you mean '\($0)'?" } ?? ""
+            StandardError.print("Error: unknown command '\(first)'\(hint)")
+            StandardError.print("Usage: imagetable <command> [<options>] (commands: \(commands.dropLast().joined(separator: ", ")))")
+            StandardError.print("  See 'imagetable --help' for more information.")
+            Foundation.exit(64)
+        }
         do {
-            var command = try parseAsRoot(AttachedValues.split(Array(CommandLine.arguments.dropFirst())))
+            var command = try parseAsRoot(arguments)
             if var command = command as? AsyncParsableCommand {
                 try await command.run()
             } else {

@@ -43,7 +43,7 @@ struct ValidateCommand: ParsableCommand {
     var warningsAsErrors = false
 
     @Option(parsing: .unconditional,
-            help: ArgumentHelp("Make a manifest whose tables may grow past SIZE in total an error (units B, kB, MB, GB, KiB, MiB, GiB).",
+            help: ArgumentHelp("Make a manifest whose tables may grow past SIZE in total an error (units B, kB, MB, GB, TB, KiB, MiB, GiB, TiB).",
                                valueName: "size"))
     var maxDisk: String?
 
@@ -59,7 +59,7 @@ struct ValidateCommand: ParsableCommand {
         // Read here rather than as a typed option: `-5` was taken for an option ("Missing value")
         // and `2XB` was "invalid" without saying what is valid.
         if let maxDisk, ByteSize.parse(maxDisk) == nil {
-            throw ValidationError("--max-disk must be a size such as 500MB or 2GiB (units B, kB, MB, GB, KiB, MiB, GiB), not '\(maxDisk)'.")
+            throw ValidationError("--max-disk must be a size such as 500MB or 2GiB (units B, kB, MB, GB, TB, KiB, MiB, GiB, TiB), not '\(maxDisk)'.")
         }
         if manifests.count(where: { $0 == "-" }) > 1 { throw ValidationError("'-' (the manifest on standard input) may be given once.") }
     }

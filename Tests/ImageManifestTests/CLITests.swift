@@ -160,7 +160,7 @@ import Testing
         for bad in ["-5", "2XB"] {
             let refused = try validate(["--max-disk", bad, "valid.yaml"], in: dir)
             #expect(refused.status == 64 && refused.stderr.contains("--max-disk must be a size such as 500MB or 2GiB "
-                                                                    + "(units B, kB, MB, GB, KiB, MiB, GiB), not '\(bad)'"), "\(refused.stderr)")
+                                                                    + "(units B, kB, MB, GB, TB, KiB, MiB, GiB, TiB), not '\(bad)'"), "\(refused.stderr)")
         }
     }
 
@@ -216,6 +216,29 @@ import Testing
         let cr = try validate(["cr.yaml"], in: dir)
         #expect(cr.stdout.contains("cr.yaml:2:12: error: byte 0xE9 at offset 22 is not valid UTF-8; save the manifest as UTF-8 [invalid-utf8]\n"
                                    + "    2 | output: caf\u{FFFD}s\n      |            ^\n"), "\(cr.stdout)")
+    }
+
+    /// `imagetable bak site.yaml` was "2 unexpected arguments", where a mistyped option gets a
+    /// suggestion.
+    @Test func aMistypedCommandGetsASuggestion() throws {
+        let typo = try run(Products.imagetable, ["bak", "site.yaml"])
+        #expect(typo.status == 64 && typo.stdout.isEmpty)
+        #expect(typo.stderr.hasPrefix("Error: unknown command 'bak'; did you mean 'bake'?\nUsage: imagetable <command> [<options>] (commands: validate, bake,"),
+                "\(typo.stderr)")
+        let unknown = try run(Products.imagetable, ["xyzzy"])
+        #expect(unknown.status == 64 && unknown.stderr.hasPrefix("Error: unknown command 'xyzzy'\n"), "\(unknown.stderr)")
+        #expect(try run(Products.imagetable, ["help", "bake"]).status == 0)
+    }
+
+    /// The disk budget does not stop the sources from being counted: with it the only error,
+    /// the `no-sources` warning vanished ("invalid (1 error, 0 warnings)").
+    @Test func sourcesAreCountedBesideADiskBudgetError() throws {
+        let dir = try TemporaryDirectory()
+        try dir.makeDirectory("photos")
+        try dir.write("valid.yaml", Self.validYAML)
+        let result = try validate(["valid.yaml", "--max-disk", "1kB"], in: dir)
+        #expect(result.status == 1 && result.stdout.contains("[disk-budget-exceeded]") && result.stdout.contains("[no-sources]")
+                && result.stdout.contains("valid.yaml: invalid (1 error, 1 warning)"), "\(result.stdout)")
     }
 
     @Test func noSubcommandIsBadUsage() throws {

@@ -67,6 +67,8 @@ private let valid = "size: 50x50\nstyle: 32BitBGRA\nmaximumCount: 10"
                  message: "unknown protection mode 'private'"),
         RuleCase(testDescription: "corner radius over half the smaller side", format: "size: 50x40\nstyle: 32BitBGRA\nmaximumCount: 10\ncornerRadius: 21",
                  expected: ["11:23 corner-radius-too-large"], message: "at most 20"),
+        RuleCase(testDescription: "corner radius beside a bad scales", format: "size: 50x40\nscales: [1, 1]\nstyle: 32BitBGRA\nmaximumCount: 10\ncornerRadius: 21",
+                 expected: ["9:21 duplicate-scale", "12:23 corner-radius-too-large"], message: "scale 1 is already listed"),
         RuleCase(testDescription: "negative corner radius", format: valid + "\ncornerRadius: -1", expected: ["11:23 invalid-corner-radius"],
                  message: "0 or more"),
         RuleCase(testDescription: "infinite corner radius", format: valid + "\ncornerRadius: .inf", expected: ["11:23 invalid-corner-radius"],

@@ -54,12 +54,11 @@ struct FormatReader {
             context.report(.cropWithoutCover, "'crop' has no effect with fit '\(fit.rawValue)'; it only applies to 'cover'",
                            at: cropPair.key.location, keyPath: at("crop"))
         }
-        if let size, let scales {
-            checkPixelSize(size, scales: scales, pair: f["size"]!, path: at("size"))
-            if let radius = cornerRadius, let radiusPair = f["cornerRadius"], radius * 2 > Double(min(size.width, size.height)) {
-                context.report(.cornerRadiusTooLarge, "cornerRadius \(radiusPair.value.scalar?.text ?? "") is more than half the smaller side of \(size) points (at most \(Double(min(size.width, size.height)) / 2))",
-                               at: radiusPair.value.location, keyPath: at("cornerRadius"))
-            }
+        if let size, let scales { checkPixelSize(size, scales: scales, pair: f["size"]!, path: at("size")) }
+        // Needs only the size: with a bad `scales` beside it, it was not reported until that was fixed.
+        if let size, let radius = cornerRadius, let radiusPair = f["cornerRadius"], radius * 2 > Double(min(size.width, size.height)) {
+            context.report(.cornerRadiusTooLarge, "cornerRadius \(radiusPair.value.scalar?.text ?? "") is more than half the smaller side of \(size) points (at most \(Double(min(size.width, size.height)) / 2))",
+                           at: radiusPair.value.location, keyPath: at("cornerRadius"))
         }
         if let style, !style.hasAlpha, let background, background.alpha < 255, let bgPair = f["background"] {
             context.report(.backgroundAlphaIgnored, "background \(bgPair.value.scalar?.text ?? "") is not opaque, but style \(style.rawValue) has no alpha; the colour is used as if opaque",

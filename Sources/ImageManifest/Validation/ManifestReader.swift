@@ -48,8 +48,10 @@ struct ManifestReader {
             sized = TablePlanner(context: context).check(formats.valid, at: pair)
         }
         if let output { checkOutputIsNotSources(output, families) }
-        if context.options.countsSources, !context.hasErrors { checkSourceCounts(families, formats.valid, output: output?.resolved) }
-        let blocking = context.diagnostics.contains { $0.severity == .error && $0.code != .diskBudgetExceeded }
+        // The disk budget does not stop a manifest's plan from being shown, nor its sources from
+        // being counted (their warnings vanished when the only error was the budget).
+        var blocking: Bool { context.diagnostics.contains { $0.severity == .error && $0.code != .diskBudgetExceeded } }
+        if context.options.countsSources, !blocking { checkSourceCounts(families, formats.valid, output: output?.resolved) }
         guard let version, let output, sized, !blocking else { return nil }
         return Manifest(file: context.file, directory: context.directory, version: version, output: output.written,
                         outputPath: output.resolved, families: families)

@@ -1,5 +1,5 @@
 /// "Did you mean" suggestions for misspelt keys and values.
-enum Suggestion {
+public enum Suggestion {
     /// The candidate nearest to `word`, when it is near enough to be a plausible typo.
     ///
     /// Case is ignored first (`maximumcount` → `maximumCount` is always suggested), then the
@@ -10,7 +10,7 @@ enum Suggestion {
     /// - Parameters:
     ///   - word: what the user wrote.
     ///   - candidates: the valid spellings.
-    static func nearest(to word: String, in candidates: [String]) -> String? {
+    public static func nearest(to word: String, in candidates: [String]) -> String? {
         let lowered = word.lowercased()
         if let exact = candidates.first(where: { $0.lowercased() == lowered }) { return exact }
         if let meant = synonyms[lowered], candidates.contains(meant) { return meant }
