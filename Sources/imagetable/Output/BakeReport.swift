@@ -117,7 +117,9 @@ enum BakeReport {
         if !s.skipped.isEmpty { extra.append("\(s.skipped.count) skipped") }
         if s.deferred > 0 { extra.append("\(s.deferred) deferred (--min-age)") }
         let shard = s.shard.map { " of shard \($0)" } ?? ""
-        var out = "\(PrintableText.escaped(manifestPath)): \(verb) \(s.sourcesFound) sources\(shard) in \(String(format: "%.2f", s.seconds)) s: "
+        // A dry run's time is the plan's, not a forecast of the bake's.
+        let time = s.dryRun ? "(planned in \(String(format: "%.2f", s.seconds)) s)" : "in \(String(format: "%.2f", s.seconds)) s"
+        var out = "\(PrintableText.escaped(manifestPath)): \(verb) \(s.sourcesFound) sources\(shard) \(time): "
             + "\(s.decoded) decoded, \(s.unchanged) unchanged, \(s.failed.count) failed"
             + extra.map { ", " + $0 }.joined() + "\n"
         let rows = s.tables.map { t in
