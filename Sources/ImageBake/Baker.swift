@@ -160,7 +160,14 @@ public enum Baker {
             return summary
         }
         for orphan in orphanTables(manifest, state: state) {
-            if options.prune && options.dryRun {
+            if let family = orphan.unclaimedFamily {
+                // Made before bakes recorded their manifest, for a family this manifest lacks:
+                // most likely another manifest's that shares the directory, so never deleted.
+                let whose = family.isEmpty ? "the table has no family" : "the table's family, '\(family)', is none of the manifest's"
+                summary.warnings.append(BakeWarning(path: orphan.display, message: "no format of the manifest names this table (\(whose)), "
+                                                    + "and no bake recorded which manifest made it; --prune leaves it (delete it by hand "
+                                                    + "if no manifest bakes it)", code: "orphan-table"))
+            } else if options.prune && options.dryRun {
                 // Listed as the bake would list it, so that a script reads a dry run's document
                 // as the real one's (it was only a warning).
                 summary.prunedTables.append(orphan.display)
@@ -248,8 +255,14 @@ public enum Baker {
     /// Tables in the output directory that no format of the manifest names, but those another
     /// manifest that still exists baked last (two manifests may share an output directory: each
     /// warned of the other's tables at every bake, and `--prune` deleted them).
-    private static func orphanTables(_ manifest: Manifest, state: BakeState) -> [(path: String, display: String)] {
+    ///
+    /// - Returns: each orphan, with the family of one that no bake recorded the manifest of and
+    ///   whose family this manifest lacks (`unclaimedFamily`: made before bakes recorded it,
+    ///   likely another manifest's, so warned of and never pruned).
+    private static func orphanTables(_ manifest: Manifest, state: BakeState)
+        -> [(path: String, display: String, unclaimedFamily: String?)] {
         let named = Set(manifest.formats.map(\.fileName))
+        let families = Set(manifest.families.map(\.name))
         let names = (try? FileManager.default.contentsOfDirectory(atPath: manifest.outputPath)) ?? []
         let identity = manifestIdentity(manifest)
         return names.filter { name in
@@ -259,9 +272,11 @@ public enum Baker {
         }.sorted().compactMap { name in
             let path = manifest.outputPath + "/" + name
             // Only what is a table: a file that merely ends in .imagetable is none of ours.
-            guard (try? ImageTableReader(path: path)) != nil else { return nil }
+            guard let reader = try? ImageTableReader(path: path) else { return nil }
+            let family = reader.header.family
+            let unclaimed = state.manifest(ofTable: name) == nil && !families.contains(family) ? family : nil
             let first = manifest.formats[0]
-            return (path, String(manifest.displayPath(of: first).dropLast(first.fileName.count)) + name)
+            return (path, String(manifest.displayPath(of: first).dropLast(first.fileName.count)) + name, unclaimed)
         }
     }
 

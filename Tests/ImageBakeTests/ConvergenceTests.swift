@@ -161,12 +161,22 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: project.tables + "/gray.imagetable"))
         // A table that some process is writing (a runtime cache's own format) is left, and said so.
         let held = project.tables + "/cached.imagetable"
-        let writer = try ImageTableWriter(path: held, format: TableFormat(name: "cached", width: 4, height: 4, style: .grayscale8, capacity: 2))
+        let writer = try ImageTableWriter(path: held, format: TableFormat(name: "cached", family: "photos", width: 4, height: 4, style: .grayscale8,
+                                                                          capacity: 2))
         defer { writer.close() }
         let kept = try run(Products.imagetable, ["bake", project.manifestPath, "--prune", "--no-progress"])
         #expect(kept.status == 0 && kept.stderr.contains("cached.imagetable: warning: no format of the manifest names this table, but "
                                                          + "another process is writing it, so --prune leaves it [orphan-table]"), "\(kept.stderr)")
         #expect(FileManager.default.fileExists(atPath: held) && FileManager.default.fileExists(atPath: held + ".lock"))
+        // One of no family of the manifest, which no bake recorded (a runtime cache's, another
+        // manifest's from an earlier build), is never pruned.
+        let foreign = project.tables + "/foreign.imagetable"
+        try ImageTableWriter(path: foreign, format: TableFormat(name: "foreign", width: 4, height: 4, style: .grayscale8, capacity: 2)).close()
+        let left = try run(Products.imagetable, ["bake", project.manifestPath, "--prune", "--no-progress"])
+        #expect(left.stderr.contains("foreign.imagetable: warning: no format of the manifest names this table (the table has no family), "
+                                     + "and no bake recorded which manifest made it; --prune leaves it (delete it by hand if no manifest "
+                                     + "bakes it) [orphan-table]"), "\(left.stderr)")
+        #expect(FileManager.default.fileExists(atPath: foreign))
     }
 
     @Test func aRebuildNamesTheOptionThatChanged() throws {

@@ -164,6 +164,15 @@ import Glibc
         let bake = try run(Products.imagetable, ["bake", project.manifestPath, "--prune"])
         #expect(bake.status == 0 && !bake.stderr.contains("orphan-table") && !bake.stdout.contains("deleted"), "\(bake.stdout)\(bake.stderr)")
         #expect(FileManager.default.fileExists(atPath: project.tables + "/drawing.imagetable"))
+        // A table no bake recorded the manifest of (made by an earlier build), of a family this
+        // manifest lacks, is warned of but never pruned: likely another manifest's.
+        _ = try Self.statePaths(project, running: "DELETE FROM formats WHERE table_file = 'manifest/drawing.imagetable'")
+        let unclaimed = try run(Products.imagetable, ["bake", project.manifestPath, "--prune"])
+        #expect(unclaimed.stderr.contains("tables/drawing.imagetable: warning: no format of the manifest names this table (the table's "
+                                          + "family, 'drawings', is none of the manifest's), and no bake recorded which manifest made it; "
+                                          + "--prune leaves it (delete it by hand if no manifest bakes it) [orphan-table]"), "\(unclaimed.stderr)")
+        #expect(FileManager.default.fileExists(atPath: project.tables + "/drawing.imagetable"))
+        #expect(try run(Products.imagetable, ["bake", other]).status == 0)
         // Once the other manifest is gone, its table is an orphan like any other.
         try FileManager.default.removeItem(atPath: other)
         let alone = try run(Products.imagetable, ["bake", project.manifestPath])

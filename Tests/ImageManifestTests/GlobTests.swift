@@ -74,7 +74,9 @@ import Testing
         let path = Array(repeating: "d", count: 60).joined(separator: "/") + "/y"
         let clock = ContinuousClock()
         let elapsed = clock.measure { #expect(!pattern.matches(path)) }
-        #expect(elapsed < .milliseconds(500))
+        // A guard against exponential backtracking (30 globstars would take ages), not a measure
+        // of speed: tight bounds fail on a machine busy with other work.
+        #expect(elapsed < .seconds(15))
     }
 
     @Test func familySelectsIncludedButNotExcluded() throws {
