@@ -245,14 +245,13 @@ public enum Baker {
         return summary
     }
 
-    /// Image tables in the output directory that no format of the manifest names (tables of
-    /// removed or renamed formats), by path and as a person would type it.
     /// The manifest as the bake state names it: its real path.
     private static func manifestIdentity(_ manifest: Manifest) -> String {
-        SourceScanner.realPath(manifest.file) ?? Directories.absolute(manifest.file)
+        SourceScanner.resolvedPath(manifest.file)
     }
 
-    /// Tables in the output directory that no format of the manifest names, but those another
+    /// Image tables in the output directory that no format of the manifest names (tables of
+    /// removed or renamed formats), by path and as a person would type it, but those another
     /// manifest that still exists baked last (two manifests may share an output directory: each
     /// warned of the other's tables at every bake, and `--prune` deleted them).
     ///
@@ -265,16 +264,14 @@ public enum Baker {
         let families = Set(manifest.families.map(\.name))
         let names = (try? FileManager.default.contentsOfDirectory(atPath: manifest.outputPath)) ?? []
         let identity = manifestIdentity(manifest)
-        return names.filter { name in
-            guard name.hasSuffix(".imagetable"), !named.contains(name) else { return false }
-            guard let owner = state.manifest(ofTable: name), owner != identity else { return true }
-            return !FileManager.default.fileExists(atPath: owner)
-        }.sorted().compactMap { name in
+        return names.filter { $0.hasSuffix(".imagetable") && !named.contains($0) }.sorted().compactMap { name in
+            let owner = state.manifest(ofTable: name)
+            if let owner, owner != identity, FileManager.default.fileExists(atPath: owner) { return nil }
             let path = manifest.outputPath + "/" + name
             // Only what is a table: a file that merely ends in .imagetable is none of ours.
             guard let reader = try? ImageTableReader(path: path) else { return nil }
             let family = reader.header.family
-            let unclaimed = state.manifest(ofTable: name) == nil && !families.contains(family) ? family : nil
+            let unclaimed = owner == nil && !families.contains(family) ? family : nil
             let first = manifest.formats[0]
             return (path, String(manifest.displayPath(of: first).dropLast(first.fileName.count)) + name, unclaimed)
         }

@@ -29,9 +29,10 @@ public enum InterruptSignals {
 
     /// Ends the process by `signal`'s default action: a shell then sees the command killed by
     /// the signal and stops the script that ran it (`for m in *.yaml; do imagetable bake "$m";
-    /// done` stops at the first Ctrl-C), where an exit status of 130 let the script go on.
+    /// done` stops at the first Ctrl-C), where an exit status of 130 let the script go on. Also
+    /// how a tool ends as a filter does when its reader goes (SIGPIPE).
     ///
-    /// - Parameter signal: the signal caught.
+    /// - Parameter signal: the signal to end by.
     public static func end(by signal: Int32) -> Never {
         itc_end_by_signal(signal)
         exit(128 + signal)  // not reached: the default action ends the process

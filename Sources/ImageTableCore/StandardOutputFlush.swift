@@ -35,9 +35,7 @@ public enum StandardOutputFlush {
     /// Ends the process as a filter ends when the reader of its output goes: by `SIGPIPE`,
     /// silently, so the shell sees status 141 as it does for `cat`.
     public static func endAsAClosedPipeDoes() -> Never {
-        signal(SIGPIPE, SIG_DFL)
-        raise(SIGPIPE)
-        exit(128 + SIGPIPE)  // not reached: the default action ends the process
+        InterruptSignals.end(by: SIGPIPE)
     }
 
     /// The exit status a tool ends with after flushing: `status`, or 1 where every write

@@ -56,7 +56,7 @@ do {
         case .render(let job): runner.run(job)
         // Flushed before the reply, whose status the command exits with: a report that a full
         // disk cut short must change it, and must reach the file before the command ends.
-        case .extract(let job): .finished(Finished(status: StandardOutputFlush.finish(status: ExtractWorker.run(job))))
+        case .extract(let job): flushed(.finished(Finished(status: ExtractWorker.run(job))))
         case .preview(let job): flushed(PreviewWorker.reply(job))
         case .hello: .failed(WorkerFailure(.protocolError, "a second handshake"))
         }

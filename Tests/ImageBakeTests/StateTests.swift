@@ -112,6 +112,23 @@ import Glibc
                 "\(limited.files)")
     }
 
+    /// Writes `other.yaml` beside the project's manifest: the same output directory and sources,
+    /// family `drawings` with one format, `drawing`; returns its path.
+    static func otherManifest(_ project: BakeProject, include: String?, style: String) throws -> String {
+        let other = project.root + "/other.yaml"
+        try """
+            version: 1
+            output: tables
+            families:
+              drawings:
+                sources: src
+            \(include.map { "    include: [\"\($0)\"]\n" } ?? "")    formats:
+                  drawing: {size: 8x8, style: \(style), maximumCount: 4}
+
+            """.write(toFile: other, atomically: true, encoding: .utf8)
+        return other
+    }
+
     /// Two manifests sharing an output directory, each taking other files of one sources
     /// directory, keep each other's rows: each bake forgot the other's, and both read them again
     /// at every bake.
@@ -121,19 +138,8 @@ import Glibc
         try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
         try ConvergenceTests.add(project, "b.png", 0, secondsAgo: 100)
         project.setModified("a.jpg", secondsAgo: 100)
-        let other = project.root + "/other.yaml"
         // The same output directory and sources, other files, a table of its own.
-        try """
-            version: 1
-            output: tables
-            families:
-              drawings:
-                sources: src
-                include: ["*.png"]
-                formats:
-                  drawing: {size: 8x8, style: 32BitBGRA, maximumCount: 4}
-
-            """.write(toFile: other, atomically: true, encoding: .utf8)
+        let other = try Self.otherManifest(project, include: "*.png", style: "32BitBGRA")
         for _ in 0..<2 {
             #expect(try run(Products.imagetable, ["bake", project.manifestPath]).status == 0)
             #expect(try run(Products.imagetable, ["bake", other]).status != 1)
@@ -149,17 +155,7 @@ import Glibc
     @Test func aSharedOutputDirectoryKeepsTheOtherManifestsTables() throws {
         let project = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 4}\n")
         try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
-        let other = project.root + "/other.yaml"
-        try """
-            version: 1
-            output: tables
-            families:
-              drawings:
-                sources: src
-                formats:
-                  drawing: {size: 8x8, style: 8BitGrayscale, maximumCount: 4}
-
-            """.write(toFile: other, atomically: true, encoding: .utf8)
+        let other = try Self.otherManifest(project, include: nil, style: "8BitGrayscale")
         #expect(try run(Products.imagetable, ["bake", other]).status == 0)
         let bake = try run(Products.imagetable, ["bake", project.manifestPath, "--prune"])
         #expect(bake.status == 0 && !bake.stderr.contains("orphan-table") && !bake.stdout.contains("deleted"), "\(bake.stdout)\(bake.stderr)")

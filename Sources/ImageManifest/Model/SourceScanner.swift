@@ -130,14 +130,22 @@ public struct SourceScanner: Sendable {
     /// - Parameter root: a family's sources directory.
     /// - Throws: `ImageTableError` `sources-unreadable`, as ``scanAll()`` would.
     public static func checkRoot(_ root: String) throws(ImageTableError) {
-        var rootStat = stat()
-        guard let resolved = realPath(root), stat(resolved, &rootStat) == 0, rootStat.st_mode & S_IFMT == S_IFDIR else {
-            throw ImageTableError(.sourcesUnreadable, "sources directory does not exist or is not a directory", path: root)
-        }
+        let resolved = try resolvedDirectory(root)
         guard let dir = opendir(resolved) else {
             throw ImageTableError(.sourcesUnreadable, "sources directory cannot be listed (\(String(cString: strerror(errno))))", path: root)
         }
         closedir(dir)
+    }
+
+    /// `root`'s real path, when it is a directory.
+    ///
+    /// - Throws: `ImageTableError` `sources-unreadable` when it is missing or not a directory.
+    private static func resolvedDirectory(_ root: String) throws(ImageTableError) -> String {
+        var rootStat = stat()
+        guard let resolved = realPath(root), stat(resolved, &rootStat) == 0, rootStat.st_mode & S_IFMT == S_IFDIR else {
+            throw ImageTableError(.sourcesUnreadable, "sources directory does not exist or is not a directory", path: root)
+        }
+        return resolved
     }
 
     /// Scans the directory, saying which directories below it could not be listed: a bake must
@@ -147,10 +155,7 @@ public struct SourceScanner: Sendable {
     /// - Throws: `ImageTableError` `sources-unreadable` when `root` is missing, not a directory
     ///   or cannot be listed.
     public func scanAll() throws(ImageTableError) -> Scan {
-        var rootStat = stat()
-        guard let resolvedRoot = Self.realPath(root), stat(resolvedRoot, &rootStat) == 0, rootStat.st_mode & S_IFMT == S_IFDIR else {
-            throw ImageTableError(.sourcesUnreadable, "sources directory does not exist or is not a directory", path: root)
-        }
+        let resolvedRoot = try Self.resolvedDirectory(root)
         var sources: [SourceFile] = []
         var skipped: [ImageTableError] = []
         var unlisted: [String] = []
@@ -262,5 +267,11 @@ public struct SourceScanner: Sendable {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)
+    }
+
+    /// `path` without `.`, `..` and symbolic links where it exists (``realPath(_:)``), else
+    /// absolute with `.` and `..` folded (`Directories.absolute`).
+    package static func resolvedPath(_ path: String) -> String {
+        realPath(path) ?? Directories.absolute(path)
     }
 }

@@ -42,9 +42,7 @@ public struct ManifestValidator: Sendable {
     public func validate(fileAt path: String) -> ValidationReport {
         switch Self.readBounded(path) {
         case .success(let bytes): return validate(contents: bytes, file: path)
-        case .failure(let problem):
-            let d = Diagnostic(.error, .fileUnreadable, problem.message, file: path, location: .start)
-            return ValidationReport(file: path, diagnostics: [d], manifest: nil)
+        case .failure(let problem): return Self.unreadable(problem, file: path)
         }
     }
 
@@ -123,16 +121,16 @@ public struct ManifestValidator: Sendable {
     ///
     /// - Returns: the report, named ``standardInputName``.
     public func validateStandardInput() -> ValidationReport {
-        var bytes = [UInt8](repeating: 0, count: ManifestLimits.maxFileBytes + 1)
-        switch bytes.withUnsafeMutableBytes({ SystemIO.read(STDIN_FILENO, into: $0) }) {
-        case .success(let count):
-            bytes.removeSubrange(count...)
-            return validate(contents: bytes, file: Self.standardInputName)
-        case .failure(let error):
-            let d = Diagnostic(.error, .fileUnreadable, "cannot read the manifest from standard input: \(error.reason)",
-                               file: Self.standardInputName, location: .start)
-            return ValidationReport(file: Self.standardInputName, diagnostics: [d], manifest: nil)
+        switch Self.readBounded(descriptor: STDIN_FILENO, what: "the manifest from standard input") {
+        case .success(let bytes): return validate(contents: bytes, file: Self.standardInputName)
+        case .failure(let problem): return Self.unreadable(problem, file: Self.standardInputName)
         }
+    }
+
+    /// The report of a manifest that could not be read: one `file-unreadable` error.
+    private static func unreadable(_ problem: ReadProblem, file: String) -> ValidationReport {
+        let d = Diagnostic(.error, .fileUnreadable, problem.message, file: file, location: .start)
+        return ValidationReport(file: file, diagnostics: [d], manifest: nil)
     }
 
     /// Reads at most one byte more than the limit, so that the check can tell "too large".
@@ -155,13 +153,23 @@ public struct ManifestValidator: Sendable {
         case S_IFCHR, S_IFBLK: return .failure(ReadProblem(message: "the manifest path is a device, not a regular file"))
         default: return .failure(ReadProblem(message: "the manifest path is not a regular file"))
         }
+        return readBounded(descriptor: fd, what: "the manifest")
+    }
+
+    /// Reads `fd` to its end, or to one byte more than the limit, so that the check can tell
+    /// "too large".
+    ///
+    /// - Parameters:
+    ///   - fd: an open descriptor.
+    ///   - what: what it holds, for the message of a failed read.
+    private static func readBounded(descriptor fd: Int32, what: String) -> Result<[UInt8], ReadProblem> {
         var bytes = [UInt8](repeating: 0, count: ManifestLimits.maxFileBytes + 1)
         switch bytes.withUnsafeMutableBytes({ SystemIO.read(fd, into: $0) }) {
         case .success(let count):
             bytes.removeSubrange(count...)
             return .success(bytes)
         case .failure(let error):
-            return .failure(ReadProblem(message: "cannot read the manifest: \(error.reason)"))
+            return .failure(ReadProblem(message: "cannot read \(what): \(error.reason)"))
         }
     }
 }

@@ -58,7 +58,7 @@ enum DiagnosticLines {
     /// when it lies below it; else as given. A bake run in a subdirectory named its manifest
     /// `../site.yaml` or `sub/../site.yaml`, which GitHub cannot place.
     static func repositoryPath(_ path: String) -> String {
-        let full = resolved(path.hasPrefix("/") ? path : workingDirectory + "/" + path)
+        let full = SourceScanner.resolvedPath(path.hasPrefix("/") ? path : workingDirectory + "/" + path)
         return full.hasPrefix(repositoryRoot) ? String(full.dropFirst(repositoryRoot.count)) : path
     }
 
@@ -69,15 +69,9 @@ enum DiagnosticLines {
     /// thousands of annotations.
     private static let repositoryRoot: String = {
         let workspace = ProcessInfo.processInfo.environment["GITHUB_WORKSPACE"].flatMap { $0.isEmpty ? nil : $0 }
-        let base = resolved(workspace ?? workingDirectory)
+        let base = SourceScanner.resolvedPath(workspace ?? workingDirectory)
         return base.hasSuffix("/") ? base : base + "/"
     }()
-
-    /// `path` without `.`, `..` and symbolic links where it exists (`realpath`), else with
-    /// `.` and `..` folded.
-    private static func resolved(_ path: String) -> String {
-        SourceScanner.realPath(path) ?? Directories.absolute(path)
-    }
 
     /// "1 error, 2 warnings".
     static func counts(errors: Int, warnings: Int) -> String {
