@@ -53,7 +53,7 @@ public enum StandardOutputFlush {
         case .failed(let reason):
             let error = ImageTableError(.outputFailed, "cannot write to standard output: \(reason); what it printed is incomplete",
                                         path: "<stdout>")
-            FileHandle.standardError.write(Data((PrintableText.line(error.description) + "\n").utf8))
+            SystemIO.writeStandardError(PrintableText.line(error.description) + "\n")
             return status == 0 ? 1 : status
         }
     }

@@ -79,6 +79,22 @@ public enum SystemIO {
         return nil
     }
 
+    /// Writes `text` to standard error, and drops it if that fails.
+    ///
+    /// Every diagnostic of the tools goes through here, not through Foundation's
+    /// `FileHandle.write`, which ends the process with a fatal error (`SIGILL`) when a write
+    /// fails: with `2>/dev/full`, or `2>&1 | head` once the reader had gone, every command
+    /// crashed, a bake just after committing its tables. A diagnostic that cannot be written is
+    /// lost, as C tools' `fprintf(stderr, …)` loses it; what the command did and its exit status
+    /// stand, and standard output's flush at exit still reports a loss of its own
+    /// (``StandardOutputFlush``).
+    ///
+    /// - Parameter text: what to write, line breaks included.
+    public static func writeStandardError(_ text: String) {
+        var text = text
+        text.withUTF8 { _ = writeAll(2, UnsafeRawBufferPointer($0)) }
+    }
+
     /// Writes all of `bytes` to `fd` at `offset` (the file position is left alone), retrying
     /// `EINTR` and continuing short writes.
     ///

@@ -33,7 +33,7 @@ public enum TestHook {
             do {
                 try process.run()
             } catch {
-                if attempt == 99 { FileHandle.standardError.write(Data("test hook \(executable) did not start: \(error)\n".utf8)) }
+                if attempt == 99 { SystemIO.writeStandardError("test hook \(executable) did not start: \(error)\n") }
                 usleep(10_000)
                 continue
             }

@@ -5,7 +5,7 @@ import ImageTableCore
 /// preview reports are the command's own. Escaped for the terminal, as the command escapes its
 /// own lines: table paths, output paths and keys are chosen by whoever made them.
 func printError(_ line: String) {
-    FileHandle.standardError.write(Data((PrintableText.line(line) + "\n").utf8))
+    SystemIO.writeStandardError(PrintableText.line(line) + "\n")
 }
 
 /// Writes one report line to standard output, escaped for the terminal like ``printError(_:)``.

@@ -17,7 +17,7 @@ import WorkerProtocol
 // another build, 64 not started by a command.
 
 guard WorkerEndpoint.isConnected else {
-    FileHandle.standardError.write(Data("imagetable-worker: started by imagetable, not by people (see imagetable --help)\n".utf8))
+    SystemIO.writeStandardError("imagetable-worker: started by imagetable, not by people (see imagetable --help)\n")
     exit(64)
 }
 // A worker outliving a killed bake could still be writing a slot that the next bake reserves

@@ -48,6 +48,35 @@ import Glibc
         #expect(fine.status == 0 && fine.stderr.isEmpty)
     }
 
+    /// Foundation's `FileHandle.write` ends the process (`SIGILL`, status 132) when a write
+    /// fails: every command that had a warning or an error to print crashed with standard error
+    /// on a full device, a bake just after committing its tables, and `2>&1 | head` crashed the
+    /// bake 6 runs in 8. A diagnostic that cannot be written is dropped; the status stands.
+    @Test func aDiagnosticThatCannotBeWrittenCrashesNothing() throws {
+        let project = try Self.baked()
+        project.add("notes.jpg", bytes: Array("not a picture".utf8))
+        try project.add("b.jpg", from: Corpus.photo("Landscape_2"))
+        func toFullStandardError(_ arguments: [String]) throws -> ProcessResult {
+            let quoted = ([Products.imagetable] + arguments).map { "'" + $0 + "'" }.joined(separator: " ")
+            return try run("/bin/sh", ["-c", "exec \(quoted) 2> /dev/full"], in: project.root)
+        }
+        let bake = try toFullStandardError(["bake", "manifest.yaml"])
+        #expect(bake.exited && bake.status == 0 && bake.stdout.contains("1 decoded, 1 unchanged, 0 failed, 1 skipped"),
+                "\(bake.exited) \(bake.status) \(bake.stdout)")
+        #expect(try ImageTableReader(path: project.tables + "/thumb.imagetable").entries().count == 2)
+        for (arguments, status) in [(["inspect", "none.imagetable"], 1), (["validate", "none.yaml"], 1),
+                                    (["extract", "tables/thumb.imagetable", "nope", "-o", "x.png"], 1),
+                                    (["extract", "tables/thumb.imagetable", "--all", "tables/thumb.imagetable"], 1)] {
+            let result = try toFullStandardError(arguments)
+            #expect(result.exited && result.status == Int32(status), "\(arguments): \(result.exited) \(result.status)")
+        }
+        // Both streams into a pipe whose reader is gone: the closed pipe's end, not a crash.
+        project.add("c.jpg", bytes: Array("not a picture either".utf8))
+        let piped = try run("/bin/bash", ["-c", "'\(Products.imagetable)' bake manifest.yaml --rehash 2>&1 | true; echo \"status ${PIPESTATUS[0]}\""],
+                            in: project.root)
+        #expect(["status 0\n", "status 141\n"].contains(piped.stdout), "\(piped.stdout)\(piped.stderr)")
+    }
+
     /// A bake that stopped at its scan (a sources directory that is missing) had already made
     /// the output directory, an empty table, its lock and a state, which `export` then shipped
     /// with exit 0.

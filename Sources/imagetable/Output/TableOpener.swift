@@ -46,13 +46,13 @@ enum TableOpener {
 enum StandardError {
     /// Writes `line`, escaped for the terminal, and a line break to standard error.
     static func print(_ line: String) {
-        FileHandle.standardError.write(Data((PrintableText.line(line) + "\n").utf8))
+        SystemIO.writeStandardError(PrintableText.line(line) + "\n")
     }
 
     /// Writes `text`, already escaped (a rendered report, or terminal control the caller has
     /// escaped around), each line kept from reading as a CI command.
     static func write(_ text: String) {
-        FileHandle.standardError.write(Data(PrintableText.uncommanded(text).utf8))
+        SystemIO.writeStandardError(PrintableText.uncommanded(text))
     }
 
     /// Writes an error compiler-style: `path: error: message (cause) [code]`.
