@@ -24,9 +24,11 @@ enum ExtractWorker {
             return 1
         }
         let mode = mode_t(reader.header.protection.permissions)
-        if let key = request.key, let output = request.output {
+        if let key = request.key, let given = request.output {
+            let output = destination(given, key: key)
             guard let info = reader.entry(forKey: key) else {
-                printError("\(request.table): error: no entry has the key \(PrintableText.quoted(key)); " + whyMissing(reader) + " [no-such-key]")
+                // `imagetable extract` looked first, with a suggestion: this is a key removed since.
+                printError(reader.missingKeyError(key, path: request.table).description)
                 return 1
             }
             guard extract(info, from: reader, request: request, destination: { png in
@@ -39,17 +41,15 @@ enum ExtractWorker {
         return extractAll(reader, into: request.all!, request: request, mode: mode)
     }
 
-    /// Where to look for a key that is not there. A write a stopped bake left unfinished holds
-    /// no key yet (a record gets its key when it is committed), so it may have been this entry:
-    /// then the advice is to bake again. Listing the table to find out costs what its entries
-    /// do, only on this error.
-    private static func whyMissing(_ reader: ImageTableReader) -> String {
-        _ = reader.entries()
-        let unfinished = reader.notices.count { $0.kind == .discardedInterruptedWrite }
-        guard unfinished > 0 else { return "`imagetable inspect` lists the keys" }
-        let writes = unfinished == 1 ? "1 write" : "\(unfinished) writes"
-        return "the table has \(writes) that a stopped bake left unfinished (`imagetable verify` lists them), "
-            + "which may have been it: bake again"
+    /// Where `-o` writes `key`'s PNG: `given`, or when it names a directory (one that exists,
+    /// or any path ending in `/`), a file in it named as `--all` names the key's last
+    /// component (`photos/cat.jpg` → `DIR/cat.jpg.png`), as `cp FILE DIR` would.
+    static func destination(_ given: String, key: String) -> String {
+        guard given != "-" else { return given }
+        var st = stat()
+        guard given.hasSuffix("/") || (stat(given, &st) == 0 && st.st_mode & S_IFMT == S_IFDIR) else { return given }
+        let directory = given.hasSuffix("/") ? given : given + "/"
+        return directory + KeyPaths.components(for: key).last!
     }
 
     private static func extractAll(_ reader: ImageTableReader, into directory: String, request: ExtractJob, mode: mode_t) -> Int32 {

@@ -1,4 +1,6 @@
 import ArgumentParser
+import ImageManifest
+import ImageTableCore
 import WorkerProtocol
 
 /// `imagetable extract TABLE KEY -o FILE` and `imagetable extract TABLE --all DIR`: entries as
@@ -56,7 +58,8 @@ struct ExtractCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("The key of the entry to extract (with -o).", valueName: "key"))
     var key: String?
 
-    @Option(name: [.customShort("o"), .long], help: ArgumentHelp("The PNG file to write; - for standard output.", valueName: "file"))
+    @Option(name: [.customShort("o"), .long], help: ArgumentHelp("The PNG file to write; - for standard output; in a directory (or a path ending in /), "
+                                                                       + "named after the key's last part: -o out/ writes out/cat.jpg.png.", valueName: "file"))
     var output: String?
 
     @Option(help: ArgumentHelp("Extract every entry into DIR (created if missing), named after their keys.", valueName: "dir"))
@@ -81,8 +84,25 @@ struct ExtractCommand: ParsableCommand {
     }
 
     func run() throws {
-        try WorkerLauncher.checkTable(table)
+        let reader = try WorkerLauncher.checkTable(table)
+        // Checked here, where the manifest's spelling rules are, to suggest the key meant.
+        if let key, reader.entry(forKey: key) == nil {
+            StandardError.report(reader.missingKeyError(key, path: table) { Self.nearest(to: key, in: $0) })
+            throw ExitStatus.failure
+        }
         try WorkerLauncher.run(.extract(ExtractJob(table: table, key: key, output: output, all: all, contentOnly: content,
                                                    verbose: verbose)))
+    }
+
+    /// The key most likely meant by `key`: one that differs only in case or by a typo
+    /// (``Suggestion/nearest(to:in:)``), else the first whose last path component is `key`'s
+    /// (`cat.jpg` for `photos/cat.jpg`). Typos are looked for in keys of four characters or
+    /// more (one letter off `k` is any short key), among at most 100,000 keys, so a miss in a
+    /// huge table stays quick.
+    static func nearest(to key: String, in keys: [String]) -> String? {
+        if let same = keys.first(where: { $0.lowercased() == key.lowercased() }) { return same }
+        if key.count >= 4, keys.count <= 100_000, let typo = Suggestion.nearest(to: key, in: keys) { return typo }
+        let name = (key.split(separator: "/").last.map(String.init) ?? key).lowercased()
+        return keys.first { ($0.split(separator: "/").last.map(String.init) ?? $0).lowercased() == name }
     }
 }

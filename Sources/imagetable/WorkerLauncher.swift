@@ -47,9 +47,12 @@ enum WorkerLauncher {
 
     /// Opens `table` to report a missing, unreadable or damaged table here, with the same
     /// messages as `inspect`, before libvips is loaded for nothing.
-    static func checkTable(_ table: String) throws {
+    ///
+    /// - Returns: the table, open for reading.
+    @discardableResult
+    static func checkTable(_ table: String) throws -> ImageTableReader {
         do {
-            _ = try TableOpener.open(table)
+            return try TableOpener.open(table)
         } catch {
             StandardError.report(error)
             throw ExitStatus.failure

@@ -213,6 +213,41 @@ struct ExtractTests {
         #expect(!FileManager.default.fileExists(atPath: scratch.file("k.png")))
     }
 
+    /// A mistyped key said only that `inspect` lists the keys: the key meant is suggested, for a
+    /// typo, a difference of case, or a key given without its directory; a key like none of
+    /// them gets no guess.
+    @Test func aMissingKeySuggestsTheKeyMeant() throws {
+        let scratch = try TemporaryDirectory()
+        let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, width: 4, height: 2,
+                                  keys: ["photos/cat.jpg", "photos/dog.jpg", "Bird.png"])
+        for (asked, meant) in [("photos/cta.jpg", "photos/cat.jpg"), ("bird.png", "Bird.png"), ("dog.jpg", "photos/dog.jpg")] {
+            let run = try imagetable("extract", table.path, asked, "-o", scratch.file("x.png"))
+            #expect(run.status == 1 && run.stderr == "\(table.path): error: no entry has the key '\(asked)'; did you mean '\(meant)'? "
+                    + "(`imagetable inspect` lists the keys) [no-such-key]\n", "\(run.stderr)")
+        }
+        let unlike = try imagetable("extract", table.path, "fish.gif", "-o", scratch.file("x.png"))
+        #expect(unlike.stderr == "\(table.path): error: no entry has the key 'fish.gif'; `imagetable inspect` lists the keys [no-such-key]\n")
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("x.png")))
+    }
+
+    /// `-o DIR/` and `-o DIR` (an existing directory) were refused as "is a directory": the PNG
+    /// goes into the directory, named as `--all` names the key's last component, as `cp FILE DIR`
+    /// does; a path ending in `/` that does not exist is not created.
+    @Test func outputToADirectoryWritesTheKeysNameInIt() throws {
+        let scratch = try TemporaryDirectory()
+        let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, width: 4, height: 2, keys: ["photos/cat.jpg"])
+        try FileManager.default.createDirectory(atPath: scratch.file("out"), withIntermediateDirectories: false)
+        for output in [scratch.file("out") + "/", scratch.file("out")] {
+            let run = try imagetable("extract", table.path, "photos/cat.jpg", "-o", output)
+            #expect(run.status == 0 && run.stdout == "\(scratch.file("out"))/cat.jpg.png: key 'photos/cat.jpg', 4x2 grey PNG\n",
+                    "\(output): \(run.stdout)\(run.stderr)")
+            #expect(try DecodedPNG(path: scratch.file("out/cat.jpg.png")).pixels == table.entries[0].pixels)
+            try FileManager.default.removeItem(atPath: scratch.file("out/cat.jpg.png"))
+        }
+        let missing = try imagetable("extract", table.path, "photos/cat.jpg", "-o", scratch.file("none") + "/")
+        #expect(missing.status == 1 && missing.stderr.contains("cannot open its directory") && !FileManager.default.fileExists(atPath: scratch.file("none")))
+    }
+
     @Test func failuresExitOne() throws {
         let scratch = try TemporaryDirectory()
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .bgr16, keys: ["k"])
