@@ -137,6 +137,12 @@ struct BakeCommand: ParsableCommand {
             throw ValidationError("--min-age must be a number of seconds from 0 to \(Int(BakeOptions.maximumMinAge)) (100 years).")
         }
         if let output, output.isEmpty { throw ValidationError("--output needs a directory.") }
+        // Each would be dropped without a word: --list prints its listing, not the plan's summary
+        // nor annotations.
+        if list, dryRun {
+            throw ValidationError("--list and --dry-run cannot be combined: --list prints each source's state, --dry-run the plan's summary; neither touches a table.")
+        }
+        if list, format == .github { throw ValidationError("--list prints text or json, not github annotations.") }
         if let shard {
             // It takes a value that starts with '-' (to say '-1/3' is out of range), so a missing
             // value takes the next option: said as such, not as that option being missing.

@@ -135,4 +135,15 @@ import Testing
         }
         #expect(!FileManager.default.fileExists(atPath: project.root + "/s"), "nothing was baked")
     }
+
+    /// `--list` with `--dry-run` or `--format github` printed the listing and dropped the other
+    /// option without a word: bad usage (64), which names both.
+    @Test func listWithAnOptionItWouldIgnoreIsBadUsage() throws {
+        let project = try Self.project()
+        for (extra, reason) in [(["--dry-run"], "--list and --dry-run cannot be combined"),
+                                (["--format", "github"], "--list prints text or json, not github annotations")] {
+            let run = try run(Products.imagetable, ["bake", project.manifestPath, "--list"] + extra)
+            #expect(run.status == 64 && run.stderr.contains(reason) && run.stdout.isEmpty, "\(extra): \(run.status) \(run.stderr)")
+        }
+    }
 }

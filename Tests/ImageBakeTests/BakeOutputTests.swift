@@ -43,6 +43,25 @@ import Testing
                 "\(stopped.stdout)")
     }
 
+    /// A bake in which every source failed or was skipped said "baked 2 sources", which read as
+    /// a success in a log: it says "baked none of 2 sources". One good source is enough for
+    /// "baked".
+    @Test func aBakeThatBakedNothingSaysSo() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 4))
+        let photo = try Data(contentsOf: URL(fileURLWithPath: Corpus.photo("Portrait_1")))
+        project.add("broken.jpg", bytes: Array(photo.prefix(4000)))
+        project.add("notes.jpg", bytes: Array("not a picture".utf8))
+        let failed = try run(Products.imagetable, ["bake", "manifest.yaml"], in: project.root)
+        #expect(failed.status == 3 && failed.stdout.hasPrefix("manifest.yaml: baked none of 2 sources in ")
+                && failed.stdout.contains(": 0 decoded, 0 unchanged, 1 failed, 1 skipped\n"), "\(failed.stdout)")
+        try project.add("good.jpg", from: Corpus.photo("Landscape_1"))
+        let one = try run(Products.imagetable, ["bake", "manifest.yaml"], in: project.root)
+        #expect(one.stdout.hasPrefix("manifest.yaml: baked 3 sources in "), "\(one.stdout)")
+        let again = try run(Products.imagetable, ["bake", "manifest.yaml"], in: project.root)
+        #expect(again.stdout.hasPrefix("manifest.yaml: baked 3 sources in ") && again.stdout.contains(": 0 decoded, 1 unchanged"),
+                "\(again.stdout)")
+    }
+
     /// A summary warning is annotated on its path and titled with its code, as every other
     /// annotation is (it was titled `warning`, with the whole line as its message).
     @Test func githubWarningsNameTheirFileAndCode() throws {

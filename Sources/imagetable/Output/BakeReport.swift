@@ -119,7 +119,9 @@ enum BakeReport {
         let shard = s.shard.map { " of shard \($0)" } ?? ""
         // A dry run's time is the plan's, not a forecast of the bake's.
         let time = s.dryRun ? "(planned in \(String(format: "%.2f", s.seconds)) s)" : "in \(String(format: "%.2f", s.seconds)) s"
-        var out = "\(PrintableText.escaped(manifestPath)): \(verb) \(s.sourcesFound) sources\(shard) \(time): "
+        // "baked 3 sources" read as a success when every one of them failed or was skipped.
+        let none = s.sourcesFound > 0 && s.decoded + s.unchanged == 0 ? "none of " : ""
+        var out = "\(PrintableText.escaped(manifestPath)): \(verb) \(none)\(s.sourcesFound) sources\(shard) \(time): "
             + "\(s.decoded) decoded, \(s.unchanged) unchanged, \(s.failed.count) failed"
             + extra.map { ", " + $0 }.joined() + "\n"
         let rows = s.tables.map { t in
