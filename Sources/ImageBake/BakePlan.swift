@@ -80,6 +80,9 @@ public struct BakePlan: Sendable {
         public var leftOut: [String] = []
         /// Entries whose source is gone, kept (no `--prune`, no need for their slot).
         public var gone: [String] = []
+        /// `--prune` deleted none of ``gone``, since the family listed no source at all: an
+        /// unmounted or emptied sources directory would have emptied the table.
+        public var pruneWithheld = false
         /// Entries before and after, and the capacity.
         public var entriesBefore = 0, entriesAfter = 0, capacity = 0
         /// Present sources competing for slots (for the over-full warning).

@@ -205,7 +205,12 @@ struct BakePlanner {
             }
         }
         gone.sort()
-        if prune { change.prunes = gone }
+        // A family that lists no file at all is more likely an unmounted or emptied directory
+        // (a cron job's NFS mount) than every source deleted on purpose: pruning then emptied
+        // every table, exit 0.
+        if prune {
+            if files.isEmpty && !gone.isEmpty { change.pruneWithheld = true } else { change.prunes = gone }
+        }
         let remaining = table.entries.count - change.prunes.count
         let needed = max(0, newKeys - (table.capacity - remaining))
         let pruned = Set(change.prunes)

@@ -39,12 +39,16 @@ extension BakeState {
     static func open(_ path: String, readOnly: Bool) throws(ImageTableError)
         -> (SQLiteDatabase, KnownFiles, [String: String], [FailureKey: FailureRecord]) {
         guard readOnly else { return try open(path, access: .write) }
-        let directory = (path as NSString).deletingLastPathComponent
-        if access(path, W_OK) == 0 && access(directory.isEmpty ? "." : directory, W_OK) == 0,
-           let opened = try? open(path, access: .read) {
-            return opened
-        }
+        if mayWrite(path), let opened = try? open(path, access: .read) { return opened }
         return try open(path, access: .immutable)
+    }
+
+    /// Whether this process may write the state at `path` and its directory: only then is it
+    /// read through an ordinary connection, which leaves no `-wal` or `-shm` file behind (one
+    /// made by a read-only connection kept the state read-only once it was writable again).
+    static func mayWrite(_ path: String) -> Bool {
+        let directory = (path as NSString).deletingLastPathComponent
+        return access(path, W_OK) == 0 && access(directory.isEmpty ? "." : directory, W_OK) == 0
     }
 
     static func open(_ path: String, access: Access) throws(ImageTableError)

@@ -210,6 +210,22 @@ final class BakeState: @unchecked Sendable {
     /// under `manifest/<table file>` (no file name holds a `/`), which older builds ignore.
     func manifest(ofTable file: String) -> String? { formats["manifest/" + file] }
 
+    /// Every table's recorded manifest (``manifest(ofTable:)``), read from the state in
+    /// `directory` before the bake opens its tables (opening one of another format rebuilds it):
+    /// by table file name. Empty when there is no state or it cannot be read, which is a cache's
+    /// absence, not an error.
+    ///
+    /// - Parameter directory: the output directory.
+    static func tableManifests(directory: String) -> [String: String] {
+        let path = directory + "/" + fileName
+        guard FileManager.default.fileExists(atPath: path),
+              let db = try? (mayWrite(path) ? SQLiteDatabase(path: path, create: false) : SQLiteDatabase(path: path, readOnly: true, immutable: true)),
+              let formats = try? BakeStateSchema.loadFormats(db) else { return [:] }
+        var owners: [String: String] = [:]
+        for (key, manifest) in formats where key.hasPrefix("manifest/") { owners[String(key.dropFirst("manifest/".count))] = manifest }
+        return owners
+    }
+
     /// Remembers the manifest whose bake wrote a table.
     func setManifest(ofTable file: String, _ manifest: String) {
         pending.withLock { $0.formats["manifest/" + file] = manifest }

@@ -76,6 +76,7 @@ public enum Baker {
                 throw error.at(manifest.displayOutput)
             }
         }
+        try TableClaims.check(manifest, identity: manifestIdentity(manifest))
         let tables = try manifest.formats.map { format throws(ImageTableError) in try BakeTable(format, of: manifest, options: options) }
         defer { tables.forEach { $0.close() } }
         // The state is opened once the tables' locks are held, so two bakes of one manifest never
@@ -146,6 +147,7 @@ public enum Baker {
                                                     line: family.sourcesLocation.line, column: family.sourcesLocation.column))
             }
         }
+        summary.warnings += pruneWithheld(manifest, tables: tables, plan: plan, dryRun: options.dryRun)
         // A cache lost, not a failure: said, since the next bakes read every source again.
         summary.warnings += state.notices.map { BakeWarning(path: "\(manifest.displayOutput)/\(BakeState.fileName)", message: $0.message, code: $0.code) }
         if let stopped {
@@ -243,6 +245,21 @@ public enum Baker {
         }
         summary.seconds = Date().timeIntervalSince(started)
         return summary
+    }
+
+    /// A `prune-withheld` warning per family whose `--prune` the plan held back, as it listed
+    /// no source at all (``BakePlan/TableChange/pruneWithheld``), on its `sources` line.
+    private static func pruneWithheld(_ manifest: Manifest, tables: [BakeTable], plan: BakePlan, dryRun: Bool) -> [BakeWarning] {
+        manifest.families.compactMap { family in
+            let held = zip(tables, plan.tables).filter { $0.0.format.family == family.name && $0.1.pruneWithheld }
+            guard !held.isEmpty else { return nil }
+            let entries = held.reduce(0) { $0 + $1.1.gone.count }
+            let paths = held.map { $0.0.displayPath }.joined(separator: ", ")
+            return BakeWarning(path: manifest.file, message: "family '\(family.name)' lists no source in '\(family.sources)', so --prune "
+                + "\(dryRun ? "would delete" : "deleted") none of the \(entries) \(entries == 1 ? "entry" : "entries") of its tables: an "
+                + "unmounted or emptied sources directory would have emptied them; to empty them on purpose, delete \(paths)",
+                code: "prune-withheld", line: family.sourcesLocation.line, column: family.sourcesLocation.column)
+        }
     }
 
     /// The manifest as the bake state names it: its real path.

@@ -138,6 +138,9 @@ extension ImageTableError {
         /// unsharded bake), or a merge's shards were split into different numbers, or one is
         /// given twice or missing.
         case shardMismatch = "shard-mismatch"
+        /// A table another manifest bakes too (two manifests sharing an output directory with
+        /// formats of the same file name): each bake would rebuild or prune the other's entries.
+        case sharedTable = "shared-table"
         /// Tables that were not baked from the same manifest: a merge's inputs differ in their
         /// tables or in a table's parameters.
         case manifestMismatch = "manifest-mismatch"

@@ -84,7 +84,7 @@ import Testing
         let text = try run(Products.imagetable, ["bake", "manifest.yaml"], in: project.root)
         #expect(text.status == 0)
         #expect(text.stderr == "manifest.yaml:5:14: warning: family 'photos' has no sources: no file in 'src' matches '*.jpeg'; "
-                + "its tables stay empty (check 'sources' and 'include') [no-sources]\n", "\(text.stderr)")
+                + "nothing is baked for it (check 'sources' and 'include') [no-sources]\n", "\(text.stderr)")
         let github = try run(Products.imagetable, ["bake", "--format", "github", "manifest.yaml"], in: project.root)
         #expect(github.stdout.hasPrefix("::warning file=manifest.yaml,line=5,col=14,title=no-sources::family 'photos' has no sources"),
                 "\(github.stdout)")

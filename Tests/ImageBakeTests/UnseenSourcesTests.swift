@@ -19,6 +19,30 @@ import Glibc
         return try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", Products.imagetable] + arguments)
     }
 
+    /// A sources directory that is there but empty (an NFS mount that is not mounted) lists no
+    /// file: `bake --prune` deleted every entry, exit 0, under a warning that the tables "stay
+    /// empty". A family that lists no source prunes nothing and says so (`prune-withheld`); one
+    /// source listed is enough for `--prune` to go on.
+    @Test func anEmptySourcesDirectoryPrunesNothing() throws {
+        let project = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 4}\n")
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        try project.add("b.jpg", from: Corpus.photo("Landscape_2"))
+        #expect(try run(Products.imagetable, ["bake", project.manifestPath]).status == 0)
+        try FileManager.default.moveItem(atPath: project.sources, toPath: project.root + "/away")
+        try FileManager.default.createDirectory(atPath: project.sources, withIntermediateDirectories: false)
+        let pruned = try run(Products.imagetable, ["bake", "--prune", "manifest.yaml"], in: project.root)
+        #expect(pruned.status == 0 && pruned.stdout.contains("tables/thumb.imagetable        0        0       0      2/4\n"), "\(pruned.stdout)")
+        #expect(pruned.stderr.contains("manifest.yaml:5:14: warning: family 'photos' lists no source in 'src', so --prune deleted none of "
+                                       + "the 2 entries of its tables: an unmounted or emptied sources directory would have emptied them; "
+                                       + "to empty them on purpose, delete tables/thumb.imagetable [prune-withheld]\n"), "\(pruned.stderr)")
+        #expect(try ImageTableReader(path: project.tables + "/thumb.imagetable").entries().map(\.key).sorted() == ["a.jpg", "b.jpg"])
+        // One of the two back: the other's entry is pruned as usual.
+        try FileManager.default.moveItem(atPath: project.root + "/away/a.jpg", toPath: project.sources + "/a.jpg")
+        let one = try run(Products.imagetable, ["bake", "--prune", "manifest.yaml"], in: project.root)
+        #expect(one.status == 0 && !one.stderr.contains("prune-withheld"), "\(one.stderr)")
+        #expect(try ImageTableReader(path: project.tables + "/thumb.imagetable").entries().map(\.key) == ["a.jpg"])
+    }
+
     /// A directory the scan cannot list hides its files; it does not delete them: their entries
     /// are kept, not counted removed, not pruned and not evicted (a cron job's `bake --prune`
     /// deleted them all when a directory's mode changed). A sources directory that cannot be

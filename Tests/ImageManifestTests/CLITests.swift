@@ -121,7 +121,7 @@ import Testing
         let empty = try validate(["empty.yaml"], in: dir)
         #expect(empty.status == 0)
         #expect(empty.stdout.hasPrefix("empty.yaml:5:14: warning: family 'users' has no sources: no file in 'empty' matches the image "
-                                       + "file names; its tables stay empty (check 'sources' and 'include') [no-sources]\n"), "\(empty.stdout)")
+                                       + "file names; nothing is baked for it (check 'sources' and 'include') [no-sources]\n"), "\(empty.stdout)")
         try dir.write("pattern.yaml", Self.validYAML.replacingOccurrences(of: "sources: photos", with: "sources: photos\n    include: \"*.jpeg\""))
         let pattern = try validate(["--warnings-as-errors", "pattern.yaml"], in: dir)
         #expect(pattern.status == 1)

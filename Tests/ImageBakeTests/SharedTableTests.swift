@@ -1,0 +1,74 @@
+import Foundation
+import ImageTableCore
+import TestSupport
+import Testing
+
+/// Two manifests may share an output directory, but not a table: a format of the same name in
+/// each made both bake one file, each rebuilding or pruning the other's entries at every run.
+@Suite struct SharedTableTests {
+    /// The other manifest of ``StateTests/otherManifest(_:include:style:)``, with its format
+    /// named `name` and its family `family`, reading `src2` (one photo, `b.jpg`).
+    static func otherManifest(_ project: BakeProject, format name: String, family: String = "drawings") throws -> String {
+        let other = try StateTests.otherManifest(project, include: nil, style: "32BitBGRA")
+        try String(contentsOfFile: other, encoding: .utf8).replacingOccurrences(of: "drawing:", with: name + ":")
+            .replacingOccurrences(of: "drawings:", with: family + ":").replacingOccurrences(of: "sources: src", with: "sources: src2")
+            .write(toFile: other, atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: project.root + "/src2", withIntermediateDirectories: true)
+        if !FileManager.default.fileExists(atPath: project.root + "/src2/b.jpg") {
+            try FileManager.default.copyItem(atPath: Corpus.photo("Landscape_2"), toPath: project.root + "/src2/b.jpg")
+        }
+        return other
+    }
+
+    /// The bake of the manifest that did not bake the table last is refused before the table is
+    /// opened (`shared-table`, exit 1), and the table keeps every entry: with another family it
+    /// was rebuilt empty and every source decoded again at every bake; with the same family,
+    /// `--prune` deleted the other manifest's entries. Renaming the format settles it.
+    @Test(arguments: ["drawings", "photos"])
+    func aTableAnotherManifestBakesIsRefused(family: String) throws {
+        let project = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 4}\n")
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        #expect(try run(Products.imagetable, ["bake", project.manifestPath]).status == 0)
+        let other = try Self.otherManifest(project, format: "thumb", family: family)
+        let mine = URL(fileURLWithPath: project.manifestPath).resolvingSymlinksInPath().path
+        for extra in [[], ["--prune"], ["--dry-run"]] {
+            let refused = try run(Products.imagetable, ["bake", "other.yaml"] + extra, in: project.root)
+            #expect(refused.status == 1 && refused.stderr == "tables/thumb.imagetable: error: \(mine) bakes this table too (format 'thumb' "
+                    + "of its family 'photos') and baked it last; two manifests cannot share a table, as each bake would rebuild or prune "
+                    + "the other's entries: rename the format 'thumb' in one of them, or give one its own output [shared-table]\n",
+                    "\(extra): \(refused.stderr)")
+        }
+        let again = try run(Products.imagetable, ["bake", project.manifestPath])
+        #expect(again.status == 0 && again.stdout.contains("0 decoded, 1 unchanged") && !again.stdout.contains("rebuilt"), "\(again.stdout)")
+        #expect(try ImageTableReader(path: project.tables + "/thumb.imagetable").entries().map(\.key) == ["a.jpg"])
+        // Its own name: both bake, every run.
+        try String(contentsOfFile: other, encoding: .utf8).replacingOccurrences(of: "thumb:", with: "sketch:")
+            .write(toFile: other, atomically: true, encoding: .utf8)
+        #expect(try run(Products.imagetable, ["bake", other, "--prune"]).status == 0)
+        #expect(try run(Products.imagetable, ["bake", project.manifestPath, "--prune"]).stdout.contains("0 decoded, 1 unchanged"))
+    }
+
+    /// A manifest that baked a table once is no claim when it no longer names the table, has
+    /// gone, or the table itself has: each was refused for ever, where the last bake's record
+    /// alone decided.
+    @Test func aClaimEndsWithTheOtherManifestsFormatOrFile() throws {
+        let project = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 4}\n")
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        #expect(try run(Products.imagetable, ["bake", project.manifestPath]).status == 0)
+        // The format moved from the first manifest to the other: the other takes the table.
+        try project.editManifest { $0.replacingOccurrences(of: "thumb:", with: "small:") }
+        let other = try Self.otherManifest(project, format: "thumb")
+        let moved = try run(Products.imagetable, ["bake", other])
+        #expect(moved.status == 0 && moved.stdout.contains("rebuilt"), "\(moved.stdout)\(moved.stderr)")
+        // The other manifest deleted: the first may take it back.
+        try project.editManifest { $0.replacingOccurrences(of: "small:", with: "thumb:") }
+        #expect(try run(Products.imagetable, ["bake", project.manifestPath]).status == 1)
+        try FileManager.default.removeItem(atPath: other)
+        #expect(try run(Products.imagetable, ["bake", project.manifestPath]).status == 0)
+        // The table deleted: whoever bakes next makes it.
+        _ = try Self.otherManifest(project, format: "thumb")
+        #expect(try run(Products.imagetable, ["bake", other]).status == 1)
+        try FileManager.default.removeItem(atPath: project.tables + "/thumb.imagetable")
+        #expect(try run(Products.imagetable, ["bake", other]).status == 0)
+    }
+}
