@@ -77,7 +77,10 @@ final class BakeRun: @unchecked Sendable {
             do throws(ImageTableError) { try table.publishPending() } catch { fatal = fatal ?? error }
         }
         report(force: true)
-        return state.withLock { ($0.summary, fatal) }
+        return state.withLock { s in
+            s.summary.notAttempted = jobs.count - s.done
+            return (s.summary, fatal)
+        }
     }
 
     /// Sources each worker has outstanding: up to ``BakeOptions/outstandingPerWorker``, as many

@@ -86,6 +86,9 @@ public struct BakeSummary: Sendable {
     public var removed = 0
     /// Sources modified too recently to bake (`--min-age`), left for a later bake.
     public var deferred = 0
+    /// Sources the plan would decode that were never sent to a worker, since the bake stopped
+    /// first (`--strict`, a fatal error, an interrupt): neither decoded nor failed.
+    public var notAttempted = 0
     /// Sources that could not be baked.
     public var failed: [SourceFailure] = []
     /// Of ``failed``, those whose key still has its previous entry, kept (retried next run).

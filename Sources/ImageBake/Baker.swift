@@ -110,6 +110,7 @@ public enum Baker {
             let outcome = run.execute()
             summary = outcome.summary
             summary.stoppedEarly = summary.stoppedEarly || failsFirst
+            if failsFirst { summary.notAttempted = plan.jobs.count }
             clock.lap(\.render)
             let owner = manifestIdentity(manifest)
             for table in tables {

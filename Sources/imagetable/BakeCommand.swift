@@ -169,6 +169,14 @@ struct BakeCommand: ParsableCommand {
         }
         if let output {
             plan = plan.writing(to: Directories.absolute(output), display: output)
+            // validate's output-is-sources, for the directory the manifest does not name.
+            let resolved = SourceScanner.resolvedPath(plan.outputPath)
+            if let family = plan.families.first(where: { SourceScanner.resolvedPath($0.sourcesPath) == resolved }) {
+                // Thrown from run(), a ValidationError's usage line would be the root command's.
+                StandardError.print("Error: --output \(output) is the sources directory of family '\(family.name)': the tables and the "
+                                    + "bake state would lie among the source images; give the tables a directory of their own.")
+                throw ExitStatus.usage
+            }
         }
         for diagnostic in report.diagnostics {
             switch format {

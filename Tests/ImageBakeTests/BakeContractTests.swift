@@ -146,4 +146,16 @@ import Testing
             #expect(run.status == 64 && run.stderr.contains(reason) && run.stdout.isEmpty, "\(extra): \(run.status) \(run.stderr)")
         }
     }
+
+    /// `validate` refuses a manifest whose `output` is a family's `sources`; `bake --output`
+    /// naming that directory baked the tables, their locks and the state among the source images.
+    @Test func outputIntoTheSourcesIsBadUsage() throws {
+        let project = try Self.project()
+        for output in ["src", "./src/../src/"] {
+            let run = try run(Products.imagetable, ["bake", "manifest.yaml", "--output", output], in: project.root)
+            #expect(run.status == 64 && run.stderr == "Error: --output \(output) is the sources directory of family 'photos': the tables "
+                    + "and the bake state would lie among the source images; give the tables a directory of their own.\n", "\(run.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: project.sources).allSatisfy { !$0.contains("imagetable") })
+    }
 }

@@ -62,6 +62,20 @@ import Testing
                 "\(again.stdout)")
     }
 
+    /// A source that is a link leading outside the sources was annotated on the link's target
+    /// (`file=outside/o.jpg`), a file that may not be in the repository: on the link itself.
+    @Test func anOutsideLinkIsAnnotatedWhereItLies() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 4))
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        try FileManager.default.createDirectory(atPath: project.root + "/outside", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Corpus.photo("Landscape_2"), toPath: project.root + "/outside/o.jpg")
+        try FileManager.default.createSymbolicLink(atPath: project.sources + "/out.jpg", withDestinationPath: "../outside/o.jpg")
+        let result = try run("/usr/bin/env", ["GITHUB_WORKSPACE=" + project.root, Products.imagetable, "bake", "--format", "github", "manifest.yaml"],
+                             in: project.root)
+        #expect(result.stdout.contains("::error file=src/out.jpg,title=outside-sources::'out.jpg': symbolic link leads outside the sources "
+                                       + "directory\n"), "\(result.stdout)")
+    }
+
     /// A summary warning is annotated on its path and titled with its code, as every other
     /// annotation is (it was titled `warning`, with the whole line as its message).
     @Test func githubWarningsNameTheirFileAndCode() throws {

@@ -51,6 +51,28 @@ struct BakeCLITests {
         #expect(try run(Products.imagetable, ["bake", project.manifestPath, "--jobs", "0"]).status == 64)
     }
 
+    /// `--strict` said "baked 5 sources: 0 decoded, 1 unchanged, 1 failed" with three sources
+    /// never tried, which no count said: `notAttempted`, and "3 not attempted" in text. A stop
+    /// during the run leaves decoded, failed and not attempted summing to what it planned.
+    @Test func aStrictStopCountsTheSourcesItNeverTried() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10))
+        try project.add("good.jpg", from: Corpus.photo("Portrait_1"))
+        project.add("bad.png", bytes: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0])
+        project.setModified("bad.png", secondsAgo: 7200)  // remembered: known to fail before the run
+        #expect(try run(Products.imagetable, ["bake", project.manifestPath]).status == 3)
+        for i in 0..<3 { try project.add("new\(i).jpg", from: Corpus.photo("Landscape_\(i)")) }
+        let known = try run(Products.imagetable, ["bake", project.manifestPath, "--strict"])
+        #expect(known.status == 1 && known.stdout.contains(": 0 decoded, 1 unchanged, 1 failed, 3 not attempted\n"), "\(known.stdout)")
+        let json = try run(Products.imagetable, ["bake", project.manifestPath, "--strict", "--format", "json"])
+        let counts = try #require((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["sources"] as? [String: Int])
+        #expect(counts["notAttempted"] == 3 && counts["decoded"] == 0, "\(counts)")
+        // A failure met during the run: nothing planned is lost from the counts.
+        project.add("bad.png", bytes: Array(try Data(contentsOf: URL(fileURLWithPath: Corpus.photo("Portrait_2"))).prefix(3000)))
+        let during = try run(Products.imagetable, ["bake", project.manifestPath, "--strict", "-j", "1", "--format", "json"])
+        let after = try #require((try JSONSerialization.jsonObject(with: Data(during.stdout.utf8)) as? [String: Any])?["sources"] as? [String: Int])
+        #expect(during.status == 1 && after["failed"] == 1 && after["decoded"]! + after["failed"]! + after["notAttempted"]! == 4, "\(after)")
+    }
+
     /// A negative number is a value out of range, said as such: ArgumentParser took `-3` for an
     /// option and said "Missing value for '--limit <n>'".
     @Test func negativeNumbersAreOutOfRangeNotMissing() throws {
@@ -81,7 +103,7 @@ struct BakeCLITests {
         let json = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         let sources = try #require(json["sources"] as? [String: Int])
         #expect(sources == ["found": 2, "decoded": 1, "unchanged": 0, "failed": 1, "leftOut": 0, "removed": 0, "keptPrevious": 0,
-                            "skipped": 0, "deferred": 0])
+                            "skipped": 0, "deferred": 0, "notAttempted": 0])
         let failures = try #require(json["failures"] as? [[String: Any]])
         #expect(failures.first?["key"] as? String == "empty.jpg" && failures.first?["code"] as? String == "empty")
         let tables = try #require(json["tables"] as? [[String: Any]])

@@ -67,7 +67,7 @@ import Glibc
             #expect(json.status == 0 && !json.stderr.contains("No such file"), "\(reader): \(json.stderr)")
             let document = try #require(try JSONSerialization.jsonObject(with: json.output) as? [String: Any])
             #expect(document["sources"] as? [String: Int] == ["found": 2, "decoded": 0, "unchanged": 1, "failed": 0, "leftOut": 0,
-                                                               "removed": 1, "keptPrevious": 0, "skipped": 0, "deferred": 0],
+                                                               "removed": 1, "keptPrevious": 0, "skipped": 0, "deferred": 0, "notAttempted": 0],
                     "\(reader): \(json.stdout)")
             #expect((document["failures"] as? [Any])?.isEmpty == true && (document["skipped"] as? [Any])?.isEmpty == true)
 
@@ -158,7 +158,7 @@ import Glibc
         #expect(bake.terminationStatus == 0, "\(String(decoding: data, as: UTF8.self))")
         let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect(json["sources"] as? [String: Int] == ["found": 1, "decoded": 0, "unchanged": 1, "failed": 0, "leftOut": 0,
-                                                       "removed": 2, "keptPrevious": 0, "skipped": 0, "deferred": 0], "\(json)")
+                                                       "removed": 2, "keptPrevious": 0, "skipped": 0, "deferred": 0, "notAttempted": 0], "\(json)")
         #expect(try project.entries().values.allSatisfy { $0.count == 3 }, "removed sources keep their entries without --prune")
     }
 }

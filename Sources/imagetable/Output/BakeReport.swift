@@ -37,7 +37,8 @@ enum BakeReport {
     }
 
     struct Sources: Encodable {
-        var found = 0, decoded = 0, unchanged = 0, failed = 0, leftOut = 0, removed = 0, keptPrevious = 0, skipped = 0, deferred = 0
+        var found = 0, decoded = 0, unchanged = 0, failed = 0, leftOut = 0, removed = 0, keptPrevious = 0, skipped = 0, deferred = 0,
+            notAttempted = 0
     }
 
 
@@ -55,7 +56,8 @@ enum BakeReport {
         case .json:
             let sources = Sources(found: summary.sourcesFound, decoded: summary.decoded, unchanged: summary.unchanged,
                                   failed: summary.failed.count, leftOut: summary.leftOut, removed: summary.removed,
-                                  keptPrevious: summary.keptPrevious, skipped: summary.skipped.count, deferred: summary.deferred)
+                                  keptPrevious: summary.keptPrevious, skipped: summary.skipped.count, deferred: summary.deferred,
+                                  notAttempted: summary.notAttempted)
             emit(Document(manifest: manifestPath, ok: summary.failed.isEmpty && summary.stoppedBy == nil, dryRun: summary.dryRun,
                           seconds: summary.seconds,
                           phases: summary.phases, cpu: summary.cpu, sources: sources, tables: summary.tables,
@@ -116,6 +118,7 @@ enum BakeReport {
         if s.keptPrevious > 0 { extra.append("\(s.keptPrevious) kept the previous image") }
         if !s.skipped.isEmpty { extra.append("\(s.skipped.count) skipped") }
         if s.deferred > 0 { extra.append("\(s.deferred) deferred (--min-age)") }
+        if s.notAttempted > 0 { extra.append("\(s.notAttempted) not attempted") }
         let shard = s.shard.map { " of shard \($0)" } ?? ""
         // A dry run's time is the plan's, not a forecast of the bake's.
         let time = s.dryRun ? "(planned in \(String(format: "%.2f", s.seconds)) s)" : "in \(String(format: "%.2f", s.seconds)) s"

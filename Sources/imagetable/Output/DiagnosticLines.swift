@@ -54,11 +54,16 @@ enum DiagnosticLines {
     }
 
     /// `path` as GitHub places an annotation: from the repository's root (`GITHUB_WORKSPACE`,
-    /// which GitHub sets; else the working directory), with `..` and symbolic links resolved,
-    /// when it lies below it; else as given. A bake run in a subdirectory named its manifest
-    /// `../site.yaml` or `sub/../site.yaml`, which GitHub cannot place.
+    /// which GitHub sets; else the working directory), with `..` and the symbolic links of its
+    /// directories resolved, when it lies below it; else as given. A bake run in a subdirectory
+    /// named its manifest `../site.yaml` or `sub/../site.yaml`, which GitHub cannot place. The
+    /// file itself stays as named: a source that is a link leading outside the sources was
+    /// annotated on its target, a file that may not be in the repository at all.
     static func repositoryPath(_ path: String) -> String {
-        let full = SourceScanner.resolvedPath(path.hasPrefix("/") ? path : workingDirectory + "/" + path)
+        let folded = Directories.absolute(path.hasPrefix("/") ? path : workingDirectory + "/" + path)
+        let name = (folded as NSString).lastPathComponent
+        let directory = SourceScanner.resolvedPath((folded as NSString).deletingLastPathComponent)
+        let full = (directory.hasSuffix("/") ? directory : directory + "/") + name
         return full.hasPrefix(repositoryRoot) ? String(full.dropFirst(repositoryRoot.count)) : path
     }
 

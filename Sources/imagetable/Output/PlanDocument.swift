@@ -57,7 +57,11 @@ enum SourceListing {
         var count: [BakePlan.SourceStatus: Int] = [:]
         for item in listing { count[item.status, default: 0] += 1 }
         let parts = BakePlan.SourceStatus.allCases.compactMap { status in count[status].map { "\($0) \(status.rawValue)" } }
+        // A new or changed source known to fail is counted as what it is to the tables, which
+        // read in a CI log as that many to bake: how many of them fail is said too.
+        let failing = listing.count { $0.failure != nil && $0.status != .failed }
         return "\(listing.count) listed" + (parts.isEmpty ? "" : ": " + parts.joined(separator: ", "))
+            + (failing == 0 ? "" : "; \(failing) of them known to fail (fails: …)")
     }
 
     /// `{"version": 1, "sources": [{"family", "key", "status", "failure"?, "skipped"?}]}`.
