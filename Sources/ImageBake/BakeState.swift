@@ -112,10 +112,11 @@ final class BakeState: @unchecked Sendable {
             // starts afresh. It stopped with exit 1 where the bake goes on (a CI cache cut short).
             notices.append(("the bake state is damaged (\(error.cause ?? error.message)); the bake will start it afresh, "
                             + "so each source is read once more (none is decoded for it)", "state-reset"))
-        } catch where error.code == .permissionDenied && !readOnly && exists {
+        } catch where (error.code == .permissionDenied || error.code == .noSpace) && !readOnly && exists {
             // The state is a cache: a file this process may not write (restored with another
-            // owner, made read-only) is read for what it knows, and the bake goes on without
-            // remembering, rather than stopping before any table.
+            // owner, made read-only), or cannot (a full disk: opening it for writing makes its
+            // WAL files), is read for what it knows, and the bake goes on without remembering,
+            // rather than stopping before any table (a bake with nothing to write failed).
             opened = try Self.open(path, access: .immutable)
             writable = false
             notices.append(("the bake state cannot be written (\(error.cause ?? error.message)\(Self.fullFileSystem(directory))); "

@@ -7,7 +7,8 @@ import Glibc
 import Darwin
 #endif
 
-/// A bake whose output directory (or a table in it) is on a file system mounted read-only.
+/// A bake whose output directory (or a table in it) is on a file system mounted read-only, or
+/// that this user may not write.
 ///
 /// A bake takes each table's writer lock, which opens its lock file for writing, so on a
 /// read-only mount it failed at once with "open lock file failed: Read-only file system", even
@@ -26,13 +27,31 @@ extension Baker {
         return info.f_flag & UInt(ST_RDONLY) != 0
     }
 
-    /// Whether the bake of `manifest` can write nothing: its output directory, or one of its
-    /// tables (a file bind-mounted read-only into a writable directory), is on a read-only
-    /// file system.
+    /// Why the bake of `manifest` can write nothing, or `nil` when it can: its output
+    /// directory, or one of its tables (a file bind-mounted read-only into a writable
+    /// directory), is on a read-only file system, or this user may not write the directory, a
+    /// table or its lock file (a cron job run as another user than the one who restored the
+    /// tables failed with "Permission denied" though nothing needed writing).
     ///
     /// - Parameter manifest: the manifest baked.
-    static func outputIsReadOnly(_ manifest: Manifest) -> Bool {
-        isOnReadOnlyFileSystem(manifest.outputPath) || manifest.formats.contains { isOnReadOnlyFileSystem(manifest.tablePath(of: $0)) }
+    /// - Returns: the reason, as the subject of a sentence ("the output directory is on a
+    ///   read-only file system").
+    static func unwritableOutput(_ manifest: Manifest) -> String? {
+        let tables = manifest.formats.map { manifest.tablePath(of: $0) }
+        if isOnReadOnlyFileSystem(manifest.outputPath) { return "the output directory is on a read-only file system" }
+        if tables.contains(where: isOnReadOnlyFileSystem) { return "a table of the output directory is on a read-only file system" }
+        let user = "this user (uid \(geteuid())"
+        let exists = { (path: String) in FileManager.default.fileExists(atPath: path) }
+        // The directory matters only where a table or lock file would be made in it.
+        if exists(manifest.outputPath) && access(manifest.outputPath, W_OK) != 0 && tables.contains(where: { !exists($0) || !exists($0 + ".lock") }) {
+            return "the output directory may not be written by \(user))"
+        }
+        let refused = tables.lazy.flatMap { [$0, $0 + ".lock"] }.first { exists($0) && access($0, W_OK) != 0 }
+        return refused.map { path in
+            var st = stat()
+            let owner = stat(path, &st) == 0 ? "; the file is uid \(st.st_uid)'s, mode 0\(String(st.st_mode & 0o7777, radix: 8))" : ""
+            return "\(manifest.displayOutput)/\((path as NSString).lastPathComponent) may not be written by \(user)\(owner))"
+        }
     }
 
     /// Plans `manifest` as a dry run and returns that plan's summary as the bake's when it
@@ -46,7 +65,8 @@ extension Baker {
     /// - Throws: ``ImageTableError`` `notWritable` when the bake would write (a source to
     ///   decode, an entry to evict or prune, a table to create, rebuild or delete), naming what;
     ///   what the dry run throws.
-    static func bakeOnReadOnlyFileSystem(_ manifest: Manifest, options: BakeOptions) throws(ImageTableError) -> BakeSummary {
+    static func bakeOnReadOnlyFileSystem(_ manifest: Manifest, because what: String, options: BakeOptions) throws(ImageTableError)
+        -> BakeSummary {
         var planning = options
         planning.dryRun = true
         var summary = try bakeReportingStop(manifest, options: planning)
@@ -54,13 +74,11 @@ extension Baker {
         // `--strict` that met a known failure stops here as it would on a writable disk.
         if summary.stoppedBy != nil { return summary }
         let work = writes(of: summary, manifest: manifest)
-        // The directory, or a table bind-mounted read-only into a writable one.
-        let what = isOnReadOnlyFileSystem(manifest.outputPath) ? "the output directory is" : "a table of the output directory is"
         guard work.isEmpty else {
-            throw ImageTableError(.notWritable, "\(what) on a read-only file system, and this bake would write: "
+            throw ImageTableError(.notWritable, "\(what), and this bake would write: "
                                   + work.joined(separator: ", ") + " (bake --dry-run lists them)", path: manifest.displayOutput)
         }
-        summary.warnings.append(BakeWarning(path: manifest.displayOutput, message: "\(what) on a read-only file system; "
+        summary.warnings.append(BakeWarning(path: manifest.displayOutput, message: "\(what); "
             + "every table is up to date, so nothing was written (the entries' times of use and the bake state were not refreshed)",
             code: "output-read-only"))
         return summary

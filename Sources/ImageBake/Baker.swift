@@ -58,8 +58,8 @@ public enum Baker {
         // Before anything is made: a bake that stopped at its scan left the output directory,
         // empty tables, their locks and a state, which `export` then shipped as a success.
         for family in manifest.families { try SourceScanner.checkRoot(family.sourcesPath) }
-        if !options.dryRun && outputIsReadOnly(manifest) {
-            return try bakeOnReadOnlyFileSystem(manifest, options: options)
+        if !options.dryRun, let unwritable = unwritableOutput(manifest) {
+            return try bakeOnReadOnlyFileSystem(manifest, because: unwritable, options: options)
         }
         if !options.dryRun {
             do throws(ImageTableError) {

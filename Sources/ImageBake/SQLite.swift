@@ -112,14 +112,17 @@ final class SQLiteDatabase {
         return status
     }
 
-    /// The error of a failed SQLite call. An I/O error that the system reported as `ENOSPC`
+    /// The error of a failed SQLite call. An I/O error that the system reported as `ENOSPC`,
+    /// `EDQUOT` or `EFBIG`
     /// (growing the WAL's shared-memory file on a full disk is `SQLITE_IOERR_SHMSIZE`) is
     /// `noSpace`, as `SQLITE_FULL` is.
     private static func error(_ status: Int32, _ message: String, path: String, systemErrno: Int32 = 0) -> ImageTableError {
         let code: ImageTableError.Code = switch status & 0xFF {
         case SQLITE_CORRUPT, SQLITE_NOTADB: .corrupt
         case SQLITE_FULL: .noSpace
-        case SQLITE_IOERR where systemErrno == ENOSPC: .noSpace
+        // A quota and a file size limit (`ulimit -f`) are a full disk to this process, as the
+        // tables' own writes report them.
+        case SQLITE_IOERR where [ENOSPC, EDQUOT, EFBIG].contains(systemErrno): .noSpace
         case SQLITE_BUSY, SQLITE_LOCKED: .locked
         case SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_READONLY: .permissionDenied
         default: .io

@@ -89,10 +89,27 @@ public struct ImageTableError: Error, Sendable, Hashable, CustomStringConvertibl
         case ENOENT, ENOTDIR:
             return ImageTableError(.notFound, "\(call) failed: \(reason)", path: path, errno: e)
         case EACCES, EPERM:
-            return ImageTableError(.permissionDenied, "\(call) failed: \(reason)", path: path, errno: e)
+            return ImageTableError(.permissionDenied, "\(call) failed: \(reason)" + (path.map(accessHint) ?? ""), path: path, errno: e)
         default:
             return ImageTableError(.io, "\(call) failed: \(reason)", path: path, errno: e)
         }
+    }
+
+    /// Who may write `path` and who asked, for a permission error: a cron job run as another
+    /// user than the one who restored the tables said only "Permission denied" of the table,
+    /// whichever of the table, its lock file or their directory refused. Names the file, or its
+    /// directory when the file is not there, by owner and mode.
+    static func accessHint(_ path: String) -> String {
+        var st = stat()
+        let slash = path.lastIndex(of: "/")
+        var what = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        if stat(path, &st) != 0 {
+            let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+            guard stat(directory, &st) == 0 else { return "" }
+            what = "its directory " + directory
+        }
+        return "; \(what) is owned by uid \(st.st_uid) with mode 0\(String(st.st_mode & 0o7777, radix: 8)), and this process runs as "
+            + "uid \(geteuid()): run it as the owner, or change the owner or mode (chown, chmod)"
     }
 
     /// The calling thread's `errno`, readable where a property named `errno` shadows it.

@@ -12,10 +12,11 @@ import Glibc
 @Suite struct UnseenSourcesTests {
     /// Runs `imagetable ARGUMENTS` as `nobody` when the tests run as root (root lists every
     /// directory whatever its mode), with the project handed to it.
-    private func runAsNobody(_ arguments: [String], project: BakeProject) throws -> ProcessResult {
+    /// With `keepingOwners`, files keep the owners they have.
+    private func runAsNobody(_ arguments: [String], project: BakeProject, keepingOwners: Bool = false) throws -> ProcessResult {
         guard geteuid() == 0 else { return try run(Products.imagetable, arguments) }
         let paths = [project.root] + (FileManager.default.enumerator(atPath: project.root)?.compactMap { $0 as? String }.map { project.root + "/" + $0 } ?? [])
-        for path in paths { _ = lchown(path, 65534, 65534) }
+        if !keepingOwners { for path in paths { _ = lchown(path, 65534, 65534) } }
         return try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", Products.imagetable] + arguments)
     }
 
@@ -123,6 +124,47 @@ import Glibc
         let back = try run(Products.imagetable, ["bake", project.manifestPath, "--format", "json"])
         let settled = (try JSONSerialization.jsonObject(with: Data(back.stdout.utf8)) as? [String: Any])?["sources"] as? [String: Int]
         #expect(back.status == 0 && settled?["decoded"] == 0, "\(back.stdout)")
+    }
+
+    /// Tables another user owns (a cron job run as another user than the one who restored
+    /// them): a bake with nothing to write failed "open lock file failed: Permission denied" on
+    /// the table; it succeeds as on a read-only mount, naming the file and its owner, and one
+    /// with work to do says what it would write.
+    @Test func tablesThisUserMayNotWriteAreReadOnly() throws {
+        let project = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 4}\n")
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        #expect(try runAsNobody(["bake", project.manifestPath], project: project).status == 0)
+        let table = project.tables + "/thumb.imagetable"
+        for path in [table, table + ".lock"] {
+            if geteuid() == 0 { #expect(lchown(path, 0, 0) == 0) } else { #expect(chmod(path, 0o444) == 0) }
+        }
+        let owner = geteuid() == 0 ? 0 : geteuid()
+        let user = geteuid() == 0 ? 65534 : geteuid()
+        let mode = geteuid() == 0 ? "0644" : "0444"
+        let unchanged = try runAsNobody(["bake", project.manifestPath], project: project, keepingOwners: true)
+        #expect(unchanged.status == 0 && unchanged.stderr == "\(project.tables): warning: \(project.tables)/thumb.imagetable may not be "
+                + "written by this user (uid \(user); the file is uid \(owner)'s, mode \(mode)); every table is up to date, so nothing "
+                + "was written (the entries' times of use and the bake state were not refreshed) [output-read-only]\n", "\(unchanged.stderr)")
+        try project.add("b.jpg", from: Corpus.photo("Landscape_2"))
+        let work = try runAsNobody(["bake", project.manifestPath], project: project, keepingOwners: true)
+        #expect(work.status == 1 && work.stderr.hasSuffix("and this bake would write: 1 source to decode (bake --dry-run lists them) "
+                                                          + "[not-writable]\n"), "\(work.stderr)")
+    }
+
+    /// A bake state that cannot be opened for writing since its WAL files cannot grow (a full
+    /// disk; here a file size limit, which the tables' writes report as `no-space` too) stopped
+    /// a bake with nothing to write, exit 1 (`io` under `ulimit -f`): it is read, and the bake
+    /// goes on without remembering, as for a state it may not write.
+    @Test func aStateThatCannotGrowIsAWarning() throws {
+        let project = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 4}\n")
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        #expect(try run(Products.imagetable, ["bake", project.manifestPath]).status == 0)
+        let limited = try run("/bin/bash", ["-c", "ulimit -f 16; exec \"$0\" bake manifest.yaml", Products.imagetable], in: project.root)
+        #expect(limited.status == 0 && limited.stdout.contains("0 decoded, 1 unchanged, 0 failed"), "\(limited.stdout)\(limited.stderr)")
+        #expect(limited.stderr.hasPrefix("tables/.imagetable-state.sqlite: warning: the bake state cannot be written (SQLite: ")
+                && limited.stderr.hasSuffix("[state-read-only]\n"), "\(limited.stderr)")
+        let after = try run(Products.imagetable, ["bake", project.manifestPath])
+        #expect(after.status == 0 && after.stderr.isEmpty, "\(after.stderr)")
     }
 
     /// A bake state this process may not write (restored with another owner) is read, and the

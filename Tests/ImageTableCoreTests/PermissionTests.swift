@@ -61,4 +61,23 @@ struct PermissionTests {
         mkdir(dir.file("d.imagetable"), 0o755)
         #expect(throws: ImageTableError.self) { try ImageTableReader(path: dir.file("d.imagetable")) }
     }
+
+    /// "open failed: Permission denied" named neither who may write the file nor who asked: a
+    /// cron job run as another user could not tell which of the table, its lock file or their
+    /// directory refused. The message names the file (or its directory when the file is not
+    /// there), its owner and mode, and this process's user.
+    @Test func aPermissionErrorNamesTheOwnerAndTheUser() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable.lock")
+        #expect(FileManager.default.createFile(atPath: path, contents: nil))
+        #expect(chmod(path, 0o640) == 0)
+        let error = ImageTableError.system("open lock file", path: path, errno: EACCES)
+        #expect(error.code == .permissionDenied && error.message == "open lock file failed: Permission denied; t.imagetable.lock is owned "
+                + "by uid \(getuid()) with mode 0640, and this process runs as uid \(geteuid()): run it as the owner, or change the owner or "
+                + "mode (chown, chmod)", "\(error.message)")
+        #expect(chmod(dir.path, 0o750) == 0)
+        let missing = ImageTableError.system("open", path: dir.file("none"), errno: EACCES)
+        #expect(missing.message.hasPrefix("open failed: Permission denied; its directory \(dir.path) is owned by uid \(getuid()) with mode 0750,"),
+                "\(missing.message)")
+    }
 }
