@@ -49,7 +49,8 @@ struct PlacementCase: Sendable, CustomTestStringConvertible {
         PlacementCase(name: "missing-bracket", yaml: base(line: 6, "    include: [\"*.jpg\", \"*.png\""), expected: ["6:14 yaml-syntax"],
                       says: "this '[' is never closed (did not find expected ',' or ']' at 7:5)"),
         PlacementCase(name: "missing-space-after-colon", yaml: base(line: 5, "    sources:photos"), expected: ["5:13 yaml-syntax"],
-                      says: "did you forget a space after the ':' in 'sources:photos'?"),
+                      says: "line 5 has no space after its key's ':', so it runs on into line 6, where mapping values are not allowed "
+                        + "in this context at 6:12; did you forget a space after the ':' in 'sources:photos'?"),
         PlacementCase(name: "key-indented-into-a-value", yaml: base(line: 3, "  families:"), expected: ["3:3 yaml-syntax"],
                       says: "line 3 continues the value that starts at 2:9, because it is indented more than that value's key"),
         PlacementCase(name: "quote-closed-too-early", yaml: base(line: 6, "    include: [\"*.jpg, \"*.png\"]"),

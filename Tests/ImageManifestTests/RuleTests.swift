@@ -136,6 +136,33 @@ private let valid = "size: 50x50\nstyle: 32BitBGRA\nmaximumCount: 10"
                                     "12:7 duplicate-format", "13:65 unknown-fit"])
     }
 
+    /// A misspelt section key (`familes:`, `formts:`) hid every error below it until it was
+    /// fixed: the value of a key with a suggestion is checked as the key suggested.
+    @Test func errorsBelowAMisspeltKeyAreReportedWithIt() throws {
+        let format = "      big: {size: 5x5, style: 32BitBGRX, maximumCont: 3}"
+        let family = try check("version: 1\noutput: tables\nfamilies:\n  more:\n    sources: photos\n    formts:\n" + format)
+        #expect(summary(family) == ["6:5 unknown-key", "7:31 unknown-style", "7:42 unknown-key"], "\(family.diagnostics)")
+        let root = try check("version: 1\noutput: tables\nfamiles:\n  more:\n    sources: photos\n    formats:\n" + format)
+        #expect(summary(root) == ["3:1 unknown-key", "7:31 unknown-style", "7:42 unknown-key"], "\(root.diagnostics)")
+        // A key near no known one hides its value still: no guess is checked.
+        let far = try check("version: 1\noutput: tables\nfamilies:\n  more:\n    sources: photos\n    thumbnails:\n" + format)
+        #expect(summary(far) == ["4:3 missing-key", "6:5 unknown-key"], "\(far.diagnostics)")
+    }
+
+    /// `<<: *bas` said to quote it if it was a pattern, and three `missing-key` errors followed
+    /// for the keys the merge was to bring: the anchor meant is suggested, and a mapping whose
+    /// merge failed is not said to lack keys.
+    @Test func anUndefinedAliasSuggestsTheAnchorWithoutFollowOns() throws {
+        let yaml = "version: 1\noutput: tables\nx-base: &base {size: 50x50, style: 32BitBGRA, maximumCount: 10}\nfamilies:\n"
+            + "  more:\n    sources: photos\n    formats:\n      d:\n        <<: *bas\n      e:\n        <<: [*base, *zzz]\n"
+        let report = try check(yaml)
+        #expect(summary(report) == ["9:13 undefined-alias", "11:21 undefined-alias"], "\(report.diagnostics)")
+        #expect(report.diagnostics.map(\.message) == [
+            "alias *bas refers to no anchor &bas defined before it; did you mean *base?",
+            "alias *zzz refers to no anchor &zzz defined before it; if it is a pattern, quote it: '*zzz'; else define &zzz on a value above this line",
+        ])
+    }
+
     @Test func warningsAsErrorsPromotes() throws {
         let yaml = manifest(format: valid + "\nfit: contain\ncrop: entropy")
         #expect(try check(yaml).isValid)

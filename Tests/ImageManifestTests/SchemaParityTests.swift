@@ -78,7 +78,10 @@ import Testing
         line("sources", ["pictures", "\"\"", "/photos", "~/photos"])
         familyKey("include", ["\"**/*.jpg\"", "[\"*.jpg\", \"*.png\"]", "[]", "\"**.jpg\"", "\"{a,b\"", "\"../x\"", "\"/abs/*.png\"",
                               "\"a//b\"", "\"photos/\"", "\"[a-\"", "\"{jpg,png}\"", "\"*.[jJ][pP][gG]\"", "\"a}\"", "\"{a,{b}}\"",
-                              "'a\\'", "\"[z-a].jpg\"", "\"x**\"", "\"**\"", "\"[!._]*\""])
+                              "'a\\'", "\"[z-a].jpg\"", "\"x**\"", "\"**\"", "\"[!._]*\"", "\"[]\"", "\"[!]\"", "\"[^]\"",
+                              "\"[]]\"", "\"[!]]\"", "\"{}\"", "\"{,}\"", "\"{,}.jpg\"", "\"a{,b}\"", "\"x/{a,}\"", "\"{a,}/x\""])
+        let alternatives = (0..<65).map { "a\($0)" }.joined(separator: ",")
+        cases.append(("include: \"{a0,…,a64}\"", manifest(family: "    include: \"{\(alternatives)}\"\n")))
         familyKey("exclude", ["\"drafts/**\"", "[\"a/*\", \"b/*\"]", "\"./drafts\"", "\"drafts/..\""])
         familyKey("failOn", ["truncated", "warning", "strict", "true"])
         line("size", ["[50, 50]", "\"50x50\"", "050x050", "16384x1", "1x16384", "99999x1", "16385x1", "0x50", "50X50", "50 x 50",

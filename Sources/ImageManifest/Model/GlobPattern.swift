@@ -67,6 +67,9 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
             var segments: [Segment] = []
             for part in alternative.split(separator: "/", omittingEmptySubsequences: false) {
                 switch part {
+                case "" where !alternative.contains("/"):
+                    // `{}`, `{,}`, `{a,}` alone: an alternative that is nothing at all.
+                    throw fail("a brace alternative leaves the pattern empty; give every alternative between '{' and '}' a name")
                 case "": throw fail("a pattern cannot contain an empty segment ('//' or a trailing '/')")
                 case ".", "..": throw fail("a pattern cannot contain '\(part)' segments; it only matches below 'sources'")
                 case "**": segments.append(.globstar)

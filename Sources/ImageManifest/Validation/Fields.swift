@@ -39,19 +39,29 @@ struct Fields {
         var merged: [(pair: YAMLPair, through: SourceLocation)] = []
         // A misspelt required key is reported once, as unknown with a suggestion, not also as missing.
         var suggested: Set<String> = []
+        // A misspelt key's value is read as the key suggested: `formts:` hid every error in the
+        // formats below it until it was fixed, a second round trip for each misspelt section.
+        var adopted: [String: YAMLPair] = [:]
         // Keys written here are not suggested for another (`limit: 5` beside `maximumCount: 5`).
         let written = Set(explicit.map(\.name))
         let unwritten = known.filter { !written.contains($0) }
+        // A merge of an undefined alias (already reported) may have held the required keys.
+        var mergeUnknown = false
         for pair in explicit {
             if Self.isMergeKey(pair.key) {
                 merged += Self.mergedPairs(pair.value, path: path, context: context)
+                if case .sequence(let items) = pair.value.kind { mergeUnknown = mergeUnknown || items.contains(where: \.isInvalid) }
+                mergeUnknown = mergeUnknown || pair.value.isInvalid
                 continue
             }
             guard !pair.name.hasPrefix("x-") else { continue }
             guard known.contains(pair.name) else {
                 if context.isFull { continue }
                 let suggestion = Suggestion.nearest(to: pair.name, in: unwritten)
-                if let suggestion { suggested.insert(suggestion) }
+                if let suggestion {
+                    suggested.insert(suggestion)
+                    if adopted[suggestion] == nil { adopted[suggestion] = pair }
+                }
                 let hint = suggestion.map { "; did you mean '\($0)'?" } ?? "; known keys: \(known.joined(separator: ", "))"
                 context.report(.unknownKey, "unknown key '\(pair.name)' in \(what)\(hint)",
                                at: pair.key.location, keyPath: path.appendingKey(pair.name))
@@ -59,6 +69,7 @@ struct Fields {
             }
             pairs[pair.name] = pair
         }
+        for (name, pair) in adopted where pairs[name] == nil { pairs[name] = pair }
         for (pair, through) in merged where pairs[pair.name] == nil && known.contains(pair.name) {
             pairs[pair.name] = pair
             mergedThrough[pair.name] = through
@@ -70,7 +81,7 @@ struct Fields {
             context.report(.unknownKey, "unknown key '\(pair.name)' merged into \(what)\(suggestion.map { "; did you mean '\($0)'?" } ?? "")",
                            at: pair.key.location, keyPath: path.appendingKey(pair.name))
         }
-        for key in required where pairs[key] == nil && !suggested.contains(key) {
+        for key in required where pairs[key] == nil && !suggested.contains(key) && !mergeUnknown {
             context.report(.missingKey, "\(what) is missing the required key '\(key)'", at: owner, keyPath: path.appendingKey(key))
         }
     }

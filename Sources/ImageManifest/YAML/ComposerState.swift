@@ -159,8 +159,11 @@ struct ComposerState {
             return attach(YAMLNode(.invalid, at: location))
         }
         guard let target = anchors[name] else {
-            report(.undefinedAlias, "alias *\(name) refers to no anchor &\(name) defined before it; if it is a pattern, "
-                   + "quote it: '*\(name)'", at: location)
+            // An anchor's misspelt name, else what `include: *jpg` (a pattern to the writer, an
+            // alias to YAML) needs, or an anchor defined too late.
+            let advice = Suggestion.nearest(to: name, in: Array(anchors.keys).sorted()).map { "did you mean *\($0)?" }
+                ?? "if it is a pattern, quote it: '*\(name)'; else define &\(name) on a value above this line"
+            report(.undefinedAlias, "alias *\(name) refers to no anchor &\(name) defined before it; " + advice, at: location)
             return attach(YAMLNode(.invalid, at: location))
         }
         guard stack.count + target.height <= ManifestLimits.maxDepth else {

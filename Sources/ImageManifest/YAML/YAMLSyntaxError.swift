@@ -146,12 +146,14 @@ private struct Reading {
     func runOnKey() -> Placed? {
         guard problem == "mapping values are not allowed in this context", let value = trail.last, value.isPlain,
               value.start.line < problemAt.line else { return nil }
-        guard let (hint, location) = missingColon(inKeyAt: value.start) else {
+        guard let (hint, location, spaceless) = missingColon(inKeyAt: value.start) else {
             return ("\(problem): line \(problemAt.line) continues the value that starts at \(value.start), because it is indented "
                     + "more than that value's key; if it starts a key of its own, indent it no more than the key on line \(value.start.line)",
                     SourceLocation(line: problemAt.line, column: lines.indentation(ofLine: problemAt.line) + 1))
         }
-        return ("line \(value.start.line) has no ':' after its key, so it runs on into line \(problemAt.line), where \(problem) "
+        // `sources:photos` has its ':', without the space that would end the key there.
+        let lacks = spaceless ? "has no space after its key's ':'" : "has no ':' after its key"
+        return ("line \(value.start.line) \(lacks), so it runs on into line \(problemAt.line), where \(problem) "
                 + "\(at(problemAt)); \(hint)", location)
     }
 
@@ -168,7 +170,7 @@ private struct Reading {
             return ("this key is longer than 1024 characters, YAML's limit for a key without '? ' before it, "
                     + "so libyaml does not see its ':'; shorten it", contextAt)
         }
-        guard let (hint, location) = missingColon(inKeyAt: contextAt) else {
+        guard let (hint, location, _) = missingColon(inKeyAt: contextAt) else {
             return ("this key is not followed by ':' on its line (\(problem) \(at(problemAt))); a key and its ':' must be on one line",
                     contextAt)
         }
@@ -177,8 +179,8 @@ private struct Reading {
 
     /// For a plain value at `start` that begins its line, as a key does: a hint naming its first
     /// word and the position just after that word, where the `:` belongs (or just after a `:`
-    /// that lacks its space).
-    func missingColon(inKeyAt start: SourceLocation) -> (String, SourceLocation)? {
+    /// that lacks its space, which the last element says).
+    func missingColon(inKeyAt start: SourceLocation) -> (String, SourceLocation, Bool)? {
         let line = lines.bytes(ofLine: start.line)
         let from = lines.offset(of: start)
         // Only blanks and sequence dashes may come before a key on its line.
@@ -189,9 +191,9 @@ private struct Reading {
         let shown = ValidationContext.printable(String(decoding: word, as: UTF8.self), limit: 40)
         if let colon = word.firstIndex(of: UInt8(ascii: ":")), colon + 1 < word.endIndex {
             let after = lines.location(ofOffset: colon + 1)
-            return ("did you forget a space after the ':' in '\(shown)'? A key ends with ': '", after)
+            return ("did you forget a space after the ':' in '\(shown)'? A key ends with ': '", after, true)
         }
-        return ("did you forget ':' after '\(shown)'?", lines.location(ofOffset: word.endIndex))
+        return ("did you forget ':' after '\(shown)'?", lines.location(ofOffset: word.endIndex), false)
     }
 
     func patternReadAsAlias() -> Placed? {
