@@ -73,7 +73,7 @@ enum ExtractWorker {
                 if components != KeyPaths.components(for: info.key) {
                     printError("\(path): note: written for the key \(PrintableText.quoted(info.key)), renamed since another key needs its name")
                 } else if components.joined(separator: "/") != plain {
-                    printError("\(path): note: written for the key \(PrintableText.quoted(info.key)), renamed to stay inside \(directory)")
+                    printError("\(path): note: written for the key \(PrintableText.quoted(info.key)), " + renaming(info.key, in: directory))
                 }
                 return path
             }
@@ -83,6 +83,15 @@ enum ExtractWorker {
         printLine("\(request.table): wrote \(written) \(entries) as PNG files to \(directory)"
               + (failed > 0 ? "; \(failed) failed" : ""))
         return failed == 0 ? 0 : 1
+    }
+
+    /// Why `--all` wrote `key` under another name (docs/CLI.md's rules): a path that would leave
+    /// the directory or name none (`..`, a leading `/`, empty and `.` components), or else
+    /// characters that are percent-encoded (`100%.jpg` was said to be renamed "to stay inside").
+    private static func renaming(_ key: String, in directory: String) -> String {
+        let parts = key.split(separator: "/", omittingEmptySubsequences: false)
+        let reshaped = parts.count > 1 && parts.contains { $0.isEmpty || $0 == "." || $0 == ".." } || [".", "..", ""].contains(key)
+        return reshaped ? "renamed to stay inside \(directory)" : "renamed with '%', '\\' and control characters percent-encoded"
     }
 
     /// Converts, encodes and hands one entry to `destination`; reports failures and returns

@@ -125,9 +125,11 @@ struct BakeCommand: ParsableCommand {
     var allowOutsidePaths = false
 
     func validate() throws {
+        try ManifestArgument.refuseStandardInput(manifest, command: "bake")
         try RootArgument.check(root)
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1.") }
         guard maxPixels > 0 else { throw ValidationError("--max-pixels must be positive.") }
+        if let maxSourceSize, ByteSize.parse(maxSourceSize) == 0 { throw ValidationError("--max-source-size must be more than 0 bytes.") }
         if let maxSourceSize, (ByteSize.parse(maxSourceSize) ?? 0) < 1 {
             throw ValidationError("--max-source-size must be a size such as 50MB or 1GiB (units B, kB, MB, GB, TB, KiB, MiB, GiB, TiB), not '\(maxSourceSize)'.")
         }
@@ -143,6 +145,7 @@ struct BakeCommand: ParsableCommand {
             throw ValidationError("--list and --dry-run cannot be combined: --list prints each source's state, --dry-run the plan's summary; neither touches a table.")
         }
         if list, format == .github { throw ValidationError("--list prints text or json, not github annotations.") }
+        if list, prune { throw ValidationError("--list touches nothing, so it prunes nothing; --dry-run --prune shows what --prune would delete.") }
         if let shard {
             // It takes a value that starts with '-' (to say '-1/3' is out of range), so a missing
             // value takes the next option: said as such, not as that option being missing.

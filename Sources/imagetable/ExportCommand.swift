@@ -64,6 +64,7 @@ struct ExportCommand: ParsableCommand {
     var allowOutsidePaths = false
 
     func validate() throws {
+        try ManifestArgument.refuseStandardInput(manifest, command: "export")
         try RootArgument.check(root)
         guard lockTimeout >= 0 else { throw ValidationError("--lock-timeout must be a number of seconds, 0 or more.") }
         _ = try Self.sourceDateEpoch()

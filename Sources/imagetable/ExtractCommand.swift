@@ -41,7 +41,7 @@ struct ExtractCommand: ParsableCommand {
             EXAMPLES
               imagetable extract tables/grid@2x.imagetable photos/cat.jpg -o cat.png
               imagetable extract tables/grid@2x.imagetable --all out/grid
-              imagetable extract tables/detail@2x.imagetable cat.jpg --content -o -
+              imagetable extract tables/grid.imagetable cat.jpg --content -o - | display
 
             EXIT STATUS
               0   every requested entry was written
@@ -80,10 +80,12 @@ struct ExtractCommand: ParsableCommand {
         default: throw ValidationError("Give a KEY and -o FILE, or --all DIR.")
         }
         if let all, all.isEmpty { throw ValidationError("--all needs a directory.") }
+        if verbose && all == nil { throw ValidationError("--verbose lists the files --all writes; with -o, the one file is always said.") }
         if let output, output.isEmpty { throw ValidationError("-o needs a file name.") }
     }
 
     func run() throws {
+        try WorkerLauncher.refuseTerminal(output)
         let reader = try WorkerLauncher.checkTable(table)
         // Checked here, where the manifest's spelling rules are, to suggest the key meant.
         if let key, reader.entry(forKey: key) == nil {

@@ -68,7 +68,9 @@ struct ImageTableCommand: AsyncParsableCommand {
         // a suggestion: the tool takes no argument of its own, so a first word that names no
         // command is a mistyped one.
         let commands = configuration.subcommands.map { $0._commandName } + ["help"]
-        if let first = arguments.first, !first.hasPrefix("-"), !commands.contains(first) {
+        // `imagetable help bak` printed the tool's own help with exit 0.
+        let named = arguments.first == "help" ? arguments.dropFirst().first : arguments.first
+        if let first = named, !first.hasPrefix("-"), !commands.contains(first) {
             let hint = Suggestion.nearest(to: first, in: commands).map { "; did you mean '\($0)'?" } ?? ""
             StandardError.print("Error: unknown command '\(first)'\(hint)")
             StandardError.print("Usage: imagetable <command> [<options>] (commands: \(commands.dropLast().joined(separator: ", ")))")

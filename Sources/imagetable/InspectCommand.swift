@@ -44,14 +44,18 @@ struct InspectCommand: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "List the entries, or only the header and totals.")
     var entries = true
 
-    @Option(help: "Order of the entries listed: slot, key or recency (most recent first).")
-    var sort: EntryOrder = .slot
+    @Option(help: "Order of the entries listed: slot (default), key or recency (most recently used first).")
+    var sort: EntryOrder?
 
     @Option(parsing: .unconditional, help: ArgumentHelp("List at most N entries of each table (totals still count them all).", valueName: "n"))
     var limit: Int?
 
     func validate() throws {
         if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more.") }
+        // Each would be dropped without a word: --no-entries lists none to sort or limit.
+        if !entries, sort != nil || limit != nil {
+            throw ValidationError("--\(sort != nil ? "sort" : "limit") orders or limits the entries listed, and --no-entries lists none.")
+        }
     }
 
     func run() throws {
@@ -60,7 +64,7 @@ struct InspectCommand: ParsableCommand {
             do {
                 let reader = try TableOpener.open(path)
                 let listing: (([ImageTableCore.EntryInfo]) -> [ImageTableCore.EntryInfo])? =
-                    entries ? { [sort, limit] in sort.apply($0, limit: limit) } : nil
+                    entries ? { [sort, limit] in (sort ?? .slot).apply($0, limit: limit) } : nil
                 results.append(.init(path: path, summary: TableInspection(reader, listing: listing), error: nil))
             } catch {
                 results.append(.init(path: path, summary: nil, error: error))

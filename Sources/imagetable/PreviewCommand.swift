@@ -62,6 +62,7 @@ struct PreviewCommand: ParsableCommand {
     }
 
     func run() throws {
+        try WorkerLauncher.refuseTerminal(output)
         try WorkerLauncher.checkTable(table)
         try WorkerLauncher.run(.preview(PreviewJob(table: table, output: output, columns: columns, tileSize: tileSize,
                                                    limit: limit, order: sort.rawValue, captions: captions)))

@@ -45,6 +45,18 @@ enum WorkerLauncher {
         throw ExitStatus.failure
     }
 
+    /// Refuses `-o -` when standard output is a terminal, where the PNG's bytes would garble the
+    /// screen and drive it (the `--help` example printed them there), as `curl` refuses.
+    ///
+    /// - Parameter output: the `-o` value.
+    /// - Throws: ``ExitStatus/failure`` after reporting `output-failed`.
+    static func refuseTerminal(_ output: String?) throws {
+        guard output == "-", isatty(STDOUT_FILENO) == 1 else { return }
+        StandardError.report(ImageTableError(.outputFailed, "standard output is a terminal, which a PNG would garble; send it to a file "
+                                             + "or a program (-o - > out.png, -o - | display) or give -o FILE", path: "<stdout>"))
+        throw ExitStatus.failure
+    }
+
     /// Opens `table` to report a missing, unreadable or damaged table here, with the same
     /// messages as `inspect`, before libvips is loaded for nothing.
     ///

@@ -141,7 +141,8 @@ import Testing
     @Test func listWithAnOptionItWouldIgnoreIsBadUsage() throws {
         let project = try Self.project()
         for (extra, reason) in [(["--dry-run"], "--list and --dry-run cannot be combined"),
-                                (["--format", "github"], "--list prints text or json, not github annotations")] {
+                                (["--format", "github"], "--list prints text or json, not github annotations"),
+                                (["--prune"], "--list touches nothing, so it prunes nothing")] {
             let run = try run(Products.imagetable, ["bake", project.manifestPath, "--list"] + extra)
             #expect(run.status == 64 && run.stderr.contains(reason) && run.stdout.isEmpty, "\(extra): \(run.status) \(run.stderr)")
         }
@@ -157,5 +158,22 @@ import Testing
                     + "and the bake state would lie among the source images; give the tables a directory of their own.\n", "\(run.stderr)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: project.sources).allSatisfy { !$0.contains("imagetable") })
+    }
+
+    /// Arguments that were taken for something else: `help bak` printed the tool's help with
+    /// exit 0; `bake -` looked for a file named `-`; `--max-source-size 0` was "not a size".
+    @Test func oddArgumentsSayWhatIsWrong() throws {
+        let project = try Self.project()
+        for (arguments, message) in [
+            (["help", "bak"], "Error: unknown command 'bak'; did you mean 'bake'?"),
+            (["bake", "-"], "Error: bake reads its manifest from a file, whose directory its sources and output are relative to; "
+                + "only validate reads one from standard input ('-')."),
+            (["export", "-", "--to", "dist"], "Error: export reads its manifest from a file"),
+            (["bake", "manifest.yaml", "--max-source-size", "0"], "Error: --max-source-size must be more than 0 bytes."),
+        ] {
+            let run = try run(Products.imagetable, arguments, in: project.root)
+            #expect(run.status == 64 && run.stderr.hasPrefix(message) && run.stdout.isEmpty, "\(arguments): \(run.status) \(run.stderr)")
+        }
+        #expect(try run(Products.imagetable, ["help", "bake"]).stdout.hasPrefix("OVERVIEW: Bake a manifest's sources into its tables."))
     }
 }

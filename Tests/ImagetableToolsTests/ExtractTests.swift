@@ -77,6 +77,9 @@ struct ExtractTests {
         ])
         #expect(Set(try FileManager.default.contentsOfDirectory(atPath: scratch.path)) == ["t.imagetable", "t.imagetable.lock", "out"])
         #expect(run.stderr.contains("\(out)/%2E%2E/up.jpg.png: note: written for the key '../up.jpg', renamed to stay inside \(out)"))
+        // A key that never pointed outside is not said to: its characters were encoded.
+        #expect(run.stderr.contains("\(out)/100%25.jpg.png: note: written for the key '100%.jpg', renamed with '%', '\\' and control "
+                                    + "characters percent-encoded\n"), "\(run.stderr)")
         #expect(!run.stderr.contains("photos/cat.jpg.png"))
         for (key, path) in [("photos/cat.jpg", "photos/cat.jpg.png"), ("a//b.jpg", "a/b.jpg~slot4.png"), ("", "%EMPTY.png")] {
             let entry = try #require(table.entries.first { $0.key == key })
@@ -248,6 +251,19 @@ struct ExtractTests {
         #expect(missing.status == 1 && missing.stderr.contains("cannot open its directory") && !FileManager.default.fileExists(atPath: scratch.file("none")))
     }
 
+    /// `-o -` on a terminal printed the PNG's bytes there (the `--help` example did): refused, as
+    /// `curl` refuses, for `extract` and `preview`; into a pipe it writes as before.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script (util-linux) gives a terminal"))
+    func aPNGIsNotWrittenToATerminal() throws {
+        let scratch = try TemporaryDirectory()
+        let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, width: 4, height: 2, keys: ["k"])
+        for command in ["extract '\(table.path)' k -o -", "preview '\(table.path)' -o -"] {
+            let run = try run("/usr/bin/script", ["-qec", "'\(Products.imagetable)' \(command)", "/dev/null"])
+            #expect(run.status == 1 && run.stdout.hasPrefix("<stdout>: error: standard output is a terminal, which a PNG would garble; ")
+                    && !run.stdout.contains("PNG\r\n"), "\(command): \(run.status) \(run.stdout)")
+        }
+    }
+
     @Test func failuresExitOne() throws {
         let scratch = try TemporaryDirectory()
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .bgr16, keys: ["k"])
@@ -305,6 +321,9 @@ struct ExtractTests {
         #expect(try imagetable("extract", "t.imagetable", "-o", "x.png").status == 64)
         #expect(try imagetable("extract", "t.imagetable", "k", "-o", "x.png", "--all", "d").status == 64)
         #expect(try imagetable("extract", "t.imagetable", "k", "--all", "d").status == 64)
+        // --verbose is --all's: with -o it was dropped without a word.
+        let verbose = try imagetable("extract", "t.imagetable", "k", "-o", "x.png", "-v")
+        #expect(verbose.status == 64 && verbose.stderr.hasPrefix("Error: --verbose lists the files --all writes"), "\(verbose.stderr)")
         #expect(try run(Products.worker, ["extract", "--table", "t"]).status == 64)
         #expect(try run(Products.worker, []).status == 64)
         #expect(try run(Products.worker, ["bake", "--bogus"]).status == 64)

@@ -103,6 +103,9 @@ struct InspectTests {
         #expect(try keys("--sort", "recency", "--limit", "2") == ["b", "d"])
         let text = try imagetable("inspect", table.path, "--limit", "1")
         #expect(text.stdout.contains("  … 3 more (--limit)"))
+        // `--limit 0` printed a column header over no rows, then "… 4 more".
+        let none = try imagetable("inspect", table.path, "--limit", "0")
+        #expect(none.stdout.hasSuffix("\n\n  4 entries not listed (--limit)\n") && !none.stdout.contains("slot  key"), "\(none.stdout)")
         let run = try imagetable("inspect", table.path, "--format", "json", "--no-entries")
         let doc = try #require(try JSONSerialization.jsonObject(with: run.output) as? [String: Any])
         #expect((doc["tables"] as? [[String: Any]])?.first?["entries"] == nil)
@@ -189,5 +192,11 @@ struct InspectTests {
         #expect(try imagetable("inspect", "t", "--format", "yaml").status == 64)
         #expect(try imagetable("inspect", "t", "--limit", "-1").status == 64)
         #expect(try imagetable("inspect", "t", "--sort", "size").status == 64)
+        // --no-entries lists none: a --sort or --limit beside it was dropped without a word.
+        for option in [["--sort", "key"], ["--limit", "2"]] {
+            let run = try imagetable(["inspect", "t", "--no-entries"] + option)
+            #expect(run.status == 64 && run.stderr.hasPrefix("Error: \(option[0]) orders or limits the entries listed, and --no-entries lists none."),
+                    "\(run.stderr)")
+        }
     }
 }

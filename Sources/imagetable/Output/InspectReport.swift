@@ -59,6 +59,8 @@ enum InspectReport {
         for (label, value) in facts { out += "  " + label.padding(toLength: 12, withPad: " ", startingAt: 0) + value + "\n" }
         guard let entries = s.entries else { return out }
         if s.entryCount == 0 { return out + "  no entries\n" }
+        // `--limit 0`: the totals above, without a column header over no rows.
+        if entries.isEmpty { return out + "\n  \(s.entryCount) \(s.entryCount == 1 ? "entry" : "entries") not listed (--limit)\n" }
         let header = ["slot", "key", "recency", "written", "content", "entity UUID", "source UUID"]
         var rows = [header]
         for e in entries {
