@@ -127,6 +127,10 @@ import Testing
         #expect(pattern.status == 1)
         #expect(pattern.stdout.hasPrefix("pattern.yaml:5:14: error: family 'users' has no sources: no file in 'photos' matches '*.jpeg'; "),
                 "\(pattern.stdout)")
+        // `*.JPG` over `.jpg` files: written patterns match case exactly, which is said.
+        try dir.write("cased.yaml", Self.validYAML.replacingOccurrences(of: "sources: photos", with: "sources: photos\n    include: \"*.JPG\""))
+        #expect(try validate(["cased.yaml"], in: dir).stdout.contains("nothing is baked for it (check 'sources' and 'include'; a pattern "
+                                                                      + "matches letters in their case only) [no-sources]\n"))
         #expect(try validate(["valid.yaml"], in: dir).stdout.hasPrefix("valid.yaml: valid (0 errors, 0 warnings)"), "one source is enough")
     }
 

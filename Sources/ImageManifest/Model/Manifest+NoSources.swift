@@ -4,10 +4,12 @@ extension Manifest.Family {
     /// (`*.jpeg` over `.jpg` files) is the usual cause, and an empty table then ships green. Not
     /// "its tables stay empty": they keep what earlier bakes put in them.
     public var noSourcesMessage: String {
-        let include = include.map(\.pattern) == [GlobPattern.images.pattern]
+        let patterns = include.map(\.pattern) == [GlobPattern.images.pattern]
             ? "the image file names" : include.map { "'\($0.pattern)'" }.joined(separator: ", ")
         let excluding = exclude.isEmpty ? "" : ", excluding " + exclude.map { "'\($0.pattern)'" }.joined(separator: ", ")
-        return "family '\(name)' has no sources: no file in '\(sources)' matches \(include)\(excluding); nothing is baked for it "
-            + "(check 'sources' and 'include')"
+        // `**/*.JPG` over `.jpg` files: the default pattern takes any case, written ones do not.
+        let cased = include.map(\.pattern) != [GlobPattern.images.pattern] && include.contains { $0.pattern.contains(where: \.isUppercase) }
+        return "family '\(name)' has no sources: no file in '\(sources)' matches \(patterns)\(excluding); nothing is baked for it "
+            + "(check 'sources' and 'include'\(cased ? "; a pattern matches letters in their case only" : ""))"
     }
 }
