@@ -69,6 +69,46 @@ public struct TableSummary: Sendable, Codable, Equatable {
     public var reset = false
     /// What opening reported (rebuilds with the options that changed, interrupted writes dropped…).
     public var notices: [String] = []
+    /// ``notices`` with those that say the same of several slots together, for a report that
+    /// says them once (after a kill, one per slot that was being written: hundreds). Not in
+    /// the JSON summary, which lists every notice.
+    public var noticeGroups: [NoticeGroup] = []
+
+    private enum CodingKeys: String, CodingKey {
+        case path, format, scale, written, evicted, pruned, leftOut, entries, capacity, reset, notices
+    }
+}
+
+/// Notices that say the same thing of several slots (or one notice of none).
+public struct NoticeGroup: Sendable, Equatable {
+    /// What they say, without the slot: `interrupted write; dropped it`.
+    public let what: String
+    /// The slots, in the order reported; empty for a notice about the whole table.
+    public var slots: [Int]
+
+    /// Groups `notices` by what they say of their slot, in order of first appearance. A slot's
+    /// notice reads `slot N: what` (the core's wording); the slot is taken from the notice,
+    /// not read back out of its text.
+    ///
+    /// - Parameter notices: a table's notices.
+    /// - Returns: one group per distinct sentence about slots, and one per other notice.
+    public static func grouping(_ notices: [TableNotice]) -> [NoticeGroup] {
+        var groups: [NoticeGroup] = []
+        for notice in notices {
+            let prefix = notice.slot.map { "slot \($0): " }
+            guard let slot = notice.slot, let prefix, notice.message.hasPrefix(prefix) else {
+                groups.append(NoticeGroup(what: notice.message, slots: []))
+                continue
+            }
+            let what = String(notice.message.dropFirst(prefix.count))
+            if let index = groups.firstIndex(where: { $0.what == what && !$0.slots.isEmpty }) {
+                groups[index].slots.append(slot)
+            } else {
+                groups.append(NoticeGroup(what: what, slots: [slot]))
+            }
+        }
+        return groups
+    }
 }
 
 /// Everything a bake did: what `imagetable bake` prints and `--format json` emits.

@@ -242,6 +242,7 @@ public enum Baker {
             s.entries = options.dryRun ? change.entriesAfter : table.entryCount
             s.reset = table.notices.contains { $0.kind == .reset }
             s.notices = table.notices.map(\.message)
+            s.noticeGroups = NoticeGroup.grouping(table.notices)
             return s
         }
         summary.seconds = Date().timeIntervalSince(started)

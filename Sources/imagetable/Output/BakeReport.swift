@@ -153,29 +153,14 @@ enum BakeReport {
     ///   dropped it (slots 3, 7, 9, 12, 15, …)`, unescaped.
     static func noteLines(_ s: BakeSummary) -> [String] {
         var lines: [String] = []
-        for t in s.tables where !t.notices.isEmpty {
-            var groups: [(what: String, slots: [Substring])] = []
-            for notice in t.notices {
-                // "slot 352: interrupted write; dropped it"
-                let parts = notice.split(separator: ":", maxSplits: 1)
-                guard parts.count == 2, parts[0].hasPrefix("slot "), let slot = Int(parts[0].dropFirst(5)) else {
-                    groups.append((notice, []))
-                    continue
-                }
-                let what = String(parts[1].drop { $0 == " " })
-                if let index = groups.firstIndex(where: { $0.what == what && !$0.slots.isEmpty }) {
-                    groups[index].slots.append(Substring(String(slot)))
-                } else {
-                    groups.append((what, [Substring(String(slot))]))
-                }
-            }
-            for (what, slots) in groups {
-                switch slots.count {
-                case 0: lines.append("\(t.path): note: \(what)")
-                case 1: lines.append("\(t.path): note: slot \(slots[0]): \(what)")
+        for t in s.tables {
+            for group in t.noticeGroups {
+                switch group.slots.count {
+                case 0: lines.append("\(t.path): note: \(group.what)")
+                case 1: lines.append("\(t.path): note: slot \(group.slots[0]): \(group.what)")
                 default:
-                    let shown = slots.prefix(5).joined(separator: ", ") + (slots.count > 5 ? ", …" : "")
-                    lines.append("\(t.path): note: \(slots.count) slots: \(what) (slots \(shown))")
+                    let shown = group.slots.prefix(5).map(String.init).joined(separator: ", ") + (group.slots.count > 5 ? ", …" : "")
+                    lines.append("\(t.path): note: \(group.slots.count) slots: \(group.what) (slots \(shown))")
                 }
             }
         }
