@@ -49,6 +49,8 @@ struct BakePlanner {
         /// Whether the family's patterns (and the shard) take a key: a key they exclude is no
         /// source, below an unlisted directory or not.
         var selects: (String) -> Bool = { _ in true }
+        /// Whether the scan met files of the family that other shards bake.
+        var otherShardsHaveSources = false
 
         /// Whether the source of a key a table holds is present: the scan found it, and it did
         /// not vanish before the diff.
@@ -205,11 +207,13 @@ struct BakePlanner {
             }
         }
         gone.sort()
-        // A family that lists no file at all is more likely an unmounted or emptied directory
-        // (a cron job's NFS mount) than every source deleted on purpose: pruning then emptied
-        // every table, exit 0.
+        // A family with no source to bake is more likely an unmounted or emptied directory (a
+        // cron job's NFS mount; one placeholder file that is no image) than every source deleted
+        // on purpose: pruning then emptied every table, exit 0. A shard with none of the
+        // family's sources, whose directory holds other shards', prunes as usual.
         if prune {
-            if files.isEmpty && !gone.isEmpty { change.pruneWithheld = true } else { change.prunes = gone }
+            let noSource = !family.otherShardsHaveSources && !sources.indices.contains { sources.isBakeable($0) }
+            if noSource && !gone.isEmpty { change.pruneWithheld = true } else { change.prunes = gone }
         }
         let remaining = table.entries.count - change.prunes.count
         let needed = max(0, newKeys - (table.capacity - remaining))

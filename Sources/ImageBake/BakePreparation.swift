@@ -62,9 +62,23 @@ struct BakePreparation {
         // is reported by no warning of its. The scan and the planner ask the same question.
         let shard = options.shard
         let selectors = manifest.families.map { family in { @Sendable (key: String) in family.selects(key) && shard?.contains(key: key) != false } }
-        for (family, selects) in zip(manifest.families, selectors) {
+        // Whether a family's scan met a file its patterns take that another shard bakes: the
+        // directory is not empty, though this shard has no source in it (`--prune` goes on).
+        let otherShards = manifest.families.map { _ in AdaptiveMutex(false) }
+        for (f, (family, selects)) in zip(manifest.families, selectors).enumerated() {
+            let elsewhere = otherShards[f]
+            let counted: @Sendable (String) -> Bool
+            if shard == nil {
+                counted = selects
+            } else {
+                counted = { key in
+                    if selects(key) { return true }
+                    if family.selects(key) { elsewhere.withLock { $0 = true } }
+                    return false
+                }
+            }
             let scanner = SourceScanner(root: family.sourcesPath, allowOutside: options.allowOutsidePaths, excluding: manifest.outputPath,
-                                        selectsHidden: { family.selectsHiddenImage($0) && shard?.contains(key: $0) != false }, selects: selects)
+                                        selectsHidden: { family.selectsHiddenImage($0) && shard?.contains(key: $0) != false }, selects: counted)
             let found = try scanner.scanAll()
             scanned.append(found.sources)
             unlisted.append(found.unlisted)
@@ -120,7 +134,8 @@ struct BakePreparation {
             // are equal as strings (`ambiguous-name`).
             BakePlanner.Family(name: family.name, sources: diffed[f].sources,
                                tables: owned[f].map { BakePlanner.Table(index: $0, capacity: tables[$0].format.capacity, entries: held[$0]!) },
-                               vanished: Set(diffed[f].vanished.map(\.key)), unlisted: unlisted[f], selects: selectors[f])
+                               vanished: Set(diffed[f].vanished.map(\.key)), unlisted: unlisted[f], selects: selectors[f],
+                               otherShardsHaveSources: otherShards[f].withLock { $0 })
         }
         let plan = BakePlanner(prune: options.prune).plan(families, tableCount: tables.count)
         let replacing = zip(plan.tables, held).map { change, held in Set(change.writes.lazy.filter { held?[$0] != nil }) }

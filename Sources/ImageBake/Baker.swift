@@ -176,15 +176,24 @@ public enum Baker {
                 summary.prunedTables.append(orphan.display)
             } else if options.prune {
                 // Never under a writer: a runtime cache may keep formats of its own here.
-                guard let lock = try? TableLock(tablePath: orphan.path, timeout: 0) else {
+                let lock: TableLock
+                do {
+                    lock = try TableLock(tablePath: orphan.path, timeout: 0)
+                } catch where error.code == .locked {
                     summary.warnings.append(BakeWarning(path: orphan.display, message: "no format of the manifest names this table, but another "
                                                         + "process is writing it, so --prune leaves it", code: "orphan-table"))
+                    continue
+                } catch {
+                    summary.warnings.append(Self.undeletable(orphan.display, error))
                     continue
                 }
                 defer { lock.release() }
                 if unlink(orphan.path) == 0 {
                     unlink(orphan.path + ".lock")
                     summary.prunedTables.append(orphan.display)
+                } else {
+                    // An output directory this user may not write: it said nothing, exit 0.
+                    summary.warnings.append(Self.undeletable(orphan.display, ImageTableError.system("delete", path: orphan.path)))
                 }
             } else {
                 summary.warnings.append(BakeWarning(path: orphan.display, message: "no format of the manifest names this table; "
@@ -262,6 +271,13 @@ public enum Baker {
                 + "unmounted or emptied sources directory would have emptied them; to empty them on purpose, delete \(paths)",
                 code: "prune-withheld", line: family.sourcesLocation.line, column: family.sourcesLocation.column)
         }
+    }
+
+    /// The warning for an orphan table `--prune` could not delete (its lock file cannot be made,
+    /// or the file cannot be unlinked, in a directory this user may not write).
+    private static func undeletable(_ display: String, _ error: ImageTableError) -> BakeWarning {
+        BakeWarning(path: display, message: "no format of the manifest names this table, and --prune could not delete it: \(error.message)",
+                    code: "orphan-table")
     }
 
     /// The manifest as the bake state names it: its real path.

@@ -8,10 +8,12 @@ import ImageTableCore
 /// `thumb.imagetable`. Each bake then rebuilt the table empty for its own family and decoded
 /// every source again, or, with the same family name, pruned the other's entries, at every run
 /// and with exit 0. The bake state records which manifest baked each table last; a bake refuses
-/// a table another manifest baked last while that manifest still names it.
+/// a table another manifest baked last while that manifest still names it, unless both make it
+/// the same way from the same files.
 enum TableClaims {
     /// Throws `shared-table` for the first of `manifest`'s tables that another manifest, one
-    /// that exists and still names the same table (or cannot be read to tell), baked last.
+    /// that exists and still names the same table (or cannot be read to tell), baked last into
+    /// this directory, with other parameters or from other files.
     ///
     /// Checked before any table is opened, since opening one for another format rebuilds it.
     /// A table whose file is gone is no one's: a bake makes it afresh.
@@ -31,8 +33,13 @@ enum TableClaims {
             others[owner] = other
             let how: String
             if let other {
-                guard let theirs = other.formats.first(where: { $0.fileName == format.fileName }),
-                      Self.same(other.outputPath, manifest.outputPath) else { continue }
+                // Its record is in this directory's state, so it baked here, by its own output
+                // or by --output: whether it still names the table is what matters, not where
+                // its output now points.
+                guard let theirs = other.formats.first(where: { $0.fileName == format.fileName }) else { continue }
+                // The same table from the same files (a second clone, an older release's copy of
+                // the manifest): neither bake rebuilds or prunes what the other made.
+                if Self.sameBake(theirs, of: other, as: format, of: manifest) { continue }
                 how = "\(owner) bakes this table too (format '\(theirs.id)' of its family '\(theirs.family)') and baked it last"
             } else {
                 how = "\(owner) baked this table last, and it cannot be read to tell whether it still does"
@@ -49,8 +56,14 @@ enum TableClaims {
         return ManifestValidator(options: options).validate(fileAt: path).manifest
     }
 
-    /// Whether two paths name one directory.
-    private static func same(_ a: String, _ b: String) -> Bool {
-        (SourceScanner.realPath(a) ?? a) == (SourceScanner.realPath(b) ?? b)
+    /// Whether two formats make one table from one set of files: the same parameters (family
+    /// included, so neither rebuilds it) and a family with the same sources directory and
+    /// patterns (so neither prunes or evicts the other's entries).
+    private static func sameBake(_ theirs: TableFormat, of other: Manifest, as ours: TableFormat, of manifest: Manifest) -> Bool {
+        guard theirs.canonicalParameters == ours.canonicalParameters,
+              let a = other.families.first(where: { $0.name == theirs.family }),
+              let b = manifest.families.first(where: { $0.name == ours.family }) else { return false }
+        return SourceScanner.resolvedPath(a.sourcesPath) == SourceScanner.resolvedPath(b.sourcesPath)
+            && a.include.map(\.pattern) == b.include.map(\.pattern) && a.exclude.map(\.pattern) == b.exclude.map(\.pattern)
     }
 }

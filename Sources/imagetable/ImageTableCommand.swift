@@ -55,6 +55,11 @@ struct ImageTableCommand: AsyncParsableCommand {
         // it, named and reported (a `no-space` error), not as SIGXFSZ, which killed `export`
         // and `merge` with status 153 and no word, and left their staging behind.
         signal(SIGXFSZ, SIG_IGN)
+        // A closed pipe on standard error drops the diagnostic and the status stands
+        // (SystemIO.writeStandardError); one on standard output still ends the command by
+        // SIGPIPE once it flushes (StandardOutputFlush), as `cat` ends. Workers are spawned with
+        // SIGPIPE at its default.
+        signal(SIGPIPE, SIG_IGN)
         for index in 1..<Int(CommandLine.argc) {
             guard let raw = CommandLine.unsafeArgv[index], String(validatingCString: raw) == nil else { continue }
             let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw)))

@@ -76,6 +76,23 @@ import Testing
                                        + "directory\n"), "\(result.stdout)")
     }
 
+    /// `config/../site.yaml` with `config` a link into `deploy/` names `deploy/site.yaml`, as the
+    /// kernel opens it: folding `..` by the text first annotated `site.yaml` (no such file) and
+    /// read the manifest's paths from the wrong directory.
+    @Test func aManifestReachedThroughALinkAndDotDotIsItsOwnFile() throws {
+        let scratch = try TemporaryDirectory()
+        let root = scratch.path
+        try FileManager.default.createDirectory(atPath: root + "/deploy/config", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/deploy/photos", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: root + "/config", withDestinationPath: "deploy/config")
+        try "version: 1\noutput: tables\nfamilies:\n  a:\n    sources: photos\n    formats:\n      t: {size: 8x8, style: 32BitBGRX, maximumCount: 4}\n"
+            .write(toFile: root + "/deploy/site.yaml", atomically: true, encoding: .utf8)
+        let result = try run("/usr/bin/env", ["GITHUB_WORKSPACE=" + root, Products.imagetable, "bake", "config/../site.yaml", "--format", "github"],
+                             in: root)
+        #expect(result.stdout.hasPrefix("::error file=deploy/site.yaml,line=7,col=29,title=unknown-style::") && !result.stdout.contains("missing-sources"),
+                "\(result.stdout)")
+    }
+
     /// A summary warning is annotated on its path and titled with its code, as every other
     /// annotation is (it was titled `warning`, with the whole line as its message).
     @Test func githubWarningsNameTheirFileAndCode() throws {
@@ -98,7 +115,7 @@ import Testing
         let text = try run(Products.imagetable, ["bake", "manifest.yaml"], in: project.root)
         #expect(text.status == 0)
         #expect(text.stderr == "manifest.yaml:5:14: warning: family 'photos' has no sources: no file in 'src' matches '*.jpeg'; "
-                + "nothing is baked for it (check 'sources' and 'include') [no-sources]\n", "\(text.stderr)")
+                + "nothing is baked for it (check 'sources' and 'include'; a pattern matches letters in their case only) [no-sources]\n", "\(text.stderr)")
         let github = try run(Products.imagetable, ["bake", "--format", "github", "manifest.yaml"], in: project.root)
         #expect(github.stdout.hasPrefix("::warning file=manifest.yaml,line=5,col=14,title=no-sources::family 'photos' has no sources"),
                 "\(github.stdout)")

@@ -71,4 +71,24 @@ import Testing
         try FileManager.default.removeItem(atPath: project.tables + "/thumb.imagetable")
         #expect(try run(Products.imagetable, ["bake", other]).status == 0)
     }
+
+    /// The check compared the other manifest's own `output` with this bake's, so two bakes into
+    /// one `--output` directory rebuilt each other's table unchecked; and an identical copy of
+    /// a manifest (a second clone, a release's older copy) was refused, though neither bake
+    /// rebuilds or prunes what the other made.
+    @Test func theClaimHoldsUnderOutputAndNotForTheSameBake() throws {
+        let project = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 4}\n")
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        #expect(try run(Products.imagetable, ["bake", "manifest.yaml", "--output", "shared"], in: project.root).status == 0)
+        _ = try Self.otherManifest(project, format: "thumb")
+        let refused = try run(Products.imagetable, ["bake", "other.yaml", "--output", "shared"], in: project.root)
+        #expect(refused.status == 1 && refused.stderr.hasPrefix("shared/thumb.imagetable: error: ") && refused.stderr.hasSuffix("[shared-table]\n"),
+                "\(refused.stderr)")
+        try FileManager.default.copyItem(atPath: project.manifestPath, toPath: project.root + "/copy.yaml")
+        #expect(try run(Products.imagetable, ["bake", "copy.yaml"], in: project.root).status == 0)
+        for manifest in ["manifest.yaml", "copy.yaml"] {
+            let same = try run(Products.imagetable, ["bake", manifest], in: project.root)
+            #expect(same.status == 0 && same.stdout.contains("0 decoded, 1 unchanged"), "\(manifest): \(same.stdout)\(same.stderr)")
+        }
+    }
 }

@@ -37,11 +37,33 @@ import Glibc
                                        + "the 2 entries of its tables: an unmounted or emptied sources directory would have emptied them; "
                                        + "to empty them on purpose, delete tables/thumb.imagetable [prune-withheld]\n"), "\(pruned.stderr)")
         #expect(try ImageTableReader(path: project.tables + "/thumb.imagetable").entries().map(\.key).sorted() == ["a.jpg", "b.jpg"])
+        // A file that is no image is no source: a placeholder left in the mount point withholds too.
+        project.add("placeholder.jpg", bytes: Array("not mounted".utf8))
+        let placeholder = try run(Products.imagetable, ["bake", "--prune", "manifest.yaml"], in: project.root)
+        #expect(placeholder.stderr.contains("[prune-withheld]") && placeholder.stdout.contains("      2/4\n"), "\(placeholder.stdout)\(placeholder.stderr)")
+        try FileManager.default.removeItem(atPath: project.sources + "/placeholder.jpg")
         // One of the two back: the other's entry is pruned as usual.
         try FileManager.default.moveItem(atPath: project.root + "/away/a.jpg", toPath: project.sources + "/a.jpg")
         let one = try run(Products.imagetable, ["bake", "--prune", "manifest.yaml"], in: project.root)
         #expect(one.status == 0 && !one.stderr.contains("prune-withheld"), "\(one.stderr)")
         #expect(try ImageTableReader(path: project.tables + "/thumb.imagetable").entries().map(\.key) == ["a.jpg"])
+    }
+
+    /// A shard that holds none of a family's sources, in a directory that holds other shards',
+    /// prunes its deleted sources as usual: the rule above kept a shard's last deleted source
+    /// for ever, and the merge shipped it.
+    @Test func aShardWithNoSourceLeftPrunesItsLastOne() throws {
+        let project = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 4}\n")
+        let keys = (0..<40).map { "p\($0).jpg" }
+        let lone = try #require(keys.first { KeyShard.shard(of: $0, count: 2) == 0 })
+        let other = try #require(keys.first { KeyShard.shard(of: $0, count: 2) == 1 })
+        try project.add(lone, from: Corpus.photo("Landscape_1"))
+        try project.add(other, from: Corpus.photo("Landscape_2"))
+        #expect(try run(Products.imagetable, ["bake", "manifest.yaml", "--shard", "0/2", "--output", "s0"], in: project.root).status == 0)
+        try FileManager.default.removeItem(atPath: project.sources + "/" + lone)
+        let pruned = try run(Products.imagetable, ["bake", "manifest.yaml", "--shard", "0/2", "--output", "s0", "--prune"], in: project.root)
+        #expect(pruned.status == 0 && !pruned.stderr.contains("prune-withheld"), "\(pruned.stderr)")
+        #expect(try ImageTableReader(path: project.root + "/s0/thumb.imagetable").entries().isEmpty)
     }
 
     /// A directory the scan cannot list hides its files; it does not delete them: their entries
@@ -149,6 +171,24 @@ import Glibc
         let work = try runAsNobody(["bake", project.manifestPath], project: project, keepingOwners: true)
         #expect(work.status == 1 && work.stderr.hasSuffix("and this bake would write: 1 source to decode (bake --dry-run lists them) "
                                                           + "[not-writable]\n"), "\(work.stderr)")
+    }
+
+    /// An output directory this user may not write, its tables and lock files its own: `--prune`
+    /// of a table no format names failed to delete it and said nothing, exit 0, or said another
+    /// process was writing it (its lock file could not be made).
+    @Test func anOrphanThatCannotBeDeletedIsSaid() throws {
+        let project = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 4}\n")
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        #expect(try runAsNobody(["bake", project.manifestPath], project: project).status == 0)
+        try FileManager.default.copyItem(atPath: project.tables + "/thumb.imagetable", toPath: project.tables + "/old.imagetable")
+        if geteuid() == 0 { _ = lchown(project.tables + "/old.imagetable", 65534, 65534); #expect(lchown(project.tables, 0, 0) == 0) }
+        #expect(chmod(project.tables, 0o555) == 0)
+        defer { chmod(project.tables, 0o755) }
+        let result = try runAsNobody(["bake", project.manifestPath, "--prune"], project: project, keepingOwners: true)
+        #expect(result.status == 0 && result.stderr.contains("\(project.tables)/old.imagetable: warning: no format of the manifest names this "
+                                                             + "table, and --prune could not delete it: open lock file failed: Permission denied"),
+                "\(result.stderr)")
+        #expect(FileManager.default.fileExists(atPath: project.tables + "/old.imagetable"))
     }
 
     /// A bake state that cannot be opened for writing since its WAL files cannot grow (a full

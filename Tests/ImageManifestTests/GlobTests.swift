@@ -60,7 +60,8 @@ import Testing
         ("../x", "'..' segments"), ("./x", "'.' segments"), ("**.jpg", "whole segment"), ("a{b", "no matching '}'"),
         ("a}b", "no matching '{'"), ("{a,{b}}", "cannot nest"), ("[a-", "no matching ']'"), ("[z-a]", "backwards"),
         ("a\\", "cannot end with"), ("{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}", "more than 64"),
-        ("{}", "a brace alternative leaves the pattern empty"), ("{,}", "a brace alternative leaves the pattern empty"),
+        ("{}", "a brace alternative leaves a segment empty"), ("{,}", "a brace alternative leaves a segment empty"),
+        ("x/{a,}", "a brace alternative leaves a segment empty"), ("a/{,b}/c", "a brace alternative leaves a segment empty"),
     ])
     func refuses(_ pattern: String, _ reason: String) {
         #expect {

@@ -51,6 +51,9 @@ struct PlacementCase: Sendable, CustomTestStringConvertible {
         PlacementCase(name: "missing-space-after-colon", yaml: base(line: 5, "    sources:photos"), expected: ["5:13 yaml-syntax"],
                       says: "line 5 has no space after its key's ':', so it runs on into line 6, where mapping values are not allowed "
                         + "in this context at 6:12; did you forget a space after the ':' in 'sources:photos'?"),
+        PlacementCase(name: "missing-space-after-colon-before-a-key", yaml: base(line: 2, "output:tables"), expected: ["2:8 yaml-syntax"],
+                      says: "this key's ':' has no space after it (could not find expected ':' at 3:1); did you forget a space after "
+                        + "the ':' in 'output:tables'?"),
         PlacementCase(name: "key-indented-into-a-value", yaml: base(line: 3, "  families:"), expected: ["3:3 yaml-syntax"],
                       says: "line 3 continues the value that starts at 2:9, because it is indented more than that value's key"),
         PlacementCase(name: "quote-closed-too-early", yaml: base(line: 6, "    include: [\"*.jpg, \"*.png\"]"),

@@ -67,9 +67,11 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
             var segments: [Segment] = []
             for part in alternative.split(separator: "/", omittingEmptySubsequences: false) {
                 switch part {
-                case "" where !alternative.contains("/"):
-                    // `{}`, `{,}`, `{a,}` alone: an alternative that is nothing at all.
-                    throw fail("a brace alternative leaves the pattern empty; give every alternative between '{' and '}' a name")
+                case "" where !pattern.contains("//") && !pattern.hasSuffix("/"):
+                    // `{}`, `{,}`, `x/{a,}`, `a/{,b}/c`: no `//` or trailing `/` was written; an
+                    // alternative that is nothing leaves an empty segment (or no pattern at all).
+                    throw fail("a brace alternative leaves a segment empty; give every alternative between '{' and '}' a name, "
+                               + "or keep the '/' inside the braces")
                 case "": throw fail("a pattern cannot contain an empty segment ('//' or a trailing '/')")
                 case ".", "..": throw fail("a pattern cannot contain '\(part)' segments; it only matches below 'sources'")
                 case "**": segments.append(.globstar)

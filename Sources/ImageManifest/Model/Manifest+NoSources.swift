@@ -7,8 +7,8 @@ extension Manifest.Family {
         let patterns = include.map(\.pattern) == [GlobPattern.images.pattern]
             ? "the image file names" : include.map { "'\($0.pattern)'" }.joined(separator: ", ")
         let excluding = exclude.isEmpty ? "" : ", excluding " + exclude.map { "'\($0.pattern)'" }.joined(separator: ", ")
-        // `**/*.JPG` over `.jpg` files: the default pattern takes any case, written ones do not.
-        let cased = include.map(\.pattern) != [GlobPattern.images.pattern] && include.contains { $0.pattern.contains(where: \.isUppercase) }
+        // `*.jpg` over a camera's `IMG_1.JPG`: the default pattern takes any case, written ones do not.
+        let cased = include.map(\.pattern) != [GlobPattern.images.pattern] && include.contains { $0.pattern.contains(where: \.isLetter) }
         return "family '\(name)' has no sources: no file in '\(sources)' matches \(patterns)\(excluding); nothing is baked for it "
             + "(check 'sources' and 'include'\(cased ? "; a pattern matches letters in their case only" : ""))"
     }

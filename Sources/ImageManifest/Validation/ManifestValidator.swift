@@ -102,7 +102,16 @@ public struct ManifestValidator: Sendable {
     }
 
     /// The absolute, normalised directory containing `file`.
+    ///
+    /// A `..` after a symbolic link (`config/../site.yaml`, `config` a link into `deploy/`) is
+    /// the link's target's parent, as the kernel opens it: folded by the text, the manifest's
+    /// paths were read from another directory than its own. Such a directory is resolved.
     static func absoluteDirectory(of file: String) -> String {
+        let absolute = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
+        if let slash = absolute.lastIndex(of: "/"), absolute[..<slash].split(separator: "/").contains(".."),
+           let real = SourceScanner.realPath(String(absolute[..<slash])) {
+            return real
+        }
         let normalized = absolutePath(file)
         guard let slash = normalized.lastIndex(of: "/"), slash != normalized.startIndex else { return "/" }
         return String(normalized[..<slash])

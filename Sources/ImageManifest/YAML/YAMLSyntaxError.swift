@@ -170,11 +170,13 @@ private struct Reading {
             return ("this key is longer than 1024 characters, YAML's limit for a key without '? ' before it, "
                     + "so libyaml does not see its ':'; shorten it", contextAt)
         }
-        guard let (hint, location, _) = missingColon(inKeyAt: contextAt) else {
+        guard let (hint, location, spaceless) = missingColon(inKeyAt: contextAt) else {
             return ("this key is not followed by ':' on its line (\(problem) \(at(problemAt))); a key and its ':' must be on one line",
                     contextAt)
         }
-        return ("this key is not followed by ':' (\(problem) \(at(problemAt))); \(hint)", location)
+        // `output:tables` has its ':', without the space that would end the key there.
+        let lacks = spaceless ? "this key's ':' has no space after it" : "this key is not followed by ':'"
+        return ("\(lacks) (\(problem) \(at(problemAt))); \(hint)", location)
     }
 
     /// For a plain value at `start` that begins its line, as a key does: a hint naming its first

@@ -60,10 +60,17 @@ enum DiagnosticLines {
     /// file itself stays as named: a source that is a link leading outside the sources was
     /// annotated on its target, a file that may not be in the repository at all.
     static func repositoryPath(_ path: String) -> String {
-        let folded = Directories.absolute(path.hasPrefix("/") ? path : workingDirectory + "/" + path)
-        let name = (folded as NSString).lastPathComponent
-        let directory = SourceScanner.resolvedPath((folded as NSString).deletingLastPathComponent)
-        let full = (directory.hasSuffix("/") ? directory : directory + "/") + name
+        let absolute = path.hasPrefix("/") ? path : workingDirectory + "/" + path
+        let name = (absolute as NSString).lastPathComponent
+        // The directory as written, `..` and all: folding `config/..` before resolving the link
+        // `config` named another directory than the file's.
+        let full: String
+        if [".", ".."].contains(name) || name.isEmpty {
+            full = SourceScanner.resolvedPath(absolute)
+        } else {
+            let directory = SourceScanner.resolvedPath(String(absolute.dropLast(name.utf8.count)))
+            full = (directory.hasSuffix("/") ? directory : directory + "/") + name
+        }
         return full.hasPrefix(repositoryRoot) ? String(full.dropFirst(repositoryRoot.count)) : path
     }
 
