@@ -70,6 +70,14 @@ import Glibc
             let result = try toFullStandardError(arguments)
             #expect(result.exited && result.status == Int32(status), "\(arguments): \(result.exited) \(result.status)")
         }
+        // Standard error alone into a pipe whose reader is gone: the status stands (the commands
+        // that start no worker died by SIGPIPE).
+        let script = "import os, subprocess, sys\nr, w = os.pipe()\nos.close(r)\n"
+            + "print(subprocess.run(sys.argv[1:], stderr=w, stdout=subprocess.DEVNULL).returncode)"
+        for (arguments, status) in [(["inspect", "none.imagetable"], "1"), (["bak"], "64"), (["bake", "manifest.yaml"], "0")] {
+            let closed = try run("/usr/bin/env", ["python3", "-c", script, Products.imagetable] + arguments, in: project.root)
+            #expect(closed.stdout == status + "\n", "\(arguments): \(closed.stdout)\(closed.stderr)")
+        }
         // Both streams into a pipe whose reader is gone: the closed pipe's end, not a crash.
         project.add("c.jpg", bytes: Array("not a picture either".utf8))
         let piped = try run("/bin/bash", ["-c", "'\(Products.imagetable)' bake manifest.yaml --rehash 2>&1 | true; echo \"status ${PIPESTATUS[0]}\""],
