@@ -232,11 +232,11 @@ public enum Baker {
         }.count
         summary.warnings = zip(tables, plan.tables).compactMap { table, change in
             // The plan's own count: slots kept for keys the scan could not see leave fewer.
-            guard !change.leftOut.isEmpty else { return nil }
-            let out = change.leftOut.count
             // On the family in the manifest, where `maximumCount` is raised (and where GitHub can
             // show an annotation: it showed none on a table, which is no file of the repository).
             let family = manifest.families.first { $0.name == table.format.family }
+            guard !change.leftOut.isEmpty, family?.cappedFormats.contains(table.format.name) != true else { return nil }
+            let out = change.leftOut.count
             return BakeWarning(path: manifest.file, message: "family '\(table.format.family)' has \(change.candidates) sources but format "
                 + "'\(table.format.id)' holds \(change.capacity); the \(out) least recently modified \(out == 1 ? "is" : "are") left out "
                 + "(see docs/BAKE.md)", code: "more-sources-than-slots", line: family?.location.line, column: family?.location.column)

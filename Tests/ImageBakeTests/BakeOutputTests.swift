@@ -1,4 +1,5 @@
 import Foundation
+import ImageTableCore
 import TestSupport
 import Testing
 
@@ -128,6 +129,26 @@ import Testing
                 "\(warning)")
         let shard = try run(Products.imagetable, ["bake", "--shard", "0/2", "--output", "shard0", "manifest.yaml"], in: project.root)
         #expect(shard.status == 0 && !shard.stderr.contains("no-sources"), "\(shard.stderr)")
+    }
+
+    /// A cap by design (`capped: true`, a table of the most recent photos of a collection) was
+    /// warned of at every bake, and failed `--warnings-as-errors`: neither validate nor a bake
+    /// warns, and the most recently modified source is still the one baked.
+    @Test func aCappedFormatIsNotWarnedOf() throws {
+        let project = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 1, capped: true}\n")
+        try project.add("old.jpg", from: Corpus.photo("Landscape_1"))
+        project.setModified("old.jpg", secondsAgo: 100)
+        try project.add("new.jpg", from: Corpus.photo("Landscape_2"))
+        let validate = try run(Products.imagetable, ["validate", "--warnings-as-errors", "manifest.yaml"], in: project.root)
+        #expect(validate.status == 0 && validate.stdout.contains("valid (0 errors, 0 warnings)"), "\(validate.stdout)")
+        let bake = try run(Products.imagetable, ["bake", "manifest.yaml"], in: project.root)
+        #expect(bake.status == 0 && bake.stderr.isEmpty && bake.stdout.contains("1 decoded, 0 unchanged, 0 failed, 1 left out"),
+                "\(bake.stdout)\(bake.stderr)")
+        #expect(try ImageTableReader(path: project.tables + "/thumb.imagetable").entries().map(\.key) == ["new.jpg"])
+        // Without it, both warn.
+        try project.editManifest { $0.replacingOccurrences(of: ", capped: true", with: "") }
+        let warned = try run(Products.imagetable, ["bake", "manifest.yaml"], in: project.root)
+        #expect(warned.stderr.contains("[more-sources-than-slots]") && !warned.stdout.contains("rebuilt"), "\(warned.stderr)")
     }
 
     /// More sources than slots is annotated on the family's line of the manifest, where GitHub

@@ -98,6 +98,7 @@ import Testing
         formatKey("background", ["\"#fff\"", "\"#FFFA\"", "\"#ffffff80\"", "\"#12345678\"", "#fff", "\"#ggg\"", "\"fff\"", "\"#fffff\""])
         formatKey("cornerRadius", ["0", "12.5", "25", "-4", ".inf", ".nan", "26", "\"4\""])
         formatKey("upscale", ["true", "false", "True", "yes", "\"true\"", "1"])
+        formatKey("capped", ["true", "false", "yes", "\"true\""])
         formatKey("maximumcount", ["250"])
         formatKey("x-note", ["anything"])
         return cases

@@ -93,6 +93,10 @@ public struct Manifest: Sendable {
         public let formats: [TableFormat]
         /// Where the family's name is written.
         public let location: SourceLocation
+        /// The names of the formats whose `maximumCount` is a cap by design (`capped: true`): a
+        /// family with more sources than their slots bakes the most recently modified, as any
+        /// does, but is not warned of (`more-sources-than-slots`). Not a table parameter.
+        public var cappedFormats: Set<String> = []
 
         /// Whether the baker takes the file at `relativePath` (below ``sourcesPath``, `/`-separated):
         /// it matches an `include` pattern and no `exclude` pattern. The baker still skips files

@@ -8,6 +8,8 @@ struct ReadFormat {
     let location: SourceLocation
     /// One per scale, ascending.
     let tables: [TableFormat]
+    /// `capped: true`: more sources than `maximumCount` is meant, not warned of.
+    var capped = false
 }
 
 /// Reads one format: each value on its own, then the rules that relate several of them.
@@ -15,7 +17,7 @@ struct FormatReader {
     let context: ValidationContext
 
     static let keys = ["size", "scales", "style", "maximumCount", "protection", "fit", "crop", "background",
-                       "cornerRadius", "upscale"]
+                       "cornerRadius", "upscale", "capped"]
     /// The keys every format must have.
     static let required = ["size", "style", "maximumCount"]
 
@@ -49,6 +51,7 @@ struct FormatReader {
         let background = f["background"].map { readColor($0, path: at("background")) } ?? .white
         let cornerRadius = f["cornerRadius"].map { readCornerRadius($0, path: at("cornerRadius")) } ?? 0
         let upscale = f["upscale"].map { context.boolean($0, path: at("upscale")) } ?? false
+        let capped = f["capped"].map { context.boolean($0, path: at("capped")) } ?? false
 
         if let cropPair = f["crop"], let fit, fit != .cover {
             context.report(.cropWithoutCover, "'crop' has no effect with fit '\(fit.rawValue)'; it only applies to 'cover'",
@@ -65,7 +68,7 @@ struct FormatReader {
                            at: bgPair.value.location, keyPath: at("background"))
         }
         guard context.errorCount == errorsBefore, let size, let scales, let style, let maximumCount, let protection, let fit,
-              let crop, let background, let cornerRadius, let upscale else { return nil }
+              let crop, let background, let cornerRadius, let upscale, let capped else { return nil }
         // Checked above (`size-too-large`); again here so that a report missed cannot become an
         // overflow trap on a hostile manifest, as one did when repeated reports went uncounted.
         guard scales.allSatisfy({ !size.width.multipliedReportingOverflow(by: $0).overflow
@@ -77,7 +80,7 @@ struct FormatReader {
                         rendering: RenderingOptions(fit: fit, crop: crop, background: background,
                                                     cornerRadius: cornerRadius * Double(scale), upscale: upscale))
         }
-        return ReadFormat(name: pair.name, family: family, location: pair.key.location, tables: tables)
+        return ReadFormat(name: pair.name, family: family, location: pair.key.location, tables: tables, capped: capped)
     }
 
     /// `50x50`, or `[50, 50]`.

@@ -117,7 +117,8 @@ struct ManifestReader {
         guard nameIsValid, let sources, let include, let exclude, let failOn else { return nil }
         return Manifest.Family(name: name, sources: sources.written, sourcesPath: sources.resolved,
                                sourcesLocation: fields["sources"]!.value.location, include: include,
-                               exclude: exclude, failOn: failOn, formats: formats.flatMap(\.tables), location: pair.key.location)
+                               exclude: exclude, failOn: failOn, formats: formats.flatMap(\.tables), location: pair.key.location,
+                               cappedFormats: Set(formats.filter(\.capped).map(\.name)))
     }
 
     private func readFormats(_ pair: YAMLPair, family: String, path: String, through alias: SourceLocation?,
@@ -194,7 +195,7 @@ struct ManifestReader {
                 context.report(.noSources, family.noSourcesMessage, at: family.sourcesLocation,
                                keyPath: "families".appendingKey(family.name).appendingKey("sources"))
             }
-            for format in formats where format.family == family.name {
+            for format in formats where format.family == family.name && !format.capped {
                 guard let capacity = format.tables.first?.capacity, sources.count > capacity else { continue }
                 let out = sources.count - capacity
                 context.report(.moreSourcesThanSlots, "family '\(family.name)' has \(sources.count) sources but format '\(format.name)' "
