@@ -71,12 +71,20 @@ final class FlightRegistry: Sendable {
     /// - Returns: the waiter's ticket, to pass to ``wait(_:)``.
     func join(_ key: FlightKey, format: String, start: (UInt64) -> Task<Void, Never>) -> FlightTicket {
         let priority = Task.currentPriority.rawValue
+        var escalating: Task<Void, Never>?
+        defer {
+            // A request joining a prefetch: the fetch task itself runs at the request's priority
+            // from now on (its place in the fetch queue is raised by the limiter), where it went
+            // on at the prefetch's, behind the pool's other work. Outside the lock.
+            if let escalating { Self.escalate(escalating, to: TaskPriority(rawValue: priority)) }
+        }
         return state.withLock { s in
             s.nextID += 1
             let waiter = s.nextID
             if var flight = s.flights[key] {
                 flight.waiters[waiter] = .some(nil)
                 flight.formats.insert(format)
+                if priority > flight.priority { escalating = flight.task }
                 flight.priority = max(flight.priority, priority)
                 s.flights[key] = flight
                 return FlightTicket(key: key, flight: flight.id, waiter: waiter, joined: true)
@@ -89,6 +97,13 @@ final class FlightRegistry: Sendable {
             flight.task = start(flight.id)
             s.flights[key] = flight
             return FlightTicket(key: key, flight: flight.id, waiter: waiter, joined: false)
+        }
+    }
+
+    /// Raises `task`'s priority where the runtime can (Swift 6.2's escalation API).
+    private static func escalate(_ task: Task<Void, Never>, to priority: TaskPriority) {
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            task.escalatePriority(to: priority)
         }
     }
 

@@ -78,11 +78,21 @@ enum ProviderCall {
             if answer.give(.failure(TimedOut(seconds: shown))) { call.cancel() }
         }
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in answer.wait(continuation) }
+            await forwardingEscalation(to: call) {
+                await withCheckedContinuation { continuation in answer.wait(continuation) }
+            }
         } onCancel: {
             call.cancel()
         }
         limit.cancel()
         return result
+    }
+
+    /// Runs `operation`, passing on to `task` any escalation of the calling task's priority:
+    /// the call runs in a task of its own (so that a timeout can leave it), which a request
+    /// joining a prefetch would not otherwise reach.
+    private static func forwardingEscalation<T>(to task: Task<Void, Never>, _ operation: () async -> T) async -> T {
+        guard #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) else { return await operation() }
+        return await withTaskPriorityEscalationHandler(operation: operation) { _, raised in task.escalatePriority(to: raised) }
     }
 }

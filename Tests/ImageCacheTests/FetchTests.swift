@@ -344,6 +344,40 @@ import Testing
         #expect(order.count == 5 && Set(order[1...2]) == ["now", queued], "\(order)")
     }
 
+    /// A request that joins a prefetch raised its place in the fetch queue, but the fetch itself
+    /// went on at the prefetch's priority (`utility`), behind the pool's other work: its task is
+    /// escalated to the request's, as the provider sees.
+    @Test(arguments: [nil, 30.0])
+    func aRequestJoiningAPrefetchEscalatesItsFetch(fetchTimeout: Double?) async throws {
+        final class Recording: SourceProvider {
+            let gate = Mutex(false), seen = Mutex<[TaskPriority]>([])
+            func source(for entity: CacheEntity, format: TableFormat) async throws -> SourceImage {
+                seen.withLock { $0.append(Task.currentPriority) }
+                while !gate.withLock({ $0 }) { try? await Task.sleep(nanoseconds: 2_000_000) }
+                seen.withLock { $0.append(Task.currentPriority) }
+                return .file(Corpus.png("basn2c08"))
+            }
+        }
+        let provider = Recording()
+        defer { provider.gate.withLock { $0 = true } }
+        let directory = NSTemporaryDirectory() + "imagecache-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = ImageCache.Configuration.test(directory: directory, formats: Fixture.formats)
+        configuration.fetchTimeout = fetchTimeout  // with a limit, the call runs in a task of its own
+        let cache = try ImageCache(configuration: configuration, provider: provider)
+        defer { cache.close() }
+        let entity = CacheEntity(key: "p", sourceName: "1")
+        let prefetch = cache.prefetch(entity, format: "small")
+        #expect(await eventually { provider.seen.withLock { $0.count } == 1 })
+        let request = Task(priority: .high) { try await cache.image(for: entity, format: "small") }
+        #expect(await eventually { cache.statistics.joined == 1 })
+        provider.gate.withLock { $0 = true }
+        _ = try await request.value
+        let seen = provider.seen.withLock { $0 }
+        #expect(seen.count == 2 && seen[0] == .utility && seen[1] >= .high, "\(seen)")
+        try await prefetch.value
+    }
+
     /// A provider that ignores cancellation and never answers kept its fetch place for ever: as
     /// many such calls as there are places stopped every miss. Past `fetchTimeout`, its waiters
     /// get `timed-out` and its place is free for the next fetch while the call runs on.
