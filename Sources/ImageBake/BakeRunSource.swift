@@ -85,6 +85,22 @@ extension BakeRun {
         }
     }
 
+    /// The `outside-sources` failure of a source the worker read through a symbolic link that
+    /// leads outside the family's sources, made after the scan (which refuses such a link): the
+    /// worker opens the path as it is then, so a file swapped for a link between the scan and
+    /// the read baked pixels from anywhere, exit 0. Only a file other than the one scanned is
+    /// looked at, so the common case costs a comparison.
+    private func leadsOutside(_ read: SourceStat, _ scanned: SourceFile, family: Manifest.Family) -> ImageTableError? {
+        guard !options.allowOutsidePaths, read.device != scanned.stat.device || read.inode != scanned.stat.inode,
+              let root = SourceScanner.realPath(family.sourcesPath) else { return nil }
+        guard let target = SourceScanner.realPath(scanned.path) else { return nil }
+        guard root == "/" || target.hasPrefix(root + "/") else {
+            return ImageTableError(.outsideSources, "symbolic link leads outside the sources directory (it became one while the bake ran); "
+                                   + "not baked", path: scanned.path, key: scanned.key)
+        }
+        return nil
+    }
+
     /// Places what the worker answered for `source`, or reports why it failed.
     ///
     /// - Parameters:
@@ -114,6 +130,10 @@ extension BakeRun {
             guard let fingerprint = UUID(uuidString: rendered.fingerprint) else {
                 write.abandon()
                 return failed(ImageTableError(.protocolError, "the worker sent no fingerprint", path: path, key: key))
+            }
+            if let outside = leadsOutside(rendered.stat, source.job.source, family: family) {
+                write.abandon()
+                return failed(outside)
             }
             // Decoded: now full tables may evict, and what was drawn in scratch memory is placed,
             // under the fingerprint of the very bytes the worker decoded. Those members are

@@ -59,8 +59,9 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     ///   - format: the table's format.
     ///   - manifest: the manifest, for the table's paths.
     ///   - options: lock timeout, durability, dry run.
+    ///   - lock: the table's lock, taken already, which its writer adopts.
     /// - Throws: the core's ``ImageTableError``, naming the table as a person would type it.
-    init(_ format: TableFormat, of manifest: Manifest, options: BakeOptions) throws(ImageTableError) {
+    init(_ format: TableFormat, of manifest: Manifest, options: BakeOptions, adopting lock: TableLock? = nil) throws(ImageTableError) {
         self.format = format
         canonicalParameters = format.canonicalParameters
         path = manifest.tablePath(of: format)
@@ -75,7 +76,7 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
         } else {
             do {
                 table = try ImageTableWriter(path: path, format: format,
-                                             options: .init(lockTimeout: options.lockTimeout, durability: options.durability))
+                                             options: .init(lockTimeout: options.lockTimeout, durability: options.durability), adopting: lock)
             } catch {
                 throw error.at(displayPath)
             }

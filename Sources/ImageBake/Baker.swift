@@ -76,8 +76,21 @@ public enum Baker {
                 throw error.at(manifest.displayOutput)
             }
         }
+        // The tables' locks, then the claims, then the writers: a bake that waited for another's
+        // locks checks the record that bake left (two bakes of one table at once both passed the
+        // check, and the second rebuilt the table the first had just written).
+        let locks = try manifest.formats.map { format throws(ImageTableError) -> TableLock? in
+            guard !options.dryRun else { return nil }
+            do throws(ImageTableError) {
+                return try TableLock(tablePath: manifest.tablePath(of: format), format: format, timeout: options.lockTimeout)
+            } catch {
+                throw error.at(manifest.displayPath(of: format))
+            }
+        }
         try TableClaims.check(manifest, identity: manifestIdentity(manifest))
-        let tables = try manifest.formats.map { format throws(ImageTableError) in try BakeTable(format, of: manifest, options: options) }
+        let tables = try zip(manifest.formats, locks).map { pair throws(ImageTableError) -> BakeTable in
+            try BakeTable(pair.0, of: manifest, options: options, adopting: pair.1)
+        }
         defer { tables.forEach { $0.close() } }
         // The state is opened once the tables' locks are held, so two bakes of one manifest never
         // open or write it at once.

@@ -94,15 +94,21 @@ public final class ImageTableWriter: @unchecked Sendable {
     ///   - path: the table file; its directory must exist.
     ///   - format: the format the table must have.
     ///   - options: lock timeout and durability.
+    ///   - held: the table's lock, already taken (``TableLock/init(tablePath:format:timeout:)``),
+    ///     which the writer adopts and releases when it closes; `nil` takes it here.
     /// - Throws: ``ImageTableError``: `locked` when another writer holds it past the timeout,
     ///   `notATable` when `path` is some other file (it is never overwritten, unless it is empty), `insecureFile`
     ///   for unsafe permissions or file types, `invalidLayout`/`invalidArgument`, `io`, `noSpace`.
-    public init(path: String, format: TableFormat, options: Options = Options()) throws(ImageTableError) {
+    public init(path: String, format: TableFormat, options: Options = Options(), adopting held: TableLock? = nil) throws(ImageTableError) {
         try format.validate()
         let layout = try format.layout()
         self.path = path
         self.options = options
-        lock = try WriterLock(tablePath: path, permissions: format.protection.permissions, timeout: options.lockTimeout)
+        if let held {
+            lock = held.lock
+        } else {
+            lock = try WriterLock(tablePath: path, permissions: format.protection.permissions, timeout: options.lockTimeout)
+        }
         var notices = TableCreation.removeStaleTemporaries(for: path).map {
             TableNotice(kind: .removedTemporaryFile, message: "removed \($0), left by a writer that was killed", slot: nil)
         }

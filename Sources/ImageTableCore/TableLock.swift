@@ -14,7 +14,8 @@ import Darwin
 /// changes the table: a table whose parameters differ is not rebuilt, and interrupted writes are
 /// not cleared.
 public final class TableLock: Sendable {
-    private let lock: WriterLock
+    /// The lock itself, which an ``ImageTableWriter`` opened with it adopts.
+    let lock: WriterLock
 
     /// Takes the lock of the table at `tablePath`, waiting up to `timeout` seconds for a writer
     /// that holds it.
@@ -32,6 +33,20 @@ public final class TableLock: Sendable {
         var st = stat()
         let permissions = lstat(tablePath, &st) == 0 ? UInt16(st.st_mode & 0o644) : 0o644
         lock = try WriterLock(tablePath: tablePath, permissions: permissions, timeout: timeout)
+    }
+
+    /// Takes the lock of a table about to be opened for writing in `format`, as its writer
+    /// would (a lock file made with the format's protection), so that the caller may look at
+    /// what it knows of the table before the writer rebuilds it, and then hand the lock to
+    /// ``ImageTableWriter/init(path:format:options:adopting:)``.
+    ///
+    /// - Parameters:
+    ///   - tablePath: the table; its lock file is `tablePath + ".lock"`.
+    ///   - format: the format the writer will open it in.
+    ///   - timeout: seconds to wait for another process.
+    /// - Throws: as ``init(tablePath:timeout:)``.
+    public init(tablePath: String, format: TableFormat, timeout: Double) throws(ImageTableError) {
+        lock = try WriterLock(tablePath: tablePath, permissions: format.protection.permissions, timeout: timeout)
     }
 
     /// Takes the lock as ``init(tablePath:timeout:)`` does, or returns `nil` when this process

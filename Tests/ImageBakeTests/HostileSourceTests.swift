@@ -1,4 +1,5 @@
 import Foundation
+import ImageTableCore
 import TestSupport
 import Testing
 #if canImport(Glibc)
@@ -48,6 +49,29 @@ struct HostileSourceTests {
             "\(project.sources)/zero.jpg: warning: a symbolic link to a character device (/dev/zero), not a regular file; "
                 + "skipped without opening it [not-a-regular-file]",
         ])
+    }
+
+    /// A source swapped for a link leading outside the sources between the scan (which refuses
+    /// such links) and its read was followed by the worker: the entry held another file's
+    /// pixels, exit 0. It fails as `outside-sources`, and nothing of it is stored.
+    @Test func aSourceSwappedForAnOutsideLinkDuringTheBakeIsNotBaked() throws {
+        let project = try BakeProject(formats: Self.format)
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        try project.add("b.jpg", from: Corpus.photo("Landscape_2"))
+        try FileManager.default.copyItem(atPath: Corpus.photo("Landscape_3"), toPath: project.root + "/outside.jpg")
+        let hook = project.root + "/swap"
+        try writeExecutable("""
+            #!/bin/sh
+            [ "$1" = planned ] || exit 0
+            rm "\(project.sources)/b.jpg" && ln -s ../outside.jpg "\(project.sources)/b.jpg"
+            exit 0
+
+            """, to: hook)
+        let result = try run(Products.imagetable, ["bake", project.manifestPath, "--no-progress"], environment: ["IMAGETABLE_TEST_HOOK": hook])
+        #expect(result.status == 3 && result.stderr.contains("\(project.sources)/b.jpg: error: symbolic link leads outside the sources "
+                                                             + "directory (it became one while the bake ran); not baked [outside-sources]"),
+                "\(result.status) \(result.stderr)")
+        #expect(try ImageTableReader(path: project.tables + "/grid.imagetable").entries().map(\.key) == ["a.jpg"])
     }
 
     @Test func procAndDevAsSourcesEndWithinTheBound() throws {

@@ -91,4 +91,37 @@ import Testing
             #expect(same.status == 0 && same.stdout.contains("0 decoded, 1 unchanged"), "\(manifest): \(same.stdout)\(same.stderr)")
         }
     }
+
+    /// Two bakes of one table at once: the second checked the record before the first had
+    /// written it, waited for the first's locks, then rebuilt the table the first had just
+    /// written, exit 0 both. The second now checks once it holds the locks.
+    @Test func aBakeThatWaitedForTheLocksChecksTheClaimAfter() throws {
+        let project = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 4}\n")
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        _ = try Self.otherManifest(project, format: "thumb")
+        // At the first bake's plan (its locks held), the other manifest's bake starts, and has
+        // time to reach the locks before the first goes on. Started with no descriptor of the
+        // hook's (the hook runner waits for those to close).
+        let hook = project.root + "/start-other"
+        let command = "cd '\(project.root)' && '\(Products.imagetable)' bake other.yaml > other.out 2>&1; echo \\$? > other.status"
+        try writeExecutable("""
+            #!/bin/sh
+            [ "$1" = planned ] && [ ! -e "\(project.root)/started" ] || exit 0
+            touch "\(project.root)/started"
+            python3 -c 'import subprocess, sys; subprocess.Popen(["sh", "-c", sys.argv[1]], close_fds=True, start_new_session=True, \
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)' "\(command)"
+            sleep 1
+            exit 0
+
+            """, to: hook)
+        let first = try run(Products.imagetable, ["bake", "manifest.yaml"], in: project.root, environment: ["IMAGETABLE_TEST_HOOK": hook])
+        #expect(first.status == 0, "\(first.stderr)")
+        let deadline = Date().addingTimeInterval(60)
+        while !FileManager.default.fileExists(atPath: project.root + "/other.status") && Date() < deadline { usleep(20_000) }
+        usleep(50_000)
+        let status = try String(contentsOfFile: project.root + "/other.status", encoding: .utf8)
+        let output = try String(contentsOfFile: project.root + "/other.out", encoding: .utf8)
+        #expect(status == "1\n" && output.contains("[shared-table]"), "\(status) \(output)")
+        #expect(try ImageTableReader(path: project.tables + "/thumb.imagetable").entries().map(\.key) == ["a.jpg"])
+    }
 }

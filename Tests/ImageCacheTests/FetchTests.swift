@@ -347,7 +347,7 @@ import Testing
     /// A request that joins a prefetch raised its place in the fetch queue, but the fetch itself
     /// went on at the prefetch's priority (`utility`), behind the pool's other work: its task is
     /// escalated to the request's, as the provider sees.
-    @Test(arguments: [nil, 30.0])
+    @Test(arguments: [nil, 3600.0])
     func aRequestJoiningAPrefetchEscalatesItsFetch(fetchTimeout: Double?) async throws {
         final class Recording: SourceProvider {
             let gate = Mutex(false), seen = Mutex<[TaskPriority]>([])
@@ -363,7 +363,9 @@ import Testing
         let directory = NSTemporaryDirectory() + "imagecache-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var configuration = ImageCache.Configuration.test(directory: directory, formats: Fixture.formats)
-        configuration.fetchTimeout = fetchTimeout  // with a limit, the call runs in a task of its own
+        // With a limit, the call runs in a task of its own; one long enough that a busy suite, which
+        // starves the cooperative pool for tens of seconds, never meets it.
+        configuration.fetchTimeout = fetchTimeout
         let cache = try ImageCache(configuration: configuration, provider: provider)
         defer { cache.close() }
         let entity = CacheEntity(key: "p", sourceName: "1")
