@@ -51,13 +51,28 @@ struct MergeInputs {
             if let outputReal, real.hasPrefix(outputReal + "/") {
                 throw ImageTableError(.invalidArgument, "is inside the output directory, which the merge replaces whole", path: path)
             }
-            let names: [String]
+            var names: [String]
             do {
                 names = try FileManager.default.contentsOfDirectory(atPath: path)
             } catch {
                 throw ImageTableError(.unreadable, "cannot list the directory: \(error.localizedDescription)", path: path)
             }
             var tables: [String: ImageTableReader] = [:]
+            // A lock file whose table is not there yet: a bake takes every table's lock before
+            // it makes the tables, so a shard whose bake has just begun is waited for, where it
+            // was blamed as another manifest's (`manifest-mismatch`, `holds no table`).
+            for name in names where name.hasSuffix(".imagetable.lock") && !name.hasPrefix(".")
+                && !names.contains(String(name.dropLast(".lock".count))) {
+                do throws(ImageTableError) {
+                    try TableLock.unlessReadOnly(tablePath: path + "/" + name.dropLast(".lock".count), timeout: lockTimeout)?.release()
+                } catch {
+                    locks.forEach { $0.release() }
+                    // Only a lock held says a bake is there: a lock file that is a directory does not.
+                    throw error.code == .locked ? error.explained("a bake may still be writing this shard") : error
+                }
+            }
+            // Listed again: the tables of a bake waited for above are there now.
+            names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? names
             for name in names where name.hasSuffix(".imagetable") && !name.hasPrefix(".") {
                 let table = path + "/" + name
                 do throws(ImageTableError) {
@@ -65,7 +80,8 @@ struct MergeInputs {
                     if let lock = try TableLock.unlessReadOnly(tablePath: table, timeout: lockTimeout) { locks.append(lock) }
                 } catch {
                     locks.forEach { $0.release() }
-                    throw error.explained("a bake may still be writing this shard")
+                    // Only a lock held says a bake is there: a lock file that is a directory does not.
+                    throw error.code == .locked ? error.explained("a bake may still be writing this shard") : error
                 }
                 do {
                     tables[name] = try ImageTableReader(path: table)
