@@ -124,8 +124,14 @@ public final class ImageTableWriter: @unchecked Sendable {
                 let existing = try TableFile(path: path, writable: true)
                 let disagreements = existing.header.disagreements(with: format)
                 if existing.header.parametersHash != format.parametersHash {
-                    notices.append(TableNotice(kind: .reset, message: "format parameters changed (\(existing.header.summary)"
-                        + " → \(format.summary)); rebuilt the table empty", slot: nil))
+                    // The header keeps the rendering options in its hash alone: "(A → A)" said
+                    // nothing had changed.
+                    let change = existing.header.summary == format.summary
+                        ? "\(format.summary); a rendering option differs (fit, crop, background, corner radius or upscale), "
+                            + "which the header records only in its parameter hash"
+                        : "\(existing.header.summary) → \(format.summary)"
+                    notices.append(TableNotice(kind: .reset, message: "format parameters changed (\(change)); rebuilt the table empty",
+                                               slot: nil))
                 } else if !disagreements.isEmpty {
                     // The hash says "unchanged" but a field does not: a tampered or miswritten header.
                     notices.append(TableNotice(kind: .reset, message: "the header disagrees with its own parameter hash ("

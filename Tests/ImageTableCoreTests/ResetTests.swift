@@ -28,6 +28,19 @@ struct ResetTests {
         }
     }
 
+    /// A rebuild for a rendering option alone said "format parameters changed (A → A)": the
+    /// header keeps those options only in its hash, which the notice now says.
+    @Test func aRebuildForARenderingOptionSaysSo() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable")
+        do { try put(try openTable(path, descriptor()), "k") }
+        let reopened = try openTable(path, descriptor(rendering: RenderingOptions(fit: .contain)))
+        let message = try #require(reopened.notices.first?.message)
+        #expect(message.hasSuffix("; a rendering option differs (fit, crop, background, corner radius or upscale), which the header "
+                                  + "records only in its parameter hash); rebuilt the table empty"), "\(message)")
+        #expect(!message.contains("→"))
+    }
+
     @Test func sameParametersKeepTheEntries() throws {
         let dir = try TemporaryDirectory()
         let path = dir.file("t.imagetable")
