@@ -95,7 +95,12 @@ final class BakeState: @unchecked Sendable {
         self.root = SourceScanner.realPath(root) ?? root
         var notices: [(message: String, code: String)] = []
         var writable = !readOnly
-        let exists = FileManager.default.fileExists(atPath: path)
+        var isDirectory: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+        // SQLite says only "disk I/O error" of a directory in the state's place.
+        if exists && isDirectory.boolValue {
+            throw ImageTableError(.isADirectory, "is a directory where the bake state belongs; remove it (the bake makes the file)", path: path)
+        }
         // A dry run with no state file, or a damaged one, plans from no state: no database.
         var opened: (SQLiteDatabase?, KnownFiles, [String: String], [FailureKey: FailureRecord]) = (nil, KnownFiles([]), [:], [:])
         let unwritable = readOnly || !exists ? nil : Self.unwritable(path)

@@ -88,6 +88,9 @@ public struct ImageTableError: Error, Sendable, Hashable, CustomStringConvertibl
             return ImageTableError(.noSpace, "\(call) failed: \(reason); free some disk space and try again", path: path, errno: e)
         case ENOENT, ENOTDIR:
             return ImageTableError(.notFound, "\(call) failed: \(reason)", path: path, errno: e)
+        case EISDIR:
+            // A table, or its lock file, that is a directory: said as `inspect` and `verify` say it.
+            return ImageTableError(.isADirectory, "\(call) failed: \(reason)", path: path, errno: e)
         case EACCES, EPERM:
             return ImageTableError(.permissionDenied, "\(call) failed: \(reason)" + (path.map(accessHint) ?? ""), path: path, errno: e)
         default:

@@ -85,6 +85,23 @@ import Glibc
         #expect(["status 0\n", "status 141\n"].contains(piped.stdout), "\(piped.stdout)\(piped.stderr)")
     }
 
+    /// A table or a bake state that is a directory said `io` ("open failed: Is a directory", and
+    /// SQLite's "disk I/O error"), where `inspect` and `verify` say `is-a-directory`.
+    @Test func aDirectoryInATablesOrTheStatesPlaceIsSaidToBeOne() throws {
+        let project = try Self.baked()
+        try FileManager.default.removeItem(atPath: project.tables + "/thumb.imagetable")
+        try FileManager.default.createDirectory(atPath: project.tables + "/thumb.imagetable", withIntermediateDirectories: false)
+        let table = try run(Products.imagetable, ["bake", "manifest.yaml"], in: project.root)
+        #expect(table.status == 1 && table.stderr.hasSuffix("[is-a-directory]\n"), "\(table.stderr)")
+        try FileManager.default.removeItem(atPath: project.tables + "/thumb.imagetable")
+        let state = project.tables + "/.imagetable-state.sqlite"
+        try FileManager.default.removeItem(atPath: state)
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: false)
+        let bake = try run(Products.imagetable, ["bake", "manifest.yaml"], in: project.root)
+        #expect(bake.status == 1 && bake.stderr.hasSuffix(": error: is a directory where the bake state belongs; remove it (the bake "
+                                                          + "makes the file) [is-a-directory]\n"), "\(bake.stderr)")
+    }
+
     /// A bake that stopped at its scan (a sources directory that is missing) had already made
     /// the output directory, an empty table, its lock and a state, which `export` then shipped
     /// with exit 0.
