@@ -15,7 +15,11 @@ extension Baker {
     ///   - summary: the bake's summary, added to.
     static func handleOrphans(_ manifest: Manifest, state: BakeState, options: BakeOptions, into summary: inout BakeSummary) {
         for orphan in orphanTables(manifest, state: state) {
-            if let family = orphan.unclaimedFamily {
+            if orphan.unclaimedFamily != nil, Self.isBeingWritten(orphan.path) {
+                // Another manifest's first bake, running beside this one, has not recorded it yet.
+                summary.warnings.append(BakeWarning(path: orphan.display, message: "no format of the manifest names this table, and another "
+                                                    + "process is writing it (another manifest's bake?); left alone", code: "orphan-table"))
+            } else if let family = orphan.unclaimedFamily {
                 // Made before bakes recorded their manifest, for a family this manifest lacks:
                 // most likely another manifest's that shares the directory, so never deleted.
                 let whose = family.isEmpty ? "the table has no family" : "the table's family, '\(family)', is none of the manifest's"
@@ -59,6 +63,16 @@ extension Baker {
     private static func undeletable(_ display: String, _ error: ImageTableError) -> BakeWarning {
         BakeWarning(path: display, message: "no format of the manifest names this table, and --prune could not delete it: \(error.message)",
                     code: "orphan-table")
+    }
+
+    /// Whether another process holds `table`'s writer lock now.
+    private static func isBeingWritten(_ table: String) -> Bool {
+        do {
+            try TableLock(tablePath: table, timeout: 0).release()
+            return false
+        } catch {
+            return error.code == .locked
+        }
     }
 
     /// Image tables in the output directory that no format of the manifest names (tables of

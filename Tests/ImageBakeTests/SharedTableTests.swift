@@ -124,4 +124,21 @@ import Testing
         #expect(status == "1\n" && output.contains("[shared-table]"), "\(status) \(output)")
         #expect(try ImageTableReader(path: project.tables + "/thumb.imagetable").entries().map(\.key) == ["a.jpg"])
     }
+
+    /// The first bakes of two manifests sharing a directory, run at once: each warned of the
+    /// table the other was writing as one "no bake recorded which manifest made it". A table of
+    /// no recorded manifest whose lock another process holds is said to be being written.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/flock"), "flock (util-linux) holds a lock"))
+    func anUnrecordedTableBeingWrittenIsSaidToBe() throws {
+        let project = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 4}\n")
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        let other = try StateTests.otherManifest(project, include: nil, style: "8BitGrayscale")
+        #expect(try run(Products.imagetable, ["bake", other]).status == 0)
+        _ = try StateTests.statePaths(project, running: "DELETE FROM formats WHERE table_file = 'manifest/drawing.imagetable'")
+        let script = "flock '\(project.tables)/drawing.imagetable.lock' sleep 2 & sleep 0.3; "
+            + "'\(Products.imagetable)' bake manifest.yaml; wait"
+        let result = try run("/bin/sh", ["-c", script], in: project.root)
+        #expect(result.stderr.contains("tables/drawing.imagetable: warning: no format of the manifest names this table, and another process "
+                                       + "is writing it (another manifest's bake?); left alone [orphan-table]"), "\(result.stderr)")
+    }
 }
