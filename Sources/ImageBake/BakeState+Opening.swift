@@ -51,13 +51,18 @@ extension BakeState {
         return access(path, W_OK) == 0 && access(directory.isEmpty ? "." : directory, W_OK) == 0
     }
 
-    static func open(_ path: String, access: Access) throws(ImageTableError)
-        -> (SQLiteDatabase, KnownFiles, [String: String], [FailureKey: FailureRecord]) {
-        let db = switch access {
+    /// The state's database at `path`, connected for `access`.
+    static func database(_ path: String, access: Access) throws(ImageTableError) -> SQLiteDatabase {
+        switch access {
         case .write: try SQLiteDatabase(path: path)
         case .read: try SQLiteDatabase(path: path, create: false)
         case .immutable: try SQLiteDatabase(path: path, readOnly: true, immutable: true)
         }
+    }
+
+    static func open(_ path: String, access: Access) throws(ImageTableError)
+        -> (SQLiteDatabase, KnownFiles, [String: String], [FailureKey: FailureRecord]) {
+        let db = try database(path, access: access)
         // The version is read before the schema is made: making it stamps the version, so a
         // state of any other version was trusted and re-stamped by a bake (only a dry run
         // refused it). A new database is version 0 with no table.

@@ -225,7 +225,7 @@ final class BakeState: @unchecked Sendable {
     static func tableManifests(directory: String) -> [String: String] {
         let path = directory + "/" + fileName
         guard FileManager.default.fileExists(atPath: path),
-              let db = try? (mayWrite(path) ? SQLiteDatabase(path: path, create: false) : SQLiteDatabase(path: path, readOnly: true, immutable: true)),
+              let db = try? database(path, access: mayWrite(path) ? .read : .immutable),
               let formats = try? BakeStateSchema.loadFormats(db) else { return [:] }
         var owners: [String: String] = [:]
         for (key, manifest) in formats where key.hasPrefix("manifest/") { owners[String(key.dropFirst("manifest/".count))] = manifest }

@@ -40,17 +40,17 @@ extension Baker {
         let tables = manifest.formats.map { manifest.tablePath(of: $0) }
         if isOnReadOnlyFileSystem(manifest.outputPath) { return "the output directory is on a read-only file system" }
         if tables.contains(where: isOnReadOnlyFileSystem) { return "a table of the output directory is on a read-only file system" }
-        let user = "this user (uid \(geteuid())"
+        let uid = geteuid()
         let exists = { (path: String) in FileManager.default.fileExists(atPath: path) }
         // The directory matters only where a table or lock file would be made in it.
         if exists(manifest.outputPath) && access(manifest.outputPath, W_OK) != 0 && tables.contains(where: { !exists($0) || !exists($0 + ".lock") }) {
-            return "the output directory may not be written by \(user))"
+            return "the output directory may not be written by this user (uid \(uid))"
         }
         let refused = tables.lazy.flatMap { [$0, $0 + ".lock"] }.first { exists($0) && access($0, W_OK) != 0 }
         return refused.map { path in
             var st = stat()
             let owner = stat(path, &st) == 0 ? "; the file is uid \(st.st_uid)'s, mode 0\(String(st.st_mode & 0o7777, radix: 8))" : ""
-            return "\(manifest.displayOutput)/\((path as NSString).lastPathComponent) may not be written by \(user)\(owner))"
+            return "\(manifest.displayOutput)/\((path as NSString).lastPathComponent) may not be written by this user (uid \(uid)\(owner))"
         }
     }
 

@@ -14,9 +14,12 @@ extension BakeCommand {
         try RootArgument.check(root)
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1.") }
         guard maxPixels > 0 else { throw ValidationError("--max-pixels must be positive.") }
-        if let maxSourceSize, ByteSize.parse(maxSourceSize) == 0 { throw ValidationError("--max-source-size must be more than 0 bytes.") }
-        if let maxSourceSize, (ByteSize.parse(maxSourceSize) ?? 0) < 1 {
-            throw ValidationError("--max-source-size must be a size such as 50MB or 1GiB (units B, kB, MB, GB, TB, KiB, MiB, GiB, TiB), not '\(maxSourceSize)'.")
+        if let maxSourceSize {
+            let bytes = ByteSize.parse(maxSourceSize)
+            if bytes == 0 { throw ValidationError("--max-source-size must be more than 0 bytes.") }
+            if (bytes ?? 0) < 1 {
+                throw ValidationError("--max-source-size must be a size such as 50MB or 1GiB (units B, kB, MB, GB, TB, KiB, MiB, GiB, TiB), not '\(maxSourceSize)'.")
+            }
         }
         guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds.") }
         guard lockTimeout >= 0 else { throw ValidationError("--lock-timeout must be a number of seconds, 0 or more.") }

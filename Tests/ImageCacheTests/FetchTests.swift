@@ -360,14 +360,10 @@ import Testing
         }
         let provider = Recording()
         defer { provider.gate.withLock { $0 = true } }
-        let directory = NSTemporaryDirectory() + "imagecache-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        var configuration = ImageCache.Configuration.test(directory: directory, formats: Fixture.formats)
         // With a limit, the call runs in a task of its own; one long enough that a busy suite, which
         // starves the cooperative pool for tens of seconds, never meets it.
-        configuration.fetchTimeout = fetchTimeout
-        let cache = try ImageCache(configuration: configuration, provider: provider)
-        defer { cache.close() }
+        let fixture = try Fixture(source: provider) { $0.fetchTimeout = fetchTimeout }
+        let cache = fixture.cache
         let entity = CacheEntity(key: "p", sourceName: "1")
         let prefetch = cache.prefetch(entity, format: "small")
         #expect(await eventually { provider.seen.withLock { $0.count } == 1 })
@@ -397,13 +393,11 @@ import Testing
         }
         let provider = Hanging()
         defer { provider.released.withLock { $0 = true } }
-        let directory = NSTemporaryDirectory() + "imagecache-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        var configuration = ImageCache.Configuration.test(directory: directory, formats: Fixture.formats)
-        configuration.maximumConcurrentFetches = 1
-        configuration.fetchTimeout = 0.2
-        let cache = try ImageCache(configuration: configuration, provider: provider)
-        defer { cache.close() }
+        let fixture = try Fixture(source: provider) {
+            $0.maximumConcurrentFetches = 1
+            $0.fetchTimeout = 0.2
+        }
+        let cache = fixture.cache
         let hung = Task { try await cache.image(for: CacheEntity(key: "hang", sourceName: "1"), format: "small") }
         // Without the limit it would wait for ever: a cancelled waiter leaves at once, and fails.
         let watchdog = Task {

@@ -95,7 +95,11 @@ final class TestProvider: SourceProvider {
 final class Fixture: Sendable {
     let directory: String
     let cache: ImageCache
-    let provider: TestProvider
+    /// The provider the cache calls.
+    let source: any SourceProvider
+    /// ``source``, for the fixtures made with a ``TestProvider`` (every one but those of tests
+    /// with a provider of their own).
+    var provider: TestProvider { source as! TestProvider }
 
     /// Two formats of family `photos` (32×32 BGRA cover, 24×16 grey inside) and one of family
     /// `icons` (16×16 BGR).
@@ -105,13 +109,19 @@ final class Fixture: Sendable {
         TableFormat(name: "icon", family: "icons", width: 16, height: 16, style: .bgr32, capacity: 10),
     ]
 
-    init(provider: TestProvider = TestProvider(), formats: [TableFormat] = Fixture.formats, directory: String? = nil,
+    convenience init(provider: TestProvider = TestProvider(), formats: [TableFormat] = Fixture.formats, directory: String? = nil,
+                     configure: (inout ImageCache.Configuration) -> Void = { _ in }) throws {
+        try self.init(source: provider, formats: formats, directory: directory, configure: configure)
+    }
+
+    /// A cache that calls `source`, a provider of the test's own.
+    init(source: any SourceProvider, formats: [TableFormat] = Fixture.formats, directory: String? = nil,
          configure: (inout ImageCache.Configuration) -> Void = { _ in }) throws {
         self.directory = directory ?? NSTemporaryDirectory() + "imagecache-\(UUID().uuidString)"
         var configuration = ImageCache.Configuration.test(directory: self.directory, formats: formats)
         configure(&configuration)
-        cache = try ImageCache(configuration: configuration, provider: provider)
-        self.provider = provider
+        cache = try ImageCache(configuration: configuration, provider: source)
+        self.source = source
     }
 
     deinit {
