@@ -130,6 +130,9 @@ final class TableFile: @unchecked Sendable {
     /// outlive our permission checks, as OpenSSH refuses for keys).
     static func checkFileType(_ st: stat, path: String) throws(ImageTableError) {
         guard st.st_mode & S_IFMT == S_IFREG else {
+            if st.st_mode & S_IFMT == S_IFDIR {
+                throw ImageTableError(.isADirectory, "is a directory, not an image table", path: path)
+            }
             throw ImageTableError(.notATable, "is not a regular file, so not an image table", path: path)
         }
         guard st.st_nlink == 1 else {

@@ -161,7 +161,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: project.root + "/out"))
     }
 
-    /// A damaged record, or a FIFO where a table should be, is refused (exit 1, its code): the
+    /// A damaged record, a FIFO or a directory where a table should be, is refused (exit 1, its code): the
     /// record was left out and the export exited 0, and the FIFO hung the export for ever while
     /// it held every table's lock.
     @Test func aDamagedRecordOrAFIFOIsRefused() throws {
@@ -174,6 +174,11 @@ import Testing
         let fifo = try run("/usr/bin/timeout", ["20", Products.imagetable, "export", "manifest.yaml", "--to", "out"], in: project.root,
                            environment: ["SOURCE_DATE_EPOCH": "\(Self.epoch)"])
         #expect(fifo.status == 1 && fifo.stderr.contains("[not-a-table]"), "\(fifo.status) \(fifo.stderr) \(fifo.stdout)")
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        let directory = try imagetable(["export", "manifest.yaml", "--to", "out"], in: project.root)
+        #expect(directory.status == 1 && directory.stderr.hasSuffix("is a directory, not an image table [is-a-directory]\n"), "\(directory.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: project.root + "/out"))
     }
 
     @Test func aMissingStaleOrLockedTableIsRefused() throws {

@@ -172,6 +172,10 @@ import Glibc
         #expect(lacking.status == 1 && lacking.stderr == "\(s1): error: has no grey.imagetable, which \(s0) has: the directories were not "
                 + "baked from one manifest [manifest-mismatch]\n")
         #expect(try Self.merge(s0, [s0]).status == 1)
+        // A table that is a directory is said to be one, as inspect says it.
+        try FileManager.default.createDirectory(atPath: s1 + "/grey.imagetable", withIntermediateDirectories: false)
+        let directory = try Self.merge(project.root + "/out3", [s0, s1])
+        #expect(directory.status == 1 && directory.stderr == "\(s1)/grey.imagetable: error: is a directory, not an image table [is-a-directory]\n")
     }
 
     /// Whole bakes of parts of a collection (no shards) may overlap: a key two of them hold keeps
