@@ -12,7 +12,7 @@ extension BakeState {
     /// one: asked before SQLite opens it for writing, which makes `-wal` and `-shm` with the
     /// file's mode (read-only ones, which kept the state read-only after it was made writable).
     static func unwritable(_ path: String) -> String? {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = Directories.parent(of: path)
         if access(directory.isEmpty ? "." : directory, W_OK) != 0 { return "its directory" }
         for (file, name) in [(path, "the file"), (path + "-wal", "its -wal file"), (path + "-shm", "its -shm file")] {
             if access(file, F_OK) == 0 && access(file, W_OK) != 0 { return name }
@@ -47,7 +47,7 @@ extension BakeState {
     /// read through an ordinary connection, which leaves no `-wal` or `-shm` file behind (one
     /// made by a read-only connection kept the state read-only once it was writable again).
     static func mayWrite(_ path: String) -> Bool {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = Directories.parent(of: path)
         return access(path, W_OK) == 0 && access(directory.isEmpty ? "." : directory, W_OK) == 0
     }
 

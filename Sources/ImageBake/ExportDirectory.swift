@@ -54,8 +54,20 @@ struct ExportDirectory {
             guard e == ENOENT else { throw ImageTableError.system("lstat", path: path, errno: e) }
             return
         }
+        if st.st_mode & S_IFMT == S_IFLNK {
+            // The rename would replace the link, not the directory readers reach through it.
+            let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)).map { " (\($0))" } ?? ""
+            throw ImageTableError(.notAnExport, "is a symbolic link, which an export would replace rather than the directory it "
+                                  + "points to; give the directory it points to\(target)", path: path)
+        }
         guard st.st_mode & S_IFMT == S_IFDIR else {
             throw ImageTableError(.notAnExport, "exists and is not a directory; an export only replaces a directory it wrote", path: path)
+        }
+        // Said before any work: a mount point (a volume) cannot be replaced by a rename.
+        var above = stat()
+        if stat(parent, &above) == 0, st.st_dev != above.st_dev {
+            throw ImageTableError(.notAnExport, "is a mount point, which an export cannot replace in one step; give a directory "
+                                  + "inside it, such as \(path)/tables, and point readers there", path: path)
         }
         let names: [String]
         do {
@@ -68,10 +80,21 @@ struct ExportDirectory {
             throw ImageTableError(.notAnExport, "is not an earlier export (it has no \(ExportIndex.fileName) of one), so it is not "
                                   + "replaced: an export replaces everything in its directory; name a new or empty one", path: path)
         }
-        let listed = Set(index.tables.map(\.file) + [ExportIndex.fileName])
+        // A table's lock file is made by whatever opened the table to write or to read it under
+        // its lock (the cache, `merge`, `export --output`), not by hand: it goes with the set.
+        let tables = Set(index.tables.map(\.file))
+        let listed = tables.union([ExportIndex.fileName]).union(tables.map { $0 + ".lock" })
         if let other = names.sorted().first(where: { !listed.contains($0) }) {
-            throw ImageTableError(.notAnExport, "holds '\(other)', which the export there did not write, so it is not replaced",
-                                  path: path)
+            throw ImageTableError(.notAnExport, "holds '\(PrintableText.escaped(other))', which the export there did not write, "
+                                  + "so it is not replaced", path: path)
+        }
+        // Only files: an index edited by hand (or a table's name made a directory since) must not
+        // make everything below such a name go with the set.
+        for name in names.sorted() {
+            var entry = stat()
+            guard lstat(path + "/" + name, &entry) == 0, entry.st_mode & S_IFMT != S_IFREG else { continue }
+            throw ImageTableError(.notAnExport, "holds '\(PrintableText.escaped(name))', which is not a file, so it is not the "
+                                  + "export's and the directory is not replaced", path: path)
         }
     }
 
@@ -91,7 +114,12 @@ struct ExportDirectory {
         }
         removeAbandonedStaging()
         let staging = "\(parent)/\(stagingPrefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        guard mkdir(staging, 0o700) == 0 else { throw ImageTableError.system("mkdir", path: staging) }
+        guard mkdir(staging, 0o700) == 0 else {
+            // Named as given: the staging directory's name changes with every run.
+            let error = ImageTableError.system("mkdir", path: staging)
+            throw ImageTableError(error.code, "cannot make the export's staging directory beside it, in \(parent): \(error.message)",
+                                  path: path, errno: error.errno)
+        }
         return staging
     }
 

@@ -67,6 +67,23 @@ public enum Directories {
         return "/" + parts.joined(separator: "/")
     }
 
+    /// The directory that holds `path`, as text: `.` for a bare name, `/` for a name at the root;
+    /// trailing slashes are ignored (`out/` is held by `.`).
+    ///
+    /// Foundation's `NSString.deletingLastPathComponent` on Linux dies by SIGILL on a name of one
+    /// character (`M`, `M/`, `.`), which made `imagetable merge M …` crash after it had replaced `M`.
+    ///
+    /// - Parameter path: a path, absolute or relative.
+    /// - Returns: the parent directory's path.
+    public static func parent(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
+        var parent = trimmed[..<slash]
+        while parent.hasSuffix("/") { parent = parent.dropLast() }
+        return parent.isEmpty ? "/" : String(parent)
+    }
+
     /// `prefix` as the caller wrote its path (without the `./` a relative path is walked from).
     private static func display(_ prefix: String) -> String {
         prefix.hasPrefix("./") ? String(prefix.dropFirst(2)) : prefix

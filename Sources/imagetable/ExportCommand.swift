@@ -66,6 +66,7 @@ struct ExportCommand: ParsableCommand {
     func validate() throws {
         try ManifestArgument.refuseStandardInput(manifest, command: "export")
         try RootArgument.check(root)
+        guard !to.isEmpty else { throw ValidationError("--to must name the directory to replace with the export, not ''.") }
         guard lockTimeout >= 0 else { throw ValidationError("--lock-timeout must be a number of seconds, 0 or more.") }
         _ = try Self.sourceDateEpoch()
     }

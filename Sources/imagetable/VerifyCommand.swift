@@ -79,12 +79,13 @@ struct VerifyCommand: ParsableCommand {
                 // the verifier would fold into one header problem.
                 _ = try TableOpener.open(path)
             } catch {
-                results.append(VerifyReport.unverified(path: path, error))
+                results.append(VerifyReport.unverified(path: path, error, repairing: repair))
                 continue
             }
             let report = TableVerifier.verify(path: path)
             guard repair, report.verdict != .sound, report.header != nil else {
-                results.append(VerifyReport.result(path: path, report))
+                // With --repair, `cleared` is 0 for a table that needed none (it was absent).
+                results.append(VerifyReport.result(path: path, report, cleared: repair ? false : nil))
                 continue
             }
             do {

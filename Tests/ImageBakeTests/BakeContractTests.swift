@@ -161,7 +161,8 @@ import Testing
     }
 
     /// Arguments that were taken for something else: `help bak` printed the tool's help with
-    /// exit 0; `bake -` looked for a file named `-`; `--max-source-size 0` was "not a size".
+    /// exit 0; `bake -` looked for a file named `-`; `--max-source-size 0` was "not a size"; a
+    /// path beginning with `-` and holding an `h` printed the help, exit 0.
     @Test func oddArgumentsSayWhatIsWrong() throws {
         let project = try Self.project()
         for (arguments, message) in [
@@ -169,11 +170,19 @@ import Testing
             (["bake", "-"], "Error: bake reads its manifest from a file, whose directory its sources and output are relative to; "
                 + "only validate reads one from standard input ('-')."),
             (["export", "-", "--to", "dist"], "Error: export reads its manifest from a file"),
+            (["export", "manifest.yaml", "--to", ""], "Error: --to must name the directory to replace with the export, not ''."),
             (["bake", "manifest.yaml", "--max-source-size", "0"], "Error: --max-source-size must be more than 0 bytes."),
+            // Read as the flags -h -d -a …, it printed the help with exit 0 and checked nothing.
+            (["verify", "-hdamaged.imagetable"], "Error: Unknown option '-hdamaged.imagetable'; a path or key that begins with '-' "
+                + "goes after '--' (imagetable verify -- -hdamaged.imagetable)"),
+            (["extract", "tables/t.imagetable", "-this.jpg", "-o", "x.png"], "Error: Unknown option '-this.jpg'"),
         ] {
             let run = try run(Products.imagetable, arguments, in: project.root)
             #expect(run.status == 64 && run.stderr.hasPrefix(message) && run.stdout.isEmpty, "\(arguments): \(run.status) \(run.stderr)")
         }
         #expect(try run(Products.imagetable, ["help", "bake"]).stdout.hasPrefix("OVERVIEW: Bake a manifest's sources into its tables."))
+        for help in [["bake", "-h"], ["verify", "--help"]] { #expect(try run(Products.imagetable, help).status == 0) }
+        let after = try run(Products.imagetable, ["verify", "--", "-hdamaged.imagetable"], in: project.root)
+        #expect(after.status == 1 && after.stderr.hasPrefix("-hdamaged.imagetable: error: no such file"), "\(after.stderr)")
     }
 }

@@ -139,6 +139,63 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: project.root).filter { $0.hasPrefix(".out.") }.isEmpty)
     }
 
+    /// An export that something read under its tables' locks (a merge of it, `export --output`
+    /// of it, a cache) holds their lock files: it is still an export and is replaced; a name its
+    /// index lists that is a directory is not the export's, and it is never replaced with it.
+    @Test func lockFilesGoWithTheSetAndAListedDirectoryIsNotTheExports() throws {
+        let project = try Self.project()
+        _ = try project.bake()
+        #expect(try imagetable(["export", "manifest.yaml", "--to", "out"], in: project.root).status == 0)
+        let merged = try imagetable(["merge", "combined", "out"], in: project.root)
+        #expect(merged.status == 0, "\(merged.stderr)")
+        #expect(FileManager.default.fileExists(atPath: project.root + "/out/few.imagetable.lock"))
+        let again = try imagetable(["export", "manifest.yaml", "--to", "out"], in: project.root)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: project.root + "/out/few.imagetable.lock"))
+        // The index lists few.imagetable; a directory of that name holds someone's files.
+        let table = project.root + "/out/few.imagetable"
+        try FileManager.default.removeItem(atPath: table)
+        try FileManager.default.createDirectory(atPath: table, withIntermediateDirectories: false)
+        #expect(FileManager.default.createFile(atPath: table + "/notes.txt", contents: Data("mine".utf8)))
+        let directory = try imagetable(["export", "manifest.yaml", "--to", "out"], in: project.root)
+        #expect(directory.status == 1 && directory.stderr == "out: error: holds 'few.imagetable', which is not a file, so it is not the "
+                + "export's and the directory is not replaced [not-an-export]\n", "\(directory.stderr)")
+        #expect(FileManager.default.contents(atPath: table + "/notes.txt") == Data("mine".utf8))
+    }
+
+    /// A link to a directory would be replaced itself, not the directory readers reach: refused,
+    /// saying so (it was "exists and is not a directory").
+    @Test func aLinkIsRefusedAsOne() throws {
+        let project = try Self.project()
+        _ = try project.bake()
+        try FileManager.default.createDirectory(atPath: project.root + "/dist", withIntermediateDirectories: false)
+        try FileManager.default.createSymbolicLink(atPath: project.root + "/link", withDestinationPath: "dist")
+        let link = try imagetable(["export", "manifest.yaml", "--to", "link"], in: project.root)
+        #expect(link.status == 1 && link.stderr == "link: error: is a symbolic link, which an export would replace rather than the "
+                + "directory it points to; give the directory it points to (dist) [not-an-export]\n", "\(link.stderr)")
+    }
+
+    /// A mount point cannot be swapped by a rename: refused before any work (it failed at the
+    /// end, "rename failed: Device or resource busy"); a staging directory that cannot be made
+    /// is said of the destination as given, not of the staging directory's name of the run.
+    @Test(.enabled(if: MergeTests.canMount, "needs to mount a tmpfs"))
+    func aMountPointOrAReadOnlyParentIsSaidOfTheDestination() throws {
+        let project = try Self.project()
+        _ = try project.bake()
+        let volume = project.root + "/volume"
+        try FileManager.default.createDirectory(atPath: volume, withIntermediateDirectories: true)
+        #expect(try run("/bin/mount", ["-t", "tmpfs", "-o", "size=8m", "none", volume]).status == 0)
+        defer { _ = try? run("/bin/umount", [volume]) }
+        let mounted = try imagetable(["export", "manifest.yaml", "--to", "volume"], in: project.root)
+        #expect(mounted.status == 1 && mounted.stderr == "volume: error: is a mount point, which an export cannot replace in one step; "
+                + "give a directory inside it, such as volume/tables, and point readers there [not-an-export]\n", "\(mounted.stderr)")
+        #expect(try imagetable(["export", "manifest.yaml", "--to", "volume/tables"], in: project.root).status == 0)
+        #expect(try run("/bin/mount", ["-o", "remount,ro", volume]).status == 0)
+        let readOnly = try imagetable(["export", "manifest.yaml", "--to", "volume/dist"], in: project.root)
+        #expect(readOnly.status == 1 && readOnly.stderr.hasPrefix("volume/dist: error: cannot make the export's staging directory "
+                + "beside it, in volume: mkdir failed: Read-only file system"), "\(readOnly.stderr)")
+    }
+
     /// The project baked, then one byte of `few.imagetable`'s first entry flipped, at the offset
     /// `place` gives for the table's layout and the entry's slot; returns the project and the table.
     static func bakedWithAFlippedByte(at place: (TableLayout, Int) -> Int) throws -> (project: BakeProject, table: String) {

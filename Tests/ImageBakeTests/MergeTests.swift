@@ -80,6 +80,12 @@ import Glibc
         // Merging again replaces the output whole, with the same bytes.
         #expect(try Self.merge(project.root + "/a", shards).status == 0)
         #expect(Self.tableBytes(project.root + "/a") == tablesA)
+        // A name of one character, made and then replaced: Foundation's parent of "M" was SIGILL.
+        for _ in 0..<2 {
+            let short = try run(Products.imagetable, ["merge", "M"] + shards, in: project.root)
+            #expect(short.status == 0 && short.stdout.hasPrefix("M: merged 3 shards in "), "\(short.status) \(short.stderr)")
+        }
+        #expect(Self.tableBytes(project.root + "/M") == tablesA)
     }
 
     /// More entries than a table holds: the merge keeps the most recently modified sources, as

@@ -14,6 +14,13 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: scratch.file("a/b/c"), isDirectory: &isDirectory) && isDirectory.boolValue)
     }
 
+    /// Foundation's `deletingLastPathComponent` died by SIGILL on `M`, `M/` and `.`.
+    @Test(arguments: [("M", "."), ("M/", "."), (".", "."), ("é", "."), ("ab", "."), ("a/M", "a"), ("a//M/", "a"),
+                      ("/M", "/"), ("/", "/"), ("//M", "/"), ("./M", "."), ("../out", ".."), ("/a/b/c", "/a/b")])
+    func theParentOfAPathIsTakenAsText(path: String, parent: String) {
+        #expect(Directories.parent(of: path) == parent)
+    }
+
     @Test func namesTheFileOrTheBrokenLinkInTheWay() throws {
         let scratch = try TemporaryDirectory()
         try scratch.write("file", "x")

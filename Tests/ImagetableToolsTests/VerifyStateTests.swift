@@ -20,6 +20,19 @@ struct VerifyStateTests {
         try flipByte(in: path, at: layout.recordOffset(slot))
     }
 
+    /// With `--repair`, every table's JSON has `cleared`: 0 for one that needed no repair or
+    /// could not be opened (it was absent there, so `jq .cleared` read null).
+    @Test func repairReportsClearedForEveryTable() throws {
+        let scratch = try TemporaryDirectory()
+        let (table, _) = try table(scratch)
+        let json = try imagetable("verify", "--repair", table.path, scratch.file("missing.imagetable"), "--format", "json")
+        #expect(json.status == 1)
+        let doc = try #require(try JSONSerialization.jsonObject(with: json.output) as? [String: Any])
+        let tables = try #require(doc["tables"] as? [[String: Any]])
+        #expect(tables.map { $0["state"] as? String } == ["sound", "unverified"])
+        #expect(tables.map { $0["cleared"] as? Int } == [0, 0], "\(tables)")
+    }
+
     @Test func anInterruptedWriteExitsTwoAndIsAWarning() throws {
         let scratch = try TemporaryDirectory()
         let (table, layout) = try table(scratch)

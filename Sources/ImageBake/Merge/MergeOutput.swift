@@ -34,7 +34,7 @@ struct MergeOutput {
         // `merge "" …` (an unset variable) ended in "rename failed: No such file or directory".
         guard !path.isEmpty else { throw ImageTableError(.invalidArgument, "the output directory's path is empty; name the directory to write") }
         let absolute = Directories.absolute(path)
-        let parent = (absolute as NSString).deletingLastPathComponent
+        let parent = Directories.parent(of: absolute)
         let name = (absolute as NSString).lastPathComponent
         self.path = path
         staging = parent + "/.\(name).merge-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -106,7 +106,7 @@ struct MergeOutput {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             guard rename(staging, path) == 0 else { throw ImageTableError.system("rename", path: path).with(.outputFailed) }
-            Self.sync((path as NSString).deletingLastPathComponent)
+            Self.sync(Directories.parent(of: path))
             return
         }
         // No writer may be inside a table of the old set when it goes, nor wait to enter one.
@@ -134,7 +134,7 @@ struct MergeOutput {
         } catch {
             throw error.with(.outputFailed)
         }
-        Self.sync((path as NSString).deletingLastPathComponent)
+        Self.sync(Directories.parent(of: path))
         TestHook.run("merge-exchanged", path: path)
         try? FileManager.default.removeItem(atPath: staging)
     }

@@ -115,9 +115,10 @@ enum VerifyReport {
                            error: error)
     }
 
-    /// A table that could not be opened.
-    static func unverified(path: String, _ error: ImageTableError) -> TableResult {
-        TableResult(path: path, ok: false, state: .unverified, validEntries: 0, inProgress: 0, problems: [], cleared: nil, error: error)
+    /// A table that could not be opened; with `--repair` (`repairing`), none of its records was cleared.
+    static func unverified(path: String, _ error: ImageTableError, repairing: Bool = false) -> TableResult {
+        TableResult(path: path, ok: false, state: .unverified, validEntries: 0, inProgress: 0, problems: [], cleared: repairing ? 0 : nil,
+                    error: error)
     }
 
     static func json(_ results: [TableResult]) -> String {
