@@ -122,10 +122,20 @@ final class BakeState: @unchecked Sendable {
             // owner, made read-only), or cannot (a full disk: opening it for writing makes its
             // WAL files), is read for what it knows, and the bake goes on without remembering,
             // rather than stopping before any table (a bake with nothing to write failed).
-            opened = try Self.open(path, access: .immutable)
+            // Through an ordinary connection where this user may write, which reads the WAL: an
+            // immutable one reads the main file alone, which a full disk can leave short of the
+            // pages its header counts ("database disk image is malformed", a bake's fatal error
+            // over a sound state). Nothing read at all: planned as with no state.
+            var readable = true
+            if let read = (Self.mayWrite(path) ? try? Self.open(path, access: .read) : nil) ?? (try? Self.open(path, access: .immutable)) {
+                opened = read
+            } else {
+                readable = false
+            }
             writable = false
-            notices.append(("the bake state cannot be written (\(error.cause ?? error.message)\(Self.fullFileSystem(directory))); "
-                            + "baked without remembering, so the next bake reads again every source this one read", "state-read-only"))
+            notices.append(("the bake state cannot be written (\(error.cause ?? error.message)\(Self.fullFileSystem(directory)))"
+                            + (readable ? "" : " nor read") + "; baked without remembering, so the next bake reads again every "
+                            + "source this one read", "state-read-only"))
         }
         self.writable = writable
         let known: KnownFiles, failed: [FailureKey: FailureRecord]

@@ -96,6 +96,31 @@ final class ScratchMount {
         }
     }
 
+    /// A tmpfs that fills part-way through a bake: every source found is counted (the one whose
+    /// slot could not be reserved was counted nowhere), and the next bake on the full disk says
+    /// `no-space`, where it said `corrupt` ("database disk image is malformed") of a sound state
+    /// it had read without its WAL.
+    @Test func aTmpfsThatFillsCountsEverySourceAndTheStateStaysReadable() throws {
+        guard let disk = try ScratchMount.mount(.tmpfs, megabytes: 2) else { return }
+        let project = try BakeProject(formats: "      big:\n        size: 128x128\n        style: 32BitBGRA\n        maximumCount: 40\n")
+        for i in 0..<18 { try project.add("p\(i).jpg", from: Corpus.photo(i < 9 ? "Landscape_\(i)" : "Portrait_\(i - 9)")) }
+        #expect(FileManager.default.createFile(atPath: disk.path + "/filler", contents: Data(count: 1_100_000)))
+        for run in 0..<2 {
+            let result = try TestSupport.run(Products.imagetable, ["bake", project.manifestPath, "--output", disk.path + "/b", "--format", "json",
+                                                                    "--no-progress"])
+            let document = try #require(try JSONSerialization.jsonObject(with: result.output) as? [String: Any])
+            #expect(result.status == 1 && (document["fatal"] as? [String: Any])?["code"] as? String == "no-space", "\(run): \(document)")
+            // The second writes nothing before the disk refuses it: its counts are 0, as documented.
+            guard run == 0 else { continue }
+            let sources = try #require(document["sources"] as? [String: Int])
+            let counted = ["decoded", "unchanged", "failed", "skipped", "notAttempted"].reduce(0) { $0 + (sources[$1] ?? 0) }
+            #expect(sources["found"] == 18 && counted == 18 && sources["decoded"]! > 0, "\(sources)")
+        }
+        try FileManager.default.removeItem(atPath: disk.path + "/filler")
+        let freed = try run(Products.imagetable, ["bake", project.manifestPath, "--output", disk.path + "/b", "--no-progress"])
+        #expect(freed.status == 0 && !freed.stderr.contains("state-reset"), "\(freed.stderr)")
+    }
+
     /// With no inode left, the bake state's `-wal` file cannot be made: the bake goes on without
     /// remembering, as for a state it may not write, and says why (it gave only SQLite's
     /// "unable to open database file", which reads as a permission problem).
