@@ -13,7 +13,9 @@ let baking: TargetDependencyCondition? = .when(traits: ["Baking"])
 
 let package = Package(
     name: "ImageTables",
-    platforms: [.macOS(.v15)],
+    // Synchronization's Mutex and Atomic: macOS 15, iOS 18 and their siblings (without the iOS
+    // line, SwiftPM built for an older iOS, where the runtime cache did not compile).
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "ImageTableCore", targets: ["ImageTableCore"]),
         .library(name: "ImageManifest", targets: ["ImageManifest"]),

@@ -20,8 +20,11 @@ extension ImageCache {
         /// Source provider calls at once, 6 by default (Nuke's): the fetches of other misses wait
         /// their turn, so a prefetch of a long list does not start every download at once.
         public var maximumConcurrentFetches: Int
-        /// Seconds a source provider call may take, 60 by default (URLSession's request
-        /// timeout); `nil` for no limit. Past it, the fetch's waiters get `timed-out`, the call
+        /// Seconds a source provider call may take in all, from its start, 60 by default;
+        /// `nil` (or a negative value) for no limit. Not an idle timeout like URLSession's
+        /// `timeoutIntervalForRequest`, which restarts whenever data arrives: a large download
+        /// over a slow link needs a longer limit, and a provider that waits for another entity
+        /// of the cache spends this call's time waiting. Past it, the fetch's waiters get `timed-out`, the call
         /// is cancelled, and its place among ``maximumConcurrentFetches`` goes to the next
         /// fetch, even if the provider ignores the cancellation and runs on (without a limit,
         /// as many such calls as there are places stopped every miss of the cache).

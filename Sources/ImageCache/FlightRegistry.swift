@@ -167,6 +167,27 @@ final class FlightRegistry: Sendable {
         }
     }
 
+    /// Ends every fetch at once (the cache closed): forgets them, hands `outcome` to their
+    /// waiters, and cancels their tasks, so that no provider call goes on, and none starts, for
+    /// what could no longer be stored.
+    ///
+    /// - Parameter outcome: what every waiter receives.
+    func endAll(_ outcome: FlightOutcome) {
+        let (continuations, tasks) = state.withLock { s -> ([CheckedContinuation<FlightOutcome, Never>], [Task<Void, Never>]) in
+            var attached: [CheckedContinuation<FlightOutcome, Never>] = [], tasks: [Task<Void, Never>] = []
+            for flight in s.flights.values {
+                for (waiter, continuation) in flight.waiters {
+                    if let continuation { attached.append(continuation) } else { s.parked[waiter] = outcome }
+                }
+                if let task = flight.task { tasks.append(task) }
+            }
+            s.flights = [:]
+            return (attached, tasks)
+        }
+        for continuation in continuations { continuation.resume(returning: outcome) }
+        for task in tasks { task.cancel() }
+    }
+
     /// Ends a fetch: forgets it, then hands `outcome` to every waiter still there.
     func finish(_ key: FlightKey, flight: UInt64, outcome: FlightOutcome) {
         let continuations = state.withLock { s -> [CheckedContinuation<FlightOutcome, Never>] in

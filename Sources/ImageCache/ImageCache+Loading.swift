@@ -29,6 +29,7 @@ extension ImageCache {
             if ticket.joined {
                 counters.joined.add(1, ordering: .relaxed)
                 fetchLimiter.raise(flight: ticket.flight, to: Task.currentPriority)
+                pool.raise(flight: ticket.flight, to: Task.currentPriority)
             }
             // A provider waiting here lends its fetch place meanwhile: held, it could be the one
             // the fetch it waits for needs.
@@ -37,7 +38,7 @@ extension ImageCache {
                 // A handle whose entry other writes evicted already reads nothing: try again.
                 if let image = images[table.id].flatMap({ $0.isCurrent ? $0 : nil }) ?? table.hit(entity) { return image }
             case .failure(let error):
-                throw error.code == .cancelled ? .cancelled(key: entity.key, format: table.id) : error
+                throw error.code == .cancelled ? .cancelled(key: entity.key, format: table.id) : error.at(error.path, key: error.key ?? entity.key)
             }
         }
         // Two causes: more entities at once than the format holds, or other versions (source
@@ -83,13 +84,16 @@ extension ImageCache {
                                             + "(Configuration.fetchTimeout); its call was cancelled", key: entity.key))
         case .failure(let error)?:
             if Task.isCancelled { return .failure(.cancelled(key: entity.key, format: format.id)) }
+            // The provider's own code stands (a provider drawing from another entity of the
+            // cache, or one that tells "offline" from "not found" so): it was `source-unavailable`.
+            if let error = error as? ImageTableError { return .failure(error.at(error.path, key: error.key ?? entity.key)) }
             return .failure(ImageTableError(.sourceUnavailable, "the source provider failed", key: entity.key,
                                             cause: String(describing: error)))
         }
         guard !Task.isCancelled else { return .failure(.cancelled(key: entity.key, format: format.id)) }
         let family = families[key.family] ?? [format]
         let policy = configuration.shouldProcessAllFormatsInFamily
-        return await store(source, entity: entity) {
+        return await store(source, entity: entity, flight: id, raised: { flights.priority(of: key) }) {
             // The render begins when a render thread takes it, not when it is queued: until
             // then a fetch whose waiters all leave (a prefetch of cells scrolled past) is
             // abandoned and costs no decode, and does not hold up the renders queued after it.
@@ -99,17 +103,20 @@ extension ImageCache {
         } ?? .failure(.cancelled(key: entity.key, format: format.id))
     }
 
-    /// Renders and publishes on the render pool.
+    /// Renders and publishes on the render pool, queued at the calling task's priority.
     ///
     /// - Parameters:
     ///   - source: the encoded image.
     ///   - entity: the entity drawn.
+    ///   - flight: the fetch it renders for, whose joining requests raise its place.
+    ///   - raised: the priority of the requests that joined the fetch so far.
     ///   - targets: run on the render thread before the render: the formats to draw, or `nil`
     ///     to draw nothing (the fetch was abandoned while it was queued).
     /// - Returns: the outcome, or `nil` when `targets` gave `nil`.
-    func store(_ source: SourceImage, entity: CacheEntity, targets: @escaping @Sendable () -> [FormatTable]?) async -> FlightOutcome? {
+    func store(_ source: SourceImage, entity: CacheEntity, flight: UInt64? = nil, raised: (@Sendable () -> UInt8?)? = nil,
+               targets: @escaping @Sendable () -> [FormatTable]?) async -> FlightOutcome? {
         let renderer = renderer
-        let outcome: FlightOutcome? = await pool.run {
+        let outcome: FlightOutcome? = await pool.run(flight: flight, raised: raised) {
             guard let targets = targets() else { return nil }
             guard !targets.isEmpty else { return .success([:]) }
             return FamilyStore.store(source, entity: entity, into: targets, renderer: renderer)

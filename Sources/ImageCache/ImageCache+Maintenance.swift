@@ -1,13 +1,15 @@
 import Foundation
 import ImageTableCore
+import Synchronization
 
 extension ImageCache {
     /// Stores a source the caller already has (a photo just taken, an upload's bytes) for
     /// `entity`, drawing it into `format` and, when the policy says so, every other format of
     /// its family, replacing what they held. FastImageCache's `setImage:forEntity:withFormatName:`.
     ///
-    /// Does not consult the provider and does not join fetches under way. Once rendering starts it
-    /// runs to the end even if the calling task is cancelled.
+    /// Does not consult the provider and does not join fetches under way. Cancelled before a
+    /// render thread takes it, nothing is drawn; once rendering starts it runs to the end even if
+    /// the calling task is cancelled.
     ///
     /// - Parameters:
     ///   - source: the encoded image.
@@ -29,7 +31,14 @@ extension ImageCache {
         }
         let family = table.format.family
         let targets = configuration.shouldProcessAllFormatsInFamily(family, entity) ? families[family] ?? [table] : [table]
-        switch await store(source, entity: entity, targets: { targets }) ?? .success([:]) {
+        // Cancelled while its render waits for a thread: nothing is drawn (it was drawn and stored).
+        let cancelled = CancellationFlag()
+        let outcome = await withTaskCancellationHandler {
+            await store(source, entity: entity) { cancelled.isSet ? nil : targets }
+        } onCancel: {
+            cancelled.set()
+        }
+        switch outcome ?? .failure(.cancelled(key: entity.key, format: format)) {
         case .success(let images):
             if let image = images[table.id] { return image }
             throw ImageTableError(.notStored, "the entry was not stored", key: entity.key)
@@ -105,4 +114,11 @@ extension ImageCache {
         }
         return removed
     }
+}
+
+/// Set once by a task's cancellation handler, read on a render thread.
+private final class CancellationFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .acquiring) }
+    func set() { value.store(true, ordering: .releasing) }
 }

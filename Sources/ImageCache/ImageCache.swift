@@ -96,8 +96,14 @@ public final class ImageCache: Sendable {
 
     /// Releases every table's writer lock. Afterwards hits miss, handles return `nil`, and
     /// stores fail with `not-writable`. Also done when the cache is deallocated.
+    ///
+    /// Requests waiting for a fetch fail at once with `not-writable`, and the fetches are
+    /// cancelled: a provider call under way sees its task cancelled, and none waiting for a
+    /// place starts (they downloaded whole, then failed, one after another). A render already
+    /// running on a render thread ends with its store failing.
     public func close() {
         closed.store(true, ordering: .releasing)
+        flights.endAll(.failure(ImageTableError(.notWritable, "the cache is closed")))
         for table in tables.values { table.table.close() }
     }
 

@@ -8,15 +8,32 @@ import Synchronization
 /// A render blocks its thread for tens of milliseconds; on the cooperative pool (one thread per
 /// core) two of them would stall every task in the process. A plain concurrent `DispatchQueue`
 /// would instead start a new thread for each blocked job. So jobs queue here, and at most
-/// `threadLimit` threads, started on demand, take them in order.
+/// `threadLimit` threads, started on demand, take them: the highest priority first, then in
+/// order. Taken in order alone, a render for an image on screen waited behind every prefetch
+/// render queued before it (a fast provider lets thousands queue), as a fetch once waited for a
+/// place (``FetchLimiter``).
 final class RenderPool: Sendable {
+    private struct Job {
+        /// `TaskPriority.rawValue`, raised by ``raise(flight:to:)``.
+        var priority: UInt8
+        /// The fetch it renders for, when the caller named one.
+        let flight: UInt64?
+        let work: @Sendable () -> Void
+    }
+
     private struct State {
-        /// Queued jobs from `head` on; a taken job's place is emptied at once, so what its
-        /// closure holds (a source's bytes) goes when it has run, not when the queue drains.
-        var jobs: [(@Sendable () -> Void)?] = []
-        var head = 0
+        /// Queued jobs, in the order they came; a taken job leaves at once, so what its closure
+        /// holds (a source's bytes) goes when it has run, not when the queue drains.
+        var jobs: [Job] = []
         var threads = 0
         var idle = 0
+
+        /// The job to run next: the highest priority, the earliest among equals.
+        mutating func takeNext() -> Job? {
+            guard var best = jobs.indices.first else { return nil }
+            for i in jobs.indices.dropFirst() where jobs[i].priority > jobs[best].priority { best = i }
+            return jobs.remove(at: best)
+        }
     }
 
     /// What the threads share; it outlives the pool until the last thread has left.
@@ -49,22 +66,37 @@ final class RenderPool: Sendable {
     /// Runs `work` on a pool thread and returns its result; the caller's task suspends meanwhile.
     /// Not cancellable once queued: the work runs to the end.
     ///
-    /// - Parameter work: blocking work.
+    /// - Parameters:
+    ///   - flight: the fetch the work renders for, which ``raise(flight:to:)`` names.
+    ///   - raised: the priority requests that joined the fetch ask for, read as the job queues
+    ///     (a request that joined before then raised nothing here yet).
+    ///   - work: blocking work.
     /// - Returns: what `work` returns.
-    func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
-            submit { continuation.resume(returning: work()) }
+    func run<T: Sendable>(flight: UInt64? = nil, raised: (@Sendable () -> UInt8?)? = nil,
+                          _ work: @escaping @Sendable () -> T) async -> T {
+        let priority = Task.currentPriority.rawValue
+        return await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+            submit(priority: priority, flight: flight, raised: raised) { continuation.resume(returning: work()) }
         }
     }
 
     /// Queues `job` for a pool thread, starting one if none is free (internal for the tests,
     /// which need jobs queued in a known order).
-    func submit(_ job: @escaping @Sendable () -> Void) {
+    ///
+    /// - Parameters:
+    ///   - priority: its place in the queue (`TaskPriority.rawValue`); equal ones run in order.
+    ///   - flight: the fetch it renders for, if any.
+    ///   - raised: see ``run(flight:raised:_:)``.
+    ///   - job: the work.
+    func submit(priority: UInt8 = TaskPriority.medium.rawValue, flight: UInt64? = nil, raised: (@Sendable () -> UInt8?)? = nil,
+                _ job: @escaping @Sendable () -> Void) {
         let shared = shared
         let start = shared.state.withLock { s -> Bool in
-            s.jobs.append(job)
+            // Read under this lock: a join's ``raise(flight:to:)``, which takes it, comes either
+            // before (and is read here) or after (and finds this job).
+            s.jobs.append(Job(priority: max(priority, raised?() ?? 0), flight: flight, work: job))
             // Idle threads count down only once they wake, so compare with the queue's length.
-            guard s.jobs.count - s.head > s.idle, s.threads < threadLimit else { return false }
+            guard s.jobs.count > s.idle, s.threads < threadLimit else { return false }
             s.threads += 1
             return true
         }
@@ -78,6 +110,22 @@ final class RenderPool: Sendable {
         shared.signal.signal()
     }
 
+    /// How many jobs wait for a thread (for tests).
+    var queuedCount: Int { shared.state.withLock { $0.jobs.count } }
+
+    /// Raises the priority `flight`'s queued render runs at to `priority`, when it is queued at
+    /// a lower one: a request that joins a prefetch is not rendered at the prefetch's.
+    ///
+    /// - Parameters:
+    ///   - flight: the fetch, as given to ``run(flight:raised:_:)``.
+    ///   - priority: the joining request's priority.
+    func raise(flight: UInt64, to priority: TaskPriority) {
+        shared.state.withLock { s in
+            guard let i = s.jobs.firstIndex(where: { $0.flight == flight }) else { return }
+            s.jobs[i].priority = max(s.jobs[i].priority, priority.rawValue)
+        }
+    }
+
     /// A thread's loop: one job per signal, until the pool is gone and the queue empty. Each
     /// job comes with one signal, so a woken thread finds a job unless the pool is gone.
     private static func work(_ shared: Shared) {
@@ -85,27 +133,16 @@ final class RenderPool: Sendable {
         while true {
             shared.state.withLock { $0.idle += 1 }
             shared.signal.wait()
-            let job: (@Sendable () -> Void)? = shared.state.withLock { s in
+            let job: Job? = shared.state.withLock { s in
                 s.idle -= 1
-                guard s.head < s.jobs.count else {
+                guard let job = s.takeNext() else {
                     s.threads -= 1
                     return nil
-                }
-                let job = s.jobs[s.head]
-                s.jobs[s.head] = nil
-                s.head += 1
-                if s.head == s.jobs.count {
-                    s.jobs.removeAll(keepingCapacity: true)
-                    s.head = 0
-                } else if s.head >= 64 && s.head * 2 >= s.jobs.count {
-                    // A queue that never drains (a long prefetch) would otherwise only grow.
-                    s.jobs.removeFirst(s.head)
-                    s.head = 0
                 }
                 return job
             }
             guard let job else { return }
-            job()
+            job.work()
         }
     }
 }

@@ -74,4 +74,43 @@ import Testing
         #expect(weak.payload == nil, "the finished job's capture is gone while the queue holds others")
         second.signal()
     }
+
+    /// Queued jobs run by priority, then in the order they came; a raised one moves up. In
+    /// order alone, a render for an image on screen waited behind every queued prefetch render.
+    @Test func queuedJobsRunByPriorityThenInOrder() {
+        let pool = RenderPool(threads: 1)
+        let (blocker, done) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let order = Mutex<[String]>([])
+        pool.submit { blocker.wait() }
+        for (name, priority, flight) in [("a", TaskPriority.low, nil), ("b", .medium, nil), ("c", .low, UInt64(7)), ("d", .high, nil),
+                                         ("e", .high, nil)] as [(String, TaskPriority, UInt64?)] {
+            pool.submit(priority: priority.rawValue, flight: flight) {
+                order.withLock { $0.append(name) }
+                done.signal()
+            }
+        }
+        pool.raise(flight: 7, to: .high)
+        pool.raise(flight: 8, to: .high)  // no such job: nothing moves
+        blocker.signal()
+        for _ in 0..<5 { done.wait() }
+        // Raised to high, c keeps its place among the high ones: it came before d.
+        #expect(order.withLock { $0 } == ["c", "d", "e", "b", "a"])
+    }
+
+    /// A job reads the priority of the requests that joined its fetch as it queues: a join
+    /// between the fetch's reading of its own priority and the queueing is not lost.
+    @Test func aJobQueuesAtTheRaisedPriorityItReads() {
+        let pool = RenderPool(threads: 1)
+        let (blocker, done) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let order = Mutex<[String]>([])
+        pool.submit { blocker.wait() }
+        pool.submit(priority: TaskPriority.medium.rawValue) { order.withLock { $0.append("medium") }; done.signal() }
+        pool.submit(priority: TaskPriority.low.rawValue, flight: 1, raised: { TaskPriority.high.rawValue }) {
+            order.withLock { $0.append("joined") }
+            done.signal()
+        }
+        blocker.signal()
+        for _ in 0..<2 { done.wait() }
+        #expect(order.withLock { $0 } == ["joined", "medium"])
+    }
 }
