@@ -23,13 +23,17 @@ extension ImageCache {
             throw ImageTableError(.invalidRequest, "the source provider asked the cache for format '\(table.id)' of the entity it "
                                   + "is fetching the source of; it would wait for itself", key: entity.key)
         }
+        var counted = false
         for _ in 0..<3 {
             guard !Task.isCancelled else { throw .cancelled(key: entity.key, format: table.id) }
             let ticket = flights.join(key, format: table.id) { id in startFlight(id, key: key, entity: entity, format: table) }
             if ticket.joined {
-                counters.joined.add(1, ordering: .relaxed)
                 fetchLimiter.raise(flight: ticket.flight, to: Task.currentPriority)
                 pool.raise(flight: ticket.flight, to: Task.currentPriority)
+                // A request, not each of its tries, counts once as joined; counted once its
+                // raises are made, so that what waits for the count finds them.
+                if !counted { counters.joined.add(1, ordering: .relaxed) }
+                counted = true
             }
             // A provider waiting here lends its fetch place meanwhile: held, it could be the one
             // the fetch it waits for needs.

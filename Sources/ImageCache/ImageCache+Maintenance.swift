@@ -104,12 +104,11 @@ extension ImageCache {
         guard !closed.load(ordering: .acquiring) else { throw ImageTableError(.notWritable, "the cache is closed") }
         var removed = 0
         for table in tables.values {
-            for entry in table.table.entries() {
-                do {
-                    if try table.table.delete(key: entry.key) { removed += 1 }
-                } catch {
-                    throw .table(error, key: entry.key, format: table.id)
-                }
+            // One flush of the records per table (`.flushed`), where each entry had its own.
+            do {
+                removed += try table.table.delete(keys: table.table.entries().map(\.key))
+            } catch {
+                throw .table(error, key: nil, format: table.id)
             }
         }
         return removed

@@ -39,8 +39,12 @@ import Testing
         defer { cache.close() }
         let held = cache.prefetch(CacheEntity(key: names[0], sourceName: "1"), format: "small")
         #expect(await eventually { renderer.inner.started.load(ordering: .relaxed) == 1 })
-        let prefetches = names[1...3].map { cache.prefetch(CacheEntity(key: $0, sourceName: "1"), format: "small") }
-        #expect(await eventually { cache.pool.queuedCount == 3 })
+        // Queued one at a time, so that their order is known.
+        var prefetches: [Task<Void, any Error>] = []
+        for (i, name) in names[1...3].enumerated() {
+            prefetches.append(cache.prefetch(CacheEntity(key: name, sourceName: "1"), format: "small"))
+            #expect(await eventually { cache.pool.queuedCount == i + 1 })
+        }
         let now = Task(priority: .high) { try await cache.image(for: CacheEntity(key: names[4], sourceName: "1"), format: "small") }
         let joining = Task(priority: .high) { try await cache.image(for: CacheEntity(key: names[3], sourceName: "1"), format: "grey") }
         #expect(await eventually { cache.pool.queuedCount == 4 && cache.statistics.joined == 1 })
