@@ -75,6 +75,7 @@ extension TableFile {
                 case .hit(let r): found = (r, slot)
                 case .changed: changed = true
                 case .miss: return false
+                case .refused: break
                 }
                 return true
             }

@@ -108,7 +108,7 @@ public final class ImageTableReader: @unchecked Sendable {
                 switch try file.read(slot: Int(slot), entity: entityUUID, source: sourceUUID, body) {
                 case .hit(let result): return result
                 case .changed: continue
-                case .miss: break
+                case .miss, .refused: break
                 }
             }
             guard !rescanned, refreshIfChanged() else { return nil }

@@ -111,8 +111,11 @@ extension ImageTableWriter {
                 file.bumpChangeCount()
                 file.entryCount = UInt64(s.directory.count)
             }
-            let stage = wasPublished && staged && options.durability == .flushed
-            if wasPublished && !stage && options.durability == .flushed {
+            // A slot freed by a removal not yet on disk is one that holds an entry, as far as
+            // a power cut is concerned.
+            let holdsEntry = wasPublished || s.unflushedRemovals.remove(slot) != nil
+            let stage = holdsEntry && staged && options.durability == .flushed
+            if holdsEntry && !stage && options.durability == .flushed {
                 do throws(ImageTableError) {
                     try file.flush(offset: file.layout.recordOffset(slot), count: TableLimits.recordBytes)
                 } catch {
@@ -123,7 +126,7 @@ extension ImageTableWriter {
             }
             let l = file.layout
             let staging = stage ? Self.stagingBuffer(l) : nil
-            s.pending[entity] = Pending(slot: slot, generation: odd, staging: staging)
+            s.pending[entity] = Pending(slot: slot, generation: odd, staging: staging, removalUnflushed: stage)
             return SlotReservation(
                 slot: slot, key: key, entityUUID: entity, sourceUUID: sourceUUID, evictedKey: evictedKey,
                 replacesExisting: replaces,
@@ -179,10 +182,16 @@ extension ImageTableWriter {
     func abandon(_ reservation: SlotReservation, in s: inout State) {
         // Going by the key alone, a second abandon tore down the newer reservation and freed
         // its slot twice, so two keys could be published into one slot.
-        guard isPending(reservation, in: s), let pending = s.pending.removeValue(forKey: reservation.entityUUID) else { return }
+        guard isPending(reservation, in: s) else { return }
+        if s.pending[reservation.entityUUID]!.pinned {
+            s.pending[reservation.entityUUID]!.abandonWhenUnpinned = true
+            return
+        }
+        let pending = s.pending.removeValue(forKey: reservation.entityUUID)!
         let record = file.record(reservation.slot)
         record.clear()
         record.endWrite(reservation.generation &+ 1)
+        if pending.removalUnflushed { s.unflushedRemovals.insert(reservation.slot) }
         s.directory.release(slot: reservation.slot)
         pending.staging?.deallocate()
     }

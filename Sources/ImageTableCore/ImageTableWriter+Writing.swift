@@ -33,16 +33,7 @@ extension ImageTableWriter {
         let checksums = reservations.map { $0.pixelChecksum ?? CRC32.checksum(UnsafeRawBufferPointer($0.pixels)) }
         let flushed = options.durability == .flushed
         do throws(ImageTableError) {
-            let staged = state.withLock { s in reservations.compactMap { r in s.pending[r.entityUUID]?.staging.map { (r.slot, $0) } } }
-            if !staged.isEmpty {
-                // The removals of the entries these slots held reach the disk before their new pixels do.
-                if flushed { try file.flushAll() }
-                for (slot, pixels) in staged {
-                    if let error = SystemIO.writeAll(file.fd, UnsafeRawBufferPointer(pixels), at: l.slotOffset(slot)) {
-                        throw ImageTableError(.io, "could not write slot \(slot): \(error.reason)", path: path)
-                    }
-                }
-            }
+            try writeStaged(reservations, flushed: flushed)
             let buckets = try indexReservations(reservations)
             if flushed { try flushSlots(reservations, buckets: buckets) }
             // Counted for a batch writer's releaseMappedPages.
@@ -86,6 +77,48 @@ extension ImageTableWriter {
             }
         }
         return reservations.map { WriteOutcome(slot: $0.slot, evictedKey: $0.evictedKey, replacedExisting: $0.replacesExisting) }
+    }
+
+    /// Writes the staged pixels of `reservations` into their slots, after flushing the removals
+    /// of the entries those slots held. The buffers are pinned meanwhile (written outside the
+    /// lock, they must be neither freed nor their slots given to another key by an abandon), and
+    /// ``close()`` waits for the writes.
+    ///
+    /// - Throws: `notWritable` once closed; `io` when a write or the flush fails.
+    private func writeStaged(_ reservations: [SlotReservation], flushed: Bool) throws(ImageTableError) {
+        let staged: [(reservation: SlotReservation, pixels: UnsafeMutableRawBufferPointer)]? = state.withLock { s in
+            guard !s.closed else { return nil }
+            var staged: [(SlotReservation, UnsafeMutableRawBufferPointer)] = []
+            for r in reservations where isPending(r, in: s) {
+                guard let pixels = s.pending[r.entityUUID]!.staging else { continue }
+                s.pending[r.entityUUID]!.pinned = true
+                staged.append((r, pixels))
+            }
+            if !staged.isEmpty { s.stagedWrites += 1 }
+            return staged
+        }
+        guard let staged else { throw ImageTableError(.notWritable, "table is closed", path: path) }
+        guard !staged.isEmpty else { return }
+        var failure: ImageTableError?
+        do throws(ImageTableError) {
+            // The removals of the entries these slots held reach the disk before their new pixels do.
+            if flushed { try file.flushAll() }
+            for (r, pixels) in staged {
+                if let error = SystemIO.writeAll(file.fd, UnsafeRawBufferPointer(pixels), at: file.layout.slotOffset(r.slot)) {
+                    throw ImageTableError(.io, "could not write slot \(r.slot): \(error.reason)", path: path)
+                }
+            }
+        } catch {
+            failure = error
+        }
+        state.withLock { s in
+            for (r, _) in staged where isPending(r, in: s) {
+                s.pending[r.entityUUID]!.pinned = false
+                if s.pending[r.entityUUID]!.abandonWhenUnpinned { abandon(r, in: &s) }
+            }
+            s.stagedWrites -= 1
+        }
+        if let failure { throw failure }
     }
 
     /// The error of a reservation given back (or published) before it was published.
@@ -196,14 +229,20 @@ extension ImageTableWriter {
         for key in keys {
             if let slot = try remove(entity: EntityKey.uuid(for: key)) { slots.append(slot) }
         }
-        if options.durability == .flushed { try flushRecords(slots) }
+        if options.durability == .flushed { try flushRemovals(slots) }
         return slots.count
     }
 
     func delete(entity: UUID, flush: Bool) throws(ImageTableError) -> Bool {
         guard let slot = try remove(entity: entity) else { return false }
-        if flush { try flushRecords([slot]) }
+        if flush { try flushRemovals([slot]) }
         return true
+    }
+
+    /// Flushes the cleared records of `slots`, then stops counting their removals as unflushed.
+    private func flushRemovals(_ slots: [Int]) throws(ImageTableError) {
+        try flushRecords(slots)
+        state.withLock { s in for slot in slots { s.unflushedRemovals.remove(slot) } }
     }
 
     /// Clears an entity's record under the seqlock and frees its slot; returns the slot. Its
@@ -221,6 +260,8 @@ extension ImageTableWriter {
             file.bumpChangeCount()
             s.directory.remove(slot: slot)
             s.directory.release(slot: slot)
+            // Freed before the caller flushes the cleared record: another thread may take it first.
+            if options.durability == .flushed { s.unflushedRemovals.insert(slot) }
             file.entryCount = UInt64(s.directory.count)
             return slot
         }

@@ -58,6 +58,14 @@ public final class ImageTableWriter: @unchecked Sendable {
         /// Buckets publishing wrote and reserving probed for an entry to replace since
         /// ``ImageTableWriter/releaseMappedPages(slots:records:)`` last unmapped the hash index.
         var bucketsTouched = 0
+        /// Publishes writing staged pixels into the file right now, outside the lock: ``close()``
+        /// waits for them, since after it nothing of this handle's may reach the file.
+        var stagedWrites = 0
+        /// Free slots whose entry's removal is cleared in memory but not yet flushed (an abandoned
+        /// staged reservation's, a delete's until its flush): the next reservation of one flushes
+        /// (or stages) as for a slot that holds an entry, since after a power cut the disk could
+        /// otherwise hold the old committed record over the new key's pixels. `.flushed` only.
+        var unflushedRemovals: Set<Int> = []
     }
 
     /// A reservation in flight.
@@ -68,6 +76,13 @@ public final class ImageTableWriter: @unchecked Sendable {
         /// (``ImageTableWriter/reserve(key:sourceUUID:evicting:staged:replacingOwn:)``); copied in at publish.
         /// ``TableLayout/writtenSlotBytes`` long, the padding zero: written as whole pages.
         let staging: UnsafeMutableRawBufferPointer?
+        /// A publish is writing ``staging`` into the slot: an abandon waits for it to end (were
+        /// the slot freed meanwhile, the write would land in another key's entry, from freed memory).
+        var pinned = false
+        /// Abandoned while pinned: the publish abandons it once its write has ended.
+        var abandonWhenUnpinned = false
+        /// The slot held an entry whose removal this reservation did not flush (it staged).
+        var removalUnflushed = false
     }
 
     /// The table file.
@@ -176,6 +191,9 @@ public final class ImageTableWriter: @unchecked Sendable {
             return Array(s.pending.values)
         }
         guard let open else { return }
+        // A publish writing staged pixels through the descriptor finishes first (milliseconds):
+        // its write must not land once the lock is another process's.
+        while state.withLock({ $0.stagedWrites }) > 0 { usleep(100) }
         for p in open {
             let record = file.record(p.slot)
             record.clear()

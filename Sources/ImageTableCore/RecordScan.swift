@@ -128,8 +128,13 @@ extension TableFile {
 
     /// What a checked read of one slot found.
     enum SlotRead<R> {
-        /// Nothing usable for that entity (and source) in the slot.
+        /// Nothing for that entity in the slot.
         case miss
+        /// The slot holds that entity's record, and it is not served: another source than the
+        /// one asked for, a record that fails its checks, or pixels past the end of the file.
+        /// FORMAT.md's rule 7: a reader serves the record the index leads to first and never
+        /// looks for another (a probe that went on could serve a duplicate further along).
+        case refused
         /// A writer changed the slot while the body ran; the result was discarded.
         case changed
         /// The body ran on a consistent entry.
@@ -146,15 +151,15 @@ extension TableFile {
             return before == record.generation ? .miss : .changed
         }
         let stored = record.sourceUUID
-        if let source, stored != source { return before == record.generation ? .miss : .changed }
-        guard slotIsBacked(slot) else { return .miss }
+        if let source, stored != source { return before == record.generation ? .refused : .changed }
+        guard slotIsBacked(slot) else { return .refused }
         let l = layout
         let r = record.contentRect
         // FORMAT.md's reader checks: the record's checksum (hardware CRC, some tens of ns) and a
         // rectangle inside the slot. A stable record that fails them is a miss, as the listing
         // passes over it; a torn one is a change.
         guard record.storedChecksum == record.computeChecksum(), r.x + r.width <= l.width, r.y + r.height <= l.height else {
-            return before == record.generation ? .miss : .changed
+            return before == record.generation ? .refused : .changed
         }
         let rect = r
         let view = ImageView(baseAddress: UnsafeRawPointer(self.slot(slot)), width: l.width, height: l.height,
@@ -162,7 +167,9 @@ extension TableFile {
                              entityUUID: entity, sourceUUID: stored)
         let result = try body(view)
         itc_fence_acquire()
-        return record.generation == before ? .hit(result) : .changed
+        // The state too: a writer closed meanwhile maps zeros over the table, whose generation
+        // 0 equals a record's that no writer ever rewrote (a merged or upgraded table's).
+        return record.generation == before && record.state == IndexRecord.stateCommitted ? .hit(result) : .changed
     }
 
     /// Copies a committed record's fields out, or `nil` if it is not committed, fails its checks
@@ -178,7 +185,7 @@ extension TableFile {
                              pixelChecksum: record.pixelChecksum, writtenAt: record.writtenAt,
                              sourceModifiedNs: record.sourceModifiedNs)
         itc_fence_acquire()
-        return record.generation == before ? info : nil
+        return record.generation == before && record.state == IndexRecord.stateCommitted ? info : nil
     }
 }
 

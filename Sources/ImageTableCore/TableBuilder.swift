@@ -107,10 +107,15 @@ public final class TableBuilder {
             throw ImageTableError(error.errno == ENOSPC ? .noSpace : .io, "could not write slot \(slot): \(error.reason)", path: path)
         }
         let record = file.record(slot)
+        // Generation 2, as a writer's first write leaves a record (and export's): a committed
+        // record of generation 0 reads the same as the zero page a closed writer maps over its
+        // table, so a read that a close overtook took zeros for the entry's pixels.
+        record.beginWrite(1)
         record.writeFields(entity: info.entityUUID, source: info.sourceUUID, key: info.key, pixelChecksum: info.pixelChecksum,
                            rect: info.contentRect, writtenAt: info.writtenAt, sourceModifiedNs: info.sourceModifiedNs)
         record.setRecency(entry.recency)
         record.setCommitted()
+        record.endWrite(2)
         do {
             _ = try index.insert(entity: info.entityUUID, slot: slot)
         } catch let error as ImageTableError {

@@ -85,6 +85,36 @@ struct TamperTests {
         #expect(try reader.withImage(forKey: "a") { _ in true } == nil, "a hit checks the record as a listing does")
     }
 
+    /// The record the index leads to first for an entity, when it is not served (it fails its
+    /// checks), ends the lookup: the probe went on along the index and served a second record
+    /// claiming the entity further along (FORMAT.md's rule 7: never another).
+    @Test func aRecordThatIsNotServedEndsTheLookup() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable")
+        do {
+            let table = try openTable(path, Self.format)
+            for key in ["a", "b", "c"] { try put(table, key) }
+        }
+        let b = EntityKey.uuid(for: "b")
+        do {
+            let file = try TableFile(path: path, writable: true)
+            let l = file.layout
+            let (slotB, slotC) = (try #require(file.indexedSlot(of: b)), try #require(file.indexedSlot(of: EntityKey.uuid(for: "c"))))
+            // A second bucket for b on its own probe path, leading to c's slot, forged to claim b.
+            let (home, tag) = BucketIndex.hash(b)
+            let area = file.base + l.bucketAreaOffset(Int(file.indexSelector & 1))
+            var i = Int(truncatingIfNeeded: home) & (l.bucketCount - 1)
+            while area.loadUnaligned(fromByteOffset: i * TableLimits.bucketBytes, as: UInt64.self) != 0 { i = (i + 1) & (l.bucketCount - 1) }
+            area.storeBytes(of: (UInt64(tag) << 32 | UInt64(slotC + 1)).littleEndian, toByteOffset: i * TableLimits.bucketBytes, as: UInt64.self)
+            let genuine = file.record(slotB), forged = file.record(slotC)
+            forged.writeFields(entity: b, source: genuine.sourceUUID, key: "b", pixelChecksum: forged.pixelChecksum,
+                               rect: forged.contentRect, writtenAt: forged.writtenAt)
+            // b's own record then fails its checksum: the lookup's first, not served.
+            file.base.storeBytes(of: UInt32(1), toByteOffset: l.recordOffset(slotB) + 64, as: UInt32.self)
+            #expect(try file.indexedRead(b, source: nil) { rows(of: $0) } == nil, "c's pixels served for b")
+        }
+    }
+
     @Test func twoRecordsForOneEntityAreNeitherServed() throws {
         let dir = try TemporaryDirectory()
         let path = dir.file("t.imagetable")
