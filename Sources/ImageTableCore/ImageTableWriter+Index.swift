@@ -10,6 +10,9 @@ extension ImageTableWriter {
     static func openScan(_ file: TableFile, state: inout State, durable: Bool) throws(ImageTableError) -> [TableNotice] {
         var notices: [TableNotice] = []
         var count = 0, highWater = 0, empties: [Int] = [], unindexed = 0
+        // Entities whose claimants were dropped: a third record of one, read later, is dropped
+        // too (the index no longer leads anywhere for it, and it was kept as unindexed).
+        var duplicated: Set<UUID> = []
         func drop(_ slot: Int, _ kind: TableNotice.Kind, _ reason: String) {
             file.clearRecord(slot)
             notices.append(TableNotice(kind: kind, message: "slot \(slot): \(reason); dropped it", slot: slot))
@@ -24,6 +27,9 @@ extension ImageTableWriter {
             case .damaged(let reason):
                 drop(slot, .damagedRecord, reason)
                 empties.append(slot)
+            case .committed(let entity) where duplicated.contains(entity):
+                drop(slot, .damagedRecord, "another record also claimed this entry's entity, so neither is trusted")
+                empties.append(slot)
             case .committed(let entity):
                 switch file.indexedSlot(of: entity) {
                 case slot?:
@@ -33,6 +39,7 @@ extension ImageTableWriter {
                     // The other record was counted when it was read, or is read later as empty.
                     drop(slot, .damagedRecord, RecordScan.duplicateReason(slot: slot, claimants: [slot, other]))
                     drop(other, .damagedRecord, RecordScan.duplicateReason(slot: other, claimants: [slot, other]))
+                    duplicated.insert(entity)
                     empties.append(slot)
                     if other < slot {
                         count -= 1

@@ -136,8 +136,11 @@ struct IndexWriter {
         let start = layout.bucketAreaOffset(area), bytes = layout.bucketCount * TableLimits.bucketBytes
         if durable { try file.flush(offset: start, count: bytes) }
         TestHook.run("index-rebuilt", path: file.path)
-        file.usedBuckets = UInt64(count)
+        // Switched first, counted after: a kill between leaves the new area counted with the old
+        // area's count, an overcount (the next rebuild comes early), where the other order left
+        // the old area counted with the new one's, fewer than it uses.
         itc_store_release_u64(file.base + TableHeader.indexSelectorOffset, (file.indexSelector &+ 1).littleEndian)
+        file.usedBuckets = UInt64(count)
         TestHook.run("index-switched", path: file.path)
         if durable { try file.flush(offset: 0, count: TableLimits.headerBytes) }
         file.dropBucketArea(area)

@@ -115,6 +115,30 @@ struct TamperTests {
         }
     }
 
+    /// Three records claiming one entity: a writer's open dropped the two it met first and kept
+    /// the third (the index no longer led anywhere for it, so it was taken for an unindexed entry).
+    @Test func aThirdClaimantIsDroppedToo() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable")
+        do {
+            let table = try openTable(path, Self.format)
+            for key in ["a", "b", "c", "d"] { try put(table, key) }
+        }
+        do {
+            let file = try TableFile(path: path, writable: true)
+            let genuine = file.record(try #require(file.indexedSlot(of: EntityKey.uuid(for: "b"))))
+            for key in ["a", "c"] {
+                let forged = file.record(try #require(file.indexedSlot(of: EntityKey.uuid(for: key))))
+                forged.writeFields(entity: genuine.entityUUID, source: genuine.sourceUUID, key: "b", pixelChecksum: forged.pixelChecksum,
+                                   rect: forged.contentRect, writtenAt: forged.writtenAt)
+            }
+        }
+        let table = try openTable(path, Self.format)
+        #expect(table.entries().map(\.key) == ["d"] && table.count == 1, "\(table.entries().map(\.key))")
+        table.close()
+        #expect(TableVerifier.verify(path: path).isValid)
+    }
+
     @Test func twoRecordsForOneEntityAreNeitherServed() throws {
         let dir = try TemporaryDirectory()
         let path = dir.file("t.imagetable")
