@@ -78,7 +78,9 @@ struct BakePreparation {
                 }
             }
             let scanner = SourceScanner(root: family.sourcesPath, allowOutside: options.allowOutsidePaths, excluding: manifest.outputPath,
-                                        selectsHidden: { family.selectsHiddenImage($0) && shard?.contains(key: $0) != false }, selects: counted)
+                                        selectsHidden: { family.selectsHiddenImage($0) && shard?.contains(key: $0) != false },
+                                        otherSpelling: { shard?.contains(key: $0) != false ? family.selectedSpelling(of: $0) : nil },
+                                        selects: counted)
             let found = try scanner.scanAll()
             scanned.append(found.sources)
             unlisted.append(found.unlisted)

@@ -26,11 +26,13 @@ public struct SourceFailure: Sendable, Hashable, Encodable {
     public var key: String { error.key ?? "" }
 
     /// Whether the bake skips the file with a warning rather than failing it: it is not an
-    /// image, changed while it was read, is a FIFO, device or socket, or is a hidden image.
+    /// image, changed while it was read, is a FIFO, device or socket, is a hidden image, or an
+    /// image whose extension the patterns take spelt otherwise (`IMG.JPG` for `**/*.jpg`).
     public var isSkip: Bool { Self.skipCodes.contains(error.code.rawValue) }
 
     /// The codes of ``isSkip``.
-    static let skipCodes: Set<String> = Set([ImageTableError.Code.notAnImage, .changedWhileReading, .notARegularFile, .hiddenFile].map(\.rawValue))
+    static let skipCodes: Set<String> = Set([ImageTableError.Code.notAnImage, .changedWhileReading, .notARegularFile, .hiddenFile,
+                                             .extensionSpelling].map(\.rawValue))
     /// The source's path.
     public var path: String { error.path ?? "" }
 

@@ -97,6 +97,9 @@ extension ImageTableError {
         /// A hidden image file (its name starts with `.`) that the patterns would take but for
         /// the dot; skipped with a warning.
         case hiddenFile = "hidden-file"
+        /// An image file the patterns would take if its extension were spelt another way
+        /// (`IMG.JPG` against `**/*.jpg`); skipped with a warning.
+        case extensionSpelling = "extension-spelling"
 
         // MARK: Workers
 

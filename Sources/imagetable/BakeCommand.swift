@@ -43,7 +43,7 @@ struct BakeCommand: ParsableCommand {
               imagetable bake site.yaml --format json --strict
               imagetable bake site.yaml --format github --progress   # in a workflow
               parallel imagetable bake site.yaml --shard {}/4 --output out/{} ::: 0 1 2 3
-              imagetable merge tables out/0 out/1 out/2 out/3   # docs/SCALE.md
+              imagetable merge merged out/0 out/1 out/2 out/3   # docs/SCALE.md
 
             EXIT STATUS
               0   every source is baked, unchanged, left out or skipped

@@ -20,8 +20,8 @@ struct ExtractCommand: ParsableCommand {
               32BitBGR        RGB PNG
               16BitBGR        RGB PNG, 5-bit channels widened as (v << 3) | (v >> 2)
               8BitGrayscale   greyscale PNG
-            The whole slot is written (for `inside` fits, the image and the padding
-            around it), or with --content only the entry's content rectangle.
+            The whole slot is written (for `inside` fits, the image and the empty
+            area around it), or with --content only the entry's content rectangle.
 
             With --all, each entry is written to DIR as its key plus `.png`, in
             subdirectories for keys with `/`: photos/cat.jpg becomes
@@ -39,9 +39,11 @@ struct ExtractCommand: ParsableCommand {
             written as it is, with a warning; -o - writes the PNG to standard output.
 
             EXAMPLES
-              imagetable extract tables/grid@2x.imagetable photos/cat.jpg -o cat.png
-              imagetable extract tables/grid@2x.imagetable --all out/grid
-              imagetable extract tables/grid.imagetable cat.jpg --content -o - | display
+              imagetable extract tables/showcase/grid@2x.imagetable landscape.jpg \\
+                -o landscape.png
+              imagetable extract tables/showcase/grid@2x.imagetable --all out/grid
+              imagetable extract tables/showcase/detail@2x.imagetable landscape.jpg \\
+                --content -o - | display
 
             EXIT STATUS
               0   every requested entry was written

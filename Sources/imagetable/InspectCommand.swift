@@ -24,8 +24,9 @@ struct InspectCommand: ParsableCommand {
 
             EXAMPLES
               imagetable inspect tables/*.imagetable --no-entries
-              imagetable inspect tables/grid@2x.imagetable --sort recency --limit 20
-              imagetable inspect tables/grid@2x.imagetable --format json \\
+              imagetable inspect tables/showcase/grid@2x.imagetable --sort recency \\
+                --limit 20
+              imagetable inspect tables/showcase/grid@2x.imagetable --format json \\
                 | jq -r '.tables[0].entries[].key'
 
             EXIT STATUS

@@ -31,8 +31,8 @@ struct MergeCommand: ParsableCommand {
             Slurm; docs/CLI.md ("merge") the JSON fields.
 
             EXAMPLES
-              imagetable merge tables out/0 out/1 out/2 out/3
-              imagetable merge tables out/* --format json
+              imagetable merge merged out/0 out/1 out/2 out/3
+              imagetable merge merged out/* --format json
               # the shards, baked by GNU parallel:
               parallel imagetable bake site.yaml --shard {}/4 --output out/{} ::: 0 1 2 3
 

@@ -21,8 +21,8 @@ struct PreviewCommand: ParsableCommand {
             sheet's exact size.
 
             EXAMPLES
-              imagetable preview tables/grid@2x.imagetable -o grid.png
-              imagetable preview tables/detail@2x.imagetable -o d.png --columns 4
+              imagetable preview tables/showcase/grid@2x.imagetable -o grid.png
+              imagetable preview tables/showcase/detail@2x.imagetable -o d.png --columns 4
               imagetable preview tables/big.imagetable -o recent.png --sort recency
 
             EXIT STATUS

@@ -36,7 +36,7 @@ struct VerifyCommand: ParsableCommand {
 
             EXAMPLES
               imagetable verify tables/*.imagetable
-              imagetable verify tables/grid@2x.imagetable --format json
+              imagetable verify tables/showcase/grid@2x.imagetable --format json
               imagetable verify --repair tables/*.imagetable  # unless it exits 1,
               imagetable bake site.yaml                       # renders what it cleared
 

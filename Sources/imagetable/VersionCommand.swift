@@ -27,7 +27,7 @@ struct VersionCommand: ParsableCommand {
               imagetable version --format json | jq -r .imagetable
 
             EXIT STATUS
-              0   always
+              0   the version was printed
               64  bad usage
             """
     )

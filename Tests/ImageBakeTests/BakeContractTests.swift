@@ -69,6 +69,23 @@ import Testing
         #expect(text.stderr.hasSuffix("3 listed: 1 new, 2 failed\n"), "\(text.stderr)")
     }
 
+    /// A pattern matches case and spelling exactly: `**/*.jpg` left `IMG.JPG` and `b.jpeg` out
+    /// without a word (phone photos end in `.JPG`). They are skipped with a warning that says
+    /// what to write; a file an `exclude` pattern names, and other formats, are not.
+    @Test func imagesWhoseExtensionIsSpeltOtherwiseAreNamed() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10), include: "**/*.jpg")
+        try project.editManifest { $0.replacingOccurrences(of: "    include: [\"**/*.jpg\"]\n", with: "    include: [\"**/*.jpg\"]\n    exclude: [\"drafts/**\"]\n") }
+        for key in ["a.jpg", "IMG.JPG", "sub/b.jpeg", "drafts/c.JPG", "d.png"] { try project.add(key, from: Corpus.photo("Landscape_1")) }
+        let list = try run(Products.imagetable, ["bake", project.manifestPath, "--list"])
+        #expect(list.status == 0 && list.stdout == "skipped   photos  IMG.JPG  (extension-spelling)\nnew       photos  a.jpg\n"
+                + "skipped   photos  sub/b.jpeg  (extension-spelling)\n", "\(list.stdout)")
+        let bake = try run(Products.imagetable, ["bake", project.manifestPath, "--no-progress"])
+        #expect(bake.status == 0 && bake.stderr.contains("\(project.sources)/IMG.JPG: warning: the patterns take '*.jpg' but not '*.JPG' "
+                + "(they match case and spelling exactly); to take it, add '**/*.JPG' to include, or spell both: '**/*.{jpg,JPG}' "
+                + "[extension-spelling]"), "\(bake.stderr)")
+        #expect(!bake.stderr.contains("c.JPG") && !bake.stderr.contains("d.png"))
+    }
+
     /// `--list` names the files the bake skips with a warning, each once, with why: one that is
     /// not an image by its first bytes, a hidden image, a FIFO (it listed the first as failing
     /// and the other two not at all, though the bake reports all three as skipped).

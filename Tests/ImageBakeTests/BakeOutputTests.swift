@@ -115,8 +115,11 @@ import Testing
         try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
         let text = try run(Products.imagetable, ["bake", "manifest.yaml"], in: project.root)
         #expect(text.status == 0)
-        #expect(text.stderr == "manifest.yaml:5:14: warning: family 'photos' has no sources: no file in 'src' matches '*.jpeg'; "
-                + "nothing is baked for it (check 'sources' and 'include'; a pattern matches letters in their case only) [no-sources]\n", "\(text.stderr)")
+        #expect(text.stderr.hasPrefix("manifest.yaml:5:14: warning: family 'photos' has no sources: no file in 'src' matches '*.jpeg'; "
+                + "nothing is baked for it (check 'sources' and 'include'; a pattern matches letters in their case only) [no-sources]\n"), "\(text.stderr)")
+        // And the file it missed, by the spelling of its extension.
+        #expect(text.stderr.hasSuffix("/src/a.jpg: warning: the patterns take '*.jpeg' but not '*.jpg' (they match case and spelling "
+                + "exactly); to take it, add '**/*.jpg' to include, or spell both: '**/*.{jpeg,jpg}' [extension-spelling]\n"), "\(text.stderr)")
         let github = try run(Products.imagetable, ["bake", "--format", "github", "manifest.yaml"], in: project.root)
         #expect(github.stdout.hasPrefix("::warning file=manifest.yaml,line=5,col=14,title=no-sources::family 'photos' has no sources"),
                 "\(github.stdout)")

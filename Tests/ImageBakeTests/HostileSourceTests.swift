@@ -112,7 +112,7 @@ struct HostileSourceTests {
         for round in 0..<2 {
             let result = try bake(project)
             #expect(result.status == 0 && result.stderr.isEmpty, "round \(round): \(result.stderr)")
-            #expect(result.stdout.contains("baked 1 sources"), "round \(round): \(result.stdout)")
+            #expect(result.stdout.contains("baked 1 source "), "round \(round): \(result.stdout)")
         }
     }
 }

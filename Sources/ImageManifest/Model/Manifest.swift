@@ -107,6 +107,29 @@ public struct Manifest: Sendable {
             include.contains { $0.matches(relativePath) } && !exclude.contains { $0.matches(relativePath) }
         }
 
+        /// The path the patterns would take for `relativePath` if its extension were spelt
+        /// another way (`IMG.JPG` against `**/*.jpg`, `a.jpeg` against `**/*.jpg`): phone photos
+        /// end in `.JPG`, and a pattern matches case exactly, so they were left out without a
+        /// word. `nil` when the patterns take the file, an `exclude` pattern names it, or no
+        /// other spelling of its extension is taken either.
+        ///
+        /// - Parameter relativePath: the file's path relative to ``sourcesPath``.
+        public func selectedSpelling(of relativePath: String) -> String? {
+            let nameStart = relativePath.lastIndex(of: "/").map { relativePath.index(after: $0) } ?? relativePath.startIndex
+            guard let dot = relativePath[nameStart...].lastIndex(of: "."), dot > nameStart,
+                  !include.contains(where: { $0.matches(relativePath) }), !exclude.contains(where: { $0.matches(relativePath) }) else { return nil }
+            let stem = relativePath[..<dot], written = String(relativePath[relativePath.index(after: dot)...])
+            guard let group = Self.extensionSpellings.first(where: { $0.contains(written.lowercased()) }) else { return nil }
+            for spelling in group.flatMap({ [$0, $0.uppercased()] }) where spelling != written {
+                let candidate = stem + "." + spelling
+                if selects(candidate) { return candidate }
+            }
+            return nil
+        }
+
+        /// The spellings of one image format's extension.
+        static let extensionSpellings: [[String]] = [["jpg", "jpeg", "jpe"], ["tif", "tiff"], ["heic", "heif"], ["png"], ["gif"], ["webp"], ["avif"]]
+
         /// Whether `relativePath` names a hidden image file (its name starts with `.` and ends
         /// like an image, such as `..jpg`) that the baker would take if wildcards matched hidden
         /// names. The baker skips it, as shells do, but says so rather than losing it silently.

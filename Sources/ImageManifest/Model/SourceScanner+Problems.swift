@@ -17,6 +17,12 @@ extension SourceScanner {
                 skipped.append(ImageTableError(.hiddenFile, "the name starts with '.', so the patterns' wildcards do not match it "
                                                + "(hidden files are skipped); to take it, add a pattern that spells the dot, "
                                                + "such as '**/.*'", path: path, key: key))
+            } else if let taken = otherSpelling?(key) {
+                let written = key[key.index(after: key.lastIndex(of: ".")!)...]
+                let wanted = taken[taken.index(after: taken.lastIndex(of: ".")!)...]
+                skipped.append(ImageTableError(.extensionSpelling, "the patterns take '*.\(wanted)' but not '*.\(written)' (they match "
+                                               + "case and spelling exactly); to take it, add '**/*.\(written)' to include, or spell both: "
+                                               + "'**/*.{\(wanted),\(written)}'", path: path, key: key))
             }
             return
         }

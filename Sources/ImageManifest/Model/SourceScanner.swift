@@ -72,6 +72,9 @@ public struct SourceScanner: Sendable {
     public let selects: @Sendable (String) -> Bool
     /// Whether a key the patterns skip as hidden is an image they would otherwise take.
     public let selectsHidden: (@Sendable (String) -> Bool)?
+    /// The key the patterns would take for a key they skip, were its extension spelt another
+    /// way (``Manifest/Family/selectedSpelling(of:)``).
+    public let otherSpelling: (@Sendable (String) -> String?)?
     /// Whether symbolic links may lead outside `root`.
     public let allowOutside: Bool
     /// A directory not to scan (the output directory), as an absolute, resolved path.
@@ -85,12 +88,16 @@ public struct SourceScanner: Sendable {
     ///   - excluding: a directory below `root` not to scan, resolved (the output directory).
     ///   - selectsHidden: whether a hidden file would be selected if it were not hidden
     ///     (``Manifest/Family/selectsHiddenImage(_:)``); such files are reported, not taken.
+    ///   - otherSpelling: the key the patterns would take were a skipped key's extension spelt
+    ///     another way (``Manifest/Family/selectedSpelling(of:)``); such files are reported.
     ///   - selects: whether a relative path is a source (the family's patterns).
     public init(root: String, allowOutside: Bool = false, excluding: String? = nil,
-                selectsHidden: (@Sendable (String) -> Bool)? = nil, selects: @escaping @Sendable (String) -> Bool) {
+                selectsHidden: (@Sendable (String) -> Bool)? = nil, otherSpelling: (@Sendable (String) -> String?)? = nil,
+                selects: @escaping @Sendable (String) -> Bool) {
         self.root = root
         self.selects = selects
         self.selectsHidden = selectsHidden
+        self.otherSpelling = otherSpelling
         self.allowOutside = allowOutside
         self.excluding = excluding
     }

@@ -124,7 +124,8 @@ enum BakeReport {
         let time = s.dryRun ? "(planned in \(String(format: "%.2f", s.seconds)) s)" : "in \(String(format: "%.2f", s.seconds)) s"
         // "baked 3 sources" read as a success when every one of them failed or was skipped.
         let none = s.sourcesFound > 0 && s.decoded + s.unchanged == 0 ? "none of " : ""
-        var out = "\(PrintableText.escaped(manifestPath)): \(verb) \(none)\(s.sourcesFound) sources\(shard) \(time): "
+        let sources = s.sourcesFound == 1 ? "source" : "sources"
+        var out = "\(PrintableText.escaped(manifestPath)): \(verb) \(none)\(s.sourcesFound) \(sources)\(shard) \(time): "
             + "\(s.decoded) decoded, \(s.unchanged) unchanged, \(s.failed.count) failed"
             + extra.map { ", " + $0 }.joined() + "\n"
         let rows = s.tables.map { t in

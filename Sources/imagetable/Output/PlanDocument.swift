@@ -61,7 +61,7 @@ enum SourceListing {
         // read in a CI log as that many to bake: how many of them fail is said too.
         let failing = listing.count { $0.failure != nil && $0.status != .failed }
         return "\(listing.count) listed" + (parts.isEmpty ? "" : ": " + parts.joined(separator: ", "))
-            + (failing == 0 ? "" : "; \(failing) of them known to fail (fails: …)")
+            + (failing == 0 ? "" : "; \(failing) of them known to fail (the lines marked 'fails:')")
     }
 
     /// `{"version": 1, "sources": [{"family", "key", "status", "failure"?, "skipped"?}]}`.
