@@ -58,6 +58,13 @@ public enum Baker {
         // Before anything is made: a bake that stopped at its scan left the output directory,
         // empty tables, their locks and a state, which `export` then shipped as a success.
         for family in manifest.families { try SourceScanner.checkRoot(family.sourcesPath) }
+        // A worker that is not there: said before the output directory, empty tables, their
+        // locks and a state are made (a missing sources directory makes nothing either).
+        if !options.dryRun, access(options.workerExecutable, X_OK) != 0 {
+            let reason = String(cString: strerror(errno))
+            throw ImageTableError(.workerUnavailable, "cannot run the worker \(options.workerExecutable): \(reason); imagetable-worker "
+                                  + "must be installed next to imagetable", path: options.workerExecutable)
+        }
         if !options.dryRun, let unwritable = unwritableOutput(manifest) {
             return try bakeOnReadOnlyFileSystem(manifest, because: unwritable, options: options)
         }

@@ -168,6 +168,10 @@ public final class ImageTableWriter: @unchecked Sendable {
             opened = try TableFile(path: path, writable: true)
         }
         file = opened!
+        if let (from, to) = file.tightenedPermissions {
+            notices.append(TableNotice(kind: .tightenedPermissions, message: "permissions 0\(String(from, radix: 8)) let more users read it "
+                + "than its protection '\(file.header.protection.rawValue)' allows; set them to 0\(String(to, radix: 8))", slot: nil))
+        }
         var state = State(directory: SlotDirectory(capacity: file.layout.capacity), index: IndexWriter(file: file))
         if file.layout.formatVersion >= 2 { try state.index.allocateActiveAreaWhereHolesFault() }
         notices += try Self.openScan(file, state: &state, durable: options.durability == .flushed)

@@ -106,6 +106,9 @@ public struct TableNotice: Sendable, Equatable, CustomStringConvertible {
         case damagedIndex = "damaged-index"
         /// A version 1 table was rewritten as version 2 by the first writer to open it.
         case upgraded
+        /// The file let more users read it than its protection allows, and a writer that owns
+        /// it tightened its permissions.
+        case tightenedPermissions = "tightened-permissions"
     }
 
     /// What happened.

@@ -18,6 +18,10 @@ final class TableFile: @unchecked Sendable {
     let header: TableHeader
     let base: UnsafeMutableRawPointer
     let writable: Bool
+    /// The permissions a writer found looser for reading than the table's protection allows
+    /// and tightened (`chmod`), as `(from, to)`: a file this user owns, whose mode an artifact
+    /// upload or a restore loosened; `nil` when they were as they should be.
+    let tightenedPermissions: (from: UInt16, to: UInt16)?
     private let mappedBytes: Int
     /// The file size last observed; it only grows. Atomic because reader threads refresh it.
     private let observedSize: Atomic<Int>
@@ -47,7 +51,16 @@ final class TableFile: @unchecked Sendable {
             try Self.checkFileType(st, path: path)
             let headerBytes = try Posix.preadFully(fd, count: TableLimits.headerBytes, at: 0, path: path)
             let header = try headerBytes.withUnsafeBytes { raw in Result { () throws(ImageTableError) in try TableHeader.decode(raw) } }.get()
-            try Self.checkPermissions(st, protection: header.protection, path: path)
+            // A writer mends a mode that only lets more users read its own file than the protection
+            // allows (a CI artifact restored 0644): every bake stopped at such a table. One that
+            // lets others write it is still refused: the table may have been changed.
+            let mode = UInt16(st.st_mode & 0o7777), allowed = header.protection.permissions
+            if writable, mode & 0o022 == 0, mode & ~allowed != 0, st.st_uid == geteuid(), fchmod(fd, mode_t(mode & allowed)) == 0 {
+                tightenedPermissions = (mode, mode & allowed)
+            } else {
+                try Self.checkPermissions(st, protection: header.protection, path: path)
+                tightenedPermissions = nil
+            }
             let size = Int(st.st_size)
             guard size >= header.layout.slotsOffset else {
                 throw ImageTableError(.corrupt, "file is \(size) bytes, shorter than its header and index (\(header.layout.slotsOffset))", path: path)

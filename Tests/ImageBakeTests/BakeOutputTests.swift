@@ -309,5 +309,7 @@ import Testing
         #expect(result.stderr == "\(bin)/imagetable-worker: error: cannot run the worker \(bin)/imagetable-worker: No such file or "
                 + "directory; imagetable-worker must be installed next to imagetable [worker-unavailable]\n", "\(result.stderr)")
         #expect(result.stdout.isEmpty, "\(result.stdout)")
+        // Said before anything is made: the output directory, empty tables and a state were left.
+        #expect(!FileManager.default.fileExists(atPath: project.tables), "\((try? FileManager.default.contentsOfDirectory(atPath: project.tables)) ?? [])")
     }
 }
