@@ -79,7 +79,14 @@ struct BakePreparation {
             }
             let scanner = SourceScanner(root: family.sourcesPath, allowOutside: options.allowOutsidePaths, excluding: manifest.outputPath,
                                         selectsHidden: { family.selectsHiddenImage($0) && shard?.contains(key: $0) != false },
-                                        otherSpelling: { shard?.contains(key: $0) != false ? family.selectedSpelling(of: $0) : nil },
+                                        otherSpelling: { key in
+                                            // Not when another family over these sources takes it (one
+                                            // family for '*.JPG', one for '*.jpg').
+                                            guard shard?.contains(key: key) != false, !manifest.families.contains(where: {
+                                                $0.sourcesPath == family.sourcesPath && $0.selects(key)
+                                            }) else { return nil }
+                                            return family.selectedSpelling(of: key)
+                                        },
                                         selects: counted)
             let found = try scanner.scanAll()
             scanned.append(found.sources)

@@ -60,7 +60,8 @@ public enum Baker {
         for family in manifest.families { try SourceScanner.checkRoot(family.sourcesPath) }
         // A worker that is not there: said before the output directory, empty tables, their
         // locks and a state are made (a missing sources directory makes nothing either).
-        if !options.dryRun, access(options.workerExecutable, X_OK) != 0 {
+        // Only for a first bake: one with nothing to decode never starts a worker.
+        if !options.dryRun, !FileManager.default.fileExists(atPath: manifest.outputPath), access(options.workerExecutable, X_OK) != 0 {
             let reason = String(cString: strerror(errno))
             throw ImageTableError(.workerUnavailable, "cannot run the worker \(options.workerExecutable): \(reason); imagetable-worker "
                                   + "must be installed next to imagetable", path: options.workerExecutable)

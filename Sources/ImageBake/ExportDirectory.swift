@@ -117,8 +117,8 @@ struct ExportDirectory {
         guard mkdir(staging, 0o700) == 0 else {
             // Named as given: the staging directory's name changes with every run.
             let error = ImageTableError.system("mkdir", path: staging)
-            throw ImageTableError(error.code, "cannot make the export's staging directory beside it, in \(parent): \(error.message)",
-                                  path: path, errno: error.errno)
+            throw ImageTableError(error.code, "cannot make the export's staging directory beside it (\(staging.split(separator: "/").last.map(String.init) ?? staging) "
+                                  + "in \(parent)): \(error.message)", path: path, errno: error.errno)
         }
         return staging
     }
@@ -140,9 +140,28 @@ struct ExportDirectory {
     /// old one is renamed aside first: then, for a moment, the path names nothing, but still
     /// never a mix.
     ///
-    /// - Parameter staging: a complete, synced staging directory from ``makeStaging()``.
-    /// - Throws: ``ImageTableError`` when neither rename works; the staging directory is removed.
-    func install(_ staging: String) throws(ImageTableError) {
+    /// No writer may be inside a table of the old set when it goes (a runtime cache opens an
+    /// export's tables as its own), nor wait to enter one: their locks are taken first, as
+    /// `merge` takes them, and held until the swap.
+    ///
+    /// - Parameters:
+    ///   - staging: a complete, synced staging directory from ``makeStaging()``.
+    ///   - lockTimeout: seconds to wait for a writer of the old set's tables; then `locked`.
+    /// - Throws: ``ImageTableError`` `locked`, or when neither rename works; the staging
+    ///   directory is removed.
+    func install(_ staging: String, lockTimeout: Double) throws(ImageTableError) {
+        var locks: [TableWriterLock] = []
+        defer { locks.forEach { $0.release() } }
+        for name in ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted() where name.hasSuffix(".imagetable") {
+            let table = path + "/" + name
+            let protection = (try? ImageTableReader(path: table))?.header.protection ?? .none
+            do throws(ImageTableError) {
+                locks.append(try TableWriterLock(tablePath: table, protection: protection, timeout: lockTimeout))
+            } catch {
+                try? FileManager.default.removeItem(atPath: staging)
+                throw error
+            }
+        }
         var st = stat()
         if lstat(path, &st) != 0 {
             guard rename(staging, path) == 0 else {

@@ -87,7 +87,7 @@ public enum TableExport {
             guard chmod(staging, 0o755) == 0 else { throw ImageTableError.system("chmod", path: staging) }
             ExportFiles.setTime(staging, seconds: timestamp)
             ExportFiles.sync(staging)
-            try destination.install(staging)
+            try destination.install(staging, lockTimeout: lockTimeout)
             return ExportSummary(directory: directory, index: index)
         } catch {
             try? FileManager.default.removeItem(atPath: staging)

@@ -90,7 +90,8 @@ extension ImageCache {
             if Task.isCancelled { return .failure(.cancelled(key: entity.key, format: format.id)) }
             // The provider's own code stands (a provider drawing from another entity of the
             // cache, or one that tells "offline" from "not found" so): it was `source-unavailable`.
-            if let error = error as? ImageTableError { return .failure(error.at(error.path, key: error.key ?? entity.key)) }
+            // Its own `cancelled` would read as the caller's: that one is the provider's failure.
+            if let error = error as? ImageTableError, error.code != .cancelled { return .failure(error.at(error.path, key: error.key ?? entity.key)) }
             return .failure(ImageTableError(.sourceUnavailable, "the source provider failed", key: entity.key,
                                             cause: String(describing: error)))
         }

@@ -113,7 +113,7 @@ extension ImageTableWriter {
             }
             // A slot freed by a removal not yet on disk is one that holds an entry, as far as
             // a power cut is concerned.
-            let holdsEntry = wasPublished || s.unflushedRemovals.remove(slot) != nil
+            let holdsEntry = wasPublished || s.unflushedRemovals.removeValue(forKey: slot) != nil
             let stage = holdsEntry && staged && options.durability == .flushed
             if holdsEntry && !stage && options.durability == .flushed {
                 do throws(ImageTableError) {
@@ -183,7 +183,7 @@ extension ImageTableWriter {
         // Going by the key alone, a second abandon tore down the newer reservation and freed
         // its slot twice, so two keys could be published into one slot.
         guard isPending(reservation, in: s) else { return }
-        if s.pending[reservation.entityUUID]!.pinned {
+        if s.pending[reservation.entityUUID]!.pins > 0 {
             s.pending[reservation.entityUUID]!.abandonWhenUnpinned = true
             return
         }
@@ -191,7 +191,7 @@ extension ImageTableWriter {
         let record = file.record(reservation.slot)
         record.clear()
         record.endWrite(reservation.generation &+ 1)
-        if pending.removalUnflushed { s.unflushedRemovals.insert(reservation.slot) }
+        if pending.removalUnflushed { s.unflushedRemovals[reservation.slot] = reservation.generation &+ 1 }
         s.directory.release(slot: reservation.slot)
         pending.staging?.deallocate()
     }

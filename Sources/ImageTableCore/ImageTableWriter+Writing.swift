@@ -22,8 +22,13 @@ extension ImageTableWriter {
             }
         }
         // A slot given back may already be another key's: publishing into it would serve that
-        // key's pixels under this one.
-        let (closed, gone) = state.withLock { s in (s.closed, reservations.first { !isPending($0, in: s) }) }
+        // key's pixels under this one. Staged buffers are pinned with the check: they are read
+        // (checksums) and written into the file outside the lock.
+        let (closed, gone, staged) = state.withLock { s -> (Bool, SlotReservation?, [Staged]) in
+            if s.closed { return (true, nil, []) }
+            if let gone = reservations.first(where: { !isPending($0, in: s) }) { return (false, gone, []) }
+            return (false, nil, pinStaged(reservations, in: &s))
+        }
         // A closed handle gave every reservation up; that is the error to report.
         if closed { throw ImageTableError(.notWritable, "table is closed", path: path) }
         if let gone {
@@ -33,7 +38,13 @@ extension ImageTableWriter {
         let checksums = reservations.map { $0.pixelChecksum ?? CRC32.checksum(UnsafeRawBufferPointer($0.pixels)) }
         let flushed = options.durability == .flushed
         do throws(ImageTableError) {
-            try writeStaged(reservations, flushed: flushed)
+            defer { unpin(staged) }
+            try writeStaged(staged, flushed: flushed)
+        } catch {
+            reservations.forEach(abandon)
+            throw error
+        }
+        do throws(ImageTableError) {
             let buckets = try indexReservations(reservations)
             if flushed { try flushSlots(reservations, buckets: buckets) }
             // Counted for a batch writer's releaseMappedPages.
@@ -79,46 +90,49 @@ extension ImageTableWriter {
         return reservations.map { WriteOutcome(slot: $0.slot, evictedKey: $0.evictedKey, replacedExisting: $0.replacesExisting) }
     }
 
-    /// Writes the staged pixels of `reservations` into their slots, after flushing the removals
-    /// of the entries those slots held. The buffers are pinned meanwhile (written outside the
-    /// lock, they must be neither freed nor their slots given to another key by an abandon), and
-    /// ``close()`` waits for the writes.
-    ///
-    /// - Throws: `notWritable` once closed; `io` when a write or the flush fails.
-    private func writeStaged(_ reservations: [SlotReservation], flushed: Bool) throws(ImageTableError) {
-        let staged: [(reservation: SlotReservation, pixels: UnsafeMutableRawBufferPointer)]? = state.withLock { s in
-            guard !s.closed else { return nil }
-            var staged: [(SlotReservation, UnsafeMutableRawBufferPointer)] = []
-            for r in reservations where isPending(r, in: s) {
-                guard let pixels = s.pending[r.entityUUID]!.staging else { continue }
-                s.pending[r.entityUUID]!.pinned = true
-                staged.append((r, pixels))
-            }
-            if !staged.isEmpty { s.stagedWrites += 1 }
-            return staged
+    /// A staged reservation's buffer, pinned by a publish.
+    typealias Staged = (reservation: SlotReservation, pixels: UnsafeMutableRawBufferPointer)
+
+    /// Pins the staging buffers of `reservations` (all pending), with the state locked: until
+    /// ``unpin(_:)``, an abandon of one of them waits (neither its buffer is freed nor its slot
+    /// given to another key), and ``close()`` waits too, since the pins' writes go through the
+    /// descriptor.
+    func pinStaged(_ reservations: [SlotReservation], in s: inout State) -> [Staged] {
+        var staged: [Staged] = []
+        for r in reservations {
+            guard let pixels = s.pending[r.entityUUID]?.staging else { continue }
+            s.pending[r.entityUUID]!.pins += 1
+            staged.append((r, pixels))
         }
-        guard let staged else { throw ImageTableError(.notWritable, "table is closed", path: path) }
+        if !staged.isEmpty { s.stagedWrites += 1 }
+        return staged
+    }
+
+    /// Ends ``pinStaged(_:in:)``'s pins, running the abandons that waited for the last of them.
+    func unpin(_ staged: [Staged]) {
         guard !staged.isEmpty else { return }
-        var failure: ImageTableError?
-        do throws(ImageTableError) {
-            // The removals of the entries these slots held reach the disk before their new pixels do.
-            if flushed { try file.flushAll() }
-            for (r, pixels) in staged {
-                if let error = SystemIO.writeAll(file.fd, UnsafeRawBufferPointer(pixels), at: file.layout.slotOffset(r.slot)) {
-                    throw ImageTableError(.io, "could not write slot \(r.slot): \(error.reason)", path: path)
-                }
-            }
-        } catch {
-            failure = error
-        }
         state.withLock { s in
             for (r, _) in staged where isPending(r, in: s) {
-                s.pending[r.entityUUID]!.pinned = false
-                if s.pending[r.entityUUID]!.abandonWhenUnpinned { abandon(r, in: &s) }
+                s.pending[r.entityUUID]!.pins -= 1
+                if s.pending[r.entityUUID]!.pins == 0 && s.pending[r.entityUUID]!.abandonWhenUnpinned { abandon(r, in: &s) }
             }
             s.stagedWrites -= 1
         }
-        if let failure { throw failure }
+    }
+
+    /// Writes pinned staged pixels into their slots, after flushing the removals of the entries
+    /// those slots held.
+    ///
+    /// - Throws: `io` when a write or the flush fails.
+    private func writeStaged(_ staged: [Staged], flushed: Bool) throws(ImageTableError) {
+        guard !staged.isEmpty else { return }
+        // The removals of the entries these slots held reach the disk before their new pixels do.
+        if flushed { try file.flushAll() }
+        for (r, pixels) in staged {
+            if let error = SystemIO.writeAll(file.fd, UnsafeRawBufferPointer(pixels), at: file.layout.slotOffset(r.slot)) {
+                throw ImageTableError(.io, "could not write slot \(r.slot): \(error.reason)", path: path)
+            }
+        }
     }
 
     /// The error of a reservation given back (or published) before it was published.
@@ -225,30 +239,34 @@ extension ImageTableWriter {
     /// - Throws: `io` when flushing the index fails (the entries are gone from this handle regardless).
     @discardableResult
     public func delete(keys: [String]) throws(ImageTableError) -> Int {
-        var slots: [Int] = []
+        var removals: [(slot: Int, generation: UInt64)] = []
         for key in keys {
-            if let slot = try remove(entity: EntityKey.uuid(for: key)) { slots.append(slot) }
+            if let removal = try remove(entity: EntityKey.uuid(for: key)) { removals.append(removal) }
         }
-        if options.durability == .flushed { try flushRemovals(slots) }
-        return slots.count
+        if options.durability == .flushed { try flushRemovals(removals) }
+        return removals.count
     }
 
     func delete(entity: UUID, flush: Bool) throws(ImageTableError) -> Bool {
-        guard let slot = try remove(entity: entity) else { return false }
-        if flush { try flushRemovals([slot]) }
+        guard let removal = try remove(entity: entity) else { return false }
+        if flush { try flushRemovals([removal]) }
         return true
     }
 
-    /// Flushes the cleared records of `slots`, then stops counting their removals as unflushed.
-    private func flushRemovals(_ slots: [Int]) throws(ImageTableError) {
-        try flushRecords(slots)
-        state.withLock { s in for slot in slots { s.unflushedRemovals.remove(slot) } }
+    /// Flushes the cleared records of `removals`, then stops counting them as unflushed: each
+    /// only if its slot's unflushed removal is still that one (not a later one of the slot).
+    private func flushRemovals(_ removals: [(slot: Int, generation: UInt64)]) throws(ImageTableError) {
+        try flushRecords(removals.map(\.slot))
+        state.withLock { s in
+            for (slot, generation) in removals where s.unflushedRemovals[slot] == generation { s.unflushedRemovals[slot] = nil }
+        }
     }
 
-    /// Clears an entity's record under the seqlock and frees its slot; returns the slot. Its
+    /// Clears an entity's record under the seqlock and frees its slot; returns the slot and the
+    /// record's generation after the removal. Its
     /// bucket stays: it leads to an empty record, which readers pass over, and the next insert
     /// on that probe path reuses it.
-    private func remove(entity: UUID) throws(ImageTableError) -> Int? {
+    private func remove(entity: UUID) throws(ImageTableError) -> (slot: Int, generation: UInt64)? {
         try state.withLock { s throws(ImageTableError) in
             guard !s.closed else { throw ImageTableError(.notWritable, "table is closed", path: path) }
             guard let slot = file.indexedSlot(of: entity) else { return nil }
@@ -261,9 +279,9 @@ extension ImageTableWriter {
             s.directory.remove(slot: slot)
             s.directory.release(slot: slot)
             // Freed before the caller flushes the cleared record: another thread may take it first.
-            if options.durability == .flushed { s.unflushedRemovals.insert(slot) }
+            if options.durability == .flushed { s.unflushedRemovals[slot] = odd &+ 1 }
             file.entryCount = UInt64(s.directory.count)
-            return slot
+            return (slot, odd &+ 1)
         }
     }
 

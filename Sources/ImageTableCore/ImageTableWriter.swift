@@ -65,7 +65,9 @@ public final class ImageTableWriter: @unchecked Sendable {
         /// staged reservation's, a delete's until its flush): the next reservation of one flushes
         /// (or stages) as for a slot that holds an entry, since after a power cut the disk could
         /// otherwise hold the old committed record over the new key's pixels. `.flushed` only.
-        var unflushedRemovals: Set<Int> = []
+        /// By slot, the record's generation after the removal: a flush of an older removal of the
+        /// slot must not count a newer one as flushed.
+        var unflushedRemovals: [Int: UInt64] = [:]
     }
 
     /// A reservation in flight.
@@ -76,9 +78,11 @@ public final class ImageTableWriter: @unchecked Sendable {
         /// (``ImageTableWriter/reserve(key:sourceUUID:evicting:staged:replacingOwn:)``); copied in at publish.
         /// ``TableLayout/writtenSlotBytes`` long, the padding zero: written as whole pages.
         let staging: UnsafeMutableRawBufferPointer?
-        /// A publish is writing ``staging`` into the slot: an abandon waits for it to end (were
-        /// the slot freed meanwhile, the write would land in another key's entry, from freed memory).
-        var pinned = false
+        /// Publishes reading ``staging`` and writing it into the slot now: an abandon waits for
+        /// them to end (were the slot freed meanwhile, the write would land in another key's
+        /// entry, from freed memory). A count: two publishes of one reservation (a misuse,
+        /// refused) may both hold it.
+        var pins = 0
         /// Abandoned while pinned: the publish abandons it once its write has ended.
         var abandonWhenUnpinned = false
         /// The slot held an entry whose removal this reservation did not flush (it staged).
@@ -169,8 +173,8 @@ public final class ImageTableWriter: @unchecked Sendable {
         }
         file = opened!
         if let (from, to) = file.tightenedPermissions {
-            notices.append(TableNotice(kind: .tightenedPermissions, message: "permissions 0\(String(from, radix: 8)) let more users read it "
-                + "than its protection '\(file.header.protection.rawValue)' allows; set them to 0\(String(to, radix: 8))", slot: nil))
+            notices.append(TableNotice(kind: .tightenedPermissions, message: "permissions 0\(String(from, radix: 8)) were looser than its "
+                + "protection '\(file.header.protection.rawValue)' allows; set them to 0\(String(to, radix: 8))", slot: nil))
         }
         var state = State(directory: SlotDirectory(capacity: file.layout.capacity), index: IndexWriter(file: file))
         if file.layout.formatVersion >= 2 { try state.index.allocateActiveAreaWhereHolesFault() }

@@ -85,11 +85,14 @@ struct ImageTableCommand: AsyncParsableCommand {
         // ArgumentParser reads `-this.imagetable` as the short flags -t -h -i … and prints the
         // help for its `-h`, exit 0: `imagetable verify -hdamaged.imagetable` passed a table it
         // never read. Any other such word is an unknown option (64); so is this one.
+        // Flags that may be clustered with it (`-vh`), and an attached value (`-o=-h.png`), pass.
         if let cluster = arguments.prefix(while: { $0 != "--" }).first(where: {
-            $0.count > 2 && $0.hasPrefix("-") && !$0.hasPrefix("--") && $0.contains("h")
+            $0.count > 2 && $0.hasPrefix("-") && !$0.hasPrefix("--") && $0.contains("h") && $0.dropFirst(2).first != "="
+                && !$0.dropFirst().allSatisfy({ "hv".contains($0) })
         }) {
             StandardError.print("Error: Unknown option '\(PrintableText.escaped(cluster))'; a path or key that begins with '-' "
-                                + "goes after '--' (imagetable \(named.flatMap { commands.dropLast().contains($0) ? $0 : nil } ?? "<command>") -- \(PrintableText.escaped(cluster)))")
+                                + "goes after '--' (imagetable \(named.flatMap { commands.dropLast().contains($0) ? $0 : nil } ?? "<command>") "
+                                + "… -- \(PrintableText.escaped(cluster)))")
             StandardError.print("  See 'imagetable --help' for more information.")
             Foundation.exit(64)
         }

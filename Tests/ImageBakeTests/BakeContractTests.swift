@@ -81,9 +81,14 @@ import Testing
                 + "skipped   photos  sub/b.jpeg  (extension-spelling)\n", "\(list.stdout)")
         let bake = try run(Products.imagetable, ["bake", project.manifestPath, "--no-progress"])
         #expect(bake.status == 0 && bake.stderr.contains("\(project.sources)/IMG.JPG: warning: the patterns take '*.jpg' but not '*.JPG' "
-                + "(they match case and spelling exactly); to take it, add '**/*.JPG' to include, or spell both: '**/*.{jpg,JPG}' "
+                + "(they match case and spelling exactly); to take it, spell both in the include pattern, as in '*.{jpg,JPG}' "
                 + "[extension-spelling]"), "\(bake.stderr)")
         #expect(!bake.stderr.contains("c.JPG") && !bake.stderr.contains("d.png"))
+        // Another family over the same sources that takes the other spelling: no warning.
+        try project.editManifest { $0 + "  originals:\n    sources: src\n    include: [\"**/*.JPG\", \"**/*.jpeg\"]\n    formats:\n"
+            + "      big:\n        size: 8x8\n        style: 32BitBGRA\n        maximumCount: 10\n" }
+        let split = try run(Products.imagetable, ["bake", project.manifestPath, "--no-progress"])
+        #expect(split.status == 0 && !split.stderr.contains("extension-spelling"), "\(split.stderr)")
     }
 
     /// `--list` names the files the bake skips with a warning, each once, with why: one that is
@@ -191,14 +196,19 @@ import Testing
             (["bake", "manifest.yaml", "--max-source-size", "0"], "Error: --max-source-size must be more than 0 bytes."),
             // Read as the flags -h -d -a …, it printed the help with exit 0 and checked nothing.
             (["verify", "-hdamaged.imagetable"], "Error: Unknown option '-hdamaged.imagetable'; a path or key that begins with '-' "
-                + "goes after '--' (imagetable verify -- -hdamaged.imagetable)"),
+                + "goes after '--' (imagetable verify … -- -hdamaged.imagetable)"),
             (["extract", "tables/t.imagetable", "-this.jpg", "-o", "x.png"], "Error: Unknown option '-this.jpg'"),
         ] {
             let run = try run(Products.imagetable, arguments, in: project.root)
             #expect(run.status == 64 && run.stderr.hasPrefix(message) && run.stdout.isEmpty, "\(arguments): \(run.status) \(run.stderr)")
         }
         #expect(try run(Products.imagetable, ["help", "bake"]).stdout.hasPrefix("OVERVIEW: Bake a manifest's sources into its tables."))
-        for help in [["bake", "-h"], ["verify", "--help"]] { #expect(try run(Products.imagetable, help).status == 0) }
+        for help in [["bake", "-h"], ["verify", "--help"], ["extract", "-vh"], ["extract", "-hv"]] {
+            #expect(try run(Products.imagetable, help).status == 0, "\(help)")
+        }
+        // A value attached with '=' is a value: here a file that does not exist, not an option.
+        let attached = try run(Products.imagetable, ["extract", "nowhere.imagetable", "a.jpg", "-o=-h.png"], in: project.root)
+        #expect(attached.status == 1 && attached.stderr.hasPrefix("nowhere.imagetable: error: no such file"), "\(attached.stderr)")
         let after = try run(Products.imagetable, ["verify", "--", "-hdamaged.imagetable"], in: project.root)
         #expect(after.status == 1 && after.stderr.hasPrefix("-hdamaged.imagetable: error: no such file"), "\(after.stderr)")
     }

@@ -119,7 +119,7 @@ import Testing
                 + "nothing is baked for it (check 'sources' and 'include'; a pattern matches letters in their case only) [no-sources]\n"), "\(text.stderr)")
         // And the file it missed, by the spelling of its extension.
         #expect(text.stderr.hasSuffix("/src/a.jpg: warning: the patterns take '*.jpeg' but not '*.jpg' (they match case and spelling "
-                + "exactly); to take it, add '**/*.jpg' to include, or spell both: '**/*.{jpeg,jpg}' [extension-spelling]\n"), "\(text.stderr)")
+                + "exactly); to take it, spell both in the include pattern, as in '*.{jpeg,jpg}' [extension-spelling]\n"), "\(text.stderr)")
         let github = try run(Products.imagetable, ["bake", "--format", "github", "manifest.yaml"], in: project.root)
         #expect(github.stdout.hasPrefix("::warning file=manifest.yaml,line=5,col=14,title=no-sources::family 'photos' has no sources"),
                 "\(github.stdout)")
@@ -311,5 +311,12 @@ import Testing
         #expect(result.stdout.isEmpty, "\(result.stdout)")
         // Said before anything is made: the output directory, empty tables and a state were left.
         #expect(!FileManager.default.fileExists(atPath: project.tables), "\((try? FileManager.default.contentsOfDirectory(atPath: project.tables)) ?? [])")
+        // A bake with nothing to decode starts no worker, and needs none.
+        let settled = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 4))
+        try settled.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        settled.setModified("a.jpg", secondsAgo: 3600)
+        #expect(try run(Products.imagetable, ["bake", "manifest.yaml"], in: settled.root).status == 0)
+        let unchanged = try run(bin + "/imagetable", ["bake", "manifest.yaml", "--prune"], in: settled.root)
+        #expect(unchanged.status == 0 && unchanged.stdout.contains("0 decoded, 1 unchanged"), "\(unchanged.stderr)")
     }
 }

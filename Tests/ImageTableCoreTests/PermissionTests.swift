@@ -38,7 +38,7 @@ struct PermissionTests {
         #expect(error?.message.contains("looser than its protection 'complete'") == true)
         let writer = try openTable(path, descriptor(protection: .complete))
         #expect(writer.notices.map(\.kind) == [.tightenedPermissions] && Self.mode(path) == 0o600)
-        #expect(writer.notices.first?.message == "permissions 0644 let more users read it than its protection 'complete' allows; "
+        #expect(writer.notices.first?.message == "permissions 0644 were looser than its protection 'complete' allows; "
                 + "set them to 0600")
         writer.close()
         #expect(try ImageTableReader(path: path).count == 0)

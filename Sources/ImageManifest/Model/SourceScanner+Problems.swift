@@ -21,8 +21,8 @@ extension SourceScanner {
                 let written = key[key.index(after: key.lastIndex(of: ".")!)...]
                 let wanted = taken[taken.index(after: taken.lastIndex(of: ".")!)...]
                 skipped.append(ImageTableError(.extensionSpelling, "the patterns take '*.\(wanted)' but not '*.\(written)' (they match "
-                                               + "case and spelling exactly); to take it, add '**/*.\(written)' to include, or spell both: "
-                                               + "'**/*.{\(wanted),\(written)}'", path: path, key: key))
+                                               + "case and spelling exactly); to take it, spell both in the include pattern, as in "
+                                               + "'*.{\(wanted),\(written)}'", path: path, key: key))
             }
             return
         }
