@@ -56,7 +56,10 @@ struct ExportDirectory {
         }
         if st.st_mode & S_IFMT == S_IFLNK {
             // The rename would replace the link, not the directory readers reach through it.
-            let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)).map { " (\($0))" } ?? ""
+            // Named from here: a relative target is relative to the link's directory.
+            let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)).map { target in
+                " (\(target.hasPrefix("/") || parent == "." ? target : parent + "/" + target))"
+            } ?? ""
             throw ImageTableError(.notAnExport, "is a symbolic link, which an export would replace rather than the directory it "
                                   + "points to; give the directory it points to\(target)", path: path)
         }

@@ -156,9 +156,12 @@ public final class ImageTableWriter: @unchecked Sendable {
                     notices.append(TableNotice(kind: .reset, message: "the header disagrees with its own parameter hash ("
                         + disagreements.joined(separator: "; ") + "); rebuilt the table empty", slot: nil))
                 } else if existing.layout.formatVersion == 1 {
+                    // Said of the file the upgrade reads: the upgraded one is made with the right mode.
+                    notices += Self.tightenedNotice(existing)
                     notices += try TableUpgrade.upgrade(existing, at: path)
                     opened = try TableFile(path: path, writable: true)
                 } else {
+                    notices += Self.tightenedNotice(existing)
                     opened = existing
                 }
             } catch let error where error.code == .corrupt || error.code == .unsupportedVersion {
@@ -172,10 +175,6 @@ public final class ImageTableWriter: @unchecked Sendable {
             opened = try TableFile(path: path, writable: true)
         }
         file = opened!
-        if let (from, to) = file.tightenedPermissions {
-            notices.append(TableNotice(kind: .tightenedPermissions, message: "permissions 0\(String(from, radix: 8)) were looser than its "
-                + "protection '\(file.header.protection.rawValue)' allows; set them to 0\(String(to, radix: 8))", slot: nil))
-        }
         var state = State(directory: SlotDirectory(capacity: file.layout.capacity), index: IndexWriter(file: file))
         if file.layout.formatVersion >= 2 { try state.index.allocateActiveAreaWhereHolesFault() }
         notices += try Self.openScan(file, state: &state, durable: options.durability == .flushed)
@@ -216,6 +215,13 @@ public final class ImageTableWriter: @unchecked Sendable {
     }
 
     deinit { close() }
+
+    /// The `tightened-permissions` notice of a file whose mode its opening set back, if it did.
+    private static func tightenedNotice(_ file: TableFile) -> [TableNotice] {
+        guard let (from, to) = file.tightenedPermissions else { return [] }
+        return [TableNotice(kind: .tightenedPermissions, message: "permissions 0\(String(from, radix: 8)) were looser than its protection "
+                            + "'\(file.header.protection.rawValue)' allows; set them to 0\(String(to, radix: 8))", slot: nil)]
+    }
 
     /// The number of committed entries.
     public var count: Int { state.withLock { $0.directory.count } }

@@ -185,6 +185,11 @@ import Testing
         let link = try imagetable(["export", "manifest.yaml", "--to", "link"], in: project.root)
         #expect(link.status == 1 && link.stderr == "link: error: is a symbolic link, which an export would replace rather than the "
                 + "directory it points to; give the directory it points to (dist) [not-an-export]\n", "\(link.stderr)")
+        // A relative target is named from here, not from the link's directory.
+        try FileManager.default.createDirectory(atPath: project.root + "/sub/dist", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: project.root + "/sub/link", withDestinationPath: "dist")
+        let nested = try imagetable(["export", "manifest.yaml", "--to", "sub/link"], in: project.root)
+        #expect(nested.status == 1 && nested.stderr.hasSuffix("give the directory it points to (sub/dist) [not-an-export]\n"), "\(nested.stderr)")
     }
 
     /// A mount point cannot be swapped by a rename: refused before any work (it failed at the

@@ -93,6 +93,22 @@ struct VersionOneTests {
         #expect(try openTable(path, Self.format).notices.isEmpty)
     }
 
+    /// A version 1 table whose mode was loosened: the upgrade reads it, and the notice that its
+    /// mode was set back is kept (the upgraded file, made anew, was opened without it).
+    @Test func aLoosenedVersionOneTableIsUpgradedAndSaidToBeTightened() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("old.imagetable")
+        let format = descriptor(protection: .complete)
+        try Self.writeVersionOne(path, format, keys: Self.keys, sources: Dictionary(uniqueKeysWithValues: Self.keys.map { ($0, UUID()) }))
+        chmod(path, 0o644)
+        let writer = try openTable(path, format)
+        #expect(writer.notices.map(\.kind) == [.tightenedPermissions, .upgraded], "\(writer.notices)")
+        var st = stat()
+        stat(path, &st)
+        #expect(st.st_mode & 0o777 == 0o600)
+        writer.close()
+    }
+
     /// The tables committed as seeds of the table fuzzer are version 1; they still open.
     @Test func theFuzzSeedsStillOpen() throws {
         let seeds = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Fuzz/Corpus/tables").standardized.path
