@@ -13,27 +13,11 @@ import Synchronization
 /// render queued before it (a fast provider lets thousands queue), as a fetch once waited for a
 /// place (``FetchLimiter``).
 final class RenderPool: Sendable {
-    private struct Job {
-        /// `TaskPriority.rawValue`, raised by ``raise(flight:to:)``.
-        var priority: UInt8
-        /// The fetch it renders for, when the caller named one.
-        let flight: UInt64?
-        let work: @Sendable () -> Void
-    }
-
     private struct State {
-        /// Queued jobs, in the order they came; a taken job leaves at once, so what its closure
-        /// holds (a source's bytes) goes when it has run, not when the queue drains.
-        var jobs: [Job] = []
+        /// Queued jobs (``RenderQueue``).
+        var jobs = RenderQueue<@Sendable () -> Void>()
         var threads = 0
         var idle = 0
-
-        /// The job to run next: the highest priority, the earliest among equals.
-        mutating func takeNext() -> Job? {
-            guard var best = jobs.indices.first else { return nil }
-            for i in jobs.indices.dropFirst() where jobs[i].priority > jobs[best].priority { best = i }
-            return jobs.remove(at: best)
-        }
     }
 
     /// What the threads share; it outlives the pool until the last thread has left.
@@ -94,7 +78,7 @@ final class RenderPool: Sendable {
         let start = shared.state.withLock { s -> Bool in
             // Read under this lock: a join's ``raise(flight:to:)``, which takes it, comes either
             // before (and is read here) or after (and finds this job).
-            s.jobs.append(Job(priority: max(priority, raised?() ?? 0), flight: flight, work: job))
+            s.jobs.append(job, priority: max(priority, raised?() ?? 0), flight: flight)
             // Idle threads count down only once they wake, so compare with the queue's length.
             guard s.jobs.count > s.idle, s.threads < threadLimit else { return false }
             s.threads += 1
@@ -120,10 +104,7 @@ final class RenderPool: Sendable {
     ///   - flight: the fetch, as given to ``run(flight:raised:_:)``.
     ///   - priority: the joining request's priority.
     func raise(flight: UInt64, to priority: TaskPriority) {
-        shared.state.withLock { s in
-            guard let i = s.jobs.firstIndex(where: { $0.flight == flight }) else { return }
-            s.jobs[i].priority = max(s.jobs[i].priority, priority.rawValue)
-        }
+        shared.state.withLock { $0.jobs.raise(flight: flight, to: priority.rawValue) }
     }
 
     /// A thread's loop: one job per signal, until the pool is gone and the queue empty. Each
@@ -133,16 +114,16 @@ final class RenderPool: Sendable {
         while true {
             shared.state.withLock { $0.idle += 1 }
             shared.signal.wait()
-            let job: Job? = shared.state.withLock { s in
+            let job: (@Sendable () -> Void)? = shared.state.withLock { s in
                 s.idle -= 1
-                guard let job = s.takeNext() else {
+                guard let job = s.jobs.takeNext() else {
                     s.threads -= 1
                     return nil
                 }
                 return job
             }
             guard let job else { return }
-            job.work()
+            job()
         }
     }
 }

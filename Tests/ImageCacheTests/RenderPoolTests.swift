@@ -93,8 +93,8 @@ import Testing
         pool.raise(flight: 8, to: .high)  // no such job: nothing moves
         blocker.signal()
         for _ in 0..<5 { done.wait() }
-        // Raised to high, c keeps its place among the high ones: it came before d.
-        #expect(order.withLock { $0 } == ["c", "d", "e", "b", "a"])
+        // Raised to high, c goes after the jobs already waiting there.
+        #expect(order.withLock { $0 } == ["d", "e", "c", "b", "a"])
     }
 
     /// A job reads the priority of the requests that joined its fetch as it queues: a join
@@ -112,5 +112,21 @@ import Testing
         blocker.signal()
         for _ in 0..<2 { done.wait() }
         #expect(order.withLock { $0 } == ["joined", "medium"])
+    }
+
+    /// The queue keeps each priority's order across its compactions (a list that never drains
+    /// drops its first half once 64 places are taken), and a raise moves a job once.
+    @Test func theQueueKeepsItsOrderAcrossCompactions() {
+        var queue = RenderQueue<Int>()
+        var taken: [Int] = []
+        for i in 0..<300 { queue.append(i, priority: 17, flight: UInt64(i)) }
+        for _ in 0..<150 { taken.append(queue.takeNext()!) }
+        for i in 300..<400 { queue.append(i, priority: 17, flight: UInt64(i)) }
+        queue.raise(flight: 399, to: 25)
+        queue.raise(flight: 399, to: 25)  // already there: nothing moves
+        queue.raise(flight: 5, to: 25)  // taken already: nothing moves
+        #expect(queue.count == 250)
+        while let next = queue.takeNext() { taken.append(next) }
+        #expect(taken == Array(0..<150) + [399] + Array(150..<399) && queue.count == 0)
     }
 }
