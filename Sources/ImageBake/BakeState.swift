@@ -126,15 +126,11 @@ final class BakeState: @unchecked Sendable {
             // immutable one reads the main file alone, which a full disk can leave short of the
             // pages its header counts ("database disk image is malformed", a bake's fatal error
             // over a sound state). Nothing read at all: planned as with no state.
-            var readable = true
-            if let read = (Self.mayWrite(path) ? try? Self.open(path, access: .read) : nil) ?? (try? Self.open(path, access: .immutable)) {
-                opened = read
-            } else {
-                readable = false
-            }
+            let read = (Self.mayWrite(path) ? try? Self.open(path, access: .read) : nil) ?? (try? Self.open(path, access: .immutable))
+            if let read { opened = read }
             writable = false
             notices.append(("the bake state cannot be written (\(error.cause ?? error.message)\(Self.fullFileSystem(directory)))"
-                            + (readable ? "" : " nor read") + "; baked without remembering, so the next bake reads again every "
+                            + (read == nil ? " nor read" : "") + "; baked without remembering, so the next bake reads again every "
                             + "source this one read", "state-read-only"))
         }
         self.writable = writable

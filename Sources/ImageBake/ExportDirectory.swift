@@ -120,8 +120,9 @@ struct ExportDirectory {
         guard mkdir(staging, 0o700) == 0 else {
             // Named as given: the staging directory's name changes with every run.
             let error = ImageTableError.system("mkdir", path: staging)
-            throw ImageTableError(error.code, "cannot make the export's staging directory beside it (\(staging.split(separator: "/").last.map(String.init) ?? staging) "
-                                  + "in \(parent)): \(error.message)", path: path, errno: error.errno)
+            let name = staging.split(separator: "/").last.map(String.init) ?? staging
+            throw ImageTableError(error.code, "cannot make the export's staging directory beside it (\(name) in \(parent)): \(error.message)",
+                                  path: path, errno: error.errno)
         }
         return staging
     }
@@ -153,18 +154,14 @@ struct ExportDirectory {
     /// - Throws: ``ImageTableError`` `locked`, or when neither rename works; the staging
     ///   directory is removed.
     func install(_ staging: String, lockTimeout: Double) throws(ImageTableError) {
-        var locks: [TableWriterLock] = []
-        defer { locks.forEach { $0.release() } }
-        for name in ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted() where name.hasSuffix(".imagetable") {
-            let table = path + "/" + name
-            let protection = (try? ImageTableReader(path: table))?.header.protection ?? .none
-            do throws(ImageTableError) {
-                locks.append(try TableWriterLock(tablePath: table, protection: protection, timeout: lockTimeout))
-            } catch {
-                try? FileManager.default.removeItem(atPath: staging)
-                throw error
-            }
+        let locks: [TableWriterLock]
+        do throws(ImageTableError) {
+            locks = try TableWriterLock.all(in: path, timeout: lockTimeout)
+        } catch {
+            try? FileManager.default.removeItem(atPath: staging)
+            throw error
         }
+        defer { locks.forEach { $0.release() } }
         var st = stat()
         if lstat(path, &st) != 0 {
             guard rename(staging, path) == 0 else {

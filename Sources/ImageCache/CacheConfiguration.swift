@@ -24,10 +24,11 @@ extension ImageCache {
         /// `nil` (or a negative value) for no limit. Not an idle timeout like URLSession's
         /// `timeoutIntervalForRequest`, which restarts whenever data arrives: a large download
         /// over a slow link needs a longer limit, and a provider that waits for another entity
-        /// of the cache spends this call's time waiting. Past it, the fetch's waiters get `timed-out`, the call
-        /// is cancelled, and its place among ``maximumConcurrentFetches`` goes to the next
-        /// fetch, even if the provider ignores the cancellation and runs on (without a limit,
-        /// as many such calls as there are places stopped every miss of the cache).
+        /// of the cache spends this call's time waiting. Past it, the fetch's waiters get
+        /// `timed-out`, the call is cancelled, and its place among ``maximumConcurrentFetches``
+        /// goes to the next fetch, even if the provider ignores the cancellation and runs on
+        /// (without a limit, as many such calls as there are places stopped every miss of the
+        /// cache).
         public var fetchTimeout: Double?
         /// Whether a miss renders every format of the entity's family that lacks a fresh entry
         /// (`true`, the default: one decode fills them all), or only the formats requested while

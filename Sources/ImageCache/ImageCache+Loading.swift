@@ -42,6 +42,7 @@ extension ImageCache {
                 // A handle whose entry other writes evicted already reads nothing: try again.
                 if let image = images[table.id].flatMap({ $0.isCurrent ? $0 : nil }) ?? table.hit(entity) { return image }
             case .failure(let error):
+                // With the request's key where the failure has none (a provider's own error, a close).
                 throw error.code == .cancelled ? .cancelled(key: entity.key, format: table.id) : error.at(error.path, key: error.key ?? entity.key)
             }
         }
@@ -91,7 +92,8 @@ extension ImageCache {
             // The provider's own code stands (a provider drawing from another entity of the
             // cache, or one that tells "offline" from "not found" so): it was `source-unavailable`.
             // Its own `cancelled` would read as the caller's: that one is the provider's failure.
-            if let error = error as? ImageTableError, error.code != .cancelled { return .failure(error.at(error.path, key: error.key ?? entity.key)) }
+            // A waiter adds the request's key where it has none (``load(_:_:)``).
+            if let error = error as? ImageTableError, error.code != .cancelled { return .failure(error) }
             return .failure(ImageTableError(.sourceUnavailable, "the source provider failed", key: entity.key,
                                             cause: String(describing: error)))
         }

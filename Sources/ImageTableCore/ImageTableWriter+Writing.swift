@@ -263,9 +263,8 @@ extension ImageTableWriter {
     }
 
     /// Clears an entity's record under the seqlock and frees its slot; returns the slot and the
-    /// record's generation after the removal. Its
-    /// bucket stays: it leads to an empty record, which readers pass over, and the next insert
-    /// on that probe path reuses it.
+    /// record's generation after the removal. Its bucket stays: it leads to an empty record,
+    /// which readers pass over, and the next insert on that probe path reuses it.
     private func remove(entity: UUID) throws(ImageTableError) -> (slot: Int, generation: UInt64)? {
         try state.withLock { s throws(ImageTableError) in
             guard !s.closed else { throw ImageTableError(.notWritable, "table is closed", path: path) }

@@ -147,4 +147,28 @@ public final class TableWriterLock: Sendable {
 
     /// Releases the lock; idempotent.
     public func release() { lock.release() }
+
+    /// Takes the writer lock of every table in `directory`, in name order, for a tool about to
+    /// replace the directory whole (`merge` its output, `export` its destination).
+    ///
+    /// - Parameters:
+    ///   - directory: the set's directory; one that cannot be listed holds no table.
+    ///   - timeout: seconds to wait for each table's writer.
+    /// - Returns: the locks, to release once the directory is replaced.
+    /// - Throws: ``ImageTableError`` `locked` naming the holder, or `io`; the locks taken
+    ///   before are released.
+    public static func all(in directory: String, timeout: Double) throws(ImageTableError) -> [TableWriterLock] {
+        var locks: [TableWriterLock] = []
+        for name in ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted() where name.hasSuffix(".imagetable") {
+            let table = directory + "/" + name
+            let protection = (try? ImageTableReader(path: table))?.header.protection ?? .none
+            do throws(ImageTableError) {
+                locks.append(try TableWriterLock(tablePath: table, protection: protection, timeout: timeout))
+            } catch {
+                locks.forEach { $0.release() }
+                throw error
+            }
+        }
+        return locks
+    }
 }

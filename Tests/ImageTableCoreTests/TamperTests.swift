@@ -13,6 +13,22 @@ struct TamperTests {
     /// still decode with the same file size.
     static let format = descriptor(width: 7, height: 5, style: .bgra32, capacity: 4)
 
+    /// A table of `keys`, written and closed, at `t.imagetable` in `dir`.
+    static func table(of keys: [String], in dir: TemporaryDirectory) throws -> String {
+        let path = dir.file("t.imagetable")
+        let table = try openTable(path, format)
+        for key in keys { try put(table, key) }
+        table.close()
+        return path
+    }
+
+    /// Rewrites `forged` to claim `genuine`'s entity and source under `key`, keeping its own
+    /// pixels' checksum, with a correct record checksum: a forged second record for an entity.
+    static func forge(_ forged: IndexRecord, toClaim genuine: IndexRecord, key: String) {
+        forged.writeFields(entity: genuine.entityUUID, source: genuine.sourceUUID, key: key, pixelChecksum: forged.pixelChecksum,
+                           rect: forged.contentRect, writtenAt: forged.writtenAt)
+    }
+
     /// Rewrites the header as `other` would have it, keeping the original parameter hash, with
     /// a correct header checksum: what a tamperer with the spec in hand writes.
     static func forgeHeader(_ path: String, as other: TableFormat) throws {
@@ -90,11 +106,7 @@ struct TamperTests {
     /// claiming the entity further along (FORMAT.md's rule 7: never another).
     @Test func aRecordThatIsNotServedEndsTheLookup() throws {
         let dir = try TemporaryDirectory()
-        let path = dir.file("t.imagetable")
-        do {
-            let table = try openTable(path, Self.format)
-            for key in ["a", "b", "c"] { try put(table, key) }
-        }
+        let path = try Self.table(of: ["a", "b", "c"], in: dir)
         let b = EntityKey.uuid(for: "b")
         do {
             let file = try TableFile(path: path, writable: true)
@@ -106,9 +118,7 @@ struct TamperTests {
             var i = Int(truncatingIfNeeded: home) & (l.bucketCount - 1)
             while area.loadUnaligned(fromByteOffset: i * TableLimits.bucketBytes, as: UInt64.self) != 0 { i = (i + 1) & (l.bucketCount - 1) }
             area.storeBytes(of: (UInt64(tag) << 32 | UInt64(slotC + 1)).littleEndian, toByteOffset: i * TableLimits.bucketBytes, as: UInt64.self)
-            let genuine = file.record(slotB), forged = file.record(slotC)
-            forged.writeFields(entity: b, source: genuine.sourceUUID, key: "b", pixelChecksum: forged.pixelChecksum,
-                               rect: forged.contentRect, writtenAt: forged.writtenAt)
+            Self.forge(file.record(slotC), toClaim: file.record(slotB), key: "b")
             // b's own record then fails its checksum: the lookup's first, not served.
             file.base.storeBytes(of: UInt32(1), toByteOffset: l.recordOffset(slotB) + 64, as: UInt32.self)
             #expect(try file.indexedRead(b, source: nil) { rows(of: $0) } == nil, "c's pixels served for b")
@@ -119,18 +129,12 @@ struct TamperTests {
     /// the third (the index no longer led anywhere for it, so it was taken for an unindexed entry).
     @Test func aThirdClaimantIsDroppedToo() throws {
         let dir = try TemporaryDirectory()
-        let path = dir.file("t.imagetable")
-        do {
-            let table = try openTable(path, Self.format)
-            for key in ["a", "b", "c", "d"] { try put(table, key) }
-        }
+        let path = try Self.table(of: ["a", "b", "c", "d"], in: dir)
         do {
             let file = try TableFile(path: path, writable: true)
             let genuine = file.record(try #require(file.indexedSlot(of: EntityKey.uuid(for: "b"))))
             for key in ["a", "c"] {
-                let forged = file.record(try #require(file.indexedSlot(of: EntityKey.uuid(for: key))))
-                forged.writeFields(entity: genuine.entityUUID, source: genuine.sourceUUID, key: "b", pixelChecksum: forged.pixelChecksum,
-                                   rect: forged.contentRect, writtenAt: forged.writtenAt)
+                Self.forge(file.record(try #require(file.indexedSlot(of: EntityKey.uuid(for: key)))), toClaim: genuine, key: "b")
             }
         }
         let table = try openTable(path, Self.format)
@@ -141,17 +145,10 @@ struct TamperTests {
 
     @Test func twoRecordsForOneEntityAreNeitherServed() throws {
         let dir = try TemporaryDirectory()
-        let path = dir.file("t.imagetable")
-        do {
-            let table = try openTable(path, Self.format)
-            for key in ["a", "b", "c"] { try put(table, key) }
-        }
+        let path = try Self.table(of: ["a", "b", "c"], in: dir)
         do {
             let file = try TableFile(path: path, writable: true)
-            let forged = file.record(0)
-            let genuine = file.record(1)
-            forged.writeFields(entity: genuine.entityUUID, source: genuine.sourceUUID, key: "b", pixelChecksum: forged.pixelChecksum,
-                               rect: forged.contentRect, writtenAt: forged.writtenAt)
+            Self.forge(file.record(0), toClaim: file.record(1), key: "b")
         }
         let reader = try ImageTableReader(path: path)
         let layout = reader.layout

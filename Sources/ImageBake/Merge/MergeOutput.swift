@@ -110,13 +110,8 @@ struct MergeOutput {
             return
         }
         // No writer may be inside a table of the old set when it goes, nor wait to enter one.
-        var locks: [TableWriterLock] = []
+        let locks = try TableWriterLock.all(in: path, timeout: lockTimeout)
         defer { locks.forEach { $0.release() } }
-        for name in ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted() where name.hasSuffix(".imagetable") {
-            let table = path + "/" + name
-            let protection = (try? ImageTableReader(path: table))?.header.protection ?? .none
-            locks.append(try TableWriterLock(tablePath: table, protection: protection, timeout: lockTimeout))
-        }
         do {
             try AtomicRename.exchange(staging, path)
         } catch where [EINVAL, ENOSYS, ENOTSUP, EOPNOTSUPP].contains(error.errno ?? 0) {
