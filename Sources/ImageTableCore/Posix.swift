@@ -56,18 +56,11 @@ enum Posix {
 
     /// `fsync` of the directory holding `path`, so that a rename survives power loss.
     static func syncDirectory(of path: String) {
-        let dir = directory(of: path)
+        let dir = Directories.parent(of: path)
         let fd = open(dir, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return }
         _ = fsync(fd)
         close(fd)
-    }
-
-    /// The directory part of a path (`.` for a bare name).
-    static func directory(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        let dir = String(path[..<slash])
-        return dir.isEmpty ? "/" : dir
     }
 
     /// The last component of a path.

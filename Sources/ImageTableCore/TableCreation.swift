@@ -24,7 +24,7 @@ enum TableCreation {
     ///   - createdAt: the creation time to record, in seconds since 1970; `nil` for now.
     /// - Throws: ``ImageTableError`` (`io`, `noSpace`).
     static func create(at path: String, format: TableFormat, layout: TableLayout, createdAt: UInt64? = nil) throws(ImageTableError) {
-        let dir = Posix.directory(of: path)
+        let dir = Directories.parent(of: path)
         let temp = "\(dir)/\(temporaryPrefix(for: path))\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = Posix.retrying { open(temp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
         guard fd >= 0 else { throw Posix.error("create", path: temp) }
@@ -68,7 +68,7 @@ enum TableCreation {
     ///
     /// - Returns: the names removed.
     static func removeStaleTemporaries(for path: String) -> [String] {
-        let dir = Posix.directory(of: path)
+        let dir = Directories.parent(of: path)
         let prefix = temporaryPrefix(for: path)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return [] }
         return names.filter { $0.hasPrefix(prefix) && unlink("\(dir)/\($0)") == 0 }

@@ -22,7 +22,7 @@ enum TableUpgrade {
     static func upgrade(_ existing: TableFile, at path: String) throws(ImageTableError) -> [TableNotice] {
         let scan = RecordScan(existing)
         let header = try TableBuilder.header(like: existing.header, createdAt: existing.header.createdAt)
-        let temp = "\(Posix.directory(of: path))/\(TableCreation.temporaryPrefix(for: path))\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let temp = "\(Directories.parent(of: path))/\(TableCreation.temporaryPrefix(for: path))\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         do throws(ImageTableError) {
             let builder = try TableBuilder(path: temp, header: header)
             for committed in scan.committed.sorted(by: { $0.slot < $1.slot }) {
