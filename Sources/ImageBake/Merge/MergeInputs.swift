@@ -58,6 +58,11 @@ struct MergeInputs {
                 throw ImageTableError(.unreadable, "cannot list the directory: \(error.localizedDescription)", path: path)
             }
             var tables: [String: ImageTableReader] = [:]
+            // Only a lock held says a bake is there: a lock file that is a directory does not.
+            func lockFailure(_ error: ImageTableError) -> ImageTableError {
+                locks.forEach { $0.release() }
+                return error.code == .locked ? error.explained("a bake may still be writing this shard") : error
+            }
             // A lock file whose table is not there yet: a bake takes every table's lock before
             // it makes the tables, so a shard whose bake has just begun is waited for, where it
             // was blamed as another manifest's (`manifest-mismatch`, `holds no table`).
@@ -66,9 +71,7 @@ struct MergeInputs {
                 do throws(ImageTableError) {
                     try TableLock.unlessReadOnly(tablePath: path + "/" + name.dropLast(".lock".count), timeout: lockTimeout)?.release()
                 } catch {
-                    locks.forEach { $0.release() }
-                    // Only a lock held says a bake is there: a lock file that is a directory does not.
-                    throw error.code == .locked ? error.explained("a bake may still be writing this shard") : error
+                    throw lockFailure(error)
                 }
             }
             // Listed again: the tables of a bake waited for above are there now.
@@ -79,9 +82,7 @@ struct MergeInputs {
                     // A read-only input (a mounted volume) is read without its lock.
                     if let lock = try TableLock.unlessReadOnly(tablePath: table, timeout: lockTimeout) { locks.append(lock) }
                 } catch {
-                    locks.forEach { $0.release() }
-                    // Only a lock held says a bake is there: a lock file that is a directory does not.
-                    throw error.code == .locked ? error.explained("a bake may still be writing this shard") : error
+                    throw lockFailure(error)
                 }
                 do {
                     tables[name] = try ImageTableReader(path: table)
