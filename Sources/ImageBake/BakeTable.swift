@@ -68,11 +68,14 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
         displayPath = manifest.displayPath(of: format)
         batchLimit = max(1, min(options.publishBatch, format.capacity / 4))
         if options.dryRun {
-            let existing = try? ImageTableReader(path: path)
+            // Opened as the bake's writer will open it, so that a table whose permissions it
+            // would tighten is planned from its entries, as the bake will bake it.
+            let existing = try? ImageTableReader(path: path, planning: true)
             reader = existing?.header.matches(format) == true ? existing : nil
             table = nil
             notices = existing != nil && reader == nil
-                ? [TableNotice(kind: .reset, message: "format parameters changed; would rebuild the table empty", slot: nil)] : []
+                ? [TableNotice(kind: .reset, message: "format parameters changed; would rebuild the table empty", slot: nil)]
+                : reader?.writerNotices ?? []
         } else {
             do {
                 table = try ImageTableWriter(path: path, format: format,

@@ -215,16 +215,21 @@ public enum Baker {
             // An ambiguous name's key is the kept file's, as the plan compares keys.
             failure.error.code != .ambiguousName && [.changed, .unchanged].contains(plan.status(family: failure.family, key: failure.key))
         }.count
+        var warnedFormats = Set<[String]>()
         summary.warnings = zip(tables, plan.tables).compactMap { table, change in
             // The plan's own count: slots kept for keys the scan could not see leave fewer.
             // On the family in the manifest, where `maximumCount` is raised (and where GitHub can
             // show an annotation: it showed none on a table, which is no file of the repository).
+            // Named as `validate` names it, the format, once for all its scales' tables, which
+            // share its `maximumCount`.
             let family = manifest.families.first { $0.name == table.format.family }
-            guard !change.leftOut.isEmpty, family?.cappedFormats.contains(table.format.name) != true else { return nil }
+            guard !change.leftOut.isEmpty, family?.cappedFormats.contains(table.format.name) != true,
+                  warnedFormats.insert([table.format.family, table.format.name]).inserted else { return nil }
             let out = change.leftOut.count
             return BakeWarning(path: manifest.file, message: "family '\(table.format.family)' has \(change.candidates) sources but format "
-                + "'\(table.format.id)' holds \(change.capacity); the \(out) least recently modified \(out == 1 ? "is" : "are") left out "
-                + "(see docs/BAKE.md)", code: "more-sources-than-slots", line: family?.location.line, column: family?.location.column)
+                + "'\(table.format.name)' holds \(change.capacity) (maximumCount); the \(out) least recently modified "
+                + "\(out == 1 ? "is" : "are") left out (see docs/BAKE.md)", code: "more-sources-than-slots",
+                line: family?.location.line, column: family?.location.column)
         } + summary.warnings
         summary.tables = zip(tables, plan.tables).map { table, change in
             let c = table.counts.withLock { $0 }

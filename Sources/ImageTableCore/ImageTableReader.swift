@@ -45,11 +45,19 @@ public final class ImageTableReader: @unchecked Sendable {
 
     /// Opens `path` read-only.
     ///
-    /// - Parameter path: the table file.
+    /// A table whose permissions let more users read it than its protection allows is refused
+    /// (`insecureFile`), unless `planning` is set and a writer would mend them: its owner's
+    /// writer sets such a mode back (a CI cache restored it `0644`) rather than refusing the
+    /// table, so a dry run, which plans what that writer will do, reads it as the writer will,
+    /// and ``writerNotices`` says what it would change. Nothing is changed either way.
+    ///
+    /// - Parameters:
+    ///   - path: the table file.
+    ///   - planning: open the table as its writer would, for a plan of the writer's work.
     /// - Throws: ``ImageTableError`` `notATable`, `corrupt`, `unsupportedVersion`, `insecureFile`, `io`.
-    public init(path: String) throws(ImageTableError) {
+    public init(path: String, planning: Bool = false) throws(ImageTableError) {
         self.path = path
-        file = try TableFile(path: path, writable: false)
+        file = try TableFile(path: path, writable: false, asWriter: planning)
         identity = FileIdentity(descriptor: file.fd)
         if file.layout.formatVersion == 1 {
             let scan = RecordScan(file)
@@ -67,6 +75,10 @@ public final class ImageTableReader: @unchecked Sendable {
         for c in scan.committed { d.slotByEntity[c.entity] = Int32(c.slot) }
         return d
     }
+
+    /// What a writer opening the table would change before its work, for a reader opened with
+    /// `planning` (a `tightened-permissions` notice, phrased as what it would do); empty otherwise.
+    public var writerNotices: [TableNotice] { ImageTableWriter.tightenedNotice(file) }
 
     /// The number of entries: as the header counts them (version 2: what the last writer
     /// counted, read without touching the index), or as the last scan found (version 1).

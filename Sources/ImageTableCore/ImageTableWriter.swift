@@ -216,11 +216,14 @@ public final class ImageTableWriter: @unchecked Sendable {
 
     deinit { close() }
 
-    /// The `tightened-permissions` notice of a file whose mode its opening set back, if it did.
-    private static func tightenedNotice(_ file: TableFile) -> [TableNotice] {
+    /// The `tightened-permissions` notice of a file whose mode its opening set back, if it did
+    /// (or, for a reader that plans as a writer, would).
+    static func tightenedNotice(_ file: TableFile) -> [TableNotice] {
         guard let (from, to) = file.tightenedPermissions else { return [] }
-        return [TableNotice(kind: .tightenedPermissions, message: "permissions 0\(String(from, radix: 8)) were looser than its protection "
-                            + "'\(file.header.protection.rawValue)' allows; set them to 0\(String(to, radix: 8))", slot: nil)]
+        let done = file.writable
+        return [TableNotice(kind: .tightenedPermissions, message: "permissions 0\(String(from, radix: 8)) \(done ? "were" : "are") looser than "
+                            + "its protection '\(file.header.protection.rawValue)' allows; \(done ? "set them" : "would set them") "
+                            + "to 0\(String(to, radix: 8))", slot: nil)]
     }
 
     /// The number of committed entries.

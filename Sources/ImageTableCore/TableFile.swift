@@ -20,7 +20,8 @@ final class TableFile: @unchecked Sendable {
     let writable: Bool
     /// The permissions a writer found looser for reading than the table's protection allows
     /// and tightened (`chmod`), as `(from, to)`: a file this user owns, whose mode an artifact
-    /// upload or a restore loosened; `nil` when they were as they should be.
+    /// upload or a restore loosened; `nil` when they were as they should be. For a read-only
+    /// open that plans as a writer (`asWriter`), what a writer would set, unchanged.
     let tightenedPermissions: (from: UInt16, to: UInt16)?
     private let mappedBytes: Int
     /// The file size last observed; it only grows. Atomic because reader threads refresh it.
@@ -42,8 +43,10 @@ final class TableFile: @unchecked Sendable {
     /// - Parameters:
     ///   - path: the table file.
     ///   - writable: whether to open for writing.
+    ///   - asWriter: for a read-only open, accept permissions a writer would tighten (see
+    ///     ``tightenedPermissions``) instead of refusing them, changing nothing: a dry run.
     /// - Throws: ``ImageTableError`` (`notATable`, `corrupt`, `insecureFile`, `io`, …).
-    init(path: String, writable: Bool) throws(ImageTableError) {
+    init(path: String, writable: Bool, asWriter: Bool = false) throws(ImageTableError) {
         self.path = path
         self.writable = writable
         let (fd, st) = try Self.openLinked(path, writable: writable)
@@ -55,7 +58,8 @@ final class TableFile: @unchecked Sendable {
             // allows (a CI artifact restored 0644): every bake stopped at such a table. One that
             // lets others write it is still refused: the table may have been changed.
             let mode = UInt16(st.st_mode & 0o7777), allowed = header.protection.permissions
-            if writable, mode & 0o022 == 0, mode & ~allowed != 0, st.st_uid == geteuid(), fchmod(fd, mode_t(mode & allowed)) == 0 {
+            if mode & 0o022 == 0, mode & ~allowed != 0, st.st_uid == geteuid(),
+               writable ? fchmod(fd, mode_t(mode & allowed)) == 0 : asWriter {
                 tightenedPermissions = (mode, mode & allowed)
             } else {
                 try Self.checkPermissions(st, protection: header.protection, path: path)

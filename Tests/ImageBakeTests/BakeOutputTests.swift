@@ -154,6 +154,21 @@ import Testing
         #expect(warned.stderr.contains("[more-sources-than-slots]") && !warned.stdout.contains("rebuilt"), "\(warned.stderr)")
     }
 
+    /// The bake names the format with more sources than slots as `validate` does, by its name,
+    /// once for all its scales' tables (it named each table, `thumb@2x`, a name the manifest
+    /// never writes).
+    @Test func moreSourcesThanSlotsNamesTheFormatOnce() throws {
+        let project = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 1, scales: [1, 2]}\n")
+        try project.add("old.jpg", from: Corpus.photo("Landscape_1"))
+        project.setModified("old.jpg", secondsAgo: 100)
+        try project.add("new.jpg", from: Corpus.photo("Landscape_2"))
+        let bake = try run(Products.imagetable, ["bake", "manifest.yaml"], in: project.root)
+        let warnings = bake.stderr.split(separator: "\n").filter { $0.contains("[more-sources-than-slots]") }
+        #expect(bake.status == 0 && warnings.count == 1, "\(bake.stderr)")
+        #expect(warnings.first?.contains("family 'photos' has 2 sources but format 'thumb' holds 1 (maximumCount); "
+                                         + "the 1 least recently modified is left out") == true, "\(bake.stderr)")
+    }
+
     /// More sources than slots is annotated on the family's line of the manifest, where GitHub
     /// shows it (it was on the table, no file of the repository), and paths are from
     /// `GITHUB_WORKSPACE`, the repository's root, when the bake runs in a subdirectory.

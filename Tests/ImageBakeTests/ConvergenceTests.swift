@@ -136,6 +136,29 @@ import Glibc
         }
     }
 
+    /// A table restored `0644` for `protection: complete` is one the bake mends and bakes as it
+    /// was; its dry run and listing said every source would be decoded, as if it could not be
+    /// read, and now plan what the bake then does, changing no mode.
+    @Test func aDryRunPlansALoosenedTableAsTheBakeBakesIt() throws {
+        let project = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 10, protection: complete}\n")
+        try Self.add(project, "s0.png", 0, secondsAgo: 50)
+        try Self.add(project, "s1.png", 1, secondsAgo: 40)
+        _ = try project.bake()
+        let table = project.tables + "/thumb.imagetable"
+        func mode() throws -> Int? { try FileManager.default.attributesOfItem(atPath: table)[.posixPermissions] as? Int }
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: table)
+        let dry = try run(Products.imagetable, ["bake", project.manifestPath, "--no-progress", "--dry-run"])
+        #expect(dry.status == 0 && dry.stdout.contains("0 decoded, 2 unchanged, 0 failed"), "\(dry.stdout)")
+        #expect(dry.stderr.contains("note: permissions 0644 are looser than its protection 'complete' allows; would set them to 0600"),
+                "\(dry.stderr)")
+        let list = try run(Products.imagetable, ["bake", project.manifestPath, "--no-progress", "--list"])
+        #expect(list.status == 0 && list.stdout == "unchanged photos  s0.png\nunchanged photos  s1.png\n", "\(list.stdout)")
+        #expect(try mode() == 0o644)
+        let bake = try run(Products.imagetable, ["bake", project.manifestPath, "--no-progress"])
+        #expect(bake.status == 0 && bake.stdout.contains("0 decoded, 2 unchanged, 0 failed"), "\(bake.stdout)")
+        #expect(try mode() == 0o600)
+    }
+
     @Test func prunedTablesAreReported() throws {
         let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10))
         try Self.add(project, "s0.png", 0, secondsAgo: 50)
@@ -301,7 +324,7 @@ import Glibc
                 && result.stdout.contains("[more-sources-than-slots]"), "\(result.stdout)")
         // The bake says how many its plan leaves out.
         let bake = try run(Products.imagetable, ["bake", project.manifestPath, "--no-progress"])
-        #expect(bake.stderr.contains("warning: family 'photos' has 3 sources but format 'bgra' holds 2; the 1 least recently modified is left out"),
+        #expect(bake.stderr.contains("warning: family 'photos' has 3 sources but format 'bgra' holds 2 (maximumCount); the 1 least recently modified is left out"),
                 "\(bake.stderr)")
     }
 }

@@ -49,6 +49,24 @@ struct PermissionTests {
         #expect(try ImageTableReader(path: path).count == 0)
     }
 
+    /// A reader that plans for a writer (a dry run) reads a table whose mode the writer would
+    /// tighten, says so, and changes nothing; one others may write stays refused to it too.
+    @Test func aPlanningReaderReadsWhatItsWriterWouldMend() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable")
+        try openTable(path, descriptor(protection: .complete)).close()
+        chmod(path, 0o644)
+        let reader = try ImageTableReader(path: path, planning: true)
+        #expect(reader.count == 0 && Self.mode(path) == 0o644)
+        #expect(reader.writerNotices.map(\.kind) == [.tightenedPermissions])
+        #expect(reader.writerNotices.first?.message == "permissions 0644 are looser than its protection 'complete' allows; "
+                + "would set them to 0600")
+        chmod(path, 0o600)
+        #expect(try ImageTableReader(path: path, planning: true).writerNotices.isEmpty)
+        chmod(path, 0o664)
+        #expect((#expect(throws: ImageTableError.self) { try ImageTableReader(path: path, planning: true) })?.code == .insecureFile)
+    }
+
     @Test func groupOrOtherWritableIsRefused() throws {
         let dir = try TemporaryDirectory()
         let path = dir.file("t.imagetable")
