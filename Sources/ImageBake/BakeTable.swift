@@ -104,13 +104,33 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
         }
     }
 
+    /// Has every entry the table holds drawn again by this bake: its family's other formats
+    /// changed since they were drawn (``FamilyLineage``). The entries stay, and readers see them,
+    /// until each is replaced in its own slot; the plan reads them as made from no source it
+    /// knows, so each key's source is decoded as a changed one.
+    ///
+    /// - Parameter change: what changed in the family, for the notice.
+    func redrawAll(because change: String) {
+        guard entryCount > 0 else { return }
+        redrawing = true
+        let entries = entryCount == 1 ? "its entry is" : "its \(entryCount) entries are"
+        notices.append(TableNotice(kind: .rerendered, message: "the family's formats changed (\(change)); \(entries) drawn again", slot: nil))
+    }
+
+    /// Whether ``redrawAll(because:)`` was called.
+    private(set) var redrawing = false
+
+    /// No source's fingerprint: what an entry to be drawn again reads as made from.
+    private static let noSource = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+
     /// Calls `body` with the key, source UUID, recency and recorded source modification time of
-    /// every entry the table holds now.
+    /// every entry the table holds now (as made from no source, when it is to be drawn again).
     func forEachHeld(_ body: (String, UUID, UInt64, Int64) -> Void) {
+        let redraw = redrawing
         if let table {
-            table.forEachEntry { body($0.key, $0.sourceUUID, $0.recency, $0.sourceModifiedNs) }
+            table.forEachEntry { body($0.key, redraw ? Self.noSource : $0.sourceUUID, $0.recency, $0.sourceModifiedNs) }
         } else if let reader {
-            for e in reader.entries() { body(e.key, e.sourceUUID, e.recency, e.sourceModifiedNs) }
+            for e in reader.entries() { body(e.key, redraw ? Self.noSource : e.sourceUUID, e.recency, e.sourceModifiedNs) }
         }
     }
 

@@ -109,6 +109,9 @@ public struct TableNotice: Sendable, Equatable, CustomStringConvertible {
         /// The file let more users read it than its protection allows, and a writer that owns
         /// it tightened its permissions.
         case tightenedPermissions = "tightened-permissions"
+        /// Every entry is to be rendered again, its pixels drawn for a family whose other formats
+        /// have changed since (a bake's notice; the table itself is sound).
+        case rerendered
     }
 
     /// What happened.
