@@ -68,14 +68,8 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
         displayPath = manifest.displayPath(of: format)
         batchLimit = max(1, min(options.publishBatch, format.capacity / 4))
         if options.dryRun {
-            // Opened as the bake's writer will open it, so that a table whose permissions it
-            // would tighten is planned from its entries, as the bake will bake it.
-            let existing = try? ImageTableReader(path: path, planning: true)
-            reader = existing?.header.matches(format) == true ? existing : nil
+            (reader, notices) = try Self.planningView(path: path, format: format, displayPath: displayPath)
             table = nil
-            notices = existing != nil && reader == nil
-                ? [TableNotice(kind: .reset, message: "format parameters changed; would rebuild the table empty", slot: nil)]
-                : reader?.writerNotices ?? []
         } else {
             do {
                 table = try ImageTableWriter(path: path, format: format,
@@ -85,6 +79,32 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
             }
             reader = nil
             notices = table!.notices
+        }
+    }
+
+    /// A dry run's view of the table, opened as the bake's writer would open it and failing where
+    /// it would fail: a table the writer rebuilds (other parameters, a damaged header) or makes
+    /// (an empty file) is planned as empty, with the writer's notice in the conditional; one whose
+    /// permissions it would tighten is planned from its entries; one it cannot open at all (a
+    /// directory, not a table, writable by others) stops the dry run as it stops the bake, where
+    /// the dry run planned it as empty and exited 0.
+    private static func planningView(path: String, format: TableFormat, displayPath: String)
+        throws(ImageTableError) -> (ImageTableReader?, [TableNotice]) {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return (nil, []) }
+        if st.st_mode & S_IFMT == S_IFREG && st.st_size == 0 {
+            return (nil, [TableNotice(kind: .reset, message: "the file is empty; would make the table", slot: nil)])
+        }
+        do {
+            let existing = try ImageTableReader(path: path, planning: true)
+            guard existing.header.matches(format) else {
+                return (nil, [TableNotice(kind: .reset, message: "format parameters changed; would rebuild the table empty", slot: nil)])
+            }
+            return (existing, existing.writerNotices)
+        } catch where error.code == .corrupt || error.code == .unsupportedVersion {
+            return (nil, [TableNotice(kind: .reset, message: "\(error.message); would rebuild the table empty", slot: nil)])
+        } catch {
+            throw error.at(displayPath)
         }
     }
 

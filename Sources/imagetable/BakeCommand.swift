@@ -128,7 +128,7 @@ struct BakeCommand: ParsableCommand {
         let validator = ManifestValidator(options: ValidationOptions(allowOutsidePaths: allowOutsidePaths, root: root))
         let report = validator.validate(fileAt: manifest)
         guard var plan = report.manifest else {
-            BakeReport.printInvalid(report, format: format)
+            BakeReport.printInvalid(report, format: format, listing: list)
             throw ExitStatus.failure
         }
         if let output {
@@ -189,7 +189,8 @@ struct BakeCommand: ParsableCommand {
             display?.finish()
         } catch {
             display?.finish()
-            BakeReport.printFatal(error, report: report, format: format, seconds: Date().timeIntervalSince(started), dryRun: options.dryRun)
+            BakeReport.printFatal(error, report: report, format: format, seconds: Date().timeIntervalSince(started), dryRun: options.dryRun,
+                                  listing: list)
             if let signal = InterruptSignals.caught { Self.endInterrupted(by: signal) }
             throw ExitStatus.failure
         }

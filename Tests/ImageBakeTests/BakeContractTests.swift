@@ -47,6 +47,32 @@ import Testing
         #expect(try project.bake().decoded == 1, "the listing baked nothing")
     }
 
+    /// A listing that stops keeps the listing's shape: it printed a bake's document, whose
+    /// `sources` is an object of counts, so `.sources[]` broke a job before it read the status.
+    @Test func aListingThatStopsKeepsItsShape() throws {
+        let project = try Self.project()
+        let unreadable = project.root + "/elsewhere.yaml"
+        try "version: 1\noutput: other\nfamilies:\n  photos:\n    sources: src\n    formats:\n      t: {size: 8x8, style: 32BitBGRA, maximumCount: 4}\n"
+            .write(toFile: unreadable, atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: project.root + "/other/t.imagetable", withIntermediateDirectories: true)
+        let invalid = project.root + "/invalid.yaml"
+        try "version: 1\nfamilies: [\n".write(toFile: invalid, atomically: true, encoding: .utf8)
+        for (manifest, code) in [(unreadable, "is-a-directory"), (invalid, "invalid-manifest")] {
+            let run = try run(Products.imagetable, ["bake", manifest, "--list", "--format", "json"])
+            #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
+            let document = try Self.json(run.stdout)
+            #expect(Set(document.keys) == ["version", "sources", "diagnostics", "fatal"], "\(document)")
+            #expect((document["sources"] as? [Any])?.isEmpty == true && (document["fatal"] as? [String: Any])?["code"] as? String == code,
+                    "\(document)")
+            #expect((document["diagnostics"] as? [Any])?.isEmpty == (code != "invalid-manifest"), "\(document)")
+        }
+        // A dry run stops where the bake stops: it planned the directory as an empty table.
+        for extra in [["--dry-run"], []] {
+            let run = try run(Products.imagetable, ["bake", unreadable, "--no-progress"] + extra)
+            #expect(run.status == 1 && run.stderr.contains("[is-a-directory]"), "\(extra): \(run.stdout)\(run.stderr)")
+        }
+    }
+
     /// `--list` names the files that fail before any decode, which the scan rejects (a link
     /// that leads outside the sources, a name that is not UTF-8): `failed`, with why. The JSON
     /// listing left them out, and text gave them only as errors on standard error.

@@ -168,10 +168,12 @@ enum BakeReport {
         return lines
     }
 
-    static func printInvalid(_ report: ValidationReport, format: OutputFormat) {
+    static func printInvalid(_ report: ValidationReport, format: OutputFormat, listing: Bool = false) {
         switch format {
         case .json:
-            emit(failure(report, ImageTableError(.invalidManifest, "the manifest has errors", path: report.file)))
+            let fatal = ImageTableError(.invalidManifest, "the manifest has errors", path: report.file)
+            if listing { return Swift.print(SourceListing.json(stoppedBy: fatal, diagnostics: entries(report)), terminator: "") }
+            emit(failure(report, fatal))
         case .text:
             // Standard error: standard output holds the report of a bake, or `--list`'s sources.
             StandardError.write(TextReport.render([report]))
@@ -188,9 +190,11 @@ enum BakeReport {
     ///   - format: text, json or github.
     ///   - seconds: how long the bake ran before it stopped (a lock it waited for counts).
     ///   - dryRun: whether it was a dry run.
-    static func printFatal(_ error: ImageTableError, report: ValidationReport, format: OutputFormat, seconds: Double, dryRun: Bool) {
+    static func printFatal(_ error: ImageTableError, report: ValidationReport, format: OutputFormat, seconds: Double, dryRun: Bool,
+                           listing: Bool = false) {
         switch format {
         case .json:
+            if listing { return Swift.print(SourceListing.json(stoppedBy: error, diagnostics: entries(report)), terminator: "") }
             emit(failure(report, error, seconds: seconds, dryRun: dryRun))
         case .text:
             StandardError.report(error)

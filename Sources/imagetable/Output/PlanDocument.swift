@@ -72,4 +72,22 @@ enum SourceListing {
         }
         return JSONOutput.encode(Document(sources: listing))
     }
+
+    /// The listing of a bake that stopped before it could list (an invalid manifest, a table or
+    /// sources directory it cannot read): the listing's own shape, `sources` empty, with the
+    /// manifest's `diagnostics` and the `fatal` error as a bake's document has them, so that a
+    /// job reading `.sources[]` finds an array before it looks at the exit status.
+    ///
+    /// - Parameters:
+    ///   - fatal: what stopped it.
+    ///   - diagnostics: the manifest's diagnostics.
+    static func json(stoppedBy fatal: ImageTableError, diagnostics: [JSONReport.DiagnosticEntry]) -> String {
+        struct Document: Encodable {
+            let version = 1
+            let sources: [BakePlan.Listed] = []
+            let diagnostics: [JSONReport.DiagnosticEntry]
+            let fatal: ImageTableError
+        }
+        return JSONOutput.encode(Document(diagnostics: diagnostics, fatal: fatal))
+    }
 }
