@@ -73,7 +73,10 @@ public enum Baker {
             do throws(ImageTableError) {
                 try Directories.make(manifest.outputPath)
             } catch {
-                throw Directories.failure(error, making: "the output directory", path: manifest.displayOutput)
+                let failure = Directories.failure(error, making: "the output directory", path: manifest.displayOutput)
+                // As a bake says of an output directory that exists and may not be written.
+                guard error.code == .permissionDenied else { throw failure }
+                throw ImageTableError(.notWritable, failure.message, path: failure.path, errno: failure.errno)
             }
         }
         // Before any table is opened (a rebuild or an upgrade is a write): one shard a directory.

@@ -80,9 +80,11 @@ enum ExtractWorker {
             if ok { written += 1 } else { failed += 1 }
         }
         let entries = written == 1 ? "entry" : "entries"
+        // A record skipped as damaged is an entry `--all` asked for and could not write.
+        let damaged = reader.notices.count { $0.kind == .damagedRecord }
         printLine("\(request.table): wrote \(written) \(entries) as PNG files to \(directory)"
-              + (failed > 0 ? "; \(failed) failed" : ""))
-        return failed == 0 ? 0 : 1
+              + (failed > 0 ? "; \(failed) failed" : "") + (damaged > 0 ? "; \(damaged) damaged, skipped" : ""))
+        return failed == 0 && damaged == 0 ? 0 : 1
     }
 
     /// Why `--all` wrote `key` under another name (docs/CLI.md's rules): a path that would leave

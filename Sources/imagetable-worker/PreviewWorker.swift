@@ -76,7 +76,9 @@ enum PreviewWorker {
                   + "in \(sheet.columns) column\(sheet.columns == 1 ? "" : "s") and \(sheet.rows) row\(sheet.rows == 1 ? "" : "s"), "
                   + "\(sheet.width)x\(sheet.height) pixels")
         }
-        return drawing.unreadable == 0 ? 0 : 1
+        // A record skipped as damaged is an entry the sheet cannot show.
+        let damaged = reader.notices.contains { $0.kind == .damagedRecord }
+        return drawing.unreadable == 0 && !damaged ? 0 : 1
     }
 
     static func sorted(_ entries: [EntryInfo], by order: Order) -> [EntryInfo] {

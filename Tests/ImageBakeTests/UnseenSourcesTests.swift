@@ -173,6 +173,27 @@ import Glibc
                                                           + "[not-writable]\n"), "\(work.stderr)")
     }
 
+    /// An output directory this user may not make is `not-writable`, as one that exists and may
+    /// not be written is (it was `permission-denied`, so which code a CI rule saw depended on
+    /// whether the directory was there).
+    @Test func anOutputDirectoryThatCannotBeMadeIsNotWritable() throws {
+        let project = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 4}\n")
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        let locked = project.root + "/locked"
+        try FileManager.default.createDirectory(atPath: locked + "/exists", withIntermediateDirectories: true)
+        for path in [project.root, project.sources, project.sources + "/a.jpg", project.manifestPath, locked, locked + "/exists"] {
+            _ = chmod(path, path.hasSuffix(".jpg") || path.hasSuffix(".yaml") ? 0o644 : 0o755)
+        }
+        for output in ["locked/new", "locked/exists"] {
+            let result = geteuid() == 0
+                ? try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", Products.imagetable, "bake",
+                                               project.manifestPath, "--output", project.root + "/" + output, "--format", "json"])
+                : try run(Products.imagetable, ["bake", project.manifestPath, "--output", project.root + "/" + output, "--format", "json"])
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stderr)")
+            #expect(result.status == 1 && (document["fatal"] as? [String: Any])?["code"] as? String == "not-writable", "\(output): \(document)")
+        }
+    }
+
     /// An output directory this user may not write, its tables and lock files its own: `--prune`
     /// of a table no format names failed to delete it and said nothing, exit 0, or said another
     /// process was writing it (its lock file could not be made).

@@ -90,7 +90,8 @@ struct ExtractTests {
     /// Every entry gets a file of its own, whatever the keys: a key that is already another's
     /// disambiguated name (`a/b~slot3.png`), and names that differ only in case (one file on a
     /// file system that folds case). One entry used to overwrite another's PNG, reported written.
-    /// A damaged record the listing skips is a warning.
+    /// A damaged record the listing skips is a warning, and an entry neither could give: exit 1
+    /// (it was 0, where preview's exit status says 0 is a sheet with every entry shown).
     @Test func allWritesOneFilePerEntryWhateverTheNames() throws {
         let scratch = try TemporaryDirectory()
         let keys = ["a/b~slot3", "x", "a/b", "a//b", "Case.jpg", "case.jpg"]
@@ -109,9 +110,11 @@ struct ExtractTests {
         let layout = try table.descriptor.layout()
         try flipByte(in: table.path, at: layout.recordOffset(1) + 100)
         let damaged = try imagetable("extract", table.path, "--all", scratch.file("out2"))
-        #expect(damaged.stderr.contains("[damaged-record]") && damaged.stdout.contains("wrote 5 entries"), "\(damaged.stderr)")
+        #expect(damaged.status == 1 && damaged.stderr.contains("[damaged-record]")
+                && damaged.stdout.hasSuffix("wrote 5 entries as PNG files to \(scratch.file("out2")); 1 damaged, skipped\n"), "\(damaged.stdout)")
         let preview = try imagetable("preview", table.path, "-o", scratch.file("sheet.png"))
-        #expect(preview.status == 0 && preview.stderr.contains("[damaged-record]"), "\(preview.stderr)")
+        #expect(preview.status == 1 && preview.stderr.contains("[damaged-record]") && preview.stdout.contains("5 entries"),
+                "\(preview.stdout)\(preview.stderr)")
     }
 
     /// A short option's value may be attached, as make and compilers take it: `-ofile`, `-o-`
