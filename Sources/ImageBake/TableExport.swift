@@ -69,14 +69,17 @@ public enum TableExport {
         defer { locks.forEach { $0.release() } }
         let staging = try destination.makeStaging()
         var tables: [ExportIndex.Table] = []
+        // What the last bake recorded of each table: its parameters, for a stale table's message,
+        // and the family it drew the entries for (``FamilyLineage``).
+        let state = try? BakeState(directory: manifest.outputPath, root: manifest.directory, readOnly: true)
+        defer { state?.close() }
+        let lineages = FamilyLineage.signatures(of: manifest)
         do throws(ImageTableError) {
             for format in manifest.formats {
+                let drawnFor = state?.lineage(ofTable: format.fileName).map { (then: $0, now: lineages[format.family] ?? $0) }
                 tables.append(try copy(format, from: manifest.tablePath(of: format), display: manifest.displayPath(of: format),
-                                       into: staging, timestamp: timestamp, previous: {
-                    // Only for a stale table's message: what the last bake recorded it was made with.
-                    (try? BakeState(directory: manifest.outputPath, root: manifest.directory, readOnly: true))?
-                        .parameters(ofTable: format.fileName)
-                }))
+                                       into: staging, timestamp: timestamp, drawnFor: drawnFor,
+                                       previous: { state?.parameters(ofTable: format.fileName) }))
             }
             locks.forEach { $0.release() }
             tables.sort { Array($0.file.utf8).lexicographicallyPrecedes(Array($1.file.utf8)) }
@@ -110,10 +113,13 @@ public enum TableExport {
 
     /// Copies one table into `staging`, canonically.
     ///
-    /// - Parameter previous: the table's canonical parameters at the last bake, if known; asked
-    ///   only to say what changed in a stale table.
-    private static func copy(_ format: TableFormat, from path: String, display: String, into staging: String,
-                             timestamp: UInt64, previous: () -> String?) throws(ImageTableError) -> ExportIndex.Table {
+    /// - Parameters:
+    ///   - drawnFor: the family signature the last bake drew the table's entries for, and the
+    ///     manifest's now, when the state recorded one: a table drawn for other siblings is stale.
+    ///   - previous: the table's canonical parameters at the last bake, if known; asked only to
+    ///     say what changed in a stale table.
+    private static func copy(_ format: TableFormat, from path: String, display: String, into staging: String, timestamp: UInt64,
+                             drawnFor: (then: String, now: String)?, previous: () -> String?) throws(ImageTableError) -> ExportIndex.Table {
         let reader: ImageTableReader
         do {
             reader = try ImageTableReader(path: path)
@@ -125,6 +131,11 @@ public enum TableExport {
         guard reader.header.matches(format) else {
             throw ImageTableError(.staleTable, "the table was made with other parameters than the manifest gives it ("
                                   + staleness(of: reader.header, format, previous: previous) + "); bake the manifest first", path: display)
+        }
+        if let drawnFor, drawnFor.then != drawnFor.now, reader.count > 0 {
+            throw ImageTableError(.staleTable, "the table's entries were drawn beside other formats than its family has now ("
+                                  + FamilyLineage.change(from: drawnFor.then, to: drawnFor.now) + "), which changes their pixels; "
+                                  + "bake the manifest first", path: display)
         }
         // Listed first: a table's notices of damaged or interrupted records come from its listing.
         let entries = reader.entries().sorted { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }
