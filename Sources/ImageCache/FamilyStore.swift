@@ -16,7 +16,7 @@ enum FamilyStore {
     /// - Returns: a handle per format stored, or the failure with the renderer's or the core's own
     ///   code. On failure no slot stays reserved; formats published before a publish failure keep
     ///   their entries.
-    static func store(_ source: SourceImage, entity: CacheEntity, into formats: [FormatTable],
+    static func store(_ source: SourceImage, entity: CacheEntity, into formats: [FormatTable], family: [TableFormat],
                       renderer: any Renderer) -> FlightOutcome {
         assert(RenderPool.isPoolThread, "renders block their thread; they must run on the render pool")
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: FamilyWrite.scratchBytes(for: formats.map(\.format)),
@@ -30,7 +30,7 @@ enum FamilyStore {
         }
         let rects: [PixelRect]
         do throws(ImageTableError) {
-            rects = try renderer.render(source, into: write.renderTargets)
+            rects = try renderer.render(source, into: write.renderTargets, family: family)
         } catch {
             write.abandon()
             return .failure(.decode(error, key: entity.key, format: nil))

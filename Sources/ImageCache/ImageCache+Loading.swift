@@ -122,11 +122,14 @@ extension ImageCache {
     /// - Returns: the outcome, or `nil` when `targets` gave `nil`.
     func store(_ source: SourceImage, entity: CacheEntity, flight: UInt64? = nil, raised: (@Sendable () -> UInt8?)? = nil,
                targets: @escaping @Sendable () -> [FormatTable]?) async -> FlightOutcome? {
-        let renderer = renderer
+        let renderer = renderer, families = families
         let outcome: FlightOutcome? = await pool.run(flight: flight, raised: raised) {
             guard let targets = targets() else { return nil }
             guard !targets.isEmpty else { return .success([:]) }
-            return FamilyStore.store(source, entity: entity, into: targets, renderer: renderer)
+            // Drawn as when the whole family is: the formats that are fresh, or not asked for,
+            // still shape the decode, so an entry's pixels do not depend on which were missing.
+            let family = families[targets[0].format.family]?.map(\.format) ?? targets.map(\.format)
+            return FamilyStore.store(source, entity: entity, into: targets, family: family, renderer: renderer)
         }
         if case .success(let images)? = outcome, !images.isEmpty {
             counters.decodes.add(1, ordering: .relaxed)

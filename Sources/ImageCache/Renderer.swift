@@ -25,4 +25,35 @@ public protocol Renderer: Sendable {
     /// - Throws: `ImageTableError` with a source code (`truncated`, `unsupported-format`…);
     ///   it reaches the request unchanged, and no entry is evicted for it.
     func render(_ source: SourceImage, into targets: [RenderTarget]) throws(ImageTableError) -> [PixelRect]
+
+    /// Draws `source` into every target as when every format of its family is drawn.
+    ///
+    /// The cache draws only the formats of a family that lack a fresh entry (or, by
+    /// `shouldProcessAllFormatsInFamily`, only those asked for). A renderer whose pixels for one
+    /// format depend on the others it draws at once (the libvips pipeline decodes once, at the
+    /// size that covers the largest member) lets `family` shape the decode, so that an entry
+    /// does not come out a few levels different for having been drawn alone; the default calls
+    /// ``render(_:into:)``, for renderers that draw each format on its own.
+    ///
+    /// - Parameters:
+    ///   - source: the encoded image, as the ``SourceProvider`` handed it over.
+    ///   - targets: one per format to fill.
+    ///   - family: every format of the targets' family, the targets' own among them.
+    /// - Returns: each target's content rectangle, in order.
+    /// - Throws: as ``render(_:into:)``.
+    func render(_ source: SourceImage, into targets: [RenderTarget], family: [TableFormat]) throws(ImageTableError) -> [PixelRect]
+}
+
+extension Renderer {
+    /// Calls ``render(_:into:)``: a renderer that draws each format on its own needs no family.
+    ///
+    /// - Parameters:
+    ///   - source: the encoded image.
+    ///   - targets: one per format to fill.
+    ///   - family: every format of the targets' family; not used.
+    /// - Returns: each target's content rectangle, in order.
+    /// - Throws: as ``render(_:into:)``.
+    public func render(_ source: SourceImage, into targets: [RenderTarget], family: [TableFormat]) throws(ImageTableError) -> [PixelRect] {
+        try render(source, into: targets)
+    }
 }

@@ -28,4 +28,17 @@ public struct VipsRenderer: Renderer {
     public func render(_ source: SourceImage, into targets: [RenderTarget]) throws(ImageTableError) -> [PixelRect] {
         try pipeline.render(source, into: targets).members.map(\.contentRect)
     }
+
+    /// Draws `source` into every target with one decode, shaped by the whole family as the
+    /// bake's is: the pixels equal those of a render of every format of `family`.
+    ///
+    /// - Parameters:
+    ///   - source: the encoded image.
+    ///   - targets: one per format to fill.
+    ///   - family: every format of the targets' family.
+    /// - Returns: each target's content rectangle.
+    /// - Throws: the pipeline's `ImageTableError` (`truncated`, `unsupported-format`…).
+    public func render(_ source: SourceImage, into targets: [RenderTarget], family: [TableFormat]) throws(ImageTableError) -> [PixelRect] {
+        try pipeline.render(source, into: targets, planningWith: family).members.map(\.contentRect)
+    }
 }

@@ -63,23 +63,26 @@ public final class ImageRenderer: Sendable {
     ///   - source: the image's file or bytes.
     ///   - targets: the members to draw and where; may be empty (the source is then only checked
     ///     and decoded).
+    ///   - planned: more formats of the family that are not drawn now but shape the decode as
+    ///     when they are (see ``render(bytes:name:into:planningWith:)``); none by default.
     /// - Returns: per-target content rectangles, the number of decodes and facts about the source.
     /// - Throws: `ImageTableError` naming the source, for unreadable, empty, oversized, corrupt,
     ///   truncated or unsupported sources and for invalid targets.
-    public func render(_ source: SourceImage, into targets: [RenderTarget]) throws(ImageTableError) -> RenderReport {
+    public func render(_ source: SourceImage, into targets: [RenderTarget],
+                       planningWith planned: [TableFormat] = []) throws(ImageTableError) -> RenderReport {
         let name = source.name
         try validate(targets, name: name)
         switch source {
         case .file(let path):
             let read = try SourceRead(path: path, maxBytes: options.maxSourceBytes, fingerprinting: false, keepingBytes: true)
-            return try render(bytes: read.bytes ?? [], name: name, into: targets)
+            return try render(bytes: read.bytes ?? [], name: name, into: targets, planningWith: planned)
         case .data(let data, _):
             guard !data.isEmpty else { throw ImageTableError(.empty, "the source has no bytes", path: name) }
             guard data.count <= options.maxSourceBytes else {
                 throw ImageTableError(.sourceTooLarge, "\(data.count) bytes is over the limit of \(options.maxSourceBytes)", path: name)
             }
             return try data.withUnsafeBytes { raw in
-                Result { () throws(ImageTableError) in try render(raw, name: name, targets) }
+                Result { () throws(ImageTableError) in try render(raw, name: name, targets, planned: planned) }
             }.get()
         }
     }

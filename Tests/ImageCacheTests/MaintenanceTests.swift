@@ -70,6 +70,22 @@ import Testing
         #expect(throws: ImageTableError.self) { try cache.deleteImage(forKey: "a", format: "nope") }
     }
 
+    /// A format drawn alone (its sibling's entry still fresh) comes out as when the family is
+    /// drawn together, as the bake draws it: the decode is shaped by the whole family. Drawn
+    /// alone it was decoded for the small format only, a few levels off.
+    @Test func aFormatDrawnAloneEqualsItsDrawingWithTheFamily() async throws {
+        let formats = [TableFormat(name: "small", family: "photos", width: 32, height: 32, style: .bgr32, capacity: 4),
+                       TableFormat(name: "large", family: "photos", width: 300, height: 300, style: .bgr32, capacity: 4)]
+        let provider = TestProvider(["a": .photo("Landscape_1")])
+        let fixture = try Fixture(provider: provider, formats: formats)
+        let cache = fixture.cache
+        let a = CacheEntity(key: "a", sourceName: "1")
+        let together = try await cache.image(for: a, format: "small").withPixels { Array($0.bytes) }
+        #expect(try cache.deleteImage(forKey: "a", format: "small") == 1 && cache.containsImage(for: a, format: "large"))
+        let alone = try await cache.image(for: a, format: "small").withPixels { Array($0.bytes) }
+        #expect(provider.calls == 2 && together != nil && alone == together)
+    }
+
     @Test func resetEmptiesEveryTable() async throws {
         let provider = TestProvider(["a": .photo("Portrait_7"), "i": .file(Corpus.png("basn2c08"))])
         let fixture = try Fixture(provider: provider)
