@@ -217,16 +217,6 @@ final class BakeState: @unchecked Sendable {
         pending.withLock { $0.formats[file] = parameters }
     }
 
-    /// The signature of the family a table's entries were drawn for (``FamilyLineage``), at the
-    /// last bake that drew them all; `nil` when unknown (no state, or one from before it was
-    /// kept). Kept in `formats` under `lineage/<table file>`, which older builds ignore.
-    func lineage(ofTable file: String) -> String? { formats["lineage/" + file] }
-
-    /// Remembers the family signature every entry of a table is now drawn for.
-    func setLineage(ofTable file: String, _ signature: String) {
-        pending.withLock { $0.formats["lineage/" + file] = signature }
-    }
-
     /// The manifest (its real path) whose bake last wrote a table: two manifests may share an
     /// output directory, and a table one names is not the other's orphan. Kept in `formats`
     /// under `manifest/<table file>` (no file name holds a `/`), which older builds ignore.

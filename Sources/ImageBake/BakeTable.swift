@@ -13,6 +13,8 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     }
 
     let format: TableFormat
+    /// The ``FamilyTag`` of the manifest's family of this format: what the bake's entries record.
+    let familyTag: UInt16
     /// The format's canonical parameter text, as every render job names it (computed once: it
     /// is sent with every job of the bake).
     let canonicalParameters: String
@@ -63,6 +65,7 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     /// - Throws: the core's ``ImageTableError``, naming the table as a person would type it.
     init(_ format: TableFormat, of manifest: Manifest, options: BakeOptions, adopting lock: TableLock? = nil) throws(ImageTableError) {
         self.format = format
+        familyTag = FamilyTag.of(manifest.families.first { $0.name == format.family }?.formats ?? [format])
         canonicalParameters = format.canonicalParameters
         path = manifest.tablePath(of: format)
         displayPath = manifest.displayPath(of: format)
@@ -124,34 +127,43 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
         }
     }
 
-    /// Has every entry the table holds drawn again by this bake: its family's other formats
-    /// changed since they were drawn (``FamilyLineage``). The entries stay, and readers see them,
-    /// until each is replaced in its own slot; the plan reads them as made from no source it
-    /// knows, so each key's source is decoded as a changed one.
-    ///
-    /// - Parameter change: what changed in the family, for the notice.
-    func redrawAll(because change: String) {
-        guard entryCount > 0 else { return }
-        redrawing = true
-        let entries = entryCount == 1 ? "its entry is" : "its \(entryCount) entries are"
-        notices.append(TableNotice(kind: .rerendered, message: "the family's formats changed (\(change)); \(entries) drawn again", slot: nil))
-    }
-
-    /// Whether ``redrawAll(because:)`` was called.
-    private(set) var redrawing = false
+    /// The entries ``forEachHeld(_:)`` found drawn beside other formats than the family has now.
+    private(set) var redrawCount = 0
 
     /// No source's fingerprint: what an entry to be drawn again reads as made from.
     private static let noSource = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
     /// Calls `body` with the key, source UUID, recency and recorded source modification time of
-    /// every entry the table holds now (as made from no source, when it is to be drawn again).
+    /// every entry the table holds now.
+    ///
+    /// An entry drawn beside other formats than the family has now (its ``FamilyTag`` is
+    /// another's) holds pixels a fresh bake would not make: it is given as made from no source,
+    /// so the plan decodes its source as a changed one and replaces it in its own slot (readers
+    /// see the old pixels until then), and counted in ``redrawCount``. One whose tag is unknown
+    /// (written before tags were recorded) is taken as drawn for the family as it is.
     func forEachHeld(_ body: (String, UUID, UInt64, Int64) -> Void) {
-        let redraw = redrawing
-        if let table {
-            table.forEachEntry { body($0.key, redraw ? Self.noSource : $0.sourceUUID, $0.recency, $0.sourceModifiedNs) }
-        } else if let reader {
-            for e in reader.entries() { body(e.key, redraw ? Self.noSource : e.sourceUUID, e.recency, e.sourceModifiedNs) }
+        let tag = familyTag
+        var redraws = 0
+        func source(_ e: EntryInfo) -> UUID {
+            guard e.familyTag != FamilyTag.unknown, e.familyTag != tag else { return e.sourceUUID }
+            redraws += 1
+            return Self.noSource
         }
+        if let table {
+            table.forEachEntry { body($0.key, source($0), $0.recency, $0.sourceModifiedNs) }
+        } else if let reader {
+            for e in reader.entries() { body(e.key, source(e), e.recency, e.sourceModifiedNs) }
+        }
+        redrawCount = redraws
+    }
+
+    /// Says how many entries ``forEachHeld(_:)`` found to draw again, once the plan has read them.
+    func noteRedraws() {
+        guard redrawCount > 0 else { return }
+        let entries = redrawCount == 1 ? "1 entry was" : "\(redrawCount) entries were"
+        notices.append(TableNotice(kind: .rerendered, message: "\(entries) drawn beside other formats than its family has now (one "
+                                   + "added, removed or resized since), which changes their pixels; \(table == nil ? "would draw" : "drew") "
+                                   + "\(redrawCount == 1 ? "it" : "them") again", slot: nil))
     }
 
     /// Backs the slots the plan fills (`entries`, the entries the table holds after the bake)
@@ -199,6 +211,12 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     ///   its plan evicts.
     /// - Throws: the core's ``ImageTableError`` when the table cannot give a slot at all.
     func reserve(key: String, sourceUUID: UUID, evicting: Bool) throws(ImageTableError) -> SlotReservation? {
+        guard var reservation = try reserveSlot(key: key, sourceUUID: sourceUUID, evicting: evicting) else { return nil }
+        reservation.familyTag = familyTag
+        return reservation
+    }
+
+    private func reserveSlot(key: String, sourceUUID: UUID, evicting: Bool) throws(ImageTableError) -> SlotReservation? {
         if evictsByPlan && !evicting { return nil }
         for _ in 0..<2000 {
             do throws(ImageTableError) {

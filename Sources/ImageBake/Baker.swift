@@ -109,15 +109,9 @@ public enum Baker {
         defer { state.close() }
         clock.lap(\.open)
         for table in tables { table.explainRebuild(previous: state.parameters(ofTable: table.format.fileName)) }
-        // A table whose entries were drawn beside other formats than the family has now holds
-        // pixels a fresh bake would not make: drawn again (an unknown signature is taken as now).
-        let lineages = FamilyLineage.signatures(of: manifest)
-        for table in tables {
-            guard let now = lineages[table.format.family], let before = state.lineage(ofTable: table.format.fileName), before != now else { continue }
-            table.redrawAll(because: FamilyLineage.change(from: before, to: now))
-        }
 
         var prepared = try BakePreparation(manifest, tables: tables, state: state, options: options, clock: &clock)
+        for table in tables { table.noteRedraws() }
         let plan = prepared.plan, vanished = prepared.vanished
 
         var summary = BakeSummary()
@@ -144,13 +138,9 @@ public enum Baker {
             if failsFirst { summary.notAttempted = plan.jobs.count }
             clock.lap(\.render)
             let owner = manifestIdentity(manifest)
-            // A table drawn again only in part (a bake stopped, sources deferred) keeps its old
-            // signature, so that the next bake draws the rest.
-            let redrawn = outcome.fatal == nil && !summary.stoppedEarly && summary.notAttempted == 0 && plan.deferred == 0
             for table in tables {
                 state.setParameters(ofTable: table.format.fileName, table.format.canonicalParameters)
                 state.setManifest(ofTable: table.format.fileName, owner)
-                if let lineage = lineages[table.format.family], redrawn || !table.redrawing { state.setLineage(ofTable: table.format.fileName, lineage) }
             }
             // Rows of removed files left for the next bake cost nothing but their space, and a
             // state that cannot be read now fails the commit below, which says so. When the scan

@@ -69,17 +69,17 @@ public enum TableExport {
         defer { locks.forEach { $0.release() } }
         let staging = try destination.makeStaging()
         var tables: [ExportIndex.Table] = []
-        // What the last bake recorded of each table: its parameters, for a stale table's message,
-        // and the family it drew the entries for (``FamilyLineage``).
-        let state = try? BakeState(directory: manifest.outputPath, root: manifest.directory, readOnly: true)
-        defer { state?.close() }
-        let lineages = FamilyLineage.signatures(of: manifest)
         do throws(ImageTableError) {
-            for format in manifest.formats {
-                let drawnFor = state?.lineage(ofTable: format.fileName).map { (then: $0, now: lineages[format.family] ?? $0) }
-                tables.append(try copy(format, from: manifest.tablePath(of: format), display: manifest.displayPath(of: format),
-                                       into: staging, timestamp: timestamp, drawnFor: drawnFor,
-                                       previous: { state?.parameters(ofTable: format.fileName) }))
+            for family in manifest.families {
+                let tag = FamilyTag.of(family.formats)
+                for format in family.formats {
+                    tables.append(try copy(format, from: manifest.tablePath(of: format), display: manifest.displayPath(of: format),
+                                           into: staging, timestamp: timestamp, familyTag: tag, previous: {
+                        // Only for a stale table's message: what the last bake recorded it was made with.
+                        (try? BakeState(directory: manifest.outputPath, root: manifest.directory, readOnly: true))?
+                            .parameters(ofTable: format.fileName)
+                    }))
+                }
             }
             locks.forEach { $0.release() }
             tables.sort { Array($0.file.utf8).lexicographicallyPrecedes(Array($1.file.utf8)) }
@@ -114,12 +114,12 @@ public enum TableExport {
     /// Copies one table into `staging`, canonically.
     ///
     /// - Parameters:
-    ///   - drawnFor: the family signature the last bake drew the table's entries for, and the
-    ///     manifest's now, when the state recorded one: a table drawn for other siblings is stale.
+    ///   - familyTag: the ``FamilyTag`` of the manifest's family: a table with entries drawn
+    ///     beside other formats is stale.
     ///   - previous: the table's canonical parameters at the last bake, if known; asked only to
     ///     say what changed in a stale table.
     private static func copy(_ format: TableFormat, from path: String, display: String, into staging: String, timestamp: UInt64,
-                             drawnFor: (then: String, now: String)?, previous: () -> String?) throws(ImageTableError) -> ExportIndex.Table {
+                             familyTag: UInt16, previous: () -> String?) throws(ImageTableError) -> ExportIndex.Table {
         let reader: ImageTableReader
         do {
             reader = try ImageTableReader(path: path)
@@ -132,13 +132,14 @@ public enum TableExport {
             throw ImageTableError(.staleTable, "the table was made with other parameters than the manifest gives it ("
                                   + staleness(of: reader.header, format, previous: previous) + "); bake the manifest first", path: display)
         }
-        if let drawnFor, drawnFor.then != drawnFor.now, reader.count > 0 {
-            throw ImageTableError(.staleTable, "the table's entries were drawn beside other formats than its family has now ("
-                                  + FamilyLineage.change(from: drawnFor.then, to: drawnFor.now) + "), which changes their pixels; "
-                                  + "bake the manifest first", path: display)
-        }
         // Listed first: a table's notices of damaged or interrupted records come from its listing.
         let entries = reader.entries().sorted { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }
+        let drawnElsewhere = entries.count { $0.familyTag != FamilyTag.unknown && $0.familyTag != familyTag }
+        if drawnElsewhere > 0 {
+            throw ImageTableError(.staleTable, "\(drawnElsewhere) of its entries \(drawnElsewhere == 1 ? "was" : "were") drawn beside other "
+                                  + "formats than its family has now (one added, removed or resized since), which changes their pixels; "
+                                  + "bake the manifest first", path: display)
+        }
         let codes: [TableNotice.Kind: ImageTableError.Code] = [.damagedRecord: .damagedRecord, .damagedIndex: .damagedIndex,
                                                                 .discardedInterruptedWrite: .interruptedWrite]
         if let notice = reader.notices.first(where: { codes[$0.kind] != nil }) {

@@ -7,14 +7,23 @@ final class FormatTable: FamilyWriteTable, Sendable {
     /// `format.id`, stored so that handles share one string instead of building it per hit.
     let id: String
     let table: ImageTableWriter
+    /// The ``FamilyTag`` of the configured family, which the cache's entries record: the
+    /// renderer is handed the whole family, as a bake's worker is.
+    let familyTag: UInt16
 
     /// Opens (creating or rebuilding) the format's table in `directory`.
     ///
+    /// - Parameters:
+    ///   - format: the format.
+    ///   - directory: where the tables live.
+    ///   - options: the writer's options.
+    ///   - familyTag: the tag of the format's configured family.
     /// - Throws: ``ImageTableError`` `invalid-request` for a format out of range, else the core's
     ///   error opening the table (`locked`, `insecure-file`…).
-    init(_ format: TableFormat, directory: String, options: ImageTableWriter.Options) throws(ImageTableError) {
+    init(_ format: TableFormat, directory: String, options: ImageTableWriter.Options, familyTag: UInt16) throws(ImageTableError) {
         self.format = format
         id = format.id
+        self.familyTag = familyTag
         do {
             try format.validate()
             _ = try format.layout()
@@ -55,8 +64,10 @@ extension FormatTable {
             do throws(ImageTableError) {
                 // Before decoding (not `evicting`), never the key's entry: another fetch of this
                 // key may have published it since ``holds(key:)`` was asked.
-                return try table.reserve(key: key, sourceUUID: sourceUUID, evicting: evicting ? .leastRecentlyUsed : .none,
-                                         replacingOwn: evicting)
+                var reservation = try table.reserve(key: key, sourceUUID: sourceUUID, evicting: evicting ? .leastRecentlyUsed : .none,
+                                                    replacingOwn: evicting)
+                reservation.familyTag = familyTag
+                return reservation
             } catch let error where error.code == .full {
                 return nil
             } catch let error where error.code == .busy {

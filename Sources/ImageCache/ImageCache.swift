@@ -73,11 +73,12 @@ public final class ImageCache: Sendable {
         let options = ImageTableWriter.Options(lockTimeout: configuration.lockTimeout, durability: configuration.durability)
         var tables: [String: FormatTable] = [:]
         var families: [String: [FormatTable]] = [:]
+        let tags = Dictionary(grouping: configuration.formats, by: \.family).mapValues(FamilyTag.of)
         for format in configuration.formats {
             guard tables[format.id] == nil else {
                 throw ImageTableError(.invalidRequest, "two formats are named '\(format.id)'")
             }
-            let table = try FormatTable(format, directory: configuration.directory, options: options)
+            let table = try FormatTable(format, directory: configuration.directory, options: options, familyTag: tags[format.family]!)
             tables[format.id] = table
             families[format.family, default: []].append(table)
         }

@@ -49,7 +49,7 @@ public final class ImageRenderer: Sendable {
         self.directJPEG = directJPEG
     }
 
-    /// How many times this renderer has decoded a source's pixels (one per ``render(_:into:)``
+    /// How many times this renderer has decoded a source's pixels (one per ``render(_:into:planningWith:)``
     /// that got past the header checks, whatever the number of members). Summaries show it; tests
     /// use it to prove one decode per source.
     public var decodeCount: Int { decodes.load(ordering: .relaxed) }
@@ -98,7 +98,7 @@ public final class ImageRenderer: Sendable {
     ///     when they are: a member's pixels then depend only on its source and its family's
     ///     formats, not on which of them a call happens to draw.
     /// - Returns: per-target content rectangles, the number of decodes and facts about the source.
-    /// - Throws: as ``render(_:into:)``.
+    /// - Throws: as ``render(_:into:planningWith:)``.
     public func render(bytes: [UInt8], name: String, into targets: [RenderTarget],
                        planningWith planned: [TableFormat] = []) throws(ImageTableError) -> RenderReport {
         try validate(targets, name: name)

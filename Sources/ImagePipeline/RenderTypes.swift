@@ -31,7 +31,7 @@ public struct SourceInfo: Sendable, Equatable {
     public var decodedHeight: Int
 }
 
-/// What one ``ImageRenderer/render(_:into:)`` call did.
+/// What one ``ImageRenderer/render(_:into:planningWith:)`` call did.
 public struct RenderReport: Sendable, Equatable {
     /// One result per target, in the order given.
     public var members: [MemberResult]

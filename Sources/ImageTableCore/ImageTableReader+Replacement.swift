@@ -52,7 +52,7 @@ extension ImageTableReader {
     /// has open, until it is released.
     ///
     /// - Returns: a reader of the current file.
-    /// - Throws: ``ImageTableError``, as ``init(path:)`` does (`notFound` when the path names
+    /// - Throws: ``ImageTableError``, as ``init(path:planning:)`` does (`notFound` when the path names
     ///   nothing).
     public func reopen() throws(ImageTableError) -> ImageTableReader {
         try ImageTableReader(path: path)
@@ -72,7 +72,7 @@ extension ImageTableReader {
     ///   - attempts: how many times to try before giving up.
     /// - Returns: one reader per path, in order.
     /// - Throws: ``ImageTableError`` `busy` when the set kept being replaced `attempts` times in
-    ///   a row; otherwise what ``init(path:)`` throws.
+    ///   a row; otherwise what ``init(path:planning:)`` throws.
     public static func openSet(paths: [String], attempts: Int = 8) throws(ImageTableError) -> [ImageTableReader] {
         for attempt in 1...max(1, attempts) {
             do throws(ImageTableError) {

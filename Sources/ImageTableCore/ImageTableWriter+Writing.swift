@@ -66,7 +66,7 @@ extension ImageTableWriter {
             for (r, crc) in zip(reservations, checksums) {
                 let record = file.record(r.slot)
                 record.writeFields(entity: r.entityUUID, source: r.sourceUUID, key: r.key, pixelChecksum: crc,
-                                   rect: r.contentRect, writtenAt: now, sourceModifiedNs: r.sourceModifiedNs)
+                                   rect: r.contentRect, writtenAt: now, sourceModifiedNs: r.sourceModifiedNs, familyTag: r.familyTag)
                 let stamp = file.nextClock()
                 record.setRecency(stamp)
                 record.setCommitted()

@@ -87,6 +87,9 @@ public struct EntryInfo: Sendable, Equatable, Codable {
     /// touched without changing: ``ImageTableWriter/updateSourceModified(_:)``); 0 when unknown
     /// (and in version 1 tables). `imagetable merge` ranks entries by it, as a bake ranks sources.
     public let sourceModifiedNs: Int64
+    /// The ``FamilyTag`` of the formats the entry was drawn beside; ``FamilyTag/unknown`` when
+    /// its writer did not say.
+    public let familyTag: UInt16
 }
 
 /// Something an open did on the caller's behalf that the caller should tell its user about.
@@ -109,8 +112,8 @@ public struct TableNotice: Sendable, Equatable, CustomStringConvertible {
         /// The file let more users read it than its protection allows, and a writer that owns
         /// it tightened its permissions.
         case tightenedPermissions = "tightened-permissions"
-        /// Every entry is to be rendered again, its pixels drawn for a family whose other formats
-        /// have changed since (a bake's notice; the table itself is sound).
+        /// Entries drawn beside other formats than their family has now (their ``FamilyTag`` is
+        /// another's) are drawn again (a bake's notice; the table itself is sound).
         case rerendered
     }
 

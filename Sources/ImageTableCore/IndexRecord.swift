@@ -66,6 +66,7 @@ struct IndexRecord {
     var sourceUUID: UUID { UUID(uuid: base.loadUnaligned(fromByteOffset: 40, as: uuid_t.self)) }
     var pixelChecksum: UInt32 { base.loadLE(UInt32.self, at: 56) }
     var keyLength: Int { Int(base.loadLE(UInt16.self, at: 60)) }
+    var familyTag: UInt16 { base.loadLE(UInt16.self, at: 62) }
     var contentRect: PixelRect {
         PixelRect(x: Int(base.loadLE(UInt32.self, at: 64)), y: Int(base.loadLE(UInt32.self, at: 68)),
                   width: Int(base.loadLE(UInt32.self, at: 72)), height: Int(base.loadLE(UInt32.self, at: 76)))
@@ -109,13 +110,14 @@ struct IndexRecord {
 
     /// Writes every field but `generation`, `recency` and `state`, then the record checksum.
     func writeFields(entity: UUID, source: UUID, key: String, pixelChecksum: UInt32, rect: PixelRect, writtenAt: UInt64,
-                     sourceModifiedNs: Int64 = 0) {
+                     sourceModifiedNs: Int64 = 0, familyTag: UInt16 = FamilyTag.unknown) {
         UnsafeMutableRawBufferPointer(start: base + 24, count: 232).initializeMemory(as: UInt8.self, repeating: 0)
         base.storeBytes(of: entity.uuid, toByteOffset: 24, as: uuid_t.self)
         base.storeBytes(of: source.uuid, toByteOffset: 40, as: uuid_t.self)
         base.storeLE(pixelChecksum, at: 56)
         let utf8 = Array(key.utf8)
         base.storeLE(UInt16(utf8.count), at: 60)
+        base.storeLE(familyTag, at: 62)
         base.storeLE(UInt32(rect.x), at: 64)
         base.storeLE(UInt32(rect.y), at: 68)
         base.storeLE(UInt32(rect.width), at: 72)

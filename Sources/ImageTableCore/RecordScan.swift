@@ -183,7 +183,7 @@ extension TableFile {
         let info = EntryInfo(key: key, entityUUID: record.entityUUID, sourceUUID: record.sourceUUID, slot: slot,
                              recency: record.recency, contentRect: record.contentRect,
                              pixelChecksum: record.pixelChecksum, writtenAt: record.writtenAt,
-                             sourceModifiedNs: record.sourceModifiedNs)
+                             sourceModifiedNs: record.sourceModifiedNs, familyTag: record.familyTag)
         itc_fence_acquire()
         return record.generation == before && record.state == IndexRecord.stateCommitted ? info : nil
     }

@@ -34,6 +34,9 @@ public struct SlotReservation: @unchecked Sendable {
     /// When the source was last modified, in nanoseconds since 1970, for the record (0: unknown).
     /// A bake sets it so that `imagetable merge` can rank entries as the bake ranks sources.
     public var sourceModifiedNs: Int64 = 0
+    /// The ``FamilyTag`` of the formats the pixels are drawn beside, for the record
+    /// (``FamilyTag/unknown`` unless the filler says).
+    public var familyTag: UInt16 = FamilyTag.unknown
     /// The CRC-32 of ``pixels`` when whoever filled them computed it (a worker process, while
     /// the pixels were in its cache); `nil` makes ``ImageTableWriter/publish(_:)`` compute it.
     /// A wrong value is caught like any damage: readers and `verify` check it against the pixels.

@@ -112,7 +112,8 @@ public final class TableBuilder {
         // table, so a read that a close overtook took zeros for the entry's pixels.
         record.beginWrite(1)
         record.writeFields(entity: info.entityUUID, source: info.sourceUUID, key: info.key, pixelChecksum: info.pixelChecksum,
-                           rect: info.contentRect, writtenAt: info.writtenAt, sourceModifiedNs: info.sourceModifiedNs)
+                           rect: info.contentRect, writtenAt: info.writtenAt, sourceModifiedNs: info.sourceModifiedNs,
+                           familyTag: info.familyTag)
         record.setRecency(entry.recency)
         record.setCommitted()
         record.endWrite(2)
