@@ -94,7 +94,11 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     private static func planningView(path: String, format: TableFormat, displayPath: String)
         throws(ImageTableError) -> (ImageTableReader?, [TableNotice]) {
         var st = stat()
-        guard lstat(path, &st) == 0 else { return (nil, []) }
+        guard lstat(path, &st) == 0 else {
+            // As the writer: a table that is not there is made; one that cannot be looked at stops it.
+            guard errno == ENOENT else { throw ImageTableError.system("lstat", path: displayPath) }
+            return (nil, [])
+        }
         if st.st_mode & S_IFMT == S_IFREG && st.st_size == 0 {
             return (nil, [TableNotice(kind: .reset, message: "the file is empty; would make the table", slot: nil)])
         }

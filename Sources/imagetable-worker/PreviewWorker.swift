@@ -76,8 +76,9 @@ enum PreviewWorker {
                   + "in \(sheet.columns) column\(sheet.columns == 1 ? "" : "s") and \(sheet.rows) row\(sheet.rows == 1 ? "" : "s"), "
                   + "\(sheet.width)x\(sheet.height) pixels")
         }
-        // A record skipped as damaged is an entry the sheet cannot show.
-        let damaged = reader.notices.contains { $0.kind == .damagedRecord }
+        // A record skipped as damaged (or one the damaged index does not lead to) is an entry
+        // the sheet cannot show.
+        let damaged = reader.notices.contains { $0.kind == .damagedRecord || $0.kind == .damagedIndex }
         return drawing.unreadable == 0 && !damaged ? 0 : 1
     }
 

@@ -196,7 +196,11 @@ struct BakeCommand: ParsableCommand {
         }
         if list {
             let listing = summary.plan?.listing(skipping: summary.skipped, failing: summary.failed) ?? []
-            if format == .json { Swift.print(SourceListing.json(listing), terminator: "") } else { StandardOutput.write(SourceListing.text(listing)) }
+            if format == .json {
+                Swift.print(SourceListing.json(listing, stoppedBy: summary.stoppedBy), terminator: "")
+            } else {
+                StandardOutput.write(SourceListing.text(listing))
+            }
             if format != .json {
                 // A failure the plan does not list (a directory that cannot be listed, a link
                 // that cannot be followed) is said here in full: its line above, if it has one
@@ -206,7 +210,10 @@ struct BakeCommand: ParsableCommand {
                 // What the listing rests on: a bake state started afresh or not written.
                 for warning in summary.warnings where warning.code?.hasPrefix("state-") == true { StandardError.print(warning.description) }
                 StandardError.print(SourceListing.counts(listing))
+                if let fatal = summary.stoppedBy { StandardError.report(fatal) }
             }
+            // `--strict` with a failure known before decoding stops the bake: the listing says so.
+            if summary.stoppedBy != nil { throw ExitStatus.failure }
             return
         }
         BakeReport.print(summary, report: report, manifestPath: manifest, format: format, alreadyShown: shown.withLock { $0 })

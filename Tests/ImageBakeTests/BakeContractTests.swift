@@ -73,6 +73,20 @@ import Testing
         }
     }
 
+    /// `--list --strict` stops where the bake and `--dry-run --strict` stop, at a failure known
+    /// before decoding (exit 1, `fatal`); it listed and exited 0.
+    @Test func aStrictListingStopsAtAKnownFailure() throws {
+        let project = try Self.project()
+        project.add("empty.jpg", bytes: [])
+        let json = try run(Products.imagetable, ["bake", project.manifestPath, "--list", "--strict", "--format", "json"])
+        let document = try Self.json(json.stdout)
+        #expect(json.status == 1 && (document["fatal"] as? [String: Any])?["code"] as? String == "source-failed", "\(document)")
+        #expect((document["sources"] as? [[String: String]])?.count == 2, "\(document)")
+        let text = try run(Products.imagetable, ["bake", project.manifestPath, "--list", "--strict"])
+        #expect(text.status == 1 && text.stderr.contains("[source-failed]"), "\(text.stderr)")
+        #expect(try run(Products.imagetable, ["bake", project.manifestPath, "--list"]).status == 0)
+    }
+
     /// `--list` names the files that fail before any decode, which the scan rejects (a link
     /// that leads outside the sources, a name that is not UTF-8): `failed`, with why. The JSON
     /// listing left them out, and text gave them only as errors on standard error.

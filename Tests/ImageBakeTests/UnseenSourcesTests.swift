@@ -181,9 +181,12 @@ import Glibc
         try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
         let locked = project.root + "/locked"
         try FileManager.default.createDirectory(atPath: locked + "/exists", withIntermediateDirectories: true)
-        for path in [project.root, project.sources, project.sources + "/a.jpg", project.manifestPath, locked, locked + "/exists"] {
+        for path in [project.root, project.sources, project.sources + "/a.jpg", project.manifestPath, locked + "/exists"] {
             _ = chmod(path, path.hasSuffix(".jpg") || path.hasSuffix(".yaml") ? 0o644 : 0o755)
         }
+        // Its parent may not be written: by nobody (as root), nor by its owner (not as root).
+        _ = chmod(locked, 0o555)
+        defer { _ = chmod(locked, 0o755) }
         for output in ["locked/new", "locked/exists"] {
             let result = geteuid() == 0
                 ? try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", Products.imagetable, "bake",

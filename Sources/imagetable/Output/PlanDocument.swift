@@ -64,13 +64,15 @@ enum SourceListing {
             + (failing == 0 ? "" : "; \(failing) of them known to fail (the lines marked 'fails:')")
     }
 
-    /// `{"version": 1, "sources": [{"family", "key", "status", "failure"?, "skipped"?}]}`.
-    static func json(_ listing: [BakePlan.Listed]) -> String {
+    /// `{"version": 1, "sources": [{"family", "key", "status", "failure"?, "skipped"?}]}`, and
+    /// `fatal` when the listing's plan stopped where the bake would (`--strict`).
+    static func json(_ listing: [BakePlan.Listed], stoppedBy fatal: ImageTableError? = nil) -> String {
         struct Document: Encodable {
             let version = 1
             let sources: [BakePlan.Listed]
+            let fatal: ImageTableError?
         }
-        return JSONOutput.encode(Document(sources: listing))
+        return JSONOutput.encode(Document(sources: listing, fatal: fatal))
     }
 
     /// The listing of a bake that stopped before it could list (an invalid manifest, a table or
