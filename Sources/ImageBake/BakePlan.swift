@@ -125,6 +125,8 @@ public struct BakePlan: Sendable {
     public var skipped: [SourceFailure] = []
     /// Per family, in manifest order: its sources and removed keys with their statuses.
     var planned: [PlannedFamily] = []
+    /// The families whose directories hold sources that other shards bake (a shard's bake).
+    var sourcedByOtherShards: Set<String> = []
 
     /// Every source and removed key with its status, sorted by family and key (made when asked
     /// for: `bake --list` prints it; the bake itself asks ``status(family:key:)``).

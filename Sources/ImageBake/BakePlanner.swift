@@ -99,6 +99,7 @@ struct BakePlanner {
             let planned = PlannedFamily(index: familyIndex, name: family.name, files: sources.files,
                                         statuses: statuses, removed: removed, tableLists: jobTables)
             plan.planned.append(planned)
+            if family.otherShardsHaveSources { plan.sourcedByOtherShards.insert(family.name) }
             // Sized for what comes rather than grown by doubling: it holds an element per source
             // to decode for the rest of the bake. Geometric still, so many families cost no copies.
             Self.makeRoom(in: &plan.jobs, for: writers.count { $0 != 0 })

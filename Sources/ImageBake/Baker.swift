@@ -165,11 +165,14 @@ public enum Baker {
         summary = finish(summary, plan: plan, scanFailures: prepared.scanFailures, vanished: vanished.found, tables: tables, manifest: manifest, options: options,
                          started: started)
         // A family whose pattern matches nothing (`*.jpeg` over `.jpg` files) baked nothing and
-        // said nothing, and its empty tables shipped green. A shard may hold none of a family.
-        if options.shard == nil {
+        // said nothing, and its empty tables shipped green. A shard may hold none of a family's
+        // sources, when its directory holds other shards': said only when it holds no one's (an
+        // unmounted directory, whose empty shard `merge` would take with the rest).
+        do {
             // A file skipped for its extension's spelling is not a source: the family still has none.
             let found = Set((prepared.scanFailures + plan.failures + plan.skipped).filter { $0.error.code != .extensionSpelling }.map(\.family))
-            for family in manifest.families where (plan.planned.first { $0.name == family.name }?.count ?? 0) == 0 && !found.contains(family.name) {
+            for family in manifest.families where (plan.planned.first { $0.name == family.name }?.count ?? 0) == 0 && !found.contains(family.name)
+                && !plan.sourcedByOtherShards.contains(family.name) {
                 summary.warnings.append(BakeWarning(path: manifest.file, message: family.noSourcesMessage, code: "no-sources",
                                                     line: family.sourcesLocation.line, column: family.sourcesLocation.column))
             }

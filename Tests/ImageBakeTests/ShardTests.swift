@@ -100,6 +100,24 @@ import Testing
         #expect(again.status == 0 && again.stdout.contains(": 0 decoded, "), "\(again.stdout)")
     }
 
+    /// A shard whose family's directory holds no one's sources (unmounted, emptied) says so, as
+    /// an unsharded bake does: it baked nothing, exit 0, without a word, and `merge` took its
+    /// empty tables with the rest. One whose share is empty while others' are not says nothing.
+    @Test func aShardOverAnEmptyDirectoryWarns() throws {
+        let project = try BakeProject(formats: "      thumb:\n        size: 12x12\n        style: 8BitGrayscale\n        maximumCount: 100\n")
+        try project.add("a.jpg", from: PhotoTiles.first(1)[0])
+        let owner = KeyShard.shard(of: "a.jpg", count: 2), other = 1 - owner
+        let otherShard = try run(Products.imagetable, ["bake", project.manifestPath, "--shard", "\(other)/2", "--output", project.root + "/s1",
+                                                       "--no-progress"])
+        #expect(otherShard.status == 0 && !otherShard.stderr.contains("no-sources"), "\(otherShard.stderr)")
+        try FileManager.default.removeItem(atPath: project.sources + "/a.jpg")
+        for k in [owner, other] {
+            let empty = try run(Products.imagetable, ["bake", project.manifestPath, "--shard", "\(k)/2", "--output", project.root + "/e\(k)",
+                                                      "--no-progress"])
+            #expect(empty.status == 0 && empty.stderr.contains("[no-sources]"), "\(empty.stderr)")
+        }
+    }
+
     /// A directory's problem (here a name that is not UTF-8) is found by every shard's scan and
     /// reported by one, the shard of its key: the shards' failures add up to the whole bake's
     /// (each shard reported it, and exited 3).
