@@ -60,6 +60,20 @@ struct ImageTableCommand: AsyncParsableCommand {
         // SIGPIPE once it flushes (StandardOutputFlush), as `cat` ends. Workers are spawned with
         // SIGPIPE at its default.
         signal(SIGPIPE, SIG_IGN)
+        // `merge` holds two descriptors per input table (the table and its lock): 500 shard
+        // tables failed "Too many open files" under the usual soft limit of 1024, where the hard
+        // limit allowed 20 times as many. Raised to the hard limit, as build tools do; workers
+        // inherit it.
+        #if os(Linux)
+        let files = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        #else
+        let files = RLIMIT_NOFILE
+        #endif
+        var limit = rlimit()
+        if getrlimit(files, &limit) == 0, limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max
+            _ = setrlimit(files, &limit)
+        }
         for index in 1..<Int(CommandLine.argc) {
             guard let raw = CommandLine.unsafeArgv[index], String(validatingCString: raw) == nil else { continue }
             let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: strlen(raw)))

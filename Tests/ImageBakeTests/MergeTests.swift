@@ -63,6 +63,17 @@ import Glibc
         return Dictionary(uniqueKeysWithValues: names.map { ($0, FileManager.default.contents(atPath: directory + "/" + $0) ?? Data()) })
     }
 
+    /// A merge holds two descriptors per input table: under a low soft limit (1024 is usual,
+    /// 500 shard tables), it failed "Too many open files" though the hard limit allowed more.
+    /// The tool raises its soft limit to the hard one.
+    @Test func aMergeOfManyTablesRaisesItsOpenFileLimit() throws {
+        let shards = 12
+        let project = try Self.shardedProject(sources: 4, shards: shards)
+        let inputs = (0..<shards).map { project.root + "/shard-\($0)" }
+        let merged = try run("/bin/sh", ["-c", "ulimit -S -n 40 && exec \"$@\"", "sh", Products.imagetable, "merge", project.root + "/merged"] + inputs)
+        #expect(merged.status == 0, "\(merged.stderr)")
+    }
+
     @Test func shardsMergeInAnyOrderIntoIdenticalTables() throws {
         let project = try Self.shardedProject(sources: 24, shards: 3)
         let shards = (0..<3).map { project.root + "/shard-\($0)" }

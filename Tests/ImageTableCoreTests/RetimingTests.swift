@@ -22,28 +22,6 @@ struct RetimingTests {
         Array(UnsafeRawBufferPointer(start: table.file.record(slot).base, count: TableLimits.recordBytes))
     }
 
-    /// A reservation's family tag reaches the record (bytes 62 ..< 64, little-endian), a reader's
-    /// entry, a retime (which leaves it) and a copy into a new table (merge, export, upgrade).
-    @Test func theFamilyTagIsRecordedAndKept() throws {
-        let dir = try TemporaryDirectory()
-        let path = dir.file("t.imagetable")
-        let table = try openTable(path, descriptor(capacity: 4))
-        var r = try table.reserve(key: "a", sourceUUID: UUID())
-        r.familyTag = 0xBEEF
-        let slot = try table.publish([r])[0].slot
-        _ = try put(table, "b", modifiedNs: 1)
-        #expect(recordBytes(table, slot: slot)[62..<64] == [0xEF, 0xBE])
-        _ = try table.updateSourceModified([("a", 42)])
-        #expect(table.entry(forKey: "a")?.familyTag == 0xBEEF && table.entry(forKey: "b")?.familyTag == FamilyTag.unknown)
-        table.close()
-        let reader = try ImageTableReader(path: path)
-        let copy = dir.file("copy.imagetable")
-        let builder = try TableBuilder(path: copy, header: TableBuilder.header(like: reader.header, createdAt: 0))
-        for info in reader.entries() { _ = try builder.append(copying: info, from: reader, recency: 1) }
-        try builder.finish()
-        #expect(try ImageTableReader(path: copy).entries().sorted { $0.key < $1.key }.map(\.familyTag) == [0xBEEF, FamilyTag.unknown])
-    }
-
     @Test(arguments: [ImageTableWriter.Durability.flushed, .processCrashOnly])
     func onlyTheTimeAndTheChecksumChange(durability: ImageTableWriter.Durability) throws {
         let dir = try TemporaryDirectory()
