@@ -44,6 +44,8 @@ final class BakeRun: @unchecked Sendable {
     /// Sources each worker has outstanding (``depth(options:tables:scratchBytes:)``).
     let depth: Int
     let state = AdaptiveMutex(State())
+    /// When the run began sending sources (``execute()``).
+    private let renderStarted = AdaptiveMutex(Date())
 
     init(manifest: Manifest, tables: [BakeTable], jobs: [BakePlan.Job], options: BakeOptions, state: BakeState, failureSettings: [String],
          started: Date) {
@@ -64,6 +66,7 @@ final class BakeRun: @unchecked Sendable {
 
     /// Runs every job; returns the summary counts and any fatal error.
     func execute() -> (summary: BakeSummary, fatal: ImageTableError?) {
+        renderStarted.withLock { $0 = Date() }
         options.interruption?.begin()
         // One thread per job, whatever the number of cores: `--jobs N` means N workers.
         Parallel.forEach(min(options.jobs, jobs.count), threads: options.jobs) { [self] _ in dispatch() }
@@ -195,7 +198,8 @@ final class BakeRun: @unchecked Sendable {
             let now = Date()
             guard force || now.timeIntervalSince(s.lastProgress) >= 0.1 else { return nil }
             s.lastProgress = now
-            return BakeProgress(done: s.done, total: jobs.count, failed: s.summary.failed.count, elapsed: now.timeIntervalSince(started))
+            return BakeProgress(done: s.done, total: jobs.count, failed: s.summary.failed.count, elapsed: now.timeIntervalSince(started),
+                                rendering: now.timeIntervalSince(renderStarted.withLock { $0 }))
         }
         if let snapshot { progress(snapshot) }
     }

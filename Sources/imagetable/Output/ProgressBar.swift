@@ -54,7 +54,8 @@ final class ProgressBar: BakeProgressDisplay {
     /// column makes some terminals wrap. The bar itself shrinks first, then goes; then the text
     /// is cut.
     static func line(_ p: BakeProgress, width: Int) -> String {
-        let rate = p.elapsed > 0 ? Double(p.done) / p.elapsed : 0
+        // Over the time sources have been rendered: the scan and the diff before are not theirs.
+        let rate = p.rendering > 0 ? Double(p.done) / p.rendering : 0
         var text = "\(p.done)/\(p.total) sources  \(String(format: "%.1f", rate))/s"
         if p.done < p.total && rate > 0 { text += "  ~\(duration(Double(p.total - p.done) / rate)) left" }
         if p.failed > 0 { text += "  \(p.failed) failed" }
