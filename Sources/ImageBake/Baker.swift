@@ -74,8 +74,9 @@ public enum Baker {
                 try Directories.make(manifest.outputPath)
             } catch {
                 let failure = Directories.failure(error, making: "the output directory", path: manifest.displayOutput)
-                // As a bake says of an output directory that exists and may not be written.
-                guard error.code == .permissionDenied else { throw failure }
+                // As a bake says of an output directory that exists and may not be written, or
+                // lies on a read-only file system.
+                guard error.code == .permissionDenied || error.errno == EROFS else { throw failure }
                 throw ImageTableError(.notWritable, failure.message, path: failure.path, errno: failure.errno)
             }
         }

@@ -205,6 +205,10 @@ final class ScratchMount {
         #expect(stale.stderr.contains("read-only file system, and this bake would write: 1 source to decode")
                 && stale.stderr.contains("[not-writable]"), "\(stale.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: table)) == before, "nothing was written")
+        // An output directory to be made there is not-writable too (it was `io`).
+        let made = try run(Products.imagetable, ["bake", project.manifestPath, "--output", disk.path + "/new", "--format", "json"])
+        let fatal = try #require(try JSONSerialization.jsonObject(with: made.output) as? [String: Any])["fatal"] as? [String: Any]
+        #expect(made.status == 1 && fatal?["code"] as? String == "not-writable", "\(String(describing: fatal))")
     }
 
     /// A table file bind-mounted read-only into a writable directory: the bake failed opening
