@@ -68,13 +68,26 @@ struct MergeCommand: ParsableCommand {
 
     func run() throws {
         let summary: MergeSummary
+        // Ctrl-C or a CI system's cancel stops the merge between entries: its staging directory
+        // (as large as the new set) is deleted and OUT left as it was; a merge killed by the
+        // signal left the staging directory for the next merge into OUT to delete.
+        InterruptSignals.catchFromNow()
         do {
-            summary = try Merger.merge(inputs, into: output, lockTimeout: lockTimeout)
+            summary = try Merger.merge(inputs, into: output, lockTimeout: lockTimeout) {
+                InterruptSignals.caught.map { signal in
+                    ImageTableError(.interrupted, "interrupted by \(InterruptSignals.name(signal)): \(output) is unchanged", path: output)
+                }
+            }
         } catch {
+            InterruptSignals.release()
             MergeReport.printFatal(error, output: output, inputs: inputs, format: format)
+            if error.code == .interrupted, let signal = InterruptSignals.caught { BakeCommand.endInterrupted(by: signal) }
             throw ExitStatus.failure
         }
+        InterruptSignals.release()
         MergeReport.print(summary, output: output, inputs: inputs, format: format)
+        // A signal caught once the new set was going in place: merged, said, and ended by it.
+        if let signal = InterruptSignals.caught { BakeCommand.endInterrupted(by: signal) }
         if !summary.warnings.isEmpty { throw ExitCode(3) }
     }
 }

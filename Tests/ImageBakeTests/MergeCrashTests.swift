@@ -60,6 +60,19 @@ import Glibc
         #expect(MergeTests.tableBytes(out) == new && Self.leftovers(of: out).isEmpty)
     }
 
+    /// Interrupted (Ctrl-C, a CI system's cancel) before the exchange, a merge deletes its
+    /// staging directory, as large as the new set, leaves the output as it was, says so and ends
+    /// by the signal; it left the staging directory for the next merge into the output to delete.
+    @Test func anInterruptedMergeDeletesItsStagingAndKeepsTheOutput() throws {
+        let (project, shards, old, _, out) = try Self.twoGenerations()
+        let hook = project.root + "/hook"
+        try writeExecutable("#!/bin/sh\n[ \"$1\" = \"merge-staged\" ] && kill -INT $2\nexit 0\n", to: hook)
+        let merge = try run(Products.imagetable, ["merge", out] + shards, environment: ["IMAGETABLE_TEST_HOOK": hook])
+        #expect(!merge.exited && merge.status == SIGINT && merge.stderr.contains("interrupted by SIGINT: \(out) is unchanged [interrupted]"),
+                "\(merge.status): \(merge.stderr)")
+        #expect(MergeTests.tableBytes(out) == old && Self.leftovers(of: out).isEmpty, "\(Self.leftovers(of: out))")
+    }
+
     @Test func killedAtRandomInstantsTheOutputIsTheOldSetOrTheNew() throws {
         let (project, shards, old, new, out) = try Self.twoGenerations()
         defer { withExtendedLifetime(project) {} }  // its directory holds everything

@@ -94,8 +94,11 @@ struct MergeOutput {
     /// - Parameters:
     ///   - marker: the marker file's contents.
     ///   - lockTimeout: seconds to wait for writers of the old set's tables.
-    /// - Throws: ``ImageTableError``: `locked` when a writer keeps an old table, `output-failed`.
-    func commit(marker: String, lockTimeout: Double) throws(ImageTableError) {
+    ///   - stopRequested: asked last, before the new set is put in place: an error to stop with
+    ///     instead (an interrupt), or `nil`.
+    /// - Throws: ``ImageTableError``: `locked` when a writer keeps an old table, `output-failed`,
+    ///   or what `stopRequested` gave.
+    func commit(marker: String, lockTimeout: Double, stopRequested: () -> ImageTableError? = { nil }) throws(ImageTableError) {
         do {
             try Data(marker.utf8).write(to: URL(fileURLWithPath: staging + "/" + Self.markerName))
         } catch {
@@ -103,6 +106,7 @@ struct MergeOutput {
         }
         Self.sync(staging)
         TestHook.run("merge-staged", path: staging)
+        if let stop = stopRequested() { throw stop }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             guard rename(staging, path) == 0 else { throw ImageTableError.system("rename", path: path).with(.outputFailed) }

@@ -50,9 +50,13 @@ public enum Merger {
     ///   - inputs: the directories to merge.
     ///   - output: the directory to write; new, empty, or the output of an earlier merge.
     ///   - lockTimeout: seconds to wait for writers of the old output's tables.
+    ///   - stopRequested: asked between tables and every 256 entries until the new set is put in
+    ///     place: an error to stop with (an interrupt), the staging directory deleted and the
+    ///     output unchanged, or `nil` to go on.
     /// - Returns: what was merged.
     /// - Throws: ``ImageTableError`` when the merge cannot be made; the output is then unchanged.
-    public static func merge(_ inputs: [String], into output: String, lockTimeout: Double = 10) throws(ImageTableError) -> MergeSummary {
+    public static func merge(_ inputs: [String], into output: String, lockTimeout: Double = 10,
+                             stopRequested: @escaping () -> ImageTableError? = { nil }) throws(ImageTableError) -> MergeSummary {
         let started = Date()
         let sources = try MergeInputs(inputs, output: output, lockTimeout: lockTimeout)
         defer { sources.release() }
@@ -61,8 +65,9 @@ public enum Merger {
         summary.shards = sources.inputs.first?.marker?.count
         do throws(ImageTableError) {
             for name in sources.tableNames {
+                if let stop = stopRequested() { throw stop }
                 let readers = sources.inputs.map { $0.tables[name]! }
-                let outcome = try TableMerge(name: name, readers: readers).build(at: target.staged(name))
+                let outcome = try TableMerge(name: name, readers: readers, stopRequested: stopRequested).build(at: target.staged(name))
                 let header = readers[0].header
                 summary.tables.append(MergedTable(path: output + "/" + name, format: header.name, scale: header.scale, entries: outcome.entries,
                                                   capacity: header.layout.capacity, leftOut: outcome.leftOut, duplicates: outcome.duplicates,
@@ -71,7 +76,8 @@ public enum Merger {
                 summary.warnings += outcome.skipped
             }
             let shards = summary.shards.map { ", \"shards\": \($0)" } ?? ""
-            try target.commit(marker: "{\"version\": 1, \"inputs\": \(inputs.count)\(shards)}\n", lockTimeout: lockTimeout)
+            try target.commit(marker: "{\"version\": 1, \"inputs\": \(inputs.count)\(shards)}\n", lockTimeout: lockTimeout,
+                              stopRequested: stopRequested)
         } catch {
             target.discard()
             throw error.relocated(from: target.staging, to: output)

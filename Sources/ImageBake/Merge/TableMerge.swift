@@ -42,6 +42,8 @@ struct TableMerge {
 
     let name: String
     let readers: [ImageTableReader]
+    /// Asked every 256 entries copied: an error to stop with (Ctrl-C), or `nil` to go on.
+    var stopRequested: () -> ImageTableError? = { nil }
 
     /// Builds the merged table at `path`.
     ///
@@ -116,7 +118,8 @@ struct TableMerge {
         let recency = Dictionary(uniqueKeysWithValues: selected.enumerated().map { ($1.info.key, UInt64(selected.count - $0)) })
         let header = try TableBuilder.header(like: Self.widestPage(readers).header, createdAt: readers.map(\.header.createdAt).max() ?? 0)
         let builder = try TableBuilder(path: path, header: header)
-        for candidate in selected.sorted(by: { Self.keyOrder($0.info.key, $1.info.key) }) {
+        for (n, candidate) in selected.sorted(by: { Self.keyOrder($0.info.key, $1.info.key) }).enumerated() {
+            if n % 256 == 255, let stop = stopRequested() { throw stop }
             let slotName = "\(readers[candidate.input].path): warning: slot \(candidate.info.slot) (\(PrintableText.quoted(candidate.info.key)))"
             switch try builder.append(copying: candidate.info, from: readers[candidate.input], recency: recency[candidate.info.key]!) {
             case .copied:
