@@ -131,8 +131,9 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
         }
     }
 
-    /// The entries ``forEachHeld(_:)`` found drawn beside other formats than the family has now.
-    private(set) var redrawCount = 0
+    /// The keys of the entries ``forEachHeld(_:)`` found drawn beside other formats than the
+    /// family has now.
+    private var redrawKeys: Set<String> = []
 
     /// No source's fingerprint: what an entry to be drawn again reads as made from.
     private static let noSource = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
@@ -147,10 +148,10 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     /// (written before tags were recorded) is taken as drawn for the family as it is.
     func forEachHeld(_ body: (String, UUID, UInt64, Int64) -> Void) {
         let tag = familyTag
-        var redraws = 0
+        var redraws: Set<String> = []
         func source(_ e: EntryInfo) -> UUID {
             guard e.familyTag != FamilyTag.unknown, e.familyTag != tag else { return e.sourceUUID }
-            redraws += 1
+            redraws.insert(e.key)
             return Self.noSource
         }
         if let table {
@@ -158,16 +159,25 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
         } else if let reader {
             for e in reader.entries() { body(e.key, source(e), e.recency, e.sourceModifiedNs) }
         }
-        redrawCount = redraws
+        redrawKeys = redraws
     }
 
-    /// Says how many entries ``forEachHeld(_:)`` found to draw again, once the plan has read them.
-    func noteRedraws() {
-        guard redrawCount > 0 else { return }
-        let entries = redrawCount == 1 ? "1 entry was" : "\(redrawCount) entries were"
-        notices.append(TableNotice(kind: .rerendered, message: "\(entries) drawn beside other formats than its family has now (one "
-                                   + "added, removed or resized since), which changes their pixels; \(table == nil ? "would draw" : "drew") "
-                                   + "\(redrawCount == 1 ? "it" : "them") again", slot: nil))
+    /// Says how many of the entries ``forEachHeld(_:)`` found drawn beside other formats the
+    /// plan draws again, and how many it cannot (their sources gone, deferred or failing).
+    ///
+    /// - Parameter planned: the keys of held entries the plan writes again.
+    func noteRedraws(planned: Set<String>) {
+        guard !redrawKeys.isEmpty else { return }
+        let drawn = redrawKeys.count { planned.contains($0) }, kept = redrawKeys.count - drawn
+        redrawKeys = []
+        let entries = drawn + kept == 1 ? "1 entry was" : "\(drawn + kept) entries were"
+        var message = "\(entries) drawn beside other formats than its family has now (one added, removed or resized since), which "
+            + "changes their pixels; \(table == nil ? "would draw" : "drew") \(drawn) again"
+        if kept > 0 {
+            message += "; \(kept) cannot be (\(kept == 1 ? "its source is" : "their sources are") gone, deferred or failing) and "
+                + "\(kept == 1 ? "stays" : "stay") until \(kept == 1 ? "it is" : "they are") baked or pruned (bake --prune)"
+        }
+        notices.append(TableNotice(kind: .rerendered, message: message, slot: nil))
     }
 
     /// Backs the slots the plan fills (`entries`, the entries the table holds after the bake)

@@ -112,7 +112,7 @@ public enum Baker {
         for table in tables { table.explainRebuild(previous: state.parameters(ofTable: table.format.fileName)) }
 
         var prepared = try BakePreparation(manifest, tables: tables, state: state, options: options, clock: &clock)
-        for table in tables { table.noteRedraws() }
+        for (table, replacing) in zip(tables, prepared.replacing) { table.noteRedraws(planned: replacing) }
         let plan = prepared.plan, vanished = prepared.vanished
 
         var summary = BakeSummary()

@@ -138,7 +138,7 @@ public enum TableExport {
         if drawnElsewhere > 0 {
             throw ImageTableError(.staleTable, "\(drawnElsewhere) of its entries \(drawnElsewhere == 1 ? "was" : "were") drawn beside other "
                                   + "formats than its family has now (one added, removed or resized since), which changes their pixels; "
-                                  + "bake the manifest first", path: display)
+                                  + "bake the manifest first (and with --prune, for entries whose sources are gone)", path: display)
         }
         let codes: [TableNotice.Kind: ImageTableError.Code] = [.damagedRecord: .damagedRecord, .damagedIndex: .damagedIndex,
                                                                 .discardedInterruptedWrite: .interruptedWrite]

@@ -7,8 +7,8 @@ final class FormatTable: FamilyWriteTable, Sendable {
     /// `format.id`, stored so that handles share one string instead of building it per hit.
     let id: String
     let table: ImageTableWriter
-    /// The ``FamilyTag`` of the configured family, which the cache's entries record: the
-    /// renderer is handed the whole family, as a bake's worker is.
+    /// The ``FamilyTag`` of the configured family, which the cache's entries record, when its
+    /// renderer draws with the family (``Renderer/drawsWithFamily``); else unknown.
     let familyTag: UInt16
 
     /// Opens (creating or rebuilding) the format's table in `directory`.

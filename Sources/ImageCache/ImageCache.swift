@@ -73,7 +73,7 @@ public final class ImageCache: Sendable {
         let options = ImageTableWriter.Options(lockTimeout: configuration.lockTimeout, durability: configuration.durability)
         var tables: [String: FormatTable] = [:]
         var families: [String: [FormatTable]] = [:]
-        let tags = Dictionary(grouping: configuration.formats, by: \.family).mapValues(FamilyTag.of)
+        let tags = Dictionary(grouping: configuration.formats, by: \.family).mapValues { renderer.drawsWithFamily ? FamilyTag.of($0) : FamilyTag.unknown }
         for format in configuration.formats {
             guard tables[format.id] == nil else {
                 throw ImageTableError(.invalidRequest, "two formats are named '\(format.id)'")

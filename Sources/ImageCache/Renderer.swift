@@ -42,6 +42,12 @@ public protocol Renderer: Sendable {
     /// - Returns: each target's content rectangle, in order.
     /// - Throws: as ``render(_:into:)``.
     func render(_ source: SourceImage, into targets: [RenderTarget], family: [TableFormat]) throws(ImageTableError) -> [PixelRect]
+
+    /// Whether a format's pixels depend on the family's other formats, as the libvips pipeline's
+    /// do: the cache then records the family's tag (`FamilyTag`) in each entry (a bake draws again
+    /// an entry drawn beside other formats than its manifest's), else `FamilyTag.unknown`.
+    /// `false` by default.
+    var drawsWithFamily: Bool { get }
 }
 
 extension Renderer {
@@ -56,4 +62,7 @@ extension Renderer {
     public func render(_ source: SourceImage, into targets: [RenderTarget], family: [TableFormat]) throws(ImageTableError) -> [PixelRect] {
         try render(source, into: targets)
     }
+
+    /// `false`: each format drawn on its own.
+    public var drawsWithFamily: Bool { false }
 }

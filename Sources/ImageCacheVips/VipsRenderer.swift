@@ -29,6 +29,9 @@ public struct VipsRenderer: Renderer {
         try pipeline.render(source, into: targets).members.map(\.contentRect)
     }
 
+    /// `true`: one decode for the whole family, at the size that covers its largest member.
+    public var drawsWithFamily: Bool { true }
+
     /// Draws `source` into every target with one decode, shaped by the whole family as the
     /// bake's is: the pixels equal those of a render of every format of `family`.
     ///

@@ -78,6 +78,16 @@ struct RenderGroup: Hashable {
     /// The crop strategy when cropping; `nil` when nothing is cropped.
     var crop: CropStrategy?
 
+    /// A total order, largest resize first: by area, then each field, so that a plan's order of
+    /// groups depends on the groups alone.
+    func precedes(_ other: RenderGroup) -> Bool {
+        let a = (resizedWidth * resizedHeight, resizedWidth, resizedHeight, contentWidth, contentHeight)
+        let b = (other.resizedWidth * other.resizedHeight, other.resizedWidth, other.resizedHeight, other.contentWidth, other.contentHeight)
+        if a != b { return a > b }
+        let c = (scaleX, scaleY, crop?.rawValue ?? ""), d = (other.scaleX, other.scaleY, other.crop?.rawValue ?? "")
+        return c > d
+    }
+
     init(_ g: MemberGeometry, crop: CropStrategy) {
         scaleX = g.scaleX
         scaleY = g.scaleY
@@ -112,9 +122,10 @@ struct RenderPlan {
             }
             scale = max(scale, g.scaleX, g.scaleY)
         }
-        let order = groups.indices.sorted {
-            groups[$0].resizedWidth * groups[$0].resizedHeight > groups[$1].resizedWidth * groups[$1].resizedHeight
-        }
+        // Largest first, and groups of equal area in an order of their own, not the formats':
+        // the manifest's order of formats, or which of them a call draws, picked the intermediate
+        // a smaller group is resized from among equal ones, and so its pixels.
+        let order = groups.indices.sorted { groups[$0].precedes(groups[$1]) }
         var renumber = [Int](repeating: 0, count: groups.count)
         for (new, old) in order.enumerated() { renumber[old] = new }
         self.groups = order.map { groups[$0] }

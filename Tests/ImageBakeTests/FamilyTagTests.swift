@@ -46,11 +46,11 @@ struct FamilyTagTests {
         let before = try #require(try project.entries()["small.imagetable"])
         try project.editManifest { $0 + Self.large }
         let dry = try Self.bake(project, ["--dry-run"])
-        #expect(dry.stdout.contains("2 decoded, 0 unchanged") && dry.stderr.contains(Self.notice + " would draw them again"),
+        #expect(dry.stdout.contains("2 decoded, 0 unchanged") && dry.stderr.contains(Self.notice + " would draw 2 again"),
                 "\(dry.stdout)\(dry.stderr)")
         let bake = try Self.bake(project)
         #expect(bake.stdout.contains("2 decoded, 0 unchanged") && bake.stdout.contains("small.imagetable        2")
-                && bake.stderr.contains(Self.notice + " drew them again"), "\(bake.stdout)\(bake.stderr)")
+                && bake.stderr.contains(Self.notice + " drew 2 again"), "\(bake.stdout)\(bake.stderr)")
         let after = try #require(try project.entries()["small.imagetable"])
         #expect(after != before, "the decode at the larger size gives other pixels; else this test shows nothing")
         #expect(after == (try Self.fresh(project)))
@@ -110,6 +110,22 @@ struct FamilyTagTests {
         #expect(try project.entries()["small.imagetable"] == (try Self.fresh(project)))
     }
 
+    /// An entry whose source is gone cannot be drawn again: the notice says so, and how it goes,
+    /// where it said every entry was drawn, bake after bake.
+    @Test func anEntryWhoseSourceIsGoneIsSaidToStay() throws {
+        let project = try Self.project()
+        _ = try Self.bake(project)
+        try FileManager.default.removeItem(atPath: project.sources + "/p1.jpg")
+        try project.editManifest { $0 + Self.large }
+        let bake = try Self.bake(project)
+        #expect(bake.stderr.contains("2 entries were drawn beside other formats than its family has now (one added, removed or resized "
+                + "since), which changes their pixels; drew 1 again; 1 cannot be (its source is gone, deferred or failing) and stays "
+                + "until it is baked or pruned (bake --prune)"), "\(bake.stderr)")
+        let pruned = try Self.bake(project, ["--prune"])
+        #expect(pruned.stdout.contains("small.imagetable        0        0       1"), "\(pruned.stdout)")
+        #expect(!(try Self.bake(project).stderr.contains("drawn beside")))
+    }
+
     /// An export of a table drawn for other siblings than the manifest's is refused, as one of
     /// other parameters is; once baked, it is the same bytes as a fresh bake's export.
     @Test func anExportOfATableDrawnForOtherSiblingsIsStale() throws {
@@ -120,8 +136,8 @@ struct FamilyTagTests {
         let environment = ["SOURCE_DATE_EPOCH": "1"]
         let stale = try run(Products.imagetable, ["export", project.manifestPath, "--to", project.root + "/e1"], environment: environment)
         #expect(stale.status == 1 && stale.stderr.contains("small.imagetable: error: 2 of its entries were drawn beside other formats "
-                + "than its family has now (one added, removed or resized since), which changes their pixels; bake the manifest first "
-                + "[stale-table]"), "\(stale.stderr)")
+                + "than its family has now (one added, removed or resized since), which changes their pixels; bake the manifest first (and "
+                + "with --prune, for entries whose sources are gone) [stale-table]"), "\(stale.stderr)")
         _ = try Self.bake(project)
         let e1 = try run(Products.imagetable, ["export", project.manifestPath, "--to", project.root + "/e1"], environment: environment)
         _ = try Self.fresh(project)
@@ -130,6 +146,36 @@ struct FamilyTagTests {
         #expect(e1.status == 0 && e2.status == 0, "\(e1.stderr)\(e2.stderr)")
         #expect(FileManager.default.contents(atPath: project.root + "/e1/small.imagetable")
                 == FileManager.default.contents(atPath: project.root + "/e2/small.imagetable"))
+    }
+
+    /// Two members whose resizes have the same area (300x200 and 200x300, both `fill`) and a
+    /// smaller one resized from one of them: which one depended on the manifest's order of the
+    /// formats (and on which of them a call drew), so a reordered manifest and a rebuilt sibling
+    /// left the small format's pixels off a fresh bake's, under the same tag.
+    @Test func theOrderOfFormatsAndWhichAreDrawnChangeNoPixel() throws {
+        let a = "      a: {size: 300x200, fit: fill, style: 32BitBGRA, maximumCount: 10}\n"
+        let b = "      b: {size: 200x300, fit: fill, style: 32BitBGRA, maximumCount: 10}\n"
+        let c = "      c: {size: 50x50, style: 32BitBGRA, maximumCount: 10}\n"
+        let project = try BakeProject(formats: a + b + c)
+        try project.add("p0.jpg", from: Corpus.photo("Landscape_1"))
+        try project.add("p1.jpg", from: Corpus.photo("Portrait_1"))
+        _ = try Self.bake(project)
+        let first = try #require(try project.entries()["c.imagetable"])
+        try project.editManifest { $0.replacingOccurrences(of: a + b, with: b + a) }
+        #expect(try Self.bake(project).stdout.contains("0 decoded, 2 unchanged"))
+        // b rebuilt in another style: only b is drawn, a and c planned beside it.
+        try project.editManifest { $0.replacingOccurrences(of: "b: {size: 200x300, fit: fill, style: 32BitBGRA", with: "b: {size: 200x300, fit: fill, style: 32BitBGR") }
+        _ = try Self.bake(project)
+        let other = project.root + "/fresh"
+        #expect(try run(Products.imagetable, ["bake", project.manifestPath, "--output", other, "--no-progress"]).status == 0)
+        let fresh = try project.entries()
+        #expect(fresh["c.imagetable"] == first)
+        for name in ["a.imagetable", "b.imagetable", "c.imagetable"] {
+            let fromFresh = Dictionary(uniqueKeysWithValues: try ImageTableReader(path: other + "/" + name).entries().map {
+                ($0.key, "\($0.sourceUUID) \($0.pixelChecksum)")
+            })
+            #expect(fresh[name] == fromFresh, "\(name)")
+        }
     }
 
     @Test func theTagIgnoresNamesStylesAndRepeats() throws {

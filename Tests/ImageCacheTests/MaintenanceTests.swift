@@ -84,6 +84,27 @@ import Testing
         #expect(try cache.deleteImage(forKey: "a", format: "small") == 1 && cache.containsImage(for: a, format: "large"))
         let alone = try await cache.image(for: a, format: "small").withPixels { Array($0.bytes) }
         #expect(provider.calls == 2 && together != nil && alone == together)
+        // Each entry records the family it was drawn beside, as the bake's do.
+        let reader = try ImageTableReader(path: fixture.directory + "/small.imagetable")
+        #expect(reader.entries().map(\.familyTag) == [FamilyTag.of(formats)])
+    }
+
+    /// A renderer that draws each format on its own (one an application writes) leaves the
+    /// family tag unknown: its pixels do not depend on the other formats.
+    @Test func aRendererOfOneFormatAtATimeLeavesTheTagUnknown() async throws {
+        struct Flat: Renderer {
+            func render(_ source: SourceImage, into targets: [RenderTarget]) throws(ImageTableError) -> [PixelRect] {
+                for t in targets { t.pixels.initializeMemory(as: UInt8.self, repeating: 0x80) }
+                return targets.map { PixelRect(x: 0, y: 0, width: $0.format.width, height: $0.format.height) }
+            }
+        }
+        let directory = NSTemporaryDirectory() + "imagecache-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let cache = try ImageCache(configuration: .test(directory: directory, formats: Fixture.formats),
+                                   provider: TestProvider(["a": .photo("Landscape_1")]), renderer: Flat())
+        _ = try await cache.image(for: CacheEntity(key: "a", sourceName: "1"), format: "small")
+        cache.close()
+        #expect(try ImageTableReader(path: directory + "/small.imagetable").entries().map(\.familyTag) == [FamilyTag.unknown])
     }
 
     @Test func resetEmptiesEveryTable() async throws {
