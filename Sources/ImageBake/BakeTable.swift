@@ -148,8 +148,9 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     /// (written before tags were recorded) is taken as drawn for the family as it is.
     func forEachHeld(_ body: (String, UUID, UInt64, Int64) -> Void) {
         let tag = familyTag
-        var redraws: Set<String> = []
+        var redraws: Set<String> = [], untagged: [Int32] = []
         func source(_ e: EntryInfo) -> UUID {
+            if e.familyTag == FamilyTag.unknown { untagged.append(Int32(e.slot)) }
             guard e.familyTag != FamilyTag.unknown, e.familyTag != tag else { return e.sourceUUID }
             redraws.insert(e.key)
             return Self.noSource
@@ -160,6 +161,31 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
             for e in reader.entries() { body(e.key, source(e), e.recency, e.sourceModifiedNs) }
         }
         redrawKeys = redraws
+        untaggedSlots = untagged
+    }
+
+    /// The slots of the entries ``forEachHeld(_:)`` found with no family tag.
+    private var untaggedSlots: [Int32] = []
+
+    /// Tags the entries written before tags were recorded with the family's, a batch at a time
+    /// (``ImageTableWriter/adoptFamilyTag(_:slots:)``): taken as drawn for the family as it is,
+    /// they are drawn again when it changes later. Before the run, after the plan's prunes.
+    ///
+    /// - Throws: the core's ``ImageTableError`` when the records cannot be flushed.
+    func adoptFamilyTag() throws(ImageTableError) {
+        defer { untaggedSlots = [] }
+        guard let table, !untaggedSlots.isEmpty else { return }
+        var start = 0
+        while start < untaggedSlots.count {
+            let end = min(start + Self.retimeBatch, untaggedSlots.count)
+            do {
+                let slots = try table.adoptFamilyTag(familyTag, slots: untaggedSlots[start..<end].map(Int.init))
+                table.releaseMappedPages(slots: [], records: slots)
+            } catch {
+                throw error.explained("could not record the family tag of \(end - start) entries").at(displayPath)
+            }
+            start = end
+        }
     }
 
     /// Says how many of the entries ``forEachHeld(_:)`` found drawn beside other formats the

@@ -127,6 +127,7 @@ public enum Baker {
                 if !change.writes.isEmpty { table.preallocate(entries: change.entriesAfter) }
             }
             for (table, retimes) in zip(tables, prepared.retimes) { try table.retime(retimes) }
+            for table in tables { try table.adoptFamilyTag() }
             prepared.retimes = []  // a key and a time per entry touched: not carried through the run
             // `--strict` stops at the first failure: one known before decoding (an empty file, a
             // decode that failed at an earlier bake) stops the bake before any source is sent.

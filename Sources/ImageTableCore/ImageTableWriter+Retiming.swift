@@ -62,4 +62,38 @@ extension ImageTableWriter {
         if options.durability == .flushed { try flushRecords(changed) }
         return changed
     }
+
+    /// Records `tag` as the ``FamilyTag`` of the committed entries in `slots` that have none
+    /// (written before tags were recorded), leaving their pixels as they are: a bake takes such
+    /// entries as drawn for its family as it is, and tags them so that a later change of the
+    /// family's formats is seen. Each record is changed under its seqlock and flushed as
+    /// ``updateSourceModified(_:)`` changes one; empty, reserved, damaged and tagged records are
+    /// passed over.
+    ///
+    /// - Parameters:
+    ///   - tag: the family's tag.
+    ///   - slots: the slots of the entries to tag, read from the records before (the caller has
+    ///     changed none of them since).
+    /// - Returns: the slots whose records changed.
+    /// - Throws: ``ImageTableError`` `notWritable` after ``close()``, `io` when the flush fails.
+    @discardableResult
+    public func adoptFamilyTag(_ tag: UInt16, slots: [Int]) throws(ImageTableError) -> [Int] {
+        let changed: [Int] = try state.withLock { s throws(ImageTableError) in
+            guard !s.closed else { throw ImageTableError(.notWritable, "table is closed", path: path) }
+            var changed: [Int] = []
+            for slot in slots where (0..<file.layout.capacity).contains(slot) {
+                let record = file.record(slot)
+                let generation = record.generation
+                guard generation & 1 == 0, record.state == IndexRecord.stateCommitted, record.familyTag == FamilyTag.unknown,
+                      record.storedChecksum == record.computeChecksum() else { continue }
+                record.beginWrite(generation | 1)
+                record.setFamilyTag(tag)
+                record.endWrite((generation | 1) &+ 1)
+                changed.append(slot)
+            }
+            return changed
+        }
+        if options.durability == .flushed { try flushRecords(changed) }
+        return changed
+    }
 }

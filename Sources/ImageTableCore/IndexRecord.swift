@@ -135,6 +135,13 @@ struct IndexRecord {
         base.storeLE(computeChecksum(), at: 20)
     }
 
+    /// Stores a family tag and the checksum that covers it, leaving every other field as it is.
+    /// The caller holds the seqlock open.
+    func setFamilyTag(_ tag: UInt16) {
+        base.storeLE(tag, at: 62)
+        base.storeLE(computeChecksum(), at: 20)
+    }
+
     /// Marks the record committed; the caller then makes `generation` even.
     func setCommitted() { itc_store_release_u32(base + 16, Self.stateCommitted.littleEndian) }
 

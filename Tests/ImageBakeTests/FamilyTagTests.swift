@@ -178,6 +178,38 @@ struct FamilyTagTests {
         }
     }
 
+    /// Clears every committed record's family tag, as a build before tags wrote it (the record
+    /// checksum made again).
+    static func untag(_ path: String) throws {
+        var bytes = try #require(FileManager.default.contents(atPath: path).map(Array.init))
+        let layout = try ImageTableReader(path: path).layout
+        for slot in 0..<layout.capacity {
+            let o = layout.recordOffset(slot)
+            guard bytes[o + 16] == 1 else { continue }
+            bytes[o + 62] = 0
+            bytes[o + 63] = 0
+            let crc = CRC32.checksum(Array(bytes[(o + 24)..<(o + 256)]))
+            for i in 0..<4 { bytes[o + 20 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// Entries from a build before tags are taken as drawn for the family as it is, and tagged
+    /// by the next bake, so that a later change of the family's formats draws them again: they
+    /// stayed untagged, and were never drawn again.
+    @Test func untaggedEntriesAreTaggedAndFollowLaterChanges() throws {
+        let project = try Self.project()
+        _ = try Self.bake(project)
+        try Self.untag(project.tables + "/small.imagetable")
+        #expect(try ImageTableReader(path: project.tables + "/small.imagetable").entries().map(\.familyTag) == [0, 0])
+        #expect(try Self.bake(project).stdout.contains("0 decoded, 2 unchanged"))
+        let tags = try ImageTableReader(path: project.tables + "/small.imagetable").entries().map(\.familyTag)
+        #expect(tags.count == 2 && tags.allSatisfy { $0 != FamilyTag.unknown }, "\(tags)")
+        try project.editManifest { $0 + Self.large }
+        #expect(try Self.bake(project).stderr.contains(Self.notice + " drew 2 again"))
+        #expect(try project.entries()["small.imagetable"] == (try Self.fresh(project)))
+    }
+
     @Test func theTagIgnoresNamesStylesAndRepeats() throws {
         let a = TableFormat(name: "a", width: 32, height: 32, style: .bgr32, capacity: 1)
         var b = a
