@@ -205,6 +205,11 @@ struct FamilyTagTests {
         #expect(try Self.bake(project).stdout.contains("0 decoded, 2 unchanged"))
         let tags = try ImageTableReader(path: project.tables + "/small.imagetable").entries().map(\.familyTag)
         #expect(tags.count == 2 && tags.allSatisfy { $0 != FamilyTag.unknown }, "\(tags)")
+        // `inspect` shows them, as 4 hex digits.
+        let inspect = try run(Products.imagetable, ["inspect", project.tables + "/small.imagetable", "--format", "json"])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(inspect.stdout.utf8)) as? [String: Any])
+        let entries = try #require(((document["tables"] as? [[String: Any]])?.first)?["entries"] as? [[String: Any]])
+        #expect(entries.map { $0["familyTag"] as? String } == tags.map { String(format: "%04x", $0) }, "\(entries)")
         try project.editManifest { $0 + Self.large }
         #expect(try Self.bake(project).stderr.contains(Self.notice + " drew 2 again"))
         #expect(try project.entries()["small.imagetable"] == (try Self.fresh(project)))

@@ -52,6 +52,7 @@ struct InspectTests {
             var padded = [UInt8](repeating: 0, count: layout.imageBytes)
             for y in 0..<6 { padded.replaceSubrange(y * layout.bytesPerRow..<(y * layout.bytesPerRow + 22), with: written.pixels[(y * 22)..<(y * 22 + 22)]) }
             #expect(json["pixelChecksum"] as? String == String(format: "%08x", CRC32.checksum(padded)))
+            #expect(json["familyTag"] == nil, "written with no family tag")
         }
     }
 

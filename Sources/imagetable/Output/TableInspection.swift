@@ -35,6 +35,8 @@ struct TableInspection: Encodable {
         let writtenAt: UInt64
         let contentRect: PixelRect
         let pixelChecksum: String
+        /// 4 hex digits: the family tag the entry was drawn for; absent when it has none.
+        let familyTag: String?
     }
 
     struct Notice: Encodable {
@@ -84,7 +86,8 @@ struct TableInspection: Encodable {
                 Entry(slot: e.slot, key: e.key, entityUUID: e.entityUUID.uuidString.lowercased(),
                       sourceUUID: e.sourceUUID.uuidString.lowercased(), recency: e.recency, writtenAt: e.writtenAt,
                       contentRect: e.contentRect,
-                      pixelChecksum: Self.hex32(e.pixelChecksum))
+                      pixelChecksum: Self.hex32(e.pixelChecksum),
+                      familyTag: e.familyTag == FamilyTag.unknown ? nil : String(format: "%04x", e.familyTag))
             }
         }
     }
