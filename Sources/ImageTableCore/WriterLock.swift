@@ -104,10 +104,19 @@ final class WriterLock: Sendable {
     ///
     /// - Parameter tablePath: the table.
     static func isHeldByAnotherProcess(tablePath: String) -> Bool {
-        guard isHeld(tablePath: tablePath) == true else { return false }
-        guard let text = try? String(contentsOfFile: tablePath + ".lock", encoding: .utf8),
-              let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { return true }
-        return pid != getpid()
+        for attempt in 0..<5 {
+            guard isHeld(tablePath: tablePath) == true else { return false }
+            if let text = try? String(contentsOfFile: tablePath + ".lock", encoding: .utf8),
+               let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                return pid != getpid()
+            }
+            // Held with no PID written: a writer between taking the lock and writing its PID,
+            // or a released lock whose descriptor a process being spawned holds until its exec
+            // closes it (verify then took a table no one writes for one being written, and
+            // reported no damage: a test saw it once). Looked at again a moment later.
+            if attempt < 4 { usleep(2_000) }
+        }
+        return true
     }
 
     /// Releases the lock (clearing the PID only if we held it); idempotent and thread-safe.

@@ -123,7 +123,8 @@ enum BakeReport {
         // A dry run's time is the plan's, not a forecast of the bake's.
         let time = s.dryRun ? "(planned in \(String(format: "%.2f", s.seconds)) s)" : "in \(String(format: "%.2f", s.seconds)) s"
         // "baked 3 sources" read as a success when every one of them failed or was skipped.
-        let none = s.sourcesFound > 0 && s.decoded + s.unchanged == 0 ? "none of " : ""
+        // And "baked 100000 sources" read as done of a bake stopped after a tenth of them.
+        let none = s.sourcesFound > 0 && s.decoded + s.unchanged == 0 ? "none of " : s.notAttempted > 0 ? "part of " : ""
         let sources = s.sourcesFound == 1 ? "source" : "sources"
         var out = "\(PrintableText.escaped(manifestPath)): \(verb) \(none)\(s.sourcesFound) \(sources)\(shard) \(time): "
             + "\(s.decoded) decoded, \(s.unchanged) unchanged, \(s.failed.count) failed"
