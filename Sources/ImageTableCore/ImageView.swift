@@ -136,6 +136,10 @@ public struct TableNotice: Sendable, Equatable, CustomStringConvertible {
         self.slot = slot
     }
 
+    /// Whether a listing of the table's entries left an entry out for it: a damaged record, or
+    /// a sound one the damaged hash index does not lead to (readers miss it).
+    public var skipsEntry: Bool { kind == .damagedRecord || kind == .damagedIndex }
+
     /// `notice: message [kind]`.
     public var description: String { "notice: \(message) [\(kind.rawValue)]" }
 }

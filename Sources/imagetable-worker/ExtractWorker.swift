@@ -82,7 +82,7 @@ enum ExtractWorker {
         let entries = written == 1 ? "entry" : "entries"
         // A record skipped as damaged (or one the damaged index does not lead to) is an entry
         // `--all` asked for and could not write.
-        let damaged = reader.notices.count { $0.kind == .damagedRecord || $0.kind == .damagedIndex }
+        let damaged = reader.notices.count(where: \.skipsEntry)
         printLine("\(request.table): wrote \(written) \(entries) as PNG files to \(directory)"
               + (failed > 0 ? "; \(failed) failed" : "") + (damaged > 0 ? "; \(damaged) damaged, skipped" : ""))
         return failed == 0 && damaged == 0 ? 0 : 1

@@ -78,7 +78,7 @@ enum PreviewWorker {
         }
         // A record skipped as damaged (or one the damaged index does not lead to) is an entry
         // the sheet cannot show.
-        let damaged = reader.notices.contains { $0.kind == .damagedRecord || $0.kind == .damagedIndex }
+        let damaged = reader.notices.contains(where: \.skipsEntry)
         return drawing.unreadable == 0 && !damaged ? 0 : 1
     }
 

@@ -105,7 +105,7 @@ struct TableMerge {
             }
             // Entries the listing passed over (a damaged record, one the index does not lead
             // to) are said, as pixels that fail their checksum are: the merge lacks them.
-            for notice in reader.notices where listingNotices && (notice.kind == .damagedRecord || notice.kind == .damagedIndex) {
+            for notice in reader.notices where listingNotices && notice.skipsEntry {
                 outcome.skipped.append("\(reader.path): warning: \(notice.message); left out of the merge [\(notice.kind.rawValue)]")
             }
         }
