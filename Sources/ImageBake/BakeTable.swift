@@ -144,8 +144,9 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     /// An entry drawn beside other formats than the family has now (its ``FamilyTag`` is
     /// another's) holds pixels a fresh bake would not make: it is given as made from no source,
     /// so the plan decodes its source as a changed one and replaces it in its own slot (readers
-    /// see the old pixels until then), and counted in ``redrawCount``. One whose tag is unknown
-    /// (written before tags were recorded) is taken as drawn for the family as it is.
+    /// see the old pixels until then), and counted for ``noteRedraws(planned:)``. One whose tag
+    /// is unknown (written before tags were recorded) is taken as drawn for the family as it is,
+    /// and kept for ``adoptFamilyTag()``.
     func forEachHeld(_ body: (String, UUID, UInt64, Int64) -> Void) {
         let tag = familyTag
         var redraws: Set<String> = [], untagged: [Int32] = []
@@ -174,17 +175,9 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     /// - Throws: the core's ``ImageTableError`` when the records cannot be flushed.
     func adoptFamilyTag() throws(ImageTableError) {
         defer { untaggedSlots = [] }
-        guard let table, !untaggedSlots.isEmpty else { return }
-        var start = 0
-        while start < untaggedSlots.count {
-            let end = min(start + Self.retimeBatch, untaggedSlots.count)
-            do {
-                let slots = try table.adoptFamilyTag(familyTag, slots: untaggedSlots[start..<end].map(Int.init))
-                table.releaseMappedPages(slots: [], records: slots)
-            } catch {
-                throw error.explained("could not record the family tag of \(end - start) entries").at(displayPath)
-            }
-            start = end
+        let slots = untaggedSlots, tag = familyTag
+        try inRecordBatches(slots.count, recording: "the family tag") { table, batch throws(ImageTableError) in
+            try table.adoptFamilyTag(tag, slots: slots[batch].map(Int.init))
         }
     }
 
@@ -305,25 +298,40 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
     /// - Parameter updates: keys, in slot order, with the time each entry should record.
     /// - Throws: the core's ``ImageTableError`` when the records cannot be flushed.
     func retime(_ updates: BakePlanner.Retimes) throws(ImageTableError) {
+        try inRecordBatches(updates.count, recording: "the modification time") { table, batch throws(ImageTableError) in
+            try table.updateSourceModified(Array(updates[batch]))
+        }
+    }
+
+    /// Changes records in place a batch at a time (``retime(_:)``, ``adoptFamilyTag()``):
+    /// `change` changes the records of the batch's positions and returns their slots, which its
+    /// writer has flushed once; they are unmapped with the index pages its lookups mapped.
+    ///
+    /// - Parameters:
+    ///   - count: how many records to change.
+    ///   - what: the field changed, for the error.
+    ///   - change: changes one batch, given by its positions in `0 ..< count`.
+    /// - Throws: the core's ``ImageTableError`` when the records cannot be flushed.
+    private func inRecordBatches(_ count: Int, recording what: String,
+                                 _ change: (ImageTableWriter, Range<Int>) throws(ImageTableError) -> [Int]) throws(ImageTableError) {
         guard let table else { return }
         var start = 0
-        while start < updates.count {
-            let end = min(start + Self.retimeBatch, updates.count)
+        while start < count {
+            let end = min(start + Self.recordBatch, count)
             do {
-                let slots = try table.updateSourceModified(Array(updates[start..<end]))
-                table.releaseMappedPages(slots: [], records: slots)
+                table.releaseMappedPages(slots: [], records: try change(table, start..<end))
             } catch {
-                throw error.explained("could not record the modification time of \(end - start) entries").at(displayPath)
+                throw error.explained("could not record \(what) of \(end - start) entries").at(displayPath)
             }
             start = end
         }
     }
 
-    /// Entries ``retime(_:)`` updates with one flush. A record read maps the 64 KiB around it,
-    /// so a batch maps at most 64 MiB of records before they are unmapped, and far less when its
-    /// keys, in slot order, are neighbours (every entry's time moved: 256 KiB); a million
-    /// updates cost a thousand flushes.
-    private static let retimeBatch = 1024
+    /// Records ``inRecordBatches(_:recording:_:)`` changes with one flush. A record read maps
+    /// the 64 KiB around it, so a batch maps at most 64 MiB of records before they are unmapped,
+    /// and far less when its keys, in slot order, are neighbours (every entry's time moved:
+    /// 256 KiB); a million updates cost a thousand flushes.
+    private static let recordBatch = 1024
 
     /// Queues a filled reservation; once the batch is full, or the staged pixels it holds pass
     /// ``stagedLimit``, hands it to a background publisher and returns.
