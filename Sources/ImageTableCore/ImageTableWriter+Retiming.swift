@@ -39,8 +39,7 @@ extension ImageTableWriter {
     ///   they reached the disk is unknown).
     @discardableResult
     public func updateSourceModified(_ updates: [(key: String, sourceModifiedNs: Int64)]) throws(ImageTableError) -> [Int] {
-        let changed: [Int] = try state.withLock { s throws(ImageTableError) in
-            guard !s.closed else { throw ImageTableError(.notWritable, "table is closed", path: path) }
+        try changeRecords { s in
             // Each probe maps part of the hash index, which releaseMappedPages unmaps in turn.
             s.bucketsTouched += updates.count
             var changed: [Int] = [], seen = Set<Int>()
@@ -51,16 +50,11 @@ extension ImageTableWriter {
                 let record = file.record(slot)
                 // A record damaged since the open must not be given a checksum that covers its damage.
                 guard record.sourceModifiedNs != modifiedNs, record.storedChecksum == record.computeChecksum() else { continue }
-                let odd = record.generation | 1
-                record.beginWrite(odd)
-                record.setSourceModified(modifiedNs)
-                record.endWrite(odd &+ 1)
+                record.rewrite { record.setSourceModified(modifiedNs) }
                 if seen.insert(slot).inserted { changed.append(slot) }
             }
             return changed
         }
-        if options.durability == .flushed { try flushRecords(changed) }
-        return changed
     }
 
     /// Records `tag` as the ``FamilyTag`` of the committed entries in `slots` that have none
@@ -78,20 +72,26 @@ extension ImageTableWriter {
     /// - Throws: ``ImageTableError`` `notWritable` after ``close()``, `io` when the flush fails.
     @discardableResult
     public func adoptFamilyTag(_ tag: UInt16, slots: [Int]) throws(ImageTableError) -> [Int] {
-        let changed: [Int] = try state.withLock { s throws(ImageTableError) in
-            guard !s.closed else { throw ImageTableError(.notWritable, "table is closed", path: path) }
+        try changeRecords { _ in
             var changed: [Int] = []
             for slot in slots where (0..<file.layout.capacity).contains(slot) {
                 let record = file.record(slot)
-                let generation = record.generation
-                guard generation & 1 == 0, record.state == IndexRecord.stateCommitted, record.familyTag == FamilyTag.unknown,
+                guard record.generation & 1 == 0, record.state == IndexRecord.stateCommitted, record.familyTag == FamilyTag.unknown,
                       record.storedChecksum == record.computeChecksum() else { continue }
-                record.beginWrite(generation | 1)
-                record.setFamilyTag(tag)
-                record.endWrite((generation | 1) &+ 1)
+                record.rewrite { record.setFamilyTag(tag) }
                 changed.append(slot)
             }
             return changed
+        }
+    }
+
+    /// Runs `change` under the writer's lock, unless the writer is closed, and flushes the
+    /// records whose slots it returns once (unless ``Durability/processCrashOnly``): the frame of
+    /// the record-only changes above.
+    private func changeRecords(_ change: (inout State) -> [Int]) throws(ImageTableError) -> [Int] {
+        let changed: [Int] = try state.withLock { s throws(ImageTableError) in
+            guard !s.closed else { throw ImageTableError(.notWritable, "table is closed", path: path) }
+            return change(&s)
         }
         if options.durability == .flushed { try flushRecords(changed) }
         return changed

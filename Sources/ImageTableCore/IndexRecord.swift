@@ -128,6 +128,16 @@ struct IndexRecord {
         base.storeLE(computeChecksum(), at: 20)
     }
 
+    /// Changes fields of a committed record under its seqlock: its generation odd, `change`, then
+    /// even again, 2 more than before, so that a reader never takes a half-changed record for a
+    /// whole one. The caller holds the writer's lock.
+    func rewrite(_ change: () -> Void) {
+        let odd = generation | 1
+        beginWrite(odd)
+        change()
+        endWrite(odd &+ 1)
+    }
+
     /// Stores a new `sourceModified` and the checksum that covers it, leaving every other field
     /// as it is. The caller holds the seqlock open: between the two stores the checksum is wrong.
     func setSourceModified(_ ns: Int64) {
