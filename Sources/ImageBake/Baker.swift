@@ -170,14 +170,12 @@ public enum Baker {
         // said nothing, and its empty tables shipped green. A shard may hold none of a family's
         // sources, when its directory holds other shards': said only when it holds no one's (an
         // unmounted directory, whose empty shard `merge` would take with the rest).
-        do {
-            // A file skipped for its extension's spelling is not a source: the family still has none.
-            let found = Set((prepared.scanFailures + plan.failures + plan.skipped).filter { $0.error.code != .extensionSpelling }.map(\.family))
-            for family in manifest.families where (plan.planned.first { $0.name == family.name }?.count ?? 0) == 0 && !found.contains(family.name)
-                && !plan.sourcedByOtherShards.contains(family.name) {
-                summary.warnings.append(BakeWarning(path: manifest.file, message: family.noSourcesMessage, code: "no-sources",
-                                                    line: family.sourcesLocation.line, column: family.sourcesLocation.column))
-            }
+        // A file skipped for its extension's spelling is not a source: the family still has none.
+        let found = Set((prepared.scanFailures + plan.failures + plan.skipped).filter { $0.error.code != .extensionSpelling }.map(\.family))
+        for family in manifest.families where (plan.planned.first { $0.name == family.name }?.count ?? 0) == 0 && !found.contains(family.name)
+            && !plan.sourcedByOtherShards.contains(family.name) {
+            summary.warnings.append(BakeWarning(path: manifest.file, message: family.noSourcesMessage, code: "no-sources",
+                                                line: family.sourcesLocation.line, column: family.sourcesLocation.column))
         }
         summary.warnings += pruneWithheld(manifest, tables: tables, plan: plan, dryRun: options.dryRun)
         // A cache lost, not a failure: said, since the next bakes read every source again.
