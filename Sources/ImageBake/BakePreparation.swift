@@ -36,14 +36,17 @@ struct BakePreparation {
     ///   - tables: its tables, open, in the order of its formats.
     ///   - state: the bake state.
     ///   - options: the bake's options.
+    ///   - started: when the bake started, for its progress reports.
     ///   - clock: charged with the scan, the diff and the plan.
     /// - Throws: ``ImageTableError`` when a family's sources cannot be listed.
-    init(_ manifest: Manifest, tables: [BakeTable], state: BakeState, options: BakeOptions, clock: inout PhaseClock) throws(ImageTableError) {
+    init(_ manifest: Manifest, tables: [BakeTable], state: BakeState, options: BakeOptions, started: Date,
+         clock: inout PhaseClock) throws(ImageTableError) {
         var plan: BakePlan
         let listsEveryKnownFile: Bool
         failureSettings = BakeState.failureSettings(of: manifest, tables: tables, options: options)
         (plan, replacing, retimes, scanFailures, vanished, listsEveryKnownFile) = try Self.prepare(manifest, tables: tables, state: state,
                                                                                                    options: options, settings: failureSettings,
+                                                                                                   stages: StageProgress(options.progress, started: started),
                                                                                                    clock: &clock)
         nothingToForget = listsEveryKnownFile && vanished.found == 0
         // Now that the scan's lists, the diff's and the tables' entries are freed: the run keeps
@@ -53,7 +56,7 @@ struct BakePreparation {
     }
 
     private static func prepare(_ manifest: Manifest, tables: [BakeTable], state: BakeState, options: BakeOptions, settings: [String],
-                                clock: inout PhaseClock) throws(ImageTableError)
+                                stages: StageProgress, clock: inout PhaseClock) throws(ImageTableError)
         -> (BakePlan, [Set<String>], [BakePlanner.Retimes], [SourceFailure], (found: Int, unheld: Int), Bool) {
         var scanned: [[SourceFile]] = []
         var scanFailures: [SourceFailure] = []
@@ -65,7 +68,10 @@ struct BakePreparation {
         // Whether a family's scan met a file its patterns take that another shard bakes: the
         // directory is not empty, though this shard has no source in it (`--prune` goes on).
         let otherShards = manifest.families.map { _ in AdaptiveMutex(false) }
+        stages.begin(.listing)
+        TestHook.run("listing")
         for (f, (family, selects)) in zip(manifest.families, selectors).enumerated() {
+            let listedBefore = scanned.reduce(0) { $0 + $1.count }
             let elsewhere = otherShards[f]
             let counted: @Sendable (String) -> Bool
             if shard == nil {
@@ -87,6 +93,7 @@ struct BakePreparation {
                                             }) else { return nil }
                                             return family.selectedSpelling(of: key)
                                         },
+                                        listed: { stages.update(done: listedBefore + $0) },
                                         selects: counted)
             let found = try scanner.scanAll()
             scanned.append(found.sources)
@@ -96,7 +103,9 @@ struct BakePreparation {
             scanFailures += (reported ?? found.skipped).map { SourceFailure(family: family.name, error: $0) }
         }
         clock.lap(\.scan)
-        let diff = SourceDiff(state: state, decoding: options.decoding, rehash: options.rehash, jobs: options.jobs)
+        stages.begin(.checking)
+        TestHook.run("checking")
+        let diff = SourceDiff(state: state, decoding: options.decoding, rehash: options.rehash, jobs: options.jobs, stages: stages)
         // Per table, what it held: a view of its family's `FamilyHeld`.
         var held = Array(repeating: HeldEntries?.none, count: tables.count)
         // Per family, its tables' indices, ascending.

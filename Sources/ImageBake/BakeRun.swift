@@ -199,7 +199,7 @@ final class BakeRun: @unchecked Sendable {
             guard force || now.timeIntervalSince(s.lastProgress) >= 0.1 else { return nil }
             s.lastProgress = now
             return BakeProgress(done: s.done, total: jobs.count, failed: s.summary.failed.count, elapsed: now.timeIntervalSince(started),
-                                rendering: now.timeIntervalSince(renderStarted.withLock { $0 }))
+                                inStage: now.timeIntervalSince(renderStarted.withLock { $0 }))
         }
         if let snapshot { progress(snapshot) }
     }

@@ -169,20 +169,57 @@ public struct BakeSummary: Sendable {
     public var shard: ShardSelection?
 }
 
+/// What a running bake is doing, for a progress display.
+public enum BakeStage: Sendable, Equatable {
+    /// Listing the families' sources: ``BakeProgress/done`` counts the sources found so far,
+    /// and ``BakeProgress/total`` is 0 (unknown).
+    case listing
+    /// Reading the sources that are new or changed since the last bake (fingerprinting them, or
+    /// peeking at them): ``BakeProgress/done`` of ``BakeProgress/total`` of those.
+    case checking
+    /// Decoding and rendering: ``BakeProgress/done`` of ``BakeProgress/total`` sources to decode.
+    case rendering
+}
+
 /// Progress of a running bake, for a progress bar.
+///
+/// A bake reports its ``BakeStage/listing`` and ``BakeStage/checking`` stages only once one has
+/// lasted half a second (a first bake of 300,000 sources spent 21 s in them, silent), and its
+/// ``BakeStage/rendering`` stage always.
 public struct BakeProgress: Sendable {
-    /// Sources finished (baked, unchanged or failed).
+    /// What the bake is doing; ``done`` and ``total`` count that stage's work.
+    public let stage: BakeStage
+    /// Sources finished (baked, unchanged or failed), or those the stage has done.
     public let done: Int
-    /// Sources to do.
+    /// Sources to do in the stage (0 while listing: not known yet).
     public let total: Int
     /// Sources that failed so far.
     public let failed: Int
     /// Seconds since the bake started.
     public let elapsed: Double
-    /// Seconds since the first source was sent to a worker: what a rate of sources is measured
-    /// over (the scan and the diff before it, 21 s of a bake of 300,000 touched sources, made
-    /// the rate a fifth of the real one and the time left an hour too long).
-    public let rendering: Double
+    /// Seconds since the stage began (rendering: since the first source was sent to a worker):
+    /// what a rate is measured over. Over the whole bake, the listing and the checking made the
+    /// rate of a bake of 300,000 touched sources a fifth of the real one, and its time left an
+    /// hour too long.
+    public let inStage: Double
+
+    /// Creates a report.
+    ///
+    /// - Parameters:
+    ///   - stage: what the bake is doing.
+    ///   - done: what the stage has done.
+    ///   - total: what the stage has to do, or 0 when not known.
+    ///   - failed: sources that failed so far.
+    ///   - elapsed: seconds since the bake started.
+    ///   - inStage: seconds since the stage began.
+    public init(stage: BakeStage = .rendering, done: Int, total: Int, failed: Int, elapsed: Double, inStage: Double) {
+        self.stage = stage
+        self.done = done
+        self.total = total
+        self.failed = failed
+        self.elapsed = elapsed
+        self.inStage = inStage
+    }
 }
 
 /// A warning of a bake, kept in its parts, so that each output shapes it as it shapes the rest:

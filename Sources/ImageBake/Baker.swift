@@ -111,7 +111,7 @@ public enum Baker {
         clock.lap(\.open)
         for table in tables { table.explainRebuild(previous: state.parameters(ofTable: table.format.fileName)) }
 
-        var prepared = try BakePreparation(manifest, tables: tables, state: state, options: options, clock: &clock)
+        var prepared = try BakePreparation(manifest, tables: tables, state: state, options: options, started: started, clock: &clock)
         for (table, replacing) in zip(tables, prepared.replacing) { table.noteRedraws(planned: replacing) }
         let plan = prepared.plan, vanished = prepared.vanished
 

@@ -26,6 +26,8 @@ struct SourceDiff {
     let decoding: DecodeOptions
     let rehash: Bool
     let jobs: Int
+    /// Told of each new or changed source read, for a progress display.
+    var stages: StageProgress?
 
     /// One family as scanned: its sources, and what its tables held when the bake began.
     struct Scanned {
@@ -143,9 +145,11 @@ struct SourceDiff {
             }
             let untrusted = Array(starts.indices.lazy.filter { outcomes.get($0).fingerprint == nil }.map { Int32($0) })
             let toRead = reads
+            let examined = stages?.counter(of: untrusted.count)
             Parallel.forEach(untrusted.count, threads: jobs) { u in
                 let w = Int(untrusted[u]), item = all[Int(starts[w])]
                 outcomes.set(w, examine(families[Int(item.family)].sources[Int(item.index)], read: toRead[w]))
+                examined?()
             }
         }
         // Back to the families, in scan order.

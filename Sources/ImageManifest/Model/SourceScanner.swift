@@ -79,6 +79,9 @@ public struct SourceScanner: Sendable {
     public let allowOutside: Bool
     /// A directory not to scan (the output directory), as an absolute, resolved path.
     public let excluding: String?
+    /// Told how many sources the scan has taken so far, every 1,024 names it looks at: a
+    /// million sources take seconds to list, which a progress display shows.
+    public let listed: (@Sendable (Int) -> Void)?
 
     /// Creates a scanner.
     ///
@@ -90,16 +93,18 @@ public struct SourceScanner: Sendable {
     ///     (``Manifest/Family/selectsHiddenImage(_:)``); such files are reported, not taken.
     ///   - otherSpelling: the key the patterns would take were a skipped key's extension spelt
     ///     another way (``Manifest/Family/selectedSpelling(of:)``); such files are reported.
+    ///   - listed: told the count of sources taken so far, every 1,024 names looked at.
     ///   - selects: whether a relative path is a source (the family's patterns).
     public init(root: String, allowOutside: Bool = false, excluding: String? = nil,
                 selectsHidden: (@Sendable (String) -> Bool)? = nil, otherSpelling: (@Sendable (String) -> String?)? = nil,
-                selects: @escaping @Sendable (String) -> Bool) {
+                listed: (@Sendable (Int) -> Void)? = nil, selects: @escaping @Sendable (String) -> Bool) {
         self.root = root
         self.selects = selects
         self.selectsHidden = selectsHidden
         self.otherSpelling = otherSpelling
         self.allowOutside = allowOutside
         self.excluding = excluding
+        self.listed = listed
     }
 
     /// What a scan found.
@@ -168,6 +173,7 @@ public struct SourceScanner: Sendable {
         var unlisted: [String] = []
         var directories: Set<String> = []
         var pending = [""]
+        var looked = 0
         // A directory whose files cannot be seen. The root is no more a set of sources than a
         // missing one (taken for empty, it would have every entry counted as deleted); any
         // other is reported, and what is below it is unknown, not gone.
@@ -189,6 +195,8 @@ public struct SourceScanner: Sendable {
             let directory = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             defer { if directory >= 0 { close(directory) } }
             names: for entry in names {
+                looked += 1
+                if looked & 1023 == 0 { listed?(sources.count) }
                 guard case .utf8(let name) = entry else {
                     if case .notUTF8(let bytes, let printable) = entry,
                        let problem = notUTF8(bytes, printable: printable, in: dir, relative: relative) {

@@ -52,11 +52,17 @@ final class ProgressBar: BakeProgressDisplay {
 
     /// The bar for `width` columns: at most `width - 1` characters, since a character in the last
     /// column makes some terminals wrap. The bar itself shrinks first, then goes; then the text
-    /// is cut.
+    /// is cut. Listing has no bar: how many sources there are is what it finds out.
     static func line(_ p: BakeProgress, width: Int) -> String {
-        // Over the time sources have been rendered: the scan and the diff before are not theirs.
-        let rate = p.rendering > 0 ? Double(p.done) / p.rendering : 0
-        var text = "\(p.done)/\(p.total) sources  \(String(format: "%.1f", rate))/s"
+        // Over the stage's time: the listing and checking before rendering are not its sources'.
+        let rate = p.inStage > 0 ? Double(p.done) / p.inStage : 0
+        var text: String
+        switch p.stage {
+        case .listing: return String("listing sources: \(p.done) found".prefix(max(1, width - 1)))
+        case .checking: text = "checking \(p.done)/\(p.total) new or changed sources"
+        case .rendering: text = "\(p.done)/\(p.total) sources"
+        }
+        text += "  \(String(format: "%.1f", rate))/s"
         if p.done < p.total && rate > 0 { text += "  ~\(duration(Double(p.total - p.done) / rate)) left" }
         if p.failed > 0 { text += "  \(p.failed) failed" }
         let room = max(1, width - 1)
@@ -72,7 +78,8 @@ final class ProgressBar: BakeProgressDisplay {
 }
 
 /// `--progress` when standard error is not a terminal (a CI log): a plain line every few
-/// seconds, never a carriage return, each failure as it happens, and a last line at the end.
+/// seconds and at each new stage, never a carriage return, each failure as it happens, and a
+/// last line at the end.
 final class ProgressLines: BakeProgressDisplay {
     private struct State {
         var last: BakeProgress?
@@ -89,8 +96,10 @@ final class ProgressLines: BakeProgressDisplay {
 
     func update(_ p: BakeProgress) {
         state.withLock { s in
+            // A stage's first report is printed at once: what the bake does now.
+            let newStage = s.last.map { $0.stage != p.stage } ?? true
             s.last = p
-            if let at = s.printedAt, p.elapsed - at < interval { return }
+            if !newStage, let at = s.printedAt, p.elapsed - at < interval { return }
             s.printedAt = p.elapsed
             s.printed = Self.line(p)
             StandardError.write(Self.line(p) + "\n")
@@ -111,8 +120,15 @@ final class ProgressLines: BakeProgressDisplay {
     }
 
     /// `progress: 12/40 sources to decode, 1 failed, 3.2 s`: of the sources to decode, not of
-    /// those found (a re-bake that decodes nothing said `0/0 sources` of 144 found).
+    /// those found (a re-bake that decodes nothing said `0/0 sources` of 144 found). Before
+    /// rendering, `progress: listing sources, 120000 found, 2.1 s` and
+    /// `progress: checking 5000/300000 new or changed sources, 7.0 s`.
     static func line(_ p: BakeProgress) -> String {
-        "progress: \(p.done)/\(p.total) sources to decode" + (p.failed > 0 ? ", \(p.failed) failed" : "") + ", \(String(format: "%.1f", p.elapsed)) s"
+        let seconds = String(format: "%.1f", p.elapsed)
+        switch p.stage {
+        case .listing: return "progress: listing sources, \(p.done) found, \(seconds) s"
+        case .checking: return "progress: checking \(p.done)/\(p.total) new or changed sources, \(seconds) s"
+        case .rendering: return "progress: \(p.done)/\(p.total) sources to decode" + (p.failed > 0 ? ", \(p.failed) failed" : "") + ", \(seconds) s"
+        }
     }
 }
