@@ -220,6 +220,12 @@ import Glibc
         #expect(damaged.stderr == "\(second.tables)/thumb.imagetable: warning: slot \(slot) ('t4.jpg'): pixel checksum mismatch; "
                 + "left out of the merge [pixel-checksum-mismatch]\n")
         #expect(try ImageTableReader(path: out + "/thumb.imagetable").entries().count == 5)
+        // In JSON, as a bake's warnings are: the input table, the code, the message.
+        let json = try Self.merge(out, [first.tables, second.tables], ["--format", "json"])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let warnings = try #require(document["warnings"] as? [[String: String]], "\(json.stdout)")
+        #expect(warnings == [["path": "\(second.tables)/thumb.imagetable", "code": "pixel-checksum-mismatch",
+                              "message": "slot \(slot) ('t4.jpg'): pixel checksum mismatch; left out of the merge"]])
 
         // A damaged winner of a key both inputs hold gives way to the sound copy, where the key
         // was dropped whole.

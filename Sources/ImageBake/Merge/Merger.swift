@@ -31,8 +31,9 @@ public struct MergeSummary: Sendable {
     public var bytes = 0
     /// Wall-clock seconds.
     public var seconds = 0.0
-    /// Warnings, one line each: entries left out because their pixels failed their checksum.
-    public var warnings: [String] = []
+    /// Entries left out: their pixels failed their checksum, they changed while copied, or their
+    /// records were damaged. Each names the input table, and the slot and key in its message.
+    public var warnings: [BakeWarning] = []
 }
 
 /// `imagetable merge OUT DIR...`: combines the tables of several output directories (the

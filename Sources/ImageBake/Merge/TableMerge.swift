@@ -27,7 +27,7 @@ struct TableMerge {
         var leftOut = 0
         var duplicates = 0
         var bytes = 0
-        var skipped: [String] = []
+        var skipped: [BakeWarning] = []
         /// The entries left out for damage in this attempt.
         fileprivate var failed: [CandidateID] = []
         /// Keys more than one input held.
@@ -57,7 +57,7 @@ struct TableMerge {
     /// - Throws: ``ImageTableError`` when the table cannot be written.
     func build(at path: String) throws(ImageTableError) -> Outcome {
         var excluded: Set<CandidateID> = []
-        var warnings: [String] = []
+        var warnings: [BakeWarning] = []
         while true {
             // The listing's notices are the same at every attempt: said at the first.
             var outcome = try attempt(at: path, excluding: excluded, listingNotices: excluded.isEmpty)
@@ -106,7 +106,7 @@ struct TableMerge {
             // Entries the listing passed over (a damaged record, one the index does not lead
             // to) are said, as pixels that fail their checksum are: the merge lacks them.
             for notice in reader.notices where listingNotices && notice.skipsEntry {
-                outcome.skipped.append("\(reader.path): warning: \(notice.message); left out of the merge [\(notice.kind.rawValue)]")
+                outcome.skipped.append(BakeWarning(path: reader.path, message: "\(notice.message); left out of the merge", code: notice.kind.rawValue))
             }
         }
         let capacity = readers[0].layout.capacity
@@ -120,16 +120,19 @@ struct TableMerge {
         let builder = try TableBuilder(path: path, header: header)
         for (n, candidate) in selected.sorted(by: { Self.keyOrder($0.info.key, $1.info.key) }).enumerated() {
             if n % 256 == 255, let stop = stopRequested() { throw stop }
-            let slotName = "\(readers[candidate.input].path): warning: slot \(candidate.info.slot) (\(PrintableText.quoted(candidate.info.key)))"
+            let slotName = "slot \(candidate.info.slot) (\(PrintableText.quoted(candidate.info.key)))"
+            func leftOut(_ why: String, _ code: ImageTableError.Code) -> BakeWarning {
+                BakeWarning(path: readers[candidate.input].path, message: "\(slotName): \(why); left out of the merge", code: code.rawValue)
+            }
             switch try builder.append(copying: candidate.info, from: readers[candidate.input], recency: recency[candidate.info.key]!) {
             case .copied:
                 outcome.entries += 1
                 outcome.bytes += builder.layout.imageBytes
             case .pixelChecksumMismatch:
-                outcome.skipped.append(slotName + ": pixel checksum mismatch; left out of the merge [pixel-checksum-mismatch]")
+                outcome.skipped.append(leftOut("pixel checksum mismatch", .pixelChecksumMismatch))
                 outcome.failed.append(CandidateID(input: candidate.input, key: candidate.info.key))
             case .changed:
-                outcome.skipped.append(slotName + ": changed while it was copied; left out of the merge [entry-unavailable]")
+                outcome.skipped.append(leftOut("changed while it was copied", .entryUnavailable))
                 outcome.failed.append(CandidateID(input: candidate.input, key: candidate.info.key))
             }
         }

@@ -14,7 +14,7 @@ enum MergeReport {
         let seconds: Double
         let bytes: Int
         let tables: [MergedTable]
-        let warnings: [String]
+        let warnings: [BakeWarning]
         let fatal: ImageTableError?
     }
 
@@ -25,7 +25,7 @@ enum MergeReport {
                                                    seconds: summary.seconds, bytes: summary.bytes, tables: summary.tables,
                                                    warnings: summary.warnings, fatal: nil)), terminator: "")
         case .text:
-            for warning in summary.warnings { StandardError.print(warning) }
+            for warning in summary.warnings { StandardError.print(warning.description) }
             StandardOutput.write(text(summary, output: output, inputs: inputs.count))
         }
     }
