@@ -47,9 +47,10 @@ final class FormatTable: FamilyWriteTable, Sendable {
         }
     }
 
-    /// Whether the entity's entry is present and made from its source, without counting a use.
+    /// Whether the entity's entry is present, made from its source and readable (a hit would
+    /// find it: its pixels checked at the first read since the open), without counting a use.
     func isFresh(_ entity: CacheEntity) -> Bool {
-        table.contains(key: entity.key, sourceUUID: entity.sourceID)
+        table.hasImage(entityUUID: entity.entityUUID, sourceUUID: entity.sourceID)
     }
 }
 

@@ -25,7 +25,9 @@ import Synchronization
 /// when no waiter is left. See `docs/RUNTIME.md`.
 ///
 /// Thread safety: every method may be called from any thread or task. Hits take no lock of the
-/// cache's own (only the table's brief mutex) and never suspend. Rendering runs on dedicated
+/// cache's own (only the table's mutex, for the LRU stamp, which a write can hold for longer:
+/// see `docs/RUNTIME.md`) and never suspend. `init` blocks while another process holds a
+/// table's lock, up to ``Configuration/lockTimeout``. Rendering runs on dedicated
 /// threads (``Configuration/renderThreads``), never on Swift's cooperative pool. The cache holds
 /// each table's writer lock until ``close()`` or deinit, so a bake of the same tables waits.
 public final class ImageCache: Sendable {

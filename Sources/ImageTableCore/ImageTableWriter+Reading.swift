@@ -6,7 +6,10 @@ extension ImageTableWriter {
     /// The read is checked: if a writer (another thread of this process) replaces the entry while
     /// `body` runs, the result is discarded and `body` runs again on the new state, so it may run
     /// more than once and should only read; while a rewrite is still under way the read is a
-    /// miss (`nil`). Does not allocate.
+    /// miss (`nil`). The first read of each slot since the open also checks the pixels against
+    /// their CRC-32, once: a table written without flushes
+    /// (``ImageTableWriter/Durability/processCrashOnly``) can hold, after a power cut, a record
+    /// whose pixels never reached the disk, and such an entry is a miss. Does not allocate.
     ///
     /// - Parameters:
     ///   - key: the entry's key.
@@ -32,6 +35,20 @@ extension ImageTableWriter {
         guard let (result, slot) = try file.indexedRead(entityUUID, source: sourceUUID, body) else { return nil }
         recordUse(of: entityUUID, slot: slot)
         return result
+    }
+
+    /// Whether the entry with `entityUUID` is present, made from `sourceUUID` (when given), and
+    /// would be read: what ``withImage(entityUUID:sourceUUID:_:)`` would find, without counting a
+    /// use. Like it, the first read of a slot since the open checks its pixels against their
+    /// CRC-32 (``ImageTableWriter/Durability/processCrashOnly`` can leave a record without its
+    /// pixels after a power cut), where ``contains(key:sourceUUID:)`` reads the record alone.
+    ///
+    /// - Parameters:
+    ///   - entityUUID: the entry's entity UUID.
+    ///   - sourceUUID: the source the caller expects; another stored source is `false`.
+    /// - Returns: whether a read would be a hit.
+    public func hasImage(entityUUID: UUID, sourceUUID: UUID? = nil) -> Bool {
+        (try? file.indexedRead(entityUUID, source: sourceUUID) { _ in () }) != nil
     }
 
     /// The zero-copy view of `key`'s entry without the seqlock check, counting the read as a use.

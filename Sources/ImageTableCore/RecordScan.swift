@@ -161,6 +161,15 @@ extension TableFile {
         guard record.storedChecksum == record.computeChecksum(), r.x + r.width <= l.width, r.y + r.height <= l.height else {
             return before == record.generation ? .refused : .changed
         }
+        if let checked = checkedSlots, !checked.contains(slot) {
+            // A writer's first read of the slot since its open: the pixels may not be the ones
+            // the record describes (``CheckedSlots``). A miss, as the listing passes over them.
+            let sound = CRC32.checksum(UnsafeRawBufferPointer(start: self.slot(slot), count: l.imageBytes)) == record.pixelChecksum
+            itc_fence_acquire()
+            guard record.generation == before else { return .changed }
+            guard sound else { return .refused }
+            checked.insert(slot)
+        }
         let rect = r
         let view = ImageView(baseAddress: UnsafeRawPointer(self.slot(slot)), width: l.width, height: l.height,
                              bytesPerRow: l.bytesPerRow, style: l.style, contentRect: rect,

@@ -23,6 +23,9 @@ final class TableFile: @unchecked Sendable {
     /// upload or a restore loosened; `nil` when they were as they should be. For a read-only
     /// open that plans as a writer (`asWriter`), what a writer would set, unchanged.
     let tightenedPermissions: (from: UInt16, to: UInt16)?
+    /// A writer's slots whose pixels its reads found sound since the open (``CheckedSlots``);
+    /// `nil` for a reader, whose tables a bake flushed before it published them.
+    let checkedSlots: CheckedSlots?
     private let mappedBytes: Int
     /// The file size last observed; it only grows. Atomic because reader threads refresh it.
     private let observedSize: Atomic<Int>
@@ -95,6 +98,7 @@ final class TableFile: @unchecked Sendable {
             }
             self.fd = fd
             self.header = header
+            checkedSlots = writable ? CheckedSlots(capacity: header.layout.capacity) : nil
             base = mapping
             mappedBytes = header.layout.maxFileBytes
             observedSize = Atomic(size)

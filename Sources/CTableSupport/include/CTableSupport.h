@@ -114,6 +114,12 @@ static inline uint64_t itc_load_relaxed_u64(const void *address) {
     return __atomic_load_n((const uint64_t *)address, __ATOMIC_RELAXED);
 }
 
+/// Sets bits of a 64-bit word with relaxed ordering (one bit per slot that this process has
+/// checked: what else the word's bits say is ordered by each record's seqlock).
+static inline void itc_or_relaxed_u64(void *address, uint64_t bits) {
+    __atomic_fetch_or((uint64_t *)address, bits, __ATOMIC_RELAXED);
+}
+
 /// Keeps freed heap memory in the process up to `bytes` (glibc's `M_TRIM_THRESHOLD`, with
 /// allocations below `bytes` served from the heap: `M_MMAP_THRESHOLD`), for a worker whose every
 /// job allocates and frees the same few buffers: otherwise the heap shrinks after each job and
