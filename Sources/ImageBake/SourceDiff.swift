@@ -139,8 +139,9 @@ struct SourceDiff {
         }
         do {
             // Positions as 32 bits: on a first bake, every source is here.
-            for w in starts.indices where reads[w] && BakeState.isPeek(outcomes.get(w).fingerprint) {
+            for w in starts.indices where reads[w] && outcomes.get(w).fingerprint == BakeState.peekedImage {
                 // A key a table holds needs its fingerprint: a peek's record says only "image".
+                // One that says "not an image" is all the plan needs: skipped, the entry kept.
                 outcomes.set(w, (nil, nil, false))
             }
             let untrusted = Array(starts.indices.lazy.filter { outcomes.get($0).fingerprint == nil }.map { Int32($0) })
@@ -273,9 +274,12 @@ struct SourceDiff {
             var fingerprint: UUID?
             if read {
                 let bytes = try SourceRead(path: path, maxBytes: decoding.maxSourceBytes)
-                state.remember(file, BakeState.FileRecord(stat: bytes.stat, fingerprint: bytes.fingerprint!,
-                                                                checkedNs: bytes.startedNs, tables: []))
                 (image, fingerprint) = (ImageSignature.format(of: bytes.header) != nil, bytes.fingerprint)
+                // Not an image: remembered as such, not by its bytes' fingerprint, which the next
+                // bake would trust and take for a changed image to decode (it failed in the
+                // worker, and the bakes after alternated between skipping and failing it).
+                state.remember(file, BakeState.FileRecord(stat: bytes.stat, fingerprint: image ? bytes.fingerprint! : BakeState.peekedNotImage,
+                                                          checkedNs: bytes.startedNs, tables: []))
             } else {
                 let startedNs = FileStat.now
                 let peeked = try SourceRead.peek(path: path, maxBytes: decoding.maxSourceBytes)

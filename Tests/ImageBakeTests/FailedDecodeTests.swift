@@ -19,6 +19,29 @@ import Testing
         Set(try ImageTableReader(path: project.tables + "/g.imagetable").entries().map(\.key))
     }
 
+    /// A source the tables hold, overwritten with bytes that are not an image: skipped, its entry
+    /// kept, at the bake that finds it and at every bake after. The second bake trusted the
+    /// file's stat and forgot that it was not an image: it sent it to a worker, which failed it
+    /// (`unsupported-format`, the old image kept, exit 3), and later bakes alternated the two.
+    @Test func aHeldSourceThatIsNoLongerAnImageStaysSkipped() throws {
+        let project = try BakeProject(formats: Self.grey)
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        project.setModified("a.jpg", secondsAgo: 300)
+        _ = try project.bake()
+        let table = project.tables + "/g.imagetable"
+        let kept = try #require(try ImageTableReader(path: table).entry(forKey: "a.jpg"))
+        project.add("a.jpg", bytes: Array("not a picture\n".utf8))
+        // Old enough for the state to trust its stat at the next bake.
+        project.setModified("a.jpg", secondsAgo: 100)
+        for bake in 1...3 {
+            let summary = try project.bake()
+            #expect(summary.failed.isEmpty && summary.keptPrevious == 0 && summary.decoded == 0, "bake \(bake): \(summary.failed)")
+            #expect(summary.skipped.map { "\($0.key) \($0.error.code.rawValue)" } == ["a.jpg not-an-image"], "bake \(bake)")
+            let entry = try ImageTableReader(path: table).entry(forKey: "a.jpg")
+            #expect(entry?.sourceUUID == kept.sourceUUID && entry?.pixelChecksum == kept.pixelChecksum, "bake \(bake)")
+        }
+    }
+
     /// A table of two slots holds `c-old.jpg`; `a-broken.jpg` and `b-good.jpg` arrive, newer, so
     /// the plan selects both and evicts `c-old.jpg` for the one that finds no free slot. The broken
     /// source is first in the plan, and a hook holds its worker until the good one has decoded on
