@@ -225,7 +225,9 @@ final class BakeState: @unchecked Sendable {
     /// Every table's recorded manifest (``manifest(ofTable:)``), read from the state in
     /// `directory` before the bake opens its tables (opening one of another format rebuilds it):
     /// by table file name. Empty when there is no state or it cannot be read, which is a cache's
-    /// absence, not an error.
+    /// absence, not an error, and when the state was recorded in another directory
+    /// (``setDirectory(_:)``): a copy of a project names the original's manifests, which bake the
+    /// original's tables, not the copy's.
     ///
     /// - Parameter directory: the output directory.
     static func tableManifests(directory: String) -> [String: String] {
@@ -233,6 +235,7 @@ final class BakeState: @unchecked Sendable {
         guard FileManager.default.fileExists(atPath: path),
               let db = try? database(path, access: mayWrite(path) ? .read : .immutable),
               let formats = try? BakeStateSchema.loadFormats(db) else { return [:] }
+        if let recorded = formats[Self.directoryKey], recorded != (SourceScanner.realPath(directory) ?? directory) { return [:] }
         var owners: [String: String] = [:]
         for (key, manifest) in formats where key.hasPrefix("manifest/") { owners[String(key.dropFirst("manifest/".count))] = manifest }
         return owners
@@ -241,6 +244,18 @@ final class BakeState: @unchecked Sendable {
     /// Remembers the manifest whose bake wrote a table.
     func setManifest(ofTable file: String, _ manifest: String) {
         pending.withLock { $0.formats["manifest/" + file] = manifest }
+    }
+
+    /// Where the state's rows of `formats` hold the output directory's real path at the last bake:
+    /// no table file is named so.
+    static let directoryKey = "directory"
+
+    /// Remembers the output directory's real path: a state copied or moved with its directory
+    /// then tells that the manifests it records baked somewhere else (``tableManifests(directory:)``).
+    ///
+    /// - Parameter realPath: the output directory's real path.
+    func setDirectory(_ realPath: String) {
+        pending.withLock { $0.formats[Self.directoryKey] = realPath }
     }
 
     /// Writes everything remembered since the last commit, in one transaction. A no-op for a

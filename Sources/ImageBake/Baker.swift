@@ -140,6 +140,7 @@ public enum Baker {
             if failsFirst { summary.notAttempted = plan.jobs.count }
             clock.lap(\.render)
             let owner = manifestIdentity(manifest)
+            state.setDirectory(SourceScanner.realPath(manifest.outputPath) ?? manifest.outputPath)
             for table in tables {
                 state.setParameters(ofTable: table.format.fileName, table.format.canonicalParameters)
                 state.setManifest(ofTable: table.format.fileName, owner)

@@ -92,6 +92,26 @@ import Testing
         }
     }
 
+    /// A copy of a project (`cp -a`, a second CI workspace) bakes while the original is still
+    /// there: the state copied with it names the original's manifest, which bakes the original's
+    /// tables, not the copy's. It was refused (`shared-table`): the two manifests' sources are
+    /// different directories. A manifest that bakes into the copy is still held to the claim.
+    @Test func aCopyOfAProjectBakesBesideTheOriginal() throws {
+        let project = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 4}\n")
+        try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
+        #expect(try run(Products.imagetable, ["bake", "manifest.yaml"], in: project.root).status == 0)
+        let copy = project.root + "-copy"
+        try FileManager.default.copyItem(atPath: project.root, toPath: copy)
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        for directory in [copy, project.root, copy] {
+            let again = try run(Products.imagetable, ["bake", "manifest.yaml"], in: directory)
+            #expect(again.status == 0 && again.stdout.contains("0 decoded, 1 unchanged"), "\(directory): \(again.stdout)\(again.stderr)")
+        }
+        let other = try Self.otherManifest(project, format: "thumb")
+        let refused = try run(Products.imagetable, ["bake", other, "--output", copy + "/tables", "--allow-outside-paths"], in: project.root)
+        #expect(refused.status == 1 && refused.stderr.hasSuffix("[shared-table]\n"), "\(refused.stderr)")
+    }
+
     /// Two bakes of one table at once: the second checked the record before the first had
     /// written it, waited for the first's locks, then rebuilt the table the first had just
     /// written, exit 0 both. The second now checks once it holds the locks.
