@@ -1,4 +1,4 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 import PackageDescription
 
 // Everything beyond the table core and the runtime cache needs system libraries (libvips, libjpeg,

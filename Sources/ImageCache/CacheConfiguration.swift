@@ -8,6 +8,12 @@ extension ImageCache {
         public var directory: String
         /// The formats served; identifiers (`TableFormat.id`) must be unique.
         public var formats: [TableFormat]
+        /// Formats of the served families that the cache does not serve, but that shape how their
+        /// sources are drawn: a family's source is decoded once, at the size its largest format
+        /// needs, so each format's pixels depend on its siblings. `Configuration(manifest:scales:)`
+        /// puts the manifest's other scales here, so that an entry the cache draws is the bake's,
+        /// and no bake draws it again. Formats of other families are ignored. Empty by default.
+        public var siblingFormats: [TableFormat] = []
         /// How hard a store works to survive power loss. `processCrashOnly` by default: a cache's
         /// content can be fetched again, and flushing costs milliseconds per entry.
         public var durability: ImageTableWriter.Durability
@@ -58,8 +64,10 @@ extension ImageCache {
     public struct Statistics: Sendable, Equatable {
         /// Requests answered from a table.
         public var hits = 0
-        /// Requests that found no fresh entry (each then waits for a fetch, joining one under
-        /// way when there is one).
+        /// Requests that found no fresh entry: those of ``ImageCache/image(for:format:)`` (each
+        /// then waits for a fetch, joining one under way when there is one), and the lookups of
+        /// ``ImageCache/cachedImage(for:format:)`` and ``ImageCache/withCachedPixels(for:format:_:)``
+        /// that returned `nil`.
         public var misses = 0
         /// Requests that joined a fetch already under way for the same source.
         public var joined = 0

@@ -26,6 +26,8 @@ extension ImageCache {
         var counted = false
         for _ in 0..<3 {
             guard !Task.isCancelled else { throw .cancelled(key: entity.key, format: table.id) }
+            // Closed while this request waited (its handle then reads nothing): no new fetch.
+            guard !closed.load(ordering: .acquiring) else { throw ImageTableError(.notWritable, "the cache is closed", key: entity.key) }
             let ticket = flights.join(key, format: table.id) { id in startFlight(id, key: key, entity: entity, format: table) }
             if ticket.joined {
                 fetchLimiter.raise(flight: ticket.flight, to: Task.currentPriority)
@@ -75,6 +77,9 @@ extension ImageCache {
         let provider = provider, timeout = configuration.fetchTimeout
         let flights = flights
         let fetched: Result<SourceImage, any Error>? = await fetchLimiter.run(flight: id, raised: { flights.priority(of: key) }) {
+            // A fetch started as the cache closed (a request that passed its check just before)
+            // never calls the provider: what it fetched could not be stored.
+            if closed.load(ordering: .acquiring) { return .failure(ImageTableError(.notWritable, "the cache is closed", key: entity.key)) }
             counters.fetches.add(1, ordering: .relaxed)
             return await ProviderCall.run(timeout: timeout) { try await provider.source(for: entity, format: format.format) }
         }
@@ -122,13 +127,13 @@ extension ImageCache {
     /// - Returns: the outcome, or `nil` when `targets` gave `nil`.
     func store(_ source: SourceImage, entity: CacheEntity, flight: UInt64? = nil, raised: (@Sendable () -> UInt8?)? = nil,
                targets: @escaping @Sendable () -> [FormatTable]?) async -> FlightOutcome? {
-        let renderer = renderer, families = families
+        let renderer = renderer, familyFormats = familyFormats
         let outcome: FlightOutcome? = await pool.run(flight: flight, raised: raised) {
             guard let targets = targets() else { return nil }
             guard !targets.isEmpty else { return .success([:]) }
             // Drawn as when the whole family is: the formats that are fresh, or not asked for,
             // still shape the decode, so an entry's pixels do not depend on which were missing.
-            let family = families[targets[0].format.family]?.map(\.format) ?? targets.map(\.format)
+            let family = familyFormats[targets[0].format.family] ?? targets.map(\.format)
             return FamilyStore.store(source, entity: entity, into: targets, family: family, renderer: renderer)
         }
         if case .success(let images)? = outcome, !images.isEmpty {

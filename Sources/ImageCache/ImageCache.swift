@@ -37,6 +37,9 @@ public final class ImageCache: Sendable {
     public let provider: any SourceProvider
     let tables: [String: FormatTable]
     let families: [String: [FormatTable]]
+    /// Per family, every format its sources are drawn with: those served and
+    /// ``Configuration/siblingFormats``.
+    let familyFormats: [String: [TableFormat]]
     let flights = FlightRegistry()
     let pool: RenderPool
     let fetchLimiter: FetchLimiter
@@ -75,7 +78,10 @@ public final class ImageCache: Sendable {
         let options = ImageTableWriter.Options(lockTimeout: configuration.lockTimeout, durability: configuration.durability)
         var tables: [String: FormatTable] = [:]
         var families: [String: [FormatTable]] = [:]
-        let tags = Dictionary(grouping: configuration.formats, by: \.family).mapValues { renderer.drawsWithFamily ? FamilyTag.of($0) : FamilyTag.unknown }
+        // Each family as it is drawn: the formats served and their unserved siblings.
+        let served = Set(configuration.formats.map(\.family))
+        let drawn = Dictionary(grouping: configuration.formats + configuration.siblingFormats.filter { served.contains($0.family) }, by: \.family)
+        let tags = drawn.mapValues { renderer.drawsWithFamily ? FamilyTag.of($0) : FamilyTag.unknown }
         for format in configuration.formats {
             guard tables[format.id] == nil else {
                 throw ImageTableError(.invalidRequest, "two formats are named '\(format.id)'")
@@ -88,6 +94,7 @@ public final class ImageCache: Sendable {
         self.provider = provider
         self.tables = tables
         self.families = families
+        familyFormats = drawn
         pool = RenderPool(threads: configuration.renderThreads)
         fetchLimiter = FetchLimiter(limit: configuration.maximumConcurrentFetches)
         self.renderer = renderer
@@ -146,7 +153,10 @@ public final class ImageCache: Sendable {
     /// - Throws: `ImageTableError` `unknown-format`.
     public func cachedImage(for entity: CacheEntity, format: String) throws(ImageTableError) -> CachedImage? {
         let table = try formatTable(format)
-        guard let image = table.hit(entity) else { return nil }
+        guard let image = table.hit(entity) else {
+            counters.misses.add(1, ordering: .relaxed)
+            return nil
+        }
         counters.hits.add(1, ordering: .relaxed)
         return image
     }
@@ -168,6 +178,7 @@ public final class ImageCache: Sendable {
     public func withCachedPixels<R>(for entity: CacheEntity, format: String, _ body: (ImageView) -> R) throws(ImageTableError) -> R? {
         let table = try formatTable(format)
         guard let result = try? table.table.withImage(entityUUID: entity.entityUUID, sourceUUID: entity.sourceID, body) else {
+            counters.misses.add(1, ordering: .relaxed)
             return nil
         }
         counters.hits.add(1, ordering: .relaxed)

@@ -84,6 +84,37 @@ import Testing
         #expect(try retina.cachedImage(for: entity, format: "thumb@2x") != nil)
     }
 
+    /// A cache that serves some of a family's scales draws as the bake does: a source is decoded
+    /// once for the whole family, at the size its largest format needs, so the scales it does not
+    /// serve still shape the pixels. Drawn without them, `@1x` differed from the bake's, and so did
+    /// its family tag: every bake drew the cache's entries again, and `export` refused the table.
+    @Test func aCacheOfSomeScalesDrawsAsTheBake() async throws {
+        let root = NSTemporaryDirectory() + "imagecache-scales-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: root + "/src", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Corpus.photo("Landscape_1"), toPath: root + "/src/a.jpg")
+        try "version: 1\noutput: tables\nfamilies:\n  photos:\n    sources: src\n    formats:\n      thumb:\n        size: 40x40\n        scales: [1, 2]\n        style: 32BitBGRA\n        maximumCount: 4\n"
+            .write(toFile: root + "/manifest.yaml", atomically: true, encoding: .utf8)
+        let report = ManifestValidator(options: ValidationOptions()).validate(fileAt: root + "/manifest.yaml")
+        let manifest = try #require(report.manifest, "\(report.diagnostics)")
+        var options = BakeOptions(workerExecutable: Self.workerPath)
+        options.durability = .processCrashOnly
+        #expect(try Baker.bake(manifest, options: options).decoded == 1)
+        let baked = try ImageTableReader(path: manifest.outputPath + "/thumb.imagetable")
+        let bakedEntry = try #require(baked.entry(forKey: "a.jpg"))
+        let bakedPixels = try baked.withImage(forKey: "a.jpg") { Array($0.bytes) }
+
+        let provider = TestProvider(["a.jpg": .photo("Landscape_1")])
+        let cache = try ImageCache(configuration: .init(manifest: manifest, directory: root + "/cache", scales: [1]), provider: provider)
+        defer { cache.close() }
+        let entity = CacheEntity(key: "a.jpg", sourceID: try CacheEntity.sourceID(contentsOf: root + "/src/a.jpg"))
+        let drawn = try await cache.image(for: entity, format: "thumb")
+        let same = drawn.copyPixels() == bakedPixels
+        #expect(same, "the cache's @1x pixels are the bake's")
+        cache.close()
+        #expect(try ImageTableReader(path: root + "/cache/thumb.imagetable").entry(forKey: "a.jpg")?.familyTag == bakedEntry.familyTag)
+    }
+
     /// Every format option of docs/MANIFEST.md, each value at least once: the bake writes the
     /// tables and the cache, configured from the same manifest, opens every one of them without
     /// rebuilding it (its entries are there, nothing is fetched) because both derive the parameter
