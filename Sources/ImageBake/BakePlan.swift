@@ -144,12 +144,16 @@ public struct BakePlan: Sendable {
     ///     ``SourceStatus/failed``, where `--list --format json` left them out.
     /// - Returns: the listing `bake --list` prints.
     public func listing(skipping scanSkips: [SourceFailure], failing scanFailures: [SourceFailure] = []) -> [Listed] {
-        var failed: [String: [String: String]] = [:]
-        for failure in failures { failed[failure.family, default: [:]][failure.key] = failure.error.code.rawValue }
+        // By the keys' bytes: Swift's strings are equal when canonically equivalent, and two
+        // files named so (`ambiguous-name`: one kept, one failed) are two lines.
+        struct Name: Hashable { let family: String, key: [UInt8] }
+        func name(_ family: String, _ key: String) -> Name { Name(family: family, key: Array(key.utf8)) }
+        var failed: [Name: String] = [:]
+        for failure in failures { failed[name(failure.family, failure.key)] = failure.error.code.rawValue }
         var listed = planned.sorted { $0.name < $1.name }.flatMap { family in
             family.listing().map { item in
                 var item = item
-                guard let code = failed[item.family]?[item.key] else { return item }
+                guard let code = failed[name(item.family, item.key)] else { return item }
                 if SourceFailure.skipCodes.contains(code) {
                     item = Listed(family: item.family, key: item.key, status: .skipped, skipped: code)
                 } else {
@@ -158,17 +162,17 @@ public struct BakePlan: Sendable {
                 return item
             }
         }
-        var at: [[String]: Int] = [:]
-        for (i, item) in listed.enumerated() { at[[item.family, item.key]] = i }
+        var at: [Name: Int] = [:]
+        for (i, item) in listed.enumerated() { at[name(item.family, item.key)] = i }
         var unplanned: [SourceFailure] = []
-        for failure in scanFailures where !failure.key.isEmpty && at[[failure.family, failure.key]] == nil {
-            at[[failure.family, failure.key]] = -1  // listed once
+        for failure in scanFailures where !failure.key.isEmpty && at[name(failure.family, failure.key)] == nil {
+            at[name(failure.family, failure.key)] = -1  // listed once
             unplanned.append(failure)
         }
         for skip in scanSkips {
             // A key the plan lists too (a baked file replaced by a FIFO: its entry's source is
             // gone) is one line, its status and why its file is skipped.
-            if let i = at[[skip.family, skip.key]] {
+            if let i = at[name(skip.family, skip.key)] {
                 if i >= 0 && listed[i].status != .skipped { listed[i].skipped = skip.error.code.rawValue }
             } else {
                 unplanned.append(skip)

@@ -8,8 +8,11 @@ import Darwin
 
 // Sparse copies on tmpfs, checked at open: a file of its own, beside the open it guards.
 extension TableFile {
-    /// `n` bytes as the open's messages write them: `75.1 MiB`.
-    static func mebibytes(_ n: Int) -> String { String(format: "%.1f MiB", Double(n) / 1_048_576) }
+    /// `n` bytes as the open's messages write them: `75.1 MiB`, or `12 KiB` below a mebibyte (a
+    /// full file system's few holes read "0.0 MiB of holes, 0.0 MiB free").
+    static func mebibytes(_ n: Int) -> String {
+        n < 1_048_576 && n > -1_048_576 ? "\((n + 1023) / 1024) KiB" : String(format: "%.1f MiB", Double(n) / 1_048_576)
+    }
 
     /// Refuses, or fills, a sparse copy of a table on tmpfs before it is mapped.
     ///
@@ -43,8 +46,11 @@ extension TableFile {
         read = read.map { $0.clamped(to: 0..<size) }.filter { !$0.isEmpty }
         let holes = read.reduce(0) { $0 + Int(itc_hole_bytes(fd, Int64($1.lowerBound), Int64($1.upperBound))) }
         guard holes > 0 else { return }
-        let advice = "it is a sparse copy (cp, rsync -S) on tmpfs, where reading a hole takes memory; "
-            + "free space there, or copy the table with cp --sparse=never"
+        // Holes come from a copy, or from a bake the full file system stopped before it could
+        // allocate what it had begun (the bake said `no-space` then).
+        let advice = "on tmpfs, reading a hole takes memory that is not there. A bake stopped by a full file system "
+            + "leaves such holes, and so does a sparse copy (cp, rsync -S): free space there and bake again, "
+            + "or copy the table with cp --sparse=never"
         if writable {
             for range in read {
                 let result = itc_allocate(fd, Int64(range.lowerBound), Int64(range.count))

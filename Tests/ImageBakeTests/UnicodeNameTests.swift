@@ -45,6 +45,11 @@ import Testing
         let second = try project.bake()
         #expect(second.decoded == 0 && second.unchanged == 2 && second.failed.map(\.error.code) == [.ambiguousName])
         #expect(second.tables.map(\.written) == [0] && second.tables.map(\.pruned) == [0])
+        // `--list` lists both files, the second failed: it dropped it, its key being equal to
+        // the first's as Swift compares strings.
+        let dry = try project.bake { $0.dryRun = true }
+        let listed = (dry.plan?.listing(skipping: dry.skipped, failing: dry.failed) ?? []).map { "\(Array($0.key.utf8)) \($0.failure ?? "-")" }
+        #expect(listed == ["\(Array("b.jpg".utf8)) -", "\(Array(Self.nfc.utf8)) -", "\(Array(Self.nfd.utf8)) ambiguous-name"], "\(listed)")
     }
 
     @Test func aFileRenamedToTheOtherFormIsBakedUnderItsNewName() throws {
