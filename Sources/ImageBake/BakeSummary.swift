@@ -87,6 +87,9 @@ public struct NoticeGroup: Sendable, Equatable {
     public let what: String
     /// The slots, in the order reported; empty for a notice about the whole table.
     public var slots: [Int]
+    /// Their kind's code (`discarded-interrupted-write`, `tightened-permissions`…), which the
+    /// note ends with, as errors and warnings end with theirs.
+    public var code = ""
 
     /// Groups `notices` by what they say of their slot, in order of first appearance. A slot's
     /// notice reads `slot N: what` (the core's wording); the slot is taken from the notice,
@@ -98,15 +101,16 @@ public struct NoticeGroup: Sendable, Equatable {
         var groups: [NoticeGroup] = []
         for notice in notices {
             let prefix = notice.slot.map { "slot \($0): " }
+            let code = notice.kind.rawValue
             guard let slot = notice.slot, let prefix, notice.message.hasPrefix(prefix) else {
-                groups.append(NoticeGroup(what: notice.message, slots: []))
+                groups.append(NoticeGroup(what: notice.message, slots: [], code: code))
                 continue
             }
             let what = String(notice.message.dropFirst(prefix.count))
-            if let index = groups.firstIndex(where: { $0.what == what && !$0.slots.isEmpty }) {
+            if let index = groups.firstIndex(where: { $0.what == what && $0.code == code && !$0.slots.isEmpty }) {
                 groups[index].slots.append(slot)
             } else {
-                groups.append(NoticeGroup(what: what, slots: [slot]))
+                groups.append(NoticeGroup(what: what, slots: [slot], code: code))
             }
         }
         return groups

@@ -152,17 +152,18 @@ enum BakeReport {
     /// were one line each (the JSON summary still lists every one).
     ///
     /// - Returns: lines such as `tables/t.imagetable: note: 86 slots: interrupted write;
-    ///   dropped it (slots 3, 7, 9, 12, 15, …)`, unescaped.
+    ///   dropped it (slots 3, 7, 9, 12, 15, …) [discarded-interrupted-write]`, unescaped.
     static func noteLines(_ s: BakeSummary) -> [String] {
         var lines: [String] = []
         for t in s.tables {
             for group in t.noticeGroups {
+                let code = group.code.isEmpty ? "" : " [\(group.code)]"
                 switch group.slots.count {
-                case 0: lines.append("\(t.path): note: \(group.what)")
-                case 1: lines.append("\(t.path): note: slot \(group.slots[0]): \(group.what)")
+                case 0: lines.append("\(t.path): note: \(group.what)\(code)")
+                case 1: lines.append("\(t.path): note: slot \(group.slots[0]): \(group.what)\(code)")
                 default:
                     let shown = group.slots.prefix(5).map(String.init).joined(separator: ", ") + (group.slots.count > 5 ? ", …" : "")
-                    lines.append("\(t.path): note: \(group.slots.count) slots: \(group.what) (slots \(shown))")
+                    lines.append("\(t.path): note: \(group.slots.count) slots: \(group.what) (slots \(shown))\(code)")
                 }
             }
         }
