@@ -61,7 +61,7 @@ extension ImageTableWriter {
             notices += try rebuildIndex(file, state: &state, durable: durable)
         }
         if file.recordsInUse < UInt64(state.directory.highWater) { file.recordsInUse = UInt64(state.directory.highWater) }
-        file.entryCount = UInt64(state.directory.count)
+        file.entryCount = UInt64(state.liveCount)
         if !notices.isEmpty && durable {
             try file.flush(offset: 0, count: file.layout.bucketsOffset)
         }
@@ -91,8 +91,10 @@ extension ImageTableWriter {
             }
         }
         var dropped: [Int] = []
+        // A kept entry's record is committed, and its reservation was added above.
+        let reserved = state.pendingSlots
         file.forEachRecord { slot in
-            guard failure == nil, slot < state.directory.highWater else { return }
+            guard failure == nil, slot < state.directory.highWater, !reserved.contains(slot) else { return }
             let record = file.record(slot)
             guard record.generation & 1 == 0, record.state == IndexRecord.stateCommitted else { return }
             do throws(ImageTableError) {
@@ -117,7 +119,7 @@ extension ImageTableWriter {
             state.directory.remove(slot: slot)
             state.directory.release(slot: slot)
         }
-        file.entryCount = UInt64(state.directory.count)
+        file.entryCount = UInt64(state.liveCount)
         return notices
     }
 }

@@ -17,7 +17,10 @@ extension ImageTableWriter {
     /// grows past it).
     ///
     /// The slot is unpublished at once (a kill from here on loses only this key and any evicted
-    /// entry) and backed by disk blocks, so filling it cannot fault on a full disk.
+    /// entry) and backed by disk blocks, so filling it cannot fault on a full disk. But for a
+    /// staged rewrite of the key's own entry with `.flushed` durability: that entry stays
+    /// committed and readable, its slot untouched, until ``publish(_:)`` removes it (readers of a
+    /// table a bake re-renders went without the key for a whole batch).
     ///
     /// A caller that does not yet know whether it will have pixels to publish (a bake, before a
     /// source has decoded) passes ``Eviction/none``, so that a source that turns out to be bad never
@@ -69,7 +72,8 @@ extension ImageTableWriter {
                 (slot, replaces) = (own, true)
             } else if case .entry(let victim) = evicting, !s.directory.hasFreeSlot {
                 s.bucketsTouched += 1
-                guard let taken = file.indexedSlot(of: EntityKey.uuid(for: victim)) else {
+                // A victim being rewritten (its entry kept readable meanwhile) is not there to take.
+                guard s.pending[EntityKey.uuid(for: victim)] == nil, let taken = file.indexedSlot(of: EntityKey.uuid(for: victim)) else {
                     throw ImageTableError(.full, "the table is full and the entry to replace, \(PrintableText.quoted(victim)), is gone", path: path)
                 }
                 s.directory.remove(slot: taken)
@@ -85,11 +89,14 @@ extension ImageTableWriter {
             } else {
                 guard evicting != .none else { throw ImageTableError(.full, "the table is full and this write may not evict", path: path) }
                 let limit = s.directory.highWater
+                let reserved = s.pendingSlots
                 guard let victim = s.directory.leastRecentlyUsed(fileRecency: { file.record($0).recency }, committed: {
                     var all: [(slot: Int, recency: UInt64)] = []
                     file.forEachRecord { i in
                         let r = file.record(i)
-                        if i < limit && r.generation & 1 == 0 && r.state == IndexRecord.stateCommitted { all.append((i, r.recency)) }
+                        if i < limit && r.generation & 1 == 0 && r.state == IndexRecord.stateCommitted && !reserved.contains(i) {
+                            all.append((i, r.recency))
+                        }
                     }
                     return all
                 }) else {
@@ -104,12 +111,18 @@ extension ImageTableWriter {
             if UInt64(slot) >= file.recordsInUse { file.recordsInUse = UInt64(min(file.layout.capacity, (slot + 64) / 64 * 64)) }
             let record = file.record(slot)
             let odd = (record.generation | 1) &+ (record.generation & 1 == 1 ? 2 : 0)
-            record.beginWrite(odd)
+            // The key's own entry, rewritten with staged pixels: it stays readable, untouched,
+            // until the publish removes it (``Pending/keepsEntry``).
+            let keep = replaces && staged && options.durability == .flushed && record.generation & 1 == 0
+                && record.state == IndexRecord.stateCommitted
             let wasPublished = record.state != IndexRecord.stateEmpty
-            if wasPublished {
-                record.clear()
-                file.bumpChangeCount()
-                file.entryCount = UInt64(s.directory.count)
+            if !keep {
+                record.beginWrite(odd)
+                if wasPublished {
+                    record.clear()
+                    file.bumpChangeCount()
+                    file.entryCount = UInt64(s.liveCount)
+                }
             }
             // A slot freed by a removal not yet on disk is one that holds an entry, as far as
             // a power cut is concerned.
@@ -126,7 +139,7 @@ extension ImageTableWriter {
             }
             let l = file.layout
             let staging = stage ? Self.stagingBuffer(l) : nil
-            s.pending[entity] = Pending(slot: slot, generation: odd, staging: staging, removalUnflushed: stage)
+            s.pending[entity] = Pending(slot: slot, generation: odd, staging: staging, removalUnflushed: stage, keepsEntry: keep)
             return SlotReservation(
                 slot: slot, key: key, entityUUID: entity, sourceUUID: sourceUUID, evictedKey: evictedKey,
                 replacesExisting: replaces,
@@ -189,9 +202,16 @@ extension ImageTableWriter {
         }
         let pending = s.pending.removeValue(forKey: reservation.entityUUID)!
         let record = file.record(reservation.slot)
+        if pending.holdsKeptEntry {
+            // Untouched: the old entry stays, back in the LRU order.
+            s.directory.insert(slot: reservation.slot, recency: record.recency)
+            pending.staging?.deallocate()
+            return
+        }
         record.clear()
-        record.endWrite(reservation.generation &+ 1)
-        if pending.removalUnflushed { s.unflushedRemovals[reservation.slot] = reservation.generation &+ 1 }
+        record.endWrite(pending.writeGeneration &+ 1)
+        if pending.removalUnflushed { s.unflushedRemovals[reservation.slot] = pending.writeGeneration &+ 1 }
+        if pending.keepsEntry { file.entryCount = UInt64(s.liveCount) }
         s.directory.release(slot: reservation.slot)
         pending.staging?.deallocate()
     }

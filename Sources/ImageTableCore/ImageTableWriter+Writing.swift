@@ -27,6 +27,7 @@ extension ImageTableWriter {
         let (closed, gone, staged) = state.withLock { s -> (Bool, SlotReservation?, [Staged]) in
             if s.closed { return (true, nil, []) }
             if let gone = reservations.first(where: { !isPending($0, in: s) }) { return (false, gone, []) }
+            beginKeptRemovals(reservations, in: &s)
             return (false, nil, pinStaged(reservations, in: &s))
         }
         // A closed handle gave every reservation up; that is the error to report.
@@ -70,13 +71,13 @@ extension ImageTableWriter {
                 let stamp = file.nextClock()
                 record.setRecency(stamp)
                 record.setCommitted()
-                record.endWrite(r.generation &+ 1)
+                record.endWrite((s.pending[r.entityUUID]?.writeGeneration ?? r.generation) &+ 1)
                 file.bumpChangeCount()
                 s.pending[r.entityUUID]?.staging?.deallocate()
                 s.pending[r.entityUUID] = nil
                 s.directory.insert(slot: r.slot, recency: stamp)
             }
-            file.entryCount = UInt64(s.directory.count)
+            file.entryCount = UInt64(s.liveCount)
         }
         if flushed {
             do {
@@ -88,6 +89,24 @@ extension ImageTableWriter {
             }
         }
         return reservations.map { WriteOutcome(slot: $0.slot, evictedKey: $0.evictedKey, replacedExisting: $0.replacesExisting) }
+    }
+
+    /// Removes the entries that `reservations` kept readable (``Pending/keepsEntry``), with the
+    /// state locked, before their slots receive new pixels: each record goes odd and empty, as
+    /// a reservation that does not keep its entry leaves it at once. ``writeStaged(_:flushed:)``
+    /// then makes the removals durable before it writes the pixels.
+    private func beginKeptRemovals(_ reservations: [SlotReservation], in s: inout State) {
+        for r in reservations where s.pending[r.entityUUID]?.holdsKeptEntry == true {
+            let record = file.record(r.slot)
+            // From the record's generation now, not the reservation's: a retime meanwhile
+            // (``updateSourceModified(_:)``) moved it on, and it must never go back.
+            let odd = (record.generation | 1) &+ (record.generation & 1 == 1 ? 2 : 0)
+            record.beginWrite(odd)
+            record.clear()
+            file.bumpChangeCount()
+            s.pending[r.entityUUID]!.removalBegun = odd
+        }
+        file.entryCount = UInt64(s.liveCount)
     }
 
     /// A staged reservation's buffer, pinned by a publish.
@@ -268,7 +287,9 @@ extension ImageTableWriter {
     private func remove(entity: UUID) throws(ImageTableError) -> (slot: Int, generation: UInt64)? {
         try state.withLock { s throws(ImageTableError) in
             guard !s.closed else { throw ImageTableError(.notWritable, "table is closed", path: path) }
-            guard let slot = file.indexedSlot(of: entity) else { return nil }
+            // A key being rewritten is not there to delete until its write is published, as when
+            // its reservation cleared its record at once (a kept entry's record is committed).
+            guard s.pending[entity] == nil, let slot = file.indexedSlot(of: entity) else { return nil }
             let record = file.record(slot)
             let odd = record.generation | 1
             record.beginWrite(odd)
@@ -279,7 +300,7 @@ extension ImageTableWriter {
             s.directory.release(slot: slot)
             // Freed before the caller flushes the cleared record: another thread may take it first.
             if options.durability == .flushed { s.unflushedRemovals[slot] = odd &+ 1 }
-            file.entryCount = UInt64(s.directory.count)
+            file.entryCount = UInt64(s.liveCount)
             return (slot, odd &+ 1)
         }
     }

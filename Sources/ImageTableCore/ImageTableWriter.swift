@@ -68,6 +68,13 @@ public final class ImageTableWriter: @unchecked Sendable {
         /// By slot, the record's generation after the removal: a flush of an older removal of the
         /// slot must not count a newer one as flushed.
         var unflushedRemovals: [Int: UInt64] = [:]
+
+        /// The committed entries readers see: the directory's, and the entries kept readable
+        /// under a rewrite (``Pending/keepsEntry``) until it is published. What the header counts.
+        var liveCount: Int { directory.count + pending.values.count { $0.holdsKeptEntry } }
+        /// The slots of the reservations in flight, which no scan of the records may take for
+        /// committed entries of their own (a kept entry's record is committed).
+        var pendingSlots: Set<Int> { Set(pending.values.map(\.slot)) }
     }
 
     /// A reservation in flight.
@@ -87,6 +94,18 @@ public final class ImageTableWriter: @unchecked Sendable {
         var abandonWhenUnpinned = false
         /// The slot held an entry whose removal this reservation did not flush (it staged).
         var removalUnflushed = false
+        /// The slot still holds the key's own committed entry, which readers go on reading
+        /// until the publish removes it (a staged rewrite of the key: its pixels are in
+        /// ``staging`` meanwhile, the slot untouched). A reader looking the key up during a
+        /// bake that re-renders it found nothing for a whole batch.
+        var keepsEntry = false
+        /// The odd generation a publish began the kept entry's removal with, once it has.
+        var removalBegun: UInt64?
+        /// Whether the slot holds the key's old entry still, untouched.
+        var holdsKeptEntry: Bool { keepsEntry && removalBegun == nil }
+        /// The generation the slot's write ends with, plus one: the reservation's, or that of
+        /// the removal a publish began.
+        var writeGeneration: UInt64 { removalBegun ?? generation }
     }
 
     /// The table file.
@@ -201,10 +220,10 @@ public final class ImageTableWriter: @unchecked Sendable {
         // A publish writing staged pixels through the descriptor finishes first (milliseconds):
         // its write must not land once the lock is another process's.
         while state.withLock({ $0.stagedWrites }) > 0 { usleep(100) }
-        for p in open {
+        for p in open where !p.holdsKeptEntry {
             let record = file.record(p.slot)
             record.clear()
-            record.endWrite(p.generation &+ 1)
+            record.endWrite(p.writeGeneration &+ 1)
             // Staged memory may still be in a filler's hands: it is left, not freed (a rare leak
             // of one image, rather than a use after free).
         }
