@@ -19,6 +19,9 @@ struct BakePreparation {
     var retimes: [BakePlanner.Retimes]
     /// Files the scans skipped or could not list.
     let scanFailures: [SourceFailure]
+    /// `output-holds-sources`: images a family's patterns select in the output directory, which
+    /// lies inside its sources and is never scanned, so they are silently not baked otherwise.
+    let outputWarnings: [BakeWarning]
     /// Files deleted since the listing: all of them, and those no table held (a held key's removal
     /// is in the plan's listing already; a new one's is counted as the worker's `.gone` is).
     let vanished: (found: Int, unheld: Int)
@@ -44,7 +47,7 @@ struct BakePreparation {
         var plan: BakePlan
         let listsEveryKnownFile: Bool
         failureSettings = BakeState.failureSettings(of: manifest, tables: tables, options: options)
-        (plan, replacing, retimes, scanFailures, vanished, listsEveryKnownFile) = try Self.prepare(manifest, tables: tables, state: state,
+        (plan, replacing, retimes, scanFailures, outputWarnings, vanished, listsEveryKnownFile) = try Self.prepare(manifest, tables: tables, state: state,
                                                                                                    options: options, settings: failureSettings,
                                                                                                    stages: StageProgress(options.progress, started: started),
                                                                                                    clock: &clock)
@@ -57,9 +60,10 @@ struct BakePreparation {
 
     private static func prepare(_ manifest: Manifest, tables: [BakeTable], state: BakeState, options: BakeOptions, settings: [String],
                                 stages: StageProgress, clock: inout PhaseClock) throws(ImageTableError)
-        -> (BakePlan, [Set<String>], [BakePlanner.Retimes], [SourceFailure], (found: Int, unheld: Int), Bool) {
+        -> (BakePlan, [Set<String>], [BakePlanner.Retimes], [SourceFailure], [BakeWarning], (found: Int, unheld: Int), Bool) {
         var scanned: [[SourceFile]] = []
         var scanFailures: [SourceFailure] = []
+        var outputWarnings: [BakeWarning] = []
         var unlisted: [[String]] = []
         // A shard's bake sees only its own sources: every other key is no source of its, and
         // is reported by no warning of its. The scan and the planner ask the same question.
@@ -101,6 +105,16 @@ struct BakePreparation {
             // A directory's problem is found by every shard's scan: one shard, the key's, says it.
             let reported = shard.map { shard in found.skipped.filter { !found.directories.contains($0.key ?? "") || shard.contains(key: $0.key ?? "") } }
             scanFailures += (reported ?? found.skipped).map { SourceFailure(family: family.name, error: $0) }
+            if found.inExcluded.count > 0 {
+                let (keys, count) = found.inExcluded
+                let shown = keys.map { PrintableText.quoted($0) }.joined(separator: ", ") + (count > keys.count ? ", …" : "")
+                outputWarnings.append(BakeWarning(
+                    path: manifest.file, message: "the output directory '\(manifest.displayOutput)' lies inside the sources of family "
+                        + "'\(family.name)' and holds \(count) \(count == 1 ? "image" : "images") its patterns select (\(shown)); "
+                        + "the output directory is never scanned, so \(count == 1 ? "it is" : "they are") not baked: move "
+                        + "\(count == 1 ? "it" : "them") out of it, or give the manifest another output",
+                    code: "output-holds-sources", line: family.sourcesLocation.line, column: family.sourcesLocation.column))
+            }
         }
         clock.lap(\.scan)
         stages.begin(.checking)
@@ -169,6 +183,6 @@ struct BakePreparation {
             }
         }
         clock.lap(\.plan)
-        return (plan, replacing, retimes, scanFailures, vanished, listsEveryKnownFile)
+        return (plan, replacing, retimes, scanFailures, outputWarnings, vanished, listsEveryKnownFile)
     }
 }

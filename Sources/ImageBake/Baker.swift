@@ -178,6 +178,7 @@ public enum Baker {
             summary.warnings.append(BakeWarning(path: manifest.file, message: family.noSourcesMessage, code: "no-sources",
                                                 line: family.sourcesLocation.line, column: family.sourcesLocation.column))
         }
+        summary.warnings += prepared.outputWarnings
         summary.warnings += pruneWithheld(manifest, tables: tables, plan: plan, dryRun: options.dryRun)
         // A cache lost, not a failure: said, since the next bakes read every source again.
         summary.warnings += state.notices.map { BakeWarning(path: "\(manifest.displayOutput)/\(BakeState.fileName)", message: $0.message, code: $0.code) }

@@ -34,6 +34,28 @@ extension SourceScanner {
         sources.append(SourceFile(key: key, root: root, stat: stat))
     }
 
+    /// The image files below `excludedKey` (the output directory, which is not scanned) that the
+    /// patterns select: the first 10 keys, in listing order, and how many, up to 10,000 files
+    /// looked at (an output directory holds tables, their locks and the bake state, none of them
+    /// named like an image; one that holds images was probably meant as sources).
+    ///
+    /// - Parameters:
+    ///   - excludedKey: the excluded directory's key below `root`.
+    ///   - root: the resolved sources directory.
+    /// - Returns: the keys and their count.
+    func selectedImages(below excludedKey: String, root: String) -> (keys: [String], count: Int) {
+        var keys: [String] = [], count = 0, looked = 0
+        guard let walk = FileManager.default.enumerator(atPath: root + "/" + excludedKey) else { return ([], 0) }
+        while let relative = walk.nextObject() as? String, looked < 10_000 {
+            looked += 1
+            let key = excludedKey + "/" + relative
+            guard walk.fileAttributes?[.type] as? FileAttributeType == .typeRegular, namedLikeImage(key) else { continue }
+            count += 1
+            if keys.count < 10 { keys.append(key) }
+        }
+        return (keys, count)
+    }
+
     /// Whether the patterns select `key` and it has an image's extension: a directory so named
     /// is reported, since whoever named it may have meant it as a source.
     func namedLikeImage(_ key: String) -> Bool {

@@ -121,6 +121,10 @@ public struct SourceScanner: Sendable {
         /// listed, a name that is not UTF-8), which are reported whatever the patterns select:
         /// a sharded bake reports each in one shard only.
         public var directories: Set<String> = []
+        /// Image files below the excluded directory (the output directory, when it lies inside
+        /// `root`) that the patterns select, by key, the first 10 and a count: not sources, since
+        /// that directory is never scanned, and a bake warns of them (`output-holds-sources`).
+        public var inExcluded: (keys: [String], count: Int) = ([], 0)
     }
 
     /// Scans the directory.
@@ -174,6 +178,7 @@ public struct SourceScanner: Sendable {
         var directories: Set<String> = []
         var pending = [""]
         var looked = 0
+        var excludedKey: String?
         // A directory whose files cannot be seen. The root is no more a set of sources than a
         // missing one (taken for empty, it would have every entry counted as deleted); any
         // other is reported, and what is below it is unknown, not gone.
@@ -227,7 +232,7 @@ public struct SourceScanner: Sendable {
                 var path: String { "\(dir)/\(name)" }
                 switch st.st_mode & S_IFMT {
                 case S_IFDIR:
-                    if path != excluding { pending.append(key) }
+                    if path != excluding { pending.append(key) } else { excludedKey = key }
                     if namedLikeImage(key) {
                         skipped.append(ImageTableError(.notARegularFile, "a directory named like an image, not a regular file; "
                                                        + "it is scanned for sources, not baked", path: path, key: key))
@@ -267,6 +272,7 @@ public struct SourceScanner: Sendable {
                 }
             }
         }
+        let inExcluded = excludedKey.map { selectedImages(below: $0, root: resolvedRoot) } ?? ([], 0)
         // Sorted in place, then copied once to its size: the list lives through the whole bake,
         // and grown by doubling it may hold almost twice the room it needs (at a million files,
         // 72 MB of records and up to as much again of slack).
@@ -274,7 +280,7 @@ public struct SourceScanner: Sendable {
         Self.dropAmbiguousNames(&sources, into: &skipped)
         if sources.capacity > sources.count + sources.count / 8 { sources = sources.withUnsafeBufferPointer { Array($0) } }
         return Scan(sources: sources, skipped: skipped.sorted { ($0.key ?? "") < ($1.key ?? "") }, unlisted: unlisted.sorted(),
-                    directories: directories)
+                    directories: directories, inExcluded: inExcluded)
     }
 
     /// `realpath(3)`, or `nil` when the path does not exist or cannot be resolved.
