@@ -117,14 +117,19 @@ struct ImageTableCommand: AsyncParsableCommand {
             } else {
                 try command.run()
             }
-        } catch let error where !(error is CleanExit) {
-            // A report cut short by a full disk must not leave as a success (`--help` and
-            // `--version`, CleanExit, print their text inside exit(withError:) below).
+        } catch {
             let status = exitCode(for: error).rawValue
+            if status == 0 {
+                // Help, `--version` and completion scripts are printed here, as ArgumentParser
+                // prints them, so that text that does not reach standard output (`> /dev/full`)
+                // fails the command as every report does: it exited 0.
+                let text = fullMessage(for: error)
+                if !text.isEmpty { print(text) }
+                Foundation.exit(StandardOutputFlush.finish(status: 0))
+            }
+            // A report cut short by a full disk must not leave as a success.
             let final = StandardOutputFlush.finish(status: status)
             if final != status { Foundation.exit(final) }
-            exit(withError: error)
-        } catch {
             exit(withError: error)
         }
         Foundation.exit(StandardOutputFlush.finish(status: 0))

@@ -251,5 +251,10 @@ import Testing
         #expect(attached.status == 1 && attached.stderr.hasPrefix("nowhere.imagetable: error: no such file"), "\(attached.stderr)")
         let after = try run(Products.imagetable, ["verify", "--", "-hdamaged.imagetable"], in: project.root)
         #expect(after.status == 1 && after.stderr.hasPrefix("-hdamaged.imagetable: error: no such file"), "\(after.stderr)")
+        // Help and the version that do not reach standard output fail, as every report does.
+        for words in [["--help"], ["bake", "--help"], ["--version"]] {
+            let full = try run("/bin/sh", ["-c", "\"$0\" \"$@\" > /dev/full", Products.imagetable] + words)
+            #expect(full.status == 1 && full.stderr.contains("[output-failed]"), "\(words): \(full.status) \(full.stderr)")
+        }
     }
 }
