@@ -11,7 +11,7 @@ extension ImageCache.Configuration {
     ///   - manifest: a validated manifest.
     ///   - directory: where the tables live; the manifest's `output` by default.
     ///   - scales: the scales to serve (an app on a 2× screen wants only `@2x` tables); all of
-    ///     each format's scales by default. The others are ``ImageCache/Configuration/siblingFormats``:
+    ///     each format's scales by default. The others are `Configuration.siblingFormats`:
     ///     not served, but drawn around as the bake draws.
     public init(manifest: Manifest, directory: String? = nil, scales: Set<Int>? = nil) {
         self.init(directory: directory ?? manifest.outputPath, formats: manifest.formats.filter { scales?.contains($0.scale) ?? true })

@@ -1,4 +1,5 @@
 import CTableSupport
+import Foundation
 
 /// The slots whose pixels a writer has found to match their record's CRC-32 since it opened the
 /// table: one bit per slot, read and set from any thread without a lock.
@@ -13,8 +14,12 @@ import CTableSupport
 ///
 /// A bit is never cleared: while the writer holds the table's lock, no other process writes it,
 /// and pixels this process writes are the ones their record describes for as long as it lives.
+///
+/// The bits are anonymous memory mapped at the open and touched only as slots are checked: a
+/// table of 100 million slots needs 12.5 MB of them, which every process opening it for writing
+/// (a bake, each of its workers) held resident when they were zeroed at once, read or not.
 final class CheckedSlots: @unchecked Sendable {
-    private let words: UnsafeMutablePointer<UInt64>
+    private let words: UnsafeMutablePointer<UInt64>?
     private let count: Int
 
     /// No slot checked yet.
@@ -22,21 +27,23 @@ final class CheckedSlots: @unchecked Sendable {
     /// - Parameter capacity: the table's slots.
     init(capacity: Int) {
         count = max(1, (capacity + 63) / 64)
-        words = .allocate(capacity: count)
-        words.initialize(repeating: 0, count: count)
+        // Zero pages the kernel supplies when first touched. Without the memory (a limit on
+        // address space), no slot is ever noted: every read checks its pixels.
+        let mapping = mmap(nil, count * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+        words = mapping == MAP_FAILED ? nil : mapping?.bindMemory(to: UInt64.self, capacity: count)
     }
 
-    deinit { words.deallocate() }
+    deinit { if let words { munmap(words, count * 8) } }
 
     /// Whether `slot`'s pixels were found sound.
     func contains(_ slot: Int) -> Bool {
-        guard slot >= 0, slot / 64 < count else { return false }
+        guard let words, slot >= 0, slot / 64 < count else { return false }
         return itc_load_relaxed_u64(words + slot / 64) >> UInt64(slot % 64) & 1 == 1
     }
 
     /// Notes that `slot`'s pixels matched their record.
     func insert(_ slot: Int) {
-        guard slot >= 0, slot / 64 < count else { return }
+        guard let words, slot >= 0, slot / 64 < count else { return }
         itc_or_relaxed_u64(words + slot / 64, 1 << UInt64(slot % 64))
     }
 }

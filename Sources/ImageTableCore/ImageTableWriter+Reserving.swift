@@ -203,7 +203,14 @@ extension ImageTableWriter {
         let pending = s.pending.removeValue(forKey: reservation.entityUUID)!
         let record = file.record(reservation.slot)
         if pending.holdsKeptEntry {
-            // Untouched: the old entry stays, back in the LRU order.
+            // Untouched: the old entry stays, back in the LRU order. Its generation still moves
+            // on (an empty write under the seqlock), so that the key's next reservation of this
+            // slot gets another generation than this one: a second abandon, or a publish, of
+            // this reservation must find it gone, not take the next one for it.
+            let g = record.generation
+            let odd = (g | 1) &+ (g & 1 == 1 ? 2 : 0)
+            record.beginWrite(odd)
+            record.endWrite(odd &+ 1)
             s.directory.insert(slot: reservation.slot, recency: record.recency)
             pending.staging?.deallocate()
             return

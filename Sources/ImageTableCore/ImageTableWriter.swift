@@ -245,8 +245,9 @@ public final class ImageTableWriter: @unchecked Sendable {
                             + "to 0\(String(to, radix: 8))", slot: nil)]
     }
 
-    /// The number of committed entries.
-    public var count: Int { state.withLock { $0.directory.count } }
+    /// The number of committed entries (those kept readable under a rewrite among them, as the
+    /// header counts them).
+    public var count: Int { state.withLock { $0.liveCount } }
 
     /// The table's capacity (`maximumCount`).
     public var capacity: Int { file.layout.capacity }

@@ -81,6 +81,28 @@ import Testing
         #expect(TableVerifier.verify(path: path).isValid)
     }
 
+    /// An abandoned rewrite moves the record's generation on, though nothing of the entry
+    /// changed: the key's next reservation of the slot is another, and a second abandon of the
+    /// first (which is idempotent) or a publish of it finds it gone. With the generation left as
+    /// it was, the next reservation had the first's very slot and generation, and either call
+    /// tore the next one down (its staging memory freed under its filler, its slot given away).
+    @Test func aStaleReservationIsNotTheNextOne() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable")
+        let table = try openTable(path, descriptor(capacity: 4), durability: .flushed)
+        defer { table.close() }
+        try put(table, "k")
+        let first = try Self.rewrite(table, "k", pixelsOf: "k2")
+        table.abandon(first)
+        let second = try Self.rewrite(table, "k", pixelsOf: "k3")
+        #expect(second.slot == first.slot && second.generation != first.generation)
+        table.abandon(first)
+        #expect(throws: ImageTableError.self) { try table.publish([first]) }
+        try table.publish([second])
+        #expect(try Self.read(path, "k") == pattern(for: "k3", layout: table.layout))
+        #expect(TableVerifier.verify(path: path).isValid)
+    }
+
     /// A writer closed with a rewrite pending leaves the old entry, readable by the next.
     @Test func aCloseLeavesTheKeptEntry() throws {
         let dir = try TemporaryDirectory()
