@@ -31,7 +31,8 @@ struct VerifyCommand: ParsableCommand {
 
             Each problem is a line on standard error, such as
               a.imagetable: error: slot 3 ('cat.jpg'): record checksum mismatch [...]
-            ending with its code, and each table gets a status line on standard
+            ending with its code (more than five interrupted writes of a table
+            are one line), and each table gets a status line on standard
             output. The JSON fields are documented in docs/CLI.md ("verify").
 
             EXAMPLES

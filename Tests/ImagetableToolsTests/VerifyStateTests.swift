@@ -33,6 +33,27 @@ struct VerifyStateTests {
         #expect(tables.map { $0["cleared"] as? Int } == [0, 0], "\(tables)")
     }
 
+    /// A bake killed while it published a batch leaves an interrupted write in every slot of it:
+    /// more than five are one line (a line each said the same thing dozens of times); the JSON
+    /// lists each, and damage keeps a line of its own.
+    @Test func manyInterruptedWritesAreOneLine() throws {
+        let scratch = try TemporaryDirectory()
+        let keys = (0..<8).map { "k\($0).jpg" }
+        let table = try TestTable(at: scratch.file("t.imagetable"), style: .bgra32, width: 20, height: 10, capacity: 10, keys: keys)
+        let layout = try table.descriptor.layout()
+        for slot in 0..<7 { try interrupt(slot, in: table.path, layout: layout) }
+        try flipByte(in: table.path, at: layout.slotOffset(7) + 5)
+        let run = try imagetable("verify", table.path)
+        #expect(run.status == 1)
+        #expect(run.stderr == "\(table.path): warning: 7 slots: interrupted write (slots 0, 1, 2, 3, 4, …); the next bake completes them "
+                + "[interrupted-write]\n\(table.path): error: slot 7 ('k7.jpg'): pixel checksum mismatch [pixel-checksum-mismatch]\n",
+                "\(run.stderr)")
+        let json = try imagetable("verify", table.path, "--format", "json")
+        let doc = try #require(try JSONSerialization.jsonObject(with: json.output) as? [String: Any])
+        let problems = try #require((doc["tables"] as? [[String: Any]])?.first?["problems"] as? [[String: Any]])
+        #expect(problems.count { $0["code"] as? String == "interrupted-write" } == 7)
+    }
+
     @Test func anInterruptedWriteExitsTwoAndIsAWarning() throws {
         let scratch = try TemporaryDirectory()
         let (table, layout) = try table(scratch)

@@ -143,11 +143,17 @@ enum VerifyReport {
 
     /// `path: error: slot 3 ('a.jpg'): pixel checksum mismatch [pixel-checksum-mismatch]` per
     /// problem (a `warning` for an interrupted write), for standard error, and the status line,
-    /// for standard output. Paths, keys and reasons are escaped for the terminal.
+    /// for standard output. Paths, keys and reasons are escaped for the terminal. More than
+    /// ``groupedFrom`` interrupted writes are one line, as a bake's notes group them: a bake
+    /// killed while it published a batch leaves one per slot of it, dozens of lines that said
+    /// one thing (the JSON still lists each).
     static func text(_ r: TableResult) -> (problems: [String], status: String) {
         let path = PrintableText.escaped(r.path)
         if let error = r.error, r.state == .unverified { return ([error.description], "\(path): not verified") }
-        var lines = r.problems.map { p in
+        let interruptedCode = ImageTableError.Code.interruptedWrite.rawValue
+        let interrupted = r.problems.filter { $0.code == interruptedCode && $0.slot != nil }
+        let grouped = interrupted.count > groupedFrom
+        var lines = r.problems.filter { !grouped || $0.code != interruptedCode || $0.slot == nil }.map { p in
             let place = (p.slot.map { "slot \($0)" } ?? "header") + (p.key.map { " (\(PrintableText.quoted($0)))" } ?? "")
             let mend: String? = switch p.code {
             case ImageTableError.Code.interruptedWrite.rawValue: "; the next bake completes it"
@@ -157,6 +163,12 @@ enum VerifyReport {
             // After a repair, the status line says what was done instead.
             let advice = r.state == .repaired ? "" : mend ?? ""
             return "\(path): \(mend == nil ? "error" : "warning"): \(place): \(PrintableText.escaped(p.reason))\(advice) [\(p.code)]"
+        }
+        if grouped {
+            let slots = interrupted.compactMap(\.slot)
+            let shown = slots.prefix(5).map(String.init).joined(separator: ", ") + (slots.count > 5 ? ", …" : "")
+            let advice = r.state == .repaired ? "" : "; the next bake completes them"
+            lines.insert("\(path): warning: \(slots.count) slots: interrupted write (slots \(shown))\(advice) [\(interruptedCode)]", at: 0)
         }
         if let error = r.error { lines.append(error.description) }
         let count = r.problems.count
@@ -173,6 +185,9 @@ enum VerifyReport {
 }
 
 extension VerifyReport {
+    /// Interrupted writes past this many are said in one line.
+    static let groupedFrom = 5
+
     /// What an interrupted table leaves the next bake: `2 writes to complete`, `a stale entry
     /// count to correct`, or both.
     fileprivate static func forTheNextBake(_ r: TableResult) -> String {
