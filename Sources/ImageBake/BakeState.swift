@@ -134,12 +134,17 @@ final class BakeState: @unchecked Sendable {
                             + "source this one read", "state-read-only"))
         }
         self.writable = writable
-        let known: KnownFiles, failed: [FailureKey: FailureRecord]
-        (database, known, formats, failed) = opened
+        let known: KnownFiles, failed: [FailureKey: FailureRecord], recorded: [String: String]
+        (database, known, recorded, failed) = opened
+        // A state copied or moved with its directory: its manifests' paths, rebased, are kept.
+        formats = Self.rebasedOwners(recorded, directory: directory)
+        var rebased: [String: String] = [:]
+        for (key, value) in formats where key.hasPrefix("manifest/") && recorded[key] != value { rebased[key] = value }
         files = AdaptiveMutex(known)
         failures = AdaptiveMutex(RememberedFailures(records: failed))
         hasRememberedFailures = !failed.isEmpty
         self.notices = notices
+        if !rebased.isEmpty { pending.withLock { $0.formats.merge(rebased) { $1 } } }
     }
 
     /// Why a state that may be written could not be opened for writing, when its file system
@@ -224,18 +229,17 @@ final class BakeState: @unchecked Sendable {
 
     /// Every table's recorded manifest (``manifest(ofTable:)``), read from the state in
     /// `directory` before the bake opens its tables (opening one of another format rebuilds it):
-    /// by table file name. Empty when there is no state or it cannot be read, which is a cache's
-    /// absence, not an error, and when the state was recorded in another directory
-    /// (``setDirectory(_:)``): a copy of a project names the original's manifests, which bake the
-    /// original's tables, not the copy's.
+    /// by table file name, rebased when the state was recorded in another directory
+    /// (``rebasedOwners(_:directory:)``). Empty when there is no state or it cannot be read,
+    /// which is a cache's absence, not an error.
     ///
     /// - Parameter directory: the output directory.
     static func tableManifests(directory: String) -> [String: String] {
         let path = directory + "/" + fileName
         guard FileManager.default.fileExists(atPath: path),
               let db = try? database(path, access: mayWrite(path) ? .read : .immutable),
-              let formats = try? BakeStateSchema.loadFormats(db) else { return [:] }
-        if let recorded = formats[Self.directoryKey], recorded != (SourceScanner.realPath(directory) ?? directory) { return [:] }
+              let recorded = try? BakeStateSchema.loadFormats(db) else { return [:] }
+        let formats = rebasedOwners(recorded, directory: directory)
         var owners: [String: String] = [:]
         for (key, manifest) in formats where key.hasPrefix("manifest/") { owners[String(key.dropFirst("manifest/".count))] = manifest }
         return owners
@@ -244,6 +248,35 @@ final class BakeState: @unchecked Sendable {
     /// Remembers the manifest whose bake wrote a table.
     func setManifest(ofTable file: String, _ manifest: String) {
         pending.withLock { $0.formats["manifest/" + file] = manifest }
+    }
+
+    /// `formats` with the manifests' paths (`manifest/<table>` rows) rebased onto `directory`
+    /// when the state was recorded in another one (``setDirectory(_:)``): a copied or moved
+    /// project's state named the original's manifests, which bake the original's tables, so
+    /// its own manifests were refused (`shared-table`) and its orphans never found. Each path
+    /// keeps its place relative to the output directory (`../site.yaml` stays `../site.yaml`);
+    /// one that is not there in the copy names no manifest, and claims nothing.
+    ///
+    /// - Parameters:
+    ///   - formats: the state's `formats` rows.
+    ///   - directory: the output directory now.
+    /// - Returns: the rows, rebased where they need to be.
+    static func rebasedOwners(_ formats: [String: String], directory: String) -> [String: String] {
+        let now = SourceScanner.realPath(directory) ?? directory
+        guard let then = formats[directoryKey], then != now else { return formats }
+        var rebased = formats
+        for (key, path) in formats where key.hasPrefix("manifest/") { rebased[key] = rebase(path, from: then, to: now) }
+        return rebased
+    }
+
+    /// `path` moved as `old` moved to `new`: the same path relative to it, resolved lexically.
+    static func rebase(_ path: String, from old: String, to new: String) -> String {
+        let from = old.split(separator: "/"), target = path.split(separator: "/")
+        let common = zip(from, target).prefix { $0 == $1 }.count
+        var parts: [Substring] = new.split(separator: "/")
+        for _ in common..<from.count { if !parts.isEmpty { parts.removeLast() } }
+        parts += target[common...]
+        return "/" + parts.joined(separator: "/")
     }
 
     /// Where the state's rows of `formats` hold the output directory's real path at the last bake:

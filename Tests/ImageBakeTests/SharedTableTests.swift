@@ -93,23 +93,39 @@ import Testing
     }
 
     /// A copy of a project (`cp -a`, a second CI workspace) bakes while the original is still
-    /// there: the state copied with it names the original's manifest, which bakes the original's
-    /// tables, not the copy's. It was refused (`shared-table`): the two manifests' sources are
-    /// different directories. A manifest that bakes into the copy is still held to the claim.
+    /// there: the state copied with it named the original's manifests, which bake the
+    /// original's tables, not the copy's, and the copy was refused (`shared-table`). The
+    /// recorded paths are rebased onto the copy: each of its manifests bakes (a second one
+    /// sharing the output too), another manifest is still held to the claim before the copy's
+    /// own has baked, and a table the copy's manifest no longer names is its orphan.
     @Test func aCopyOfAProjectBakesBesideTheOriginal() throws {
-        let project = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 4}\n")
+        let project = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 4}\n"
+                                      + "      wide: {size: 8x4, style: 32BitBGRA, maximumCount: 4}\n")
         try project.add("a.jpg", from: Corpus.photo("Landscape_1"))
-        #expect(try run(Products.imagetable, ["bake", "manifest.yaml"], in: project.root).status == 0)
+        try "version: 1\noutput: tables\nfamilies:\n  icons:\n    sources: src\n    formats:\n      small: {size: 4x4, style: 8BitGrayscale, maximumCount: 4}\n"
+            .write(toFile: project.root + "/second.yaml", atomically: true, encoding: .utf8)
+        for manifest in ["manifest.yaml", "second.yaml"] {
+            #expect(try run(Products.imagetable, ["bake", manifest], in: project.root).status == 0)
+        }
         let copy = project.root + "-copy"
         try FileManager.default.copyItem(atPath: project.root, toPath: copy)
         defer { try? FileManager.default.removeItem(atPath: copy) }
-        for directory in [copy, project.root, copy] {
-            let again = try run(Products.imagetable, ["bake", "manifest.yaml"], in: directory)
-            #expect(again.status == 0 && again.stdout.contains("0 decoded, 1 unchanged"), "\(directory): \(again.stdout)\(again.stderr)")
-        }
+        // Before the copy's own manifest has baked there, another one is refused its table.
         let other = try Self.otherManifest(project, format: "thumb")
         let refused = try run(Products.imagetable, ["bake", other, "--output", copy + "/tables", "--allow-outside-paths"], in: project.root)
-        #expect(refused.status == 1 && refused.stderr.hasSuffix("[shared-table]\n"), "\(refused.stderr)")
+        #expect(refused.status == 1 && refused.stderr.hasSuffix("[shared-table]\n") && refused.stderr.contains("\(copy)/manifest.yaml"),
+                "\(refused.stderr)")
+        for (directory, manifest) in [(copy, "manifest.yaml"), (copy, "second.yaml"), (project.root, "manifest.yaml"), (project.root, "second.yaml"),
+                                      (copy, "second.yaml"), (copy, "manifest.yaml")] {
+            let again = try run(Products.imagetable, ["bake", manifest], in: directory)
+            #expect(again.status == 0 && again.stdout.contains("0 decoded, 1 unchanged"), "\(directory) \(manifest): \(again.stdout)\(again.stderr)")
+        }
+        // The copy's manifest drops a format: the table is its orphan, not the original's.
+        try String(contentsOfFile: copy + "/manifest.yaml", encoding: .utf8).replacingOccurrences(of: "      wide: {size: 8x4, style: 32BitBGRA, maximumCount: 4}\n", with: "")
+            .write(toFile: copy + "/manifest.yaml", atomically: true, encoding: .utf8)
+        let orphaned = try run(Products.imagetable, ["bake", "manifest.yaml"], in: copy)
+        #expect(orphaned.status == 0 && orphaned.stderr.contains("wide.imagetable") && orphaned.stderr.contains("[orphan-table]"),
+                "\(orphaned.stderr)")
     }
 
     /// Two bakes of one table at once: the second checked the record before the first had

@@ -42,18 +42,19 @@ extension SourceScanner {
     /// - Parameters:
     ///   - excludedKey: the excluded directory's key below `root`.
     ///   - root: the resolved sources directory.
-    /// - Returns: the keys and their count.
-    func selectedImages(below excludedKey: String, root: String) -> (keys: [String], count: Int) {
+    /// - Returns: the keys, their count, and whether every file was looked at.
+    func selectedImages(below excludedKey: String, root: String) -> (keys: [String], count: Int, complete: Bool) {
         var keys: [String] = [], count = 0, looked = 0
-        guard let walk = FileManager.default.enumerator(atPath: root + "/" + excludedKey) else { return ([], 0) }
-        while let relative = walk.nextObject() as? String, looked < 10_000 {
+        guard let walk = FileManager.default.enumerator(atPath: root + "/" + excludedKey) else { return ([], 0, true) }
+        while let relative = walk.nextObject() as? String {
+            guard looked < 10_000 else { return (keys, count, false) }
             looked += 1
             let key = excludedKey + "/" + relative
             guard walk.fileAttributes?[.type] as? FileAttributeType == .typeRegular, namedLikeImage(key) else { continue }
             count += 1
             if keys.count < 10 { keys.append(key) }
         }
-        return (keys, count)
+        return (keys, count, true)
     }
 
     /// Whether the patterns select `key` and it has an image's extension: a directory so named

@@ -79,7 +79,7 @@ public struct SourceScanner: Sendable {
     public let allowOutside: Bool
     /// A directory not to scan (the output directory), as an absolute, resolved path.
     public let excluding: String?
-    /// Told how many sources the scan has taken so far, every 1,024 names it looks at: a
+    /// Told how many sources the scan has taken so far, every 64 names it looks at: a
     /// million sources take seconds to list, which a progress display shows.
     public let listed: (@Sendable (Int) -> Void)?
 
@@ -93,7 +93,7 @@ public struct SourceScanner: Sendable {
     ///     (``Manifest/Family/selectsHiddenImage(_:)``); such files are reported, not taken.
     ///   - otherSpelling: the key the patterns would take were a skipped key's extension spelt
     ///     another way (``Manifest/Family/selectedSpelling(of:)``); such files are reported.
-    ///   - listed: told the count of sources taken so far, every 1,024 names looked at.
+    ///   - listed: told the count of sources taken so far, every 64 names looked at.
     ///   - selects: whether a relative path is a source (the family's patterns).
     public init(root: String, allowOutside: Bool = false, excluding: String? = nil,
                 selectsHidden: (@Sendable (String) -> Bool)? = nil, otherSpelling: (@Sendable (String) -> String?)? = nil,
@@ -122,9 +122,10 @@ public struct SourceScanner: Sendable {
         /// a sharded bake reports each in one shard only.
         public var directories: Set<String> = []
         /// Image files below the excluded directory (the output directory, when it lies inside
-        /// `root`) that the patterns select, by key, the first 10 and a count: not sources, since
+        /// `root`) that the patterns select, by key, the first 10 and a count (`complete` false when
+        /// the count stopped at 10,000 files looked at): not sources, since
         /// that directory is never scanned, and a bake warns of them (`output-holds-sources`).
-        public var inExcluded: (keys: [String], count: Int) = ([], 0)
+        public var inExcluded: (keys: [String], count: Int, complete: Bool) = ([], 0, true)
     }
 
     /// Scans the directory.
@@ -201,7 +202,7 @@ public struct SourceScanner: Sendable {
             defer { if directory >= 0 { close(directory) } }
             names: for entry in names {
                 looked += 1
-                if looked & 1023 == 0 { listed?(sources.count) }
+                if looked & 63 == 0 { listed?(sources.count) }
                 guard case .utf8(let name) = entry else {
                     if case .notUTF8(let bytes, let printable) = entry,
                        let problem = notUTF8(bytes, printable: printable, in: dir, relative: relative) {
@@ -272,7 +273,7 @@ public struct SourceScanner: Sendable {
                 }
             }
         }
-        let inExcluded = excludedKey.map { selectedImages(below: $0, root: resolvedRoot) } ?? ([], 0)
+        let inExcluded = excludedKey.map { selectedImages(below: $0, root: resolvedRoot) } ?? ([], 0, true)
         // Sorted in place, then copied once to its size: the list lives through the whole bake,
         // and grown by doubling it may hold almost twice the room it needs (at a million files,
         // 72 MB of records and up to as much again of slack).
