@@ -110,7 +110,7 @@ extension ImageTableWriter {
             // new slots rather than with every write to a new slot.
             if UInt64(slot) >= file.recordsInUse { file.recordsInUse = UInt64(min(file.layout.capacity, (slot + 64) / 64 * 64)) }
             let record = file.record(slot)
-            let odd = (record.generation | 1) &+ (record.generation & 1 == 1 ? 2 : 0)
+            let odd = record.nextWriteGeneration
             // The key's own entry, rewritten with staged pixels: it stays readable, untouched,
             // until the publish removes it (``Pending/keepsEntry``).
             let keep = replaces && staged && options.durability == .flushed && record.generation & 1 == 0
@@ -207,10 +207,7 @@ extension ImageTableWriter {
             // on (an empty write under the seqlock), so that the key's next reservation of this
             // slot gets another generation than this one: a second abandon, or a publish, of
             // this reservation must find it gone, not take the next one for it.
-            let g = record.generation
-            let odd = (g | 1) &+ (g & 1 == 1 ? 2 : 0)
-            record.beginWrite(odd)
-            record.endWrite(odd &+ 1)
+            record.rewrite {}
             s.directory.insert(slot: reservation.slot, recency: record.recency)
             pending.staging?.deallocate()
             return
@@ -218,7 +215,6 @@ extension ImageTableWriter {
         record.clear()
         record.endWrite(pending.writeGeneration &+ 1)
         if pending.removalUnflushed { s.unflushedRemovals[reservation.slot] = pending.writeGeneration &+ 1 }
-        if pending.keepsEntry { file.entryCount = UInt64(s.liveCount) }
         s.directory.release(slot: reservation.slot)
         pending.staging?.deallocate()
     }

@@ -100,7 +100,7 @@ extension ImageTableWriter {
             let record = file.record(r.slot)
             // From the record's generation now, not the reservation's: a retime meanwhile
             // (``updateSourceModified(_:)``) moved it on, and it must never go back.
-            let odd = (record.generation | 1) &+ (record.generation & 1 == 1 ? 2 : 0)
+            let odd = record.nextWriteGeneration
             record.beginWrite(odd)
             record.clear()
             file.bumpChangeCount()

@@ -128,6 +128,13 @@ struct IndexRecord {
         base.storeLE(computeChecksum(), at: 20)
     }
 
+    /// The odd generation a write that begins now takes: one past an even generation, and two
+    /// past an odd one (a write a killed writer left), so that no generation is seen twice.
+    var nextWriteGeneration: UInt64 {
+        let g = generation
+        return (g | 1) &+ (g & 1 == 1 ? 2 : 0)
+    }
+
     /// Changes fields of a committed record under its seqlock: its generation odd, `change`, then
     /// even again, 2 more than before, so that a reader never takes a half-changed record for a
     /// whole one. The caller holds the writer's lock.

@@ -162,12 +162,17 @@ enum BakeReport {
                 case 0: lines.append("\(t.path): note: \(group.what)\(code)")
                 case 1: lines.append("\(t.path): note: slot \(group.slots[0]): \(group.what)\(code)")
                 default:
-                    let shown = group.slots.prefix(5).map(String.init).joined(separator: ", ") + (group.slots.count > 5 ? ", …" : "")
-                    lines.append("\(t.path): note: \(group.slots.count) slots: \(group.what) (slots \(shown))\(code)")
+                    lines.append("\(t.path): note: \(group.slots.count) slots: \(group.what) (slots \(firstSlots(group.slots)))\(code)")
                 }
             }
         }
         return lines
+    }
+
+    /// The first five of `slots`, then `…` when there are more: `3, 7, 9, 12, 15, …`, as the
+    /// bake's notes and `verify` name the slots of a problem they say in one line.
+    static func firstSlots(_ slots: [Int]) -> String {
+        slots.prefix(5).map(String.init).joined(separator: ", ") + (slots.count > 5 ? ", …" : "")
     }
 
     static func printInvalid(_ report: ValidationReport, format: OutputFormat, listing: Bool = false) {

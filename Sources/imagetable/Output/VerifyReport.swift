@@ -166,9 +166,9 @@ enum VerifyReport {
         }
         if grouped {
             let slots = interrupted.compactMap(\.slot)
-            let shown = slots.prefix(5).map(String.init).joined(separator: ", ") + (slots.count > 5 ? ", …" : "")
             let advice = r.state == .repaired ? "" : "; the next bake completes them"
-            lines.insert("\(path): warning: \(slots.count) slots: interrupted write (slots \(shown))\(advice) [\(interruptedCode)]", at: 0)
+            lines.insert("\(path): warning: \(slots.count) slots: interrupted write (slots \(BakeReport.firstSlots(slots)))\(advice) "
+                         + "[\(interruptedCode)]", at: 0)
         }
         if let error = r.error { lines.append(error.description) }
         let count = r.problems.count
