@@ -21,7 +21,7 @@ FLUSHES = r"flushSlots|flushRecords|flushAll|fdatasync|msync"
 # Groups in the order they are tried; the first whose test holds takes the sample.
 GROUPS = [
     ("libjpeg decode (the floor's own work)", lambda s: "libjpeg" in s.leaf_dso or s.leaf.startswith("cjpeg_")),
-    ("resampling (CPixels)", lambda s: re.search(r"horizontal_|vertical_|cresample|stripes_avx2|filter_stripe|turn_samples|turn_bytes", s.leaf)),
+    ("resampling (CPixels)", lambda s: re.search(r"horizontal_|vertical_|cresample|stripes_avx2|stripes_avx512|filter_stripe|turn_samples|turn_bytes", s.leaf)),
     ("packing into the four styles", lambda s: not s.kernel and re.search(r"pack_|cpixels_pack|PixelWriter", s.stack)),
     ("CRC-32 of the slots", lambda s: re.search(r"crc32|CRC32|fold_wide|fold512", s.leaf)),
     ("SHA-1 fingerprint", lambda s: re.search(r"sha1|SHA1", s.leaf)),

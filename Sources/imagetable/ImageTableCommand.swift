@@ -82,7 +82,8 @@ struct ImageTableCommand: AsyncParsableCommand {
                                 + "imagetable takes paths and keys in UTF-8")
             Foundation.exit(64)
         }
-        let arguments = AttachedValues.split(Array(CommandLine.arguments.dropFirst()))
+        let rawArguments = Array(CommandLine.arguments.dropFirst())
+        let arguments = AttachedValues.split(rawArguments)
         // `imagetable bak site.yaml` was "2 unexpected arguments", where a mistyped option gets
         // a suggestion: the tool takes no argument of its own, so a first word that names no
         // command is a mistyped one.
@@ -96,17 +97,16 @@ struct ImageTableCommand: AsyncParsableCommand {
             StandardError.print("  See 'imagetable --help' for more information.")
             Foundation.exit(64)
         }
-        // ArgumentParser reads `-this.imagetable` as the short flags -t -h -i … and prints the
-        // help for its `-h`, exit 0: `imagetable verify -hdamaged.imagetable` passed a table it
-        // never read. Any other such word is an unknown option (64); so is this one.
-        // Flags that may be clustered with it (`-vh`), and an attached value (`-o=-h.png`), pass.
-        if let cluster = arguments.prefix(while: { $0 != "--" }).first(where: {
-            $0.count > 2 && $0.hasPrefix("-") && !$0.hasPrefix("--") && $0.contains("h") && $0.dropFirst(2).first != "="
-                && !$0.dropFirst().allSatisfy({ "hv".contains($0) })
-        }) {
-            StandardError.print("Error: Unknown option '\(PrintableText.escaped(cluster))'; a path or key that begins with '-' "
-                                + "goes after '--' (imagetable \(named.flatMap { commands.dropLast().contains($0) ? $0 : nil } ?? "<command>") "
-                                + "… -- \(PrintableText.escaped(cluster)))")
+        // ArgumentParser reads `-this.imagetable` as the short flags -t -h -i …: it printed the
+        // help for its `-h`, exit 0 (`imagetable verify -hdamaged.imagetable` passed a table it
+        // never read), or failed naming another word. Such a word is an unknown option (64),
+        // named, with the `--` that takes it.
+        if let (word, option) = AttachedValues.misplacedPath(in: rawArguments) {
+            let shown = PrintableText.escaped(word)
+            let command = named.flatMap { commands.dropLast().contains($0) ? $0 : nil } ?? "<command>"
+            StandardError.print("Error: Unknown option '\(shown)'; "
+                                + (option.map { "a value that begins with '-' is attached with '=' (\($0)=\(shown))" }
+                                   ?? "a path or key that begins with '-' goes after '--' (imagetable \(command) … -- \(shown))"))
             StandardError.print("  See 'imagetable --help' for more information.")
             Foundation.exit(64)
         }

@@ -238,6 +238,11 @@ import Testing
             (["verify", "-hdamaged.imagetable"], "Error: Unknown option '-hdamaged.imagetable'; a path or key that begins with '-' "
                 + "goes after '--' (imagetable verify … -- -hdamaged.imagetable)"),
             (["extract", "tables/t.imagetable", "-this.jpg", "-o", "x.png"], "Error: Unknown option '-this.jpg'"),
+            // Split as `-o ld.imagetable` (verify has no -o), it was "Unknown option '-o'".
+            (["verify", "-old.imagetable"], "Error: Unknown option '-old.imagetable'; a path or key that begins with '-' "
+                + "goes after '--' (imagetable verify … -- -old.imagetable)"),
+            (["extract", "tables/t.imagetable", "a.jpg", "-o", "-a.png"], "Error: Unknown option '-a.png'; a value that "
+                + "begins with '-' is attached with '=' (-o=-a.png)"),
         ] {
             let run = try run(Products.imagetable, arguments, in: project.root)
             #expect(run.status == 64 && run.stderr.hasPrefix(message) && run.stdout.isEmpty, "\(arguments): \(run.status) \(run.stderr)")

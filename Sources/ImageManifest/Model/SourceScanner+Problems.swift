@@ -50,7 +50,15 @@ extension SourceScanner {
             guard looked < 10_000 else { return (keys, count, false) }
             looked += 1
             let key = excludedKey + "/" + relative
-            guard walk.fileAttributes?[.type] as? FileAttributeType == .typeRegular, namedLikeImage(key) else { continue }
+            guard namedLikeImage(key) else { continue }
+            // A link to an image would be baked where the scan reached it, so it counts too.
+            switch walk.fileAttributes?[.type] as? FileAttributeType {
+            case .typeRegular?: break
+            case .typeSymbolicLink?:
+                var st = stat()
+                guard stat(root + "/" + key, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
+            default: continue
+            }
             count += 1
             if keys.count < 10 { keys.append(key) }
         }

@@ -233,7 +233,10 @@ public struct SourceScanner: Sendable {
                 var path: String { "\(dir)/\(name)" }
                 switch st.st_mode & S_IFMT {
                 case S_IFDIR:
-                    if path != excluding { pending.append(key) } else { excludedKey = key }
+                    // The output directory is never scanned, whatever its name: "it is scanned
+                    // for sources" would contradict the bake's `output-holds-sources` warning.
+                    guard path != excluding else { excludedKey = key; continue }
+                    pending.append(key)
                     if namedLikeImage(key) {
                         skipped.append(ImageTableError(.notARegularFile, "a directory named like an image, not a regular file; "
                                                        + "it is scanned for sources, not baked", path: path, key: key))
