@@ -4,6 +4,7 @@ throughput against a plain copy of the same files, all run by this one script, s
 are ratios.
 
     python3 Benchmarks/scale-bench.py [--bin .build/release] [--sizes 10000,100000] [--merge 10000]
+                                      [--merge-sizes 150,32] [--only-merge]
 
 Sources: 180 crops (330x225) of the corpus photos, made once, then hard-linked under as many
 names as needed (bench-out/scale-src-N; a bake reads each name as a file of its own). Formats: two
@@ -11,9 +12,11 @@ small ones, as a thumbnail cache of a large collection has (48x32 32BitBGRA, 64x
   peak memory   the proportional resident size (PSS) of the bake's whole process tree, sampled
                 every 10 ms, for a full bake, an unchanged re-bake, and a re-bake with one source
                 in 180 changed (decoded again), at each size
-  merge         4 shards of the --merge sources into one 150x150 32BitBGRA format, merged;
-                against `cp` of the four shard tables and a sync (the same pixels, and the
-                shards' indexes); throughput is pixel megabytes a second for both
+  merge         4 shards of the --merge sources into one 150x150 32BitBGRA format (96 KiB
+                slots), merged, then the same with 32x32 (4 KiB slots, where merge's work per
+                entry shows; --merge-sizes); against `cp` of the four shard tables and a sync
+                (the same pixels, and the shards' indexes); throughput is pixel megabytes a
+                second for both
 """
 import argparse, os, shutil, subprocess, sys, time
 
@@ -69,7 +72,7 @@ def manifest(path, src, output, formats):
 
 SMALL = ("      small: {size: 48x32, style: 32BitBGRA, maximumCount: 1000000}\n"
          "      grey: {size: 64x64, style: 8BitGrayscale, maximumCount: 1000000}\n")
-LARGE = "      thumb: {{size: 150x150, style: 32BitBGRA, maximumCount: {}}}\n"
+LARGE = "      thumb: {{size: {0}x{0}, style: 32BitBGRA, maximumCount: {1}}}\n"
 
 
 def changing_one_in_180(root, bake):
@@ -119,20 +122,20 @@ def peak_memory(imagetable, sizes):
               f" one in 180 changed peak {cb[1] / ca[1]:.2f}x, heap {cb[2] / ca[2]:.2f}x")
 
 
-def merge_throughput(imagetable, count):
+def merge_throughput(imagetable, count, side=150, runs=3):
     src = sources(count)
     out = bake_bench.fresh(os.path.join(OUT, "merge"))
-    m = manifest(os.path.join(out, "m.yaml"), src, "tables", LARGE.format(count))
+    m = manifest(os.path.join(out, "m.yaml"), src, "tables", LARGE.format(side, count))
     for k in range(4):
         subprocess.run([imagetable, "bake", m, "--allow-outside-paths", "--no-progress", "--shard", f"{k}/4",
                         "--output", os.path.join(out, f"shard-{k}")], check=True, capture_output=True)
     shards = [os.path.join(out, f"shard-{k}") for k in range(4)]
     tables = [os.path.join(s, "thumb.imagetable") for s in shards]
-    pixel_bytes = count * 150 * 640
+    pixel_bytes = count * side * -(-side * 4 // 64) * 64  # rows padded to 64 bytes, as in the tables
     file_bytes = sum(os.path.getsize(t) for t in tables)
     subprocess.run(["sync"], check=True)
     best_merge = best_copy = float("inf")
-    for _ in range(3):
+    for _ in range(runs):
         shutil.rmtree(os.path.join(out, "merged"), ignore_errors=True)
         subprocess.run(["sync"], check=True)
         started = time.perf_counter()
@@ -146,7 +149,7 @@ def merge_throughput(imagetable, count):
             subprocess.run(["cp", "--sparse=always", t, os.path.join(copies, str(k))], check=True)
         subprocess.run(["sync", "-f", copies], check=True)
         best_copy = min(best_copy, time.perf_counter() - started)
-    print(f"Merge: 4 shards of {count:,} sources into one 150x150 32BitBGRA table ({pixel_bytes / 1e6:.0f} MB of pixels)")
+    print(f"Merge: 4 shards of {count:,} sources into one {side}x{side} 32BitBGRA table ({pixel_bytes / 1e6:.0f} MB of pixels)")
     print(f"  imagetable merge (checksums checked, flushed)  {best_merge:6.2f} s  {pixel_bytes / 1e6 / best_merge:7.0f} MB/s")
     print(f"  cp of the four shard tables, then sync          {best_copy:6.2f} s  {pixel_bytes / 1e6 / best_copy:7.0f} MB/s"
           f" (the same pixels, and the shards' indexes: {file_bytes / 1e6:.0f} MB of files)")
@@ -159,10 +162,15 @@ def main():
     parser.add_argument("--bin", default=os.path.join(ROOT, ".build", "release"))
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--merge", type=int, default=10000)
+    parser.add_argument("--merge-sizes", default="150,32",
+                        help="the merged format's side in pixels, one merge each: 150 (96 KiB slots), 32 (4 KiB: merge's work per entry shows)")
+    parser.add_argument("--only-merge", action="store_true", help="skip the peak memory part")
     args = parser.parse_args()
     imagetable = os.path.join(args.bin, "imagetable")
-    peak_memory(imagetable, [int(s) for s in args.sizes.split(",")])
-    merge_throughput(imagetable, args.merge)
+    if not args.only_merge:
+        peak_memory(imagetable, [int(s) for s in args.sizes.split(",")])
+    for side in args.merge_sizes.split(","):
+        merge_throughput(imagetable, args.merge, int(side))
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ extension TableBuilder {
               record.sourceUUID == info.sourceUUID, record.pixelChecksum == info.pixelChecksum, source.slotIsBacked(info.slot) else {
             return .changed
         }
-        let pixels = copyBuffer
+        let pixels = nextPixels
         switch SystemIO.read(source.fd, into: pixels, at: s.slotOffset(info.slot)) {
         case .success(let n) where n == pixels.count: break
         case .success: return .changed
