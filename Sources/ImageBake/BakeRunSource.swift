@@ -127,7 +127,7 @@ extension BakeRun {
             return failed(error)
         case .success(.rendered(let rendered)) where rendered.contentRects.count == source.members:
             state.withLock { $0.consecutiveLosses = 0; $0.consecutiveTimeouts = 0 }
-            guard let fingerprint = UUID(uuidString: rendered.fingerprint) else {
+            guard let fingerprint = SourceFingerprint.uuid(parsing: rendered.fingerprint) else {
                 write.abandon()
                 return failed(ImageTableError(.protocolError, "the worker sent no fingerprint", path: path, key: key))
             }

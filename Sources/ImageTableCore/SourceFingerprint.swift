@@ -50,6 +50,46 @@ public enum SourceFingerprint {
         return (sha.finalize { EntityKey.uuid(fromSHA1: $0) }, total)
     }
 
+    /// The UUID a fingerprint's text names: `8-4-4-4-12` hexadecimal digits, either case, as
+    /// `uuidString` writes it, and nothing else (no space, no short group, which Foundation's
+    /// `sscanf` lets through). A bake reads one from every worker's reply, where
+    /// `UUID(uuidString:)` cost 0.4 % of a bake of small sources.
+    ///
+    /// - Parameter text: the UUID's text.
+    /// - Returns: the UUID, or `nil` when `text` is not one.
+    public static func uuid(parsing text: String) -> UUID? {
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let parsed = text.utf8.withContiguousStorageIfAvailable { chars -> Bool in
+            guard chars.count == 36 else { return false }
+            return withUnsafeMutableBytes(of: &bytes) { out -> Bool in
+                var i = 0, o = 0
+                while i < 36 {
+                    if i == 8 || i == 13 || i == 18 || i == 23 {
+                        guard chars[i] == UInt8(ascii: "-") else { return false }
+                        i += 1
+                        continue
+                    }
+                    guard let high = hexValue(chars[i]), let low = hexValue(chars[i + 1]) else { return false }
+                    out[o] = high << 4 | low
+                    o += 1
+                    i += 2
+                }
+                return true
+            }
+        }
+        guard let parsed else { return UUID(uuidString: text) }
+        return parsed ? UUID(uuid: bytes) : nil
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
     static func start() -> SHA1 {
         var sha = SHA1()
         withUnsafeBytes(of: namespace.uuid) { sha.update($0) }
