@@ -239,6 +239,30 @@ import Glibc
         #expect(try kept.withImage(forKey: "t3.jpg") { Array($0.bytes) } == (try older.withImage(forKey: "t3.jpg") { Array($0.bytes) }))
     }
 
+    /// Two spellings of one name (NFC and NFD) are one key to a merge, as to a bake (which keeps
+    /// one and reports the other `ambiguous-name`): the newer source's entry is kept, under its
+    /// own spelling. A merge that took them for two keys (comparing bytes) kept both, and a
+    /// later bake pruned one.
+    @Test func canonicallyEqualSpellingsAreOneKey() throws {
+        let (nfc, nfd) = ("caf\u{E9}.jpg", "cafe\u{301}.jpg")
+        #expect(Array(nfc.utf8) != Array(nfd.utf8))
+        let first = try BakeProject(formats: Self.formats), second = try BakeProject(formats: Self.formats)
+        let tiles = PhotoTiles.first(3)
+        try first.add(nfc, from: tiles[0])
+        first.setModified(nfc, secondsAgo: 500)
+        try second.add(nfd, from: tiles[1])
+        second.setModified(nfd, secondsAgo: 100)
+        try second.add("cafz.jpg", from: tiles[2])
+        _ = try first.bake()
+        _ = try second.bake()
+        let merged = try Self.merge(first.root + "/merged", [first.tables, second.tables])
+        #expect(merged.status == 0, "\(merged.stderr)")
+        let entries = try ImageTableReader(path: first.root + "/merged/thumb.imagetable").entries()
+        #expect(entries.map { Array($0.key.utf8) } == [Array(nfd.utf8), Array("cafz.jpg".utf8)], "\(entries.map(\.key))")
+        let newer = try ImageTableReader(path: second.tables + "/thumb.imagetable")
+        #expect(entries.first?.sourceUUID == newer.entry(forKey: nfd)?.sourceUUID)
+    }
+
     /// An over-full merge whose selected entry is damaged admits the next source in rank, where
     /// it left the slot empty.
     @Test func aDamagedEntryOfAnOverFullMergeGivesItsPlaceToTheNext() throws {

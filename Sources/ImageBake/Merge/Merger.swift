@@ -51,7 +51,7 @@ public enum Merger {
     ///   - inputs: the directories to merge.
     ///   - output: the directory to write; new, empty, or the output of an earlier merge.
     ///   - lockTimeout: seconds to wait for writers of the old output's tables.
-    ///   - stopRequested: asked between tables and every 256 entries until the new set is put in
+    ///   - stopRequested: asked between tables and every 256 entries (64 MiB) until the new set is put in
     ///     place: an error to stop with (an interrupt), the staging directory deleted and the
     ///     output unchanged, or `nil` to go on.
     /// - Returns: what was merged.

@@ -42,7 +42,8 @@ struct TableMerge {
 
     let name: String
     let readers: [ImageTableReader]
-    /// Asked every 256 entries copied: an error to stop with (Ctrl-C), or `nil` to go on.
+    /// Asked every 256 entries copied (fewer for slots over 256 KiB): an error to stop with
+    /// (Ctrl-C), or `nil` to go on.
     var stopRequested: () -> ImageTableError? = { nil }
 
     /// Builds the merged table at `path`.
@@ -101,19 +102,22 @@ struct TableMerge {
                 outcome.skipped.append(BakeWarning(path: reader.path, message: "\(notice.message); left out of the merge", code: notice.kind.rawValue))
             }
         }
-        // Sorted by key, each key's winner first, so that one pass finds every key's entry: the
-        // candidates are sorted by position, as structs of a hundred bytes moved slowly, and a
-        // dictionary of every key cost its hashing (a sixth of a merge of small slots).
+        // Grouped by key, each key's winner first, so that one pass finds every key's entry:
+        // the candidates are sorted by position, as structs of a hundred bytes moved slowly,
+        // and a dictionary of every key cost its hashing (a sixth of a merge of small slots).
+        // Keys are grouped as Swift compares them, canonically equal spellings together, as a
+        // bake takes them for one key (`ambiguous-name`) and the dictionary did.
         var byKey = Array(all.indices)
         byKey.sort { a, b in
-            let order = Self.compareKeys(all[a].info.key, all[b].info.key)
-            return order != 0 ? order < 0 : Self.precedes(all[a].info, all[b].info)
+            let (x, y) = (all[a].info.key, all[b].info.key)
+            if x < y { return true }
+            if y < x { return false }
+            return Self.precedes(all[a].info, all[b].info)
         }
         var unique: [Int] = []
         unique.reserveCapacity(byKey.count)
         for i in byKey {
-            // Keys are their bytes, as in a bake: canonically equal spellings are two keys.
-            if let last = unique.last, Self.compareKeys(all[last].info.key, all[i].info.key) == 0 {
+            if let last = unique.last, all[last].info.key == all[i].info.key {
                 outcome.duplicates += 1
                 outcome.keysWithAlternatives.insert(all[i].info.key)
             } else {
@@ -135,8 +139,13 @@ struct TableMerge {
         for (rank, i) in ranked.prefix(capacity).enumerated() { recency[i] = UInt64(selectedCount - rank) }
         let header = try TableBuilder.header(like: Self.widestPage(readers).header, createdAt: readers.map(\.header.createdAt).max() ?? 0)
         let builder = try TableBuilder(path: path, header: header)
-        for (n, i) in unique.lazy.filter({ recency[$0] > 0 }).enumerated() {
-            if n % 256 == 255, let stop = stopRequested() { throw stop }
+        // Written in UTF-8 byte order, which Swift's order of strings is not beyond ASCII.
+        let written = unique.filter { recency[$0] > 0 }.sorted { Self.compareKeys(all[$0].info.key, all[$1].info.key) < 0 }
+        // Asked every 256 entries, or every 64 MiB of large slots: 216 slots of 4 MiB went by
+        // between a Ctrl-C and the check that heeds it.
+        let checkEvery = max(1, min(256, (64 << 20) / max(1, builder.layout.imageBytes)))
+        for (n, i) in written.enumerated() {
+            if n % checkEvery == checkEvery - 1, let stop = stopRequested() { throw stop }
             let candidate = all[i]
             // Only when said: quoting a key looks at each of its characters (an eighth of a
             // merge of small slots, when it was made for every entry).
