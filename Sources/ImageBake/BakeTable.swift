@@ -108,8 +108,10 @@ final class BakeTable: FamilyWriteTable, @unchecked Sendable {
                 return (nil, [TableNotice(kind: .reset, message: "format parameters changed; would rebuild the table empty", slot: nil)])
             }
             return (existing, existing.writerNotices)
-        } catch where error.code == .corrupt || error.code == .unsupportedVersion {
+        } catch where error.code == .corrupt {
             return (nil, [TableNotice(kind: .reset, message: "\(error.message); would rebuild the table empty", slot: nil)])
+        } catch where error.code == .unsupportedVersion {
+            throw ImageTableWriter.leavingNewer(error, path: displayPath)
         } catch {
             throw error.at(displayPath)
         }

@@ -183,8 +183,10 @@ public final class ImageTableWriter: @unchecked Sendable {
                     notices += Self.tightenedNotice(existing)
                     opened = existing
                 }
-            } catch let error where error.code == .corrupt || error.code == .unsupportedVersion {
+            } catch let error where error.code == .corrupt {
                 notices.append(TableNotice(kind: .reset, message: "\(error.message); rebuilt the table empty", slot: nil))
+            } catch let error where error.code == .unsupportedVersion {
+                throw Self.leavingNewer(error, path: path)
             }
         } else if errno != ENOENT {
             throw Posix.error("lstat", path: path)
@@ -237,6 +239,19 @@ public final class ImageTableWriter: @unchecked Sendable {
 
     /// The `tightened-permissions` notice of a file whose mode its opening set back, if it did
     /// (or, for a reader that plans as a writer, would).
+    /// The error for a table that a later format version wrote: left as it is, where a corrupt
+    /// one is rebuilt empty, since rebuilding it would destroy a newer tool's entries (two
+    /// versions of the tool sharing an output directory or a CI cache).
+    ///
+    /// - Parameters:
+    ///   - error: the `unsupportedVersion` error of the table's header.
+    ///   - path: the table, as the caller names it.
+    /// - Returns: the error, saying what to do.
+    public static func leavingNewer(_ error: ImageTableError, path: String) -> ImageTableError {
+        ImageTableError(.unsupportedVersion, error.message + "; it is left as it is: use a newer imagetable, or delete the table to rebuild it",
+                        path: path)
+    }
+
     static func tightenedNotice(_ file: TableFile) -> [TableNotice] {
         guard let (from, to) = file.tightenedPermissions else { return [] }
         let done = file.writable

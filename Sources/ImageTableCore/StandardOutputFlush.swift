@@ -20,16 +20,33 @@ public enum StandardOutputFlush {
         case failed(reason: String)
     }
 
+    /// The reason of the first failed flush, kept for ``finish(status:)``: the stream's error
+    /// flag outlives a failed flush, its error number does not.
+    private static let firstFailure = AdaptiveMutex<String?>(nil)
+
     /// Flushes standard output and says whether any write to it failed, this one or an
     /// earlier one.
     public static func flush() -> Outcome {
         switch itc_flush_stdout() {
-        case 0: .written
-        case EPIPE: .readerGone
+        case 0: return .written
+        case EPIPE: return .readerGone
         // An earlier write failed and its error number is gone: say so rather than guess.
-        case -1: .failed(reason: "an earlier write failed")
-        case let code: .failed(reason: String(cString: strerror(code)))
+        case -1: return .failed(reason: firstFailure.withLock { $0 } ?? "an earlier write failed")
+        case let code:
+            let reason = String(cString: strerror(code))
+            firstFailure.withLock { $0 = $0 ?? reason }
+            return .failed(reason: reason)
         }
+    }
+
+    /// Flushes what was printed to standard output before a line goes to standard error, so
+    /// that the two keep their order where they are one file (`> out.txt 2>&1`): a listing
+    /// written to a file is flushed in blocks of 4 KiB, and its totals, written to standard
+    /// error after it, landed inside one of its lines. Ends the process as
+    /// ``endAsAClosedPipeDoes()`` when the reader is gone; a failed write is reported by
+    /// ``finish(status:)``.
+    public static func flushBeforeStandardError() {
+        if case .readerGone = flush() { endAsAClosedPipeDoes() }
     }
 
     /// Ends the process as a filter ends when the reader of its output goes: by `SIGPIPE`,

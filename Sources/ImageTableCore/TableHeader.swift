@@ -99,7 +99,13 @@ public struct TableHeader: Sendable, Equatable {
         func u64(_ o: Int) -> UInt64 { base.loadLE(UInt64.self, at: o) }
         let formatVersion = u32(8)
         guard formatVersion == 1 || formatVersion == 2 else {
-            throw ImageTableError(.unsupportedVersion, "table format version \(formatVersion) is not supported (this build reads versions 1 and 2)")
+            // A later version is a table this build must not touch: writers rebuild a corrupt
+            // table empty, and did so to a newer tool's tables (a CI cache shared by two
+            // versions). A version no build writes is damage.
+            if formatVersion == 0 || formatVersion > TableLimits.latestPlausibleVersion {
+                throw ImageTableError(.corrupt, "header names format version \(formatVersion), which no imagetable writes")
+            }
+            throw ImageTableError(.unsupportedVersion, "table format version \(formatVersion) is newer than this build reads (versions 1 and 2)")
         }
         let storedCRC = base.loadLE(UInt32.self, at: checksumOffset)
         guard CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<checksumOffset])) == storedCRC else {

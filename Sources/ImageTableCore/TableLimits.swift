@@ -25,4 +25,7 @@ public enum TableLimits {
     public static let pageSizes = 4096...65536
     /// Rows start on multiples of this many bytes.
     public static let rowAlignment = 64
+    /// The largest format version taken for a later format rather than damage: a table that
+    /// names one is left alone (`unsupported-version`), where a corrupt one is rebuilt.
+    public static let latestPlausibleVersion = 255
 }

@@ -251,6 +251,21 @@ import Testing
                 "\(list.stdout)")
     }
 
+    /// Standard output and standard error in one file (`> log 2>&1`) keep their order: a
+    /// listing is flushed before its totals go to standard error, where its last 4 KiB block
+    /// was flushed after them and the totals landed inside one of its lines.
+    @Test func aListingAndItsTotalsKeepTheirOrderInOneFile() throws {
+        let project = try BakeProject(formats: "      g:\n        size: 8x8\n        style: 8BitGrayscale\n        maximumCount: 200\n")
+        let png = [UInt8](try #require(FileManager.default.contents(atPath: Corpus.png("basn2c08"))))
+        let names = (0..<150).map { "a-source-with-a-name-long-enough-to-fill-blocks-\($0).png" }
+        for name in names { project.add(name, bytes: png) }
+        let both = try run("/bin/sh", ["-c", "\"$0\" bake --list manifest.yaml > both.txt 2>&1", Products.imagetable], in: project.root)
+        #expect(both.status == 0, "\(both.stderr)")
+        let lines = try String(contentsOfFile: project.root + "/both.txt", encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(lines.last == "150 listed: 150 new", "\(lines.suffix(3))")
+        #expect(Set(lines.dropLast()) == Set(names.map { "new       photos  \($0)" }), "\(lines.suffix(3))")
+    }
+
     @Test func progressInALogIsPlainLinesWithEachFailureOnce() throws {
         let project = try Self.project()
         let result = try run(Products.imagetable, ["bake", "--progress", "manifest.yaml"], in: project.root)

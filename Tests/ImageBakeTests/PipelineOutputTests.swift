@@ -132,7 +132,7 @@ import Glibc
         let bake = try run(Products.imagetable, ["bake", "manifest.yaml"], in: project.root)
         #expect(bake.status == 0)
         let shown = slots.prefix(5).map(String.init).joined(separator: ", ")
-        #expect(bake.stderr.contains("tables/thumb.imagetable: note: 7 slots: interrupted write; dropped it (slots \(shown), …) [discarded-interrupted-write]\n"),
+        #expect(bake.stderr.contains("tables/thumb.imagetable: note: 7 slots: interrupted write; dropped them (slots \(shown), …) [discarded-interrupted-write]\n"),
                 "\(bake.stderr)")
         #expect(!bake.stdout.contains("note:") && bake.stdout.contains("7 decoded"), "\(bake.stdout)")
     }

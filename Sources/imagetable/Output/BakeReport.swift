@@ -152,7 +152,7 @@ enum BakeReport {
     /// were one line each (the JSON summary still lists every one).
     ///
     /// - Returns: lines such as `tables/t.imagetable: note: 86 slots: interrupted write;
-    ///   dropped it (slots 3, 7, 9, 12, 15, …) [discarded-interrupted-write]`, unescaped.
+    ///   dropped them (slots 3, 7, 9, 12, 15, …) [discarded-interrupted-write]`, unescaped.
     static func noteLines(_ s: BakeSummary) -> [String] {
         var lines: [String] = []
         for t in s.tables {
@@ -162,7 +162,9 @@ enum BakeReport {
                 case 0: lines.append("\(t.path): note: \(group.what)\(code)")
                 case 1: lines.append("\(t.path): note: slot \(group.slots[0]): \(group.what)\(code)")
                 default:
-                    lines.append("\(t.path): note: \(group.slots.count) slots: \(group.what) (slots \(firstSlots(group.slots)))\(code)")
+                    // The core says "dropped it" of the slot each notice names.
+                    let what = group.what.hasSuffix("; dropped it") ? group.what.dropLast(2) + "them" : group.what
+                    lines.append("\(t.path): note: \(group.slots.count) slots: \(what) (slots \(firstSlots(group.slots)))\(code)")
                 }
             }
         }

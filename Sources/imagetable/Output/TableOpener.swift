@@ -36,7 +36,9 @@ enum TableOpener {
     }
 }
 
-/// Diagnostics go to standard error, so that standard output holds only the report.
+/// Diagnostics go to standard error, so that standard output holds only the report; what was
+/// printed to standard output before is flushed first, so that the two keep their order in one
+/// file (``StandardOutputFlush/flushBeforeStandardError()``).
 ///
 /// Every line passes through ``PrintableText/escaped(_:limit:)`` here: a line names files and
 /// keys, and carries libvips' messages (which quote file names), all of which a hostile producer
@@ -46,12 +48,14 @@ enum TableOpener {
 enum StandardError {
     /// Writes `line`, escaped for the terminal, and a line break to standard error.
     static func print(_ line: String) {
+        StandardOutputFlush.flushBeforeStandardError()
         SystemIO.writeStandardError(PrintableText.line(line) + "\n")
     }
 
     /// Writes `text`, already escaped (a rendered report, or terminal control the caller has
     /// escaped around), each line kept from reading as a CI command.
     static func write(_ text: String) {
+        StandardOutputFlush.flushBeforeStandardError()
         SystemIO.writeStandardError(PrintableText.uncommanded(text))
     }
 
