@@ -135,6 +135,10 @@ public struct BakeSummary: Sendable {
     /// Sources the plan would decode that were never sent to a worker, since the bake stopped
     /// first (`--strict`, a fatal error, an interrupt): neither decoded nor failed.
     public var notAttempted = 0
+    /// Whether `--strict` stopped the bake before it sent any source, on failures known before
+    /// decoding (an empty file, a decode that failed at an earlier bake): ``failed`` lists every
+    /// one it knew of, which a user fixes at once, rather than one a run.
+    public var stoppedBeforeDecoding = false
     /// Sources that could not be baked.
     public var failed: [SourceFailure] = []
     /// Of ``failed``, those whose key still has its previous entry, kept (retried next run).

@@ -137,6 +137,7 @@ public enum Baker {
             let outcome = run.execute()
             summary = outcome.summary
             summary.stoppedEarly = summary.stoppedEarly || failsFirst
+            summary.stoppedBeforeDecoding = failsFirst
             if failsFirst { summary.notAttempted = plan.jobs.count }
             clock.lap(\.render)
             let owner = manifestIdentity(manifest)
@@ -195,8 +196,11 @@ public enum Baker {
         }
         handleOrphans(manifest, state: state, options: options, into: &summary)
         if options.strict, let first = summary.failed.first {
-            summary.stoppedBy = ImageTableError(.sourceFailed, "\(first.key): \(first.error.message) [\(first.error.code.rawValue)]; "
-                                                + "--strict stops the bake", path: first.path, key: first.key, cause: first.error.cause)
+            let known = summary.stoppedBeforeDecoding && summary.failed.count > 1
+                ? "\(summary.failed.count) sources are known to fail, the first " : ""
+            summary.stoppedBy = ImageTableError(.sourceFailed, "\(known)\(first.key): \(first.error.message) [\(first.error.code.rawValue)]; "
+                                                + "--strict stops the bake\(known.isEmpty ? "" : " before decoding")", path: first.path,
+                                                key: first.key, cause: first.error.cause)
             // The summary's last line says so (a dry run that found a known failure exited 1
             // with no word of why, once the stop's own line no longer repeated the failure).
             summary.stoppedEarly = true

@@ -30,11 +30,23 @@ final class WriterLock: Sendable {
         let path = tablePath + ".lock"
         self.path = path
         func openLockFile() throws(ImageTableError) -> Int32 {
-            let fd = Posix.retrying { open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode_t(permissions & 0o644)) }
-            guard fd >= 0 else { throw Posix.error("open lock file", path: path) }
-            // Like the table itself, the lock file's mode must not depend on the umask.
-            _ = fchmod(fd, mode_t(permissions & 0o644))
-            return fd
+            let mode = mode_t(permissions & 0o644)
+            // Set only when made here: a bake that is then refused (another manifest's table,
+            // `shared-table`) changed the mode of a lock file it had no business with.
+            for _ in 0..<100 {
+                let made = Posix.retrying { open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
+                if made >= 0 {
+                    // Like the table itself, the lock file's mode must not depend on the umask.
+                    _ = fchmod(made, mode)
+                    return made
+                }
+                guard errno == EEXIST else { throw Posix.error("open lock file", path: path) }
+                let existing = Posix.retrying { open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC) }
+                if existing >= 0 { return existing }
+                // Deleted between the two opens (a prune took its table): made again.
+                guard errno == ENOENT else { throw Posix.error("open lock file", path: path) }
+            }
+            throw ImageTableError(.io, "the lock file kept being deleted and made again", path: path)
         }
         state = Mutex((try openLockFile(), false))
         let deadline = Date().addingTimeInterval(timeout)

@@ -42,6 +42,20 @@ struct BakeCLITests {
         #expect(cause != nil && (document["fatal"] as? [String: Any])?["cause"] as? String == cause, "\(document)")
         #expect((document["sources"] as? [String: Int]).map { $0["unchanged"] == 1 && $0["failed"] == 1 } == true, "\(document)")
 
+        // Several failures known before decoding are all said, and the stop says so: it said
+        // "stopped at the first failure" after listing every one.
+        project.add("worse.png", bytes: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 1, 1])
+        project.setModified("worse.png", secondsAgo: 7200)
+        #expect(try run(Products.imagetable, ["bake", project.manifestPath]).status == 3)
+        let known = try run(Products.imagetable, ["bake", project.manifestPath, "--strict"])
+        #expect(known.status == 1 && known.stderr.contains("bad.png: error:") && known.stderr.contains("worse.png: error:"), "\(known.stderr)")
+        #expect(known.stdout.contains("stopped before decoding: 2 sources are known to fail (--strict)")
+                && !known.stdout.contains("stopped at the first failure"), "\(known.stdout)")
+        let knownJSON = try run(Products.imagetable, ["bake", project.manifestPath, "--strict", "--format", "json"])
+        let knownDocument = try #require(try JSONSerialization.jsonObject(with: Data(knownJSON.stdout.utf8)) as? [String: Any])
+        #expect(((knownDocument["fatal"] as? [String: Any])?["message"] as? String)?.hasPrefix("2 sources are known to fail, the first bad.png: ") == true,
+                "\(knownDocument)")
+
         try "version: 1\noutput: t\nfamilies: {}\nbogus: 1\n".write(toFile: project.manifestPath, atomically: true, encoding: .utf8)
         let invalid = try run(Products.imagetable, ["bake", project.manifestPath])
         // On standard error, as every error of a bake (they were on standard output).

@@ -142,6 +142,7 @@ enum BakeReport {
         if s.stoppedEarly {
             // The error itself follows on standard error.
             out += s.stoppedBy.map { $0.code != .sourceFailed } == true ? "stopped by the error below; what is above was written\n"
+                : s.stoppedBeforeDecoding && s.failed.count > 1 ? "stopped before decoding: \(s.failed.count) sources are known to fail (--strict)\n"
                 : "stopped at the first failure (--strict)\n"
         }
         return out
