@@ -43,8 +43,8 @@ enum AttachedValues {
     /// argument", naming neither the word nor the `--` that takes it.
     ///
     /// - Parameter arguments: the command line, without the program's name, before `split`.
-    /// - Returns: the word, and the option it follows when that option takes a value (`-o`):
-    ///   such a value is attached (`-o=-a.png`), not put after `--`.
+    /// - Returns: the word, and the option it follows when that option takes a value (`-o`) or
+    ///   may (`--output`): such a value is attached (`-o=-a.png`), not put after `--`.
     static func misplacedPath(in arguments: [String]) -> (word: String, valueOf: String?)? {
         let command = command(of: arguments) ?? ""
         let takesValue = values[command] ?? []
@@ -60,8 +60,10 @@ enum AttachedValues {
             return !word.dropFirst().allSatisfy(known.contains)
         }) else { return nil }
         let before = index > 0 ? words[index - 1] : ""
-        let option = before.count == 2 && before.first == "-" && before.last.map(takesValue.contains) == true
-        return (words[index], option ? before : nil)
+        let short = before.count == 2 && before.first == "-" && before.last.map(takesValue.contains) == true
+        // A long option may take a value or be a flag: which, the hint cannot tell.
+        let long = before.count > 2 && before.hasPrefix("--") && !before.contains("=")
+        return (words[index], short || long ? before : nil)
     }
 
     /// The command a command line names: its first word, or the word after `help`.

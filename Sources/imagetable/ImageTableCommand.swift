@@ -103,11 +103,18 @@ struct ImageTableCommand: AsyncParsableCommand {
         // named, with the `--` that takes it.
         if let (word, option) = AttachedValues.misplacedPath(in: rawArguments) {
             let shown = PrintableText.escaped(word)
-            let command = named.flatMap { commands.dropLast().contains($0) ? $0 : nil } ?? "<command>"
-            StandardError.print("Error: Unknown option '\(shown)'; "
-                                + (option.map { "a value that begins with '-' is attached with '=' (\($0)=\(shown))" }
-                                   ?? "a path or key that begins with '-' goes after '--' (imagetable \(command) … -- \(shown))"))
-            StandardError.print("  See 'imagetable --help' for more information.")
+            let subcommand = named.flatMap { name in configuration.subcommands.first { $0._commandName == name } }
+            let command = subcommand?._commandName ?? "<command>"
+            // After `--` every word is an argument, options included: the options go before it.
+            let afterDashes = "a path or key that begins with '-' goes after '--', the options before it "
+                + "(imagetable \(command) [options] -- \(shown))"
+            let attached = option.map { "a value that begins with '-' is attached with '=' (\($0)=\(shown))" }
+            let hint = option?.hasPrefix("--") == true ? "\(attached!); \(afterDashes)" : attached ?? afterDashes
+            StandardError.print("Error: Unknown option '\(shown)'; \(hint)")
+            for (i, line) in usageString(for: subcommand ?? Self.self).split(separator: "\n").enumerated() {
+                StandardError.print((i == 0 ? "Usage: " : "") + line)
+            }
+            StandardError.print("  See 'imagetable \(subcommand == nil ? "" : command + " ")--help' for more information.")
             Foundation.exit(64)
         }
         do {

@@ -236,11 +236,14 @@ import Testing
             (["bake", "manifest.yaml", "--max-source-size", "0"], "Error: --max-source-size must be more than 0 bytes."),
             // Read as the flags -h -d -a …, it printed the help with exit 0 and checked nothing.
             (["verify", "-hdamaged.imagetable"], "Error: Unknown option '-hdamaged.imagetable'; a path or key that begins with '-' "
-                + "goes after '--' (imagetable verify … -- -hdamaged.imagetable)"),
+                + "goes after '--', the options before it (imagetable verify [options] -- -hdamaged.imagetable)\n"
+                + "Usage: imagetable verify [<options>] <table> ...\n"),
             (["extract", "tables/t.imagetable", "-this.jpg", "-o", "x.png"], "Error: Unknown option '-this.jpg'"),
             // Split as `-o ld.imagetable` (verify has no -o), it was "Unknown option '-o'".
             (["verify", "-old.imagetable"], "Error: Unknown option '-old.imagetable'; a path or key that begins with '-' "
-                + "goes after '--' (imagetable verify … -- -old.imagetable)"),
+                + "goes after '--', the options before it (imagetable verify [options] -- -old.imagetable)"),
+            (["extract", "tables/t.imagetable", "a.jpg", "--output", "-a.png"], "Error: Unknown option '-a.png'; a value that "
+                + "begins with '-' is attached with '=' (--output=-a.png); a path or key that begins with '-' goes after '--'"),
             (["extract", "tables/t.imagetable", "a.jpg", "-o", "-a.png"], "Error: Unknown option '-a.png'; a value that "
                 + "begins with '-' is attached with '=' (-o=-a.png)"),
         ] {

@@ -79,6 +79,8 @@ private let valid = "size: 50x50\nstyle: 32BitBGRA\nmaximumCount: 10"
                  message: "'#fffff' is not a colour"),
         RuleCase(testDescription: "translucent background on an opaque style", format: "size: 50x50\nstyle: 32BitBGR\nmaximumCount: 10\nbackground: \"#0008\"",
                  expected: ["11:21 background-alpha-ignored"], message: "has no alpha"),
+        RuleCase(testDescription: "background on a style that keeps alpha", format: "size: 50x50\nstyle: 32BitBGRA\nmaximumCount: 10\nbackground: \"#fff\"",
+                 expected: ["11:9 background-unused"], message: "no effect with style 32BitBGRA"),
         RuleCase(testDescription: "maximumCount zero", format: "size: 50x50\nstyle: 32BitBGRA\nmaximumCount: 0",
                  expected: ["10:23 maximum-count-out-of-range"], message: "outside 1…100000000"),
         RuleCase(testDescription: "maximumCount too large", format: "size: 50x50\nstyle: 32BitBGRA\nmaximumCount: 100000001",

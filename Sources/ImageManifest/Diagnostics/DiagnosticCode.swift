@@ -88,6 +88,9 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable {
     case invalidColor = "invalid-color"
     /// Warning: the background has alpha but the style is opaque, so the alpha is ignored.
     case backgroundAlphaIgnored = "background-alpha-ignored"
+    /// Warning: a `background` on a style that keeps alpha (`32BitBGRA`), where nothing is
+    /// painted with it.
+    case backgroundUnused = "background-unused"
     /// `maximumCount` outside 1 … ``ManifestLimits/maxCapacity``.
     case maximumCountOutOfRange = "maximum-count-out-of-range"
     /// A table's maximum size exceeds ``ManifestLimits/maxTableBytes`` (or overflows).
@@ -124,7 +127,7 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable {
     /// The severity this kind of problem has unless `--warnings-as-errors` promotes it.
     public var defaultSeverity: Severity {
         switch self {
-        case .cropWithoutCover, .backgroundAlphaIgnored, .missingSources, .noSources, .moreSourcesThanSlots, .laxYAML: .warning
+        case .cropWithoutCover, .backgroundAlphaIgnored, .backgroundUnused, .missingSources, .noSources, .moreSourcesThanSlots, .laxYAML: .warning
         default: .error
         }
     }

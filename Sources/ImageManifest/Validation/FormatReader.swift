@@ -24,6 +24,7 @@ struct FormatReader {
     /// The format, or `nil` when it has errors (all of them reported).
     func read(_ pair: YAMLPair, family: String, path: String) -> ReadFormat? {
         let what = "format '\(pair.name)'"
+        let errorsAtStart = context.errorCount
         guard let f = Fields(pair.value, path: path, what: what, known: Self.keys,
                              required: Self.required, owner: pair.key.location, context: context) else { return nil }
         let errorsBefore = context.errorCount
@@ -66,6 +67,13 @@ struct FormatReader {
         if let style, !style.hasAlpha, let background, background.alpha < 255, let bgPair = f["background"] {
             context.report(.backgroundAlphaIgnored, "background \(bgPair.value.scalar?.text ?? "") is not opaque, but style \(style.rawValue) has no alpha; the colour is used as if opaque",
                            at: bgPair.value.location, keyPath: at("background"))
+        }
+        // The letterbox, the margins of `inside` and rounded corners are transparent where the
+        // style keeps alpha, and nothing is flattened: the colour was ignored without a word.
+        // Only of a format that is otherwise sound: `color: "#fff"` is an unknown key already.
+        if let style, style.hasAlpha, background != nil, context.errorCount == errorsAtStart, let bgPair = f["background"] {
+            context.report(.backgroundUnused, "'background' has no effect with style \(style.rawValue), which keeps alpha: letterboxing, "
+                           + "margins and rounded corners stay transparent", at: bgPair.key.location, keyPath: at("background"))
         }
         guard context.errorCount == errorsBefore, let size, let scales, let style, let maximumCount, let protection, let fit,
               let crop, let background, let cornerRadius, let upscale, let capped else { return nil }
