@@ -59,7 +59,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         // Scan, state, plan and worker processes: manifest + protocol + core, no libvips.
         .target(name: "ImageBake", dependencies: ["ImageTableCore", "ImageManifest", "WorkerProtocol", .target(name: "CSQLite", condition: baking),
-                                                 "CTableSupport"]),
+                                                 "CTableSupport", "CChecksums"]),
         // The runtime cache: the core alone, so an app that renders with its own decoders links
         // neither libvips nor a YAML parser.
         .target(name: "ImageCache", dependencies: ["ImageTableCore"]),

@@ -1,11 +1,11 @@
 import Foundation
-import ImageBake
+@testable import ImageBake
 import TestSupport
 import Testing
 
 /// The SHA-256 an export's index lists is FIPS 180-4's: the standard's test vectors, and the
-/// same digest however the message is split.
-@Suite struct SHA256Tests {
+/// same digest however the message is split, on the SHA extensions and in the portable code.
+@Suite(.serialized) struct SHA256Tests {
     private func digest(_ text: String) -> String {
         var hash = SHA256()
         hash.update(Array(text.utf8))
@@ -38,5 +38,50 @@ import Testing
         let sum = try run("/usr/bin/env", ["sha256sum", path])
         #expect(sum.status == 0)
         #expect(try SHA256.digest(ofFileAt: path) == String(sum.stdout.prefix(64)))
+    }
+
+    /// Holes are hashed as the zeros they read as, without reading them: data, a hole, data
+    /// that does not fill its last block, and a hole to the end of the file.
+    @Test func aSparseFileDigestIsWhatSha256sumPrints() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("sparse")
+        let fd = open(path, O_RDWR | O_CREAT, 0o644)
+        defer { close(fd) }
+        let data = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+        #expect(data.withUnsafeBytes { pwrite(fd, $0.baseAddress, 100, 0) } == 100)
+        #expect(data.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 5_000_000 + 7) } == data.count)
+        #expect(ftruncate(fd, 9_000_000) == 0)
+        let sum = try run("/usr/bin/env", ["sha256sum", path])
+        #expect(sum.status == 0)
+        #expect(try SHA256.digest(ofFileAt: path) == String(sum.stdout.prefix(64)))
+    }
+
+    static func digest(_ bytes: [UInt8], hardware: Bool, splits: [Int] = []) -> String {
+        let saved = SHA256.usesHardware
+        SHA256.usesHardware = hardware
+        defer { SHA256.usesHardware = saved }
+        var hash = SHA256()
+        var start = 0
+        bytes.withUnsafeBytes { raw in
+            for cut in splits.sorted() + [bytes.count] where cut >= start && cut <= bytes.count {
+                hash.update(UnsafeRawBufferPointer(rebasing: raw[start..<cut]))
+                start = cut
+            }
+        }
+        return hash.finalize()
+    }
+
+    @Test(.enabled(if: SHA256.hardwareAvailable, "this CPU has no SHA extensions")) func hardwareAndPortableAgree() {
+        var generator = SystemRandomNumberGenerator()
+        for length in Array(0...200) + [1_000, 4_096, 65_536, 1_000_003] {
+            let message = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let splits = (0..<3).map { _ in Int.random(in: 0...max(length, 1), using: &generator) }
+            let portable = Self.digest(message, hardware: false)
+            #expect(Self.digest(message, hardware: true) == portable, "length \(length)")
+            #expect(Self.digest(message, hardware: true, splits: splits) == portable, "length \(length), split at \(splits)")
+        }
+        #expect(Self.digest(Array("abc".utf8), hardware: true) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(Self.digest([UInt8](repeating: 0x61, count: 1_000_000), hardware: true)
+                == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 }
