@@ -10,8 +10,9 @@ final class BakeRun: @unchecked Sendable {
         case failed(SourceFailure)
         /// The file changed while the worker read it: nothing baked, retried next run.
         case changedWhileReading(SourceFailure)
-        /// The file was deleted after the scan listed it: a removed source, not a failure.
-        case gone
+        /// The file was deleted after the scan listed it: a removed source, not a failure;
+        /// `held` when its key has an entry (a changed source, not a new one).
+        case gone(held: Bool)
         case fatal(ImageTableError)
     }
 
@@ -152,8 +153,9 @@ final class BakeRun: @unchecked Sendable {
                 if options.strict { s.stop = true; s.summary.stoppedEarly = true }
             case .changedWhileReading(let failure):
                 s.summary.skipped.append(failure)
-            case .gone:
+            case .gone(let held):
                 s.summary.removed += 1
+                if !held { s.summary.removedWithoutEntries += 1 }
             case .fatal(let error):
                 // Its source was not baked: counted with those not attempted, not nowhere (a
                 // full disk's "18 found: 14 decoded, 3 not attempted").

@@ -122,7 +122,7 @@ extension BakeRun {
             state.withLock { $0.consecutiveLosses = 0; $0.consecutiveTimeouts = 0 }
             let error = failure.error(path: path, key: key)
             if error.code == .changedWhileReading { return .changedWhileReading(SourceFailure(family: family.name, error: error)) }
-            if error.code == .unreadable && FileStat(path: path) == nil { return .gone }
+            if error.code == .unreadable && FileStat(path: path) == nil { return .gone(held: source.job.status != .new) }
             bakeState.rememberFailure(of: source.job.source, settings: failureSettings[source.job.family], checkedNs: source.sentNs, error: error)
             return failed(error)
         case .success(.rendered(let rendered)) where rendered.contentRects.count == source.members:

@@ -130,6 +130,9 @@ public struct BakeSummary: Sendable {
     public var leftOut = 0
     /// Entries whose source is gone (deleted with `--prune`, else kept until their slot is needed).
     public var removed = 0
+    /// Of ``removed``, the sources no table held an entry of (new files deleted during the
+    /// bake): nothing of theirs stays, with `--prune` or without.
+    public var removedWithoutEntries = 0
     /// Sources modified too recently to bake (`--min-age`), left for a later bake.
     public var deferred = 0
     /// Sources the plan would decode that were never sent to a worker, since the bake stopped

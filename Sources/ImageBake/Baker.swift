@@ -164,6 +164,7 @@ public enum Baker {
             summary.decoded = plan.jobs.count
         }
         summary.removed += vanished.unheld
+        summary.removedWithoutEntries += vanished.unheld
         summary.phases = clock.phases
         summary.cpu = BakeCPU.since(cpuBefore)
         summary = finish(summary, plan: plan, scanFailures: prepared.scanFailures, vanished: vanished.found, tables: tables, manifest: manifest, options: options,

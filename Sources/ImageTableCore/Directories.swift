@@ -15,10 +15,10 @@ public enum Directories {
     /// - Parameters:
     ///   - path: the directory, absolute or relative to the working directory.
     ///   - mode: the mode of the directories made (before the umask).
-    /// - Throws: ``ImageTableError`` whose path is the part that could not be made: `io` with
-    ///   "… exists and is not a directory" when something other than a directory has its name (or
-    ///   a link that leads nowhere), `invalidArgument` for an empty path, else what `mkdir` failed
-    ///   with (``ImageTableError/system(_:path:errno:)``).
+    /// - Throws: ``ImageTableError`` whose path is the part that could not be made:
+    ///   `notADirectory` when something other than a directory has its name, `io` for a link
+    ///   that leads nowhere, `invalidArgument` for an empty path, else what `mkdir` failed with
+    ///   (``ImageTableError/system(_:path:errno:)``).
     public static func make(_ path: String, mode: mode_t = 0o755) throws(ImageTableError) {
         guard !path.isEmpty else { throw ImageTableError(.invalidArgument, "the directory's path is empty") }
         var prefix = path.hasPrefix("/") ? "" : "."
@@ -29,7 +29,7 @@ public enum Directories {
             var info = stat()
             if e == EEXIST, stat(prefix, &info) == 0 {
                 if info.st_mode & S_IFMT == S_IFDIR { continue }
-                throw ImageTableError(.io, "\(display(prefix)) exists and is not a directory", path: display(prefix))
+                throw ImageTableError(.notADirectory, "\(display(prefix)) exists and is not a directory", path: display(prefix))
             }
             if e == EEXIST, lstat(prefix, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
                 // Taken by a link that leads nowhere ("File exists", said mkdir).

@@ -9,6 +9,9 @@ extension ImageTableError {
         case permissionDenied = "permission-denied"
         /// The path is a directory where a file was expected.
         case isADirectory = "is-a-directory"
+        /// The path is a file (or something else) where a directory was expected: an output
+        /// directory named like an existing file.
+        case notADirectory = "not-a-directory"
         /// The disk is full or a file size limit was hit.
         case noSpace = "no-space"
         /// Another system call failed; the message names it.

@@ -78,7 +78,10 @@ struct ExtractCommand: ParsableCommand {
         case (.some, .some, nil), (nil, nil, .some): break
         case (.some, nil, nil): throw ValidationError("Give -o FILE for the PNG of '\(key!)' (or -o - for standard output).")
         case (nil, .some, nil): throw ValidationError("Give the KEY of the entry to write to \(output!), or use --all DIR.")
-        case (_, _, .some): throw ValidationError("--all extracts every entry; it takes neither a KEY nor -o.")
+        case (_, _, .some):
+            // Named: `--all out --format json` read `json` as a key (extract has no --format).
+            let given = [key.map { "KEY '\(PrintableText.escaped($0))'" }, output.map { "-o '\(PrintableText.escaped($0))'" }].compactMap { $0 }
+            throw ValidationError("--all extracts every entry; it takes neither a KEY nor -o (given: \(given.joined(separator: ", "))).")
         default: throw ValidationError("Give a KEY and -o FILE, or --all DIR.")
         }
         if let all, all.isEmpty { throw ValidationError("--all needs a directory.") }

@@ -239,6 +239,9 @@ import Testing
                 + "goes after '--', the options before it (imagetable verify [options] -- -hdamaged.imagetable)\n"
                 + "Usage: imagetable verify [<options>] <table> ...\n"),
             (["extract", "tables/t.imagetable", "-this.jpg", "-o", "x.png"], "Error: Unknown option '-this.jpg'"),
+            // extract has no --format: its value was taken for a key, which the message now names.
+            (["extract", "tables/t.imagetable", "--all", "out", "--format", "json"],
+             "Error: --all extracts every entry; it takes neither a KEY nor -o (given: KEY 'json')."),
             // Split as `-o ld.imagetable` (verify has no -o), it was "Unknown option '-o'".
             (["verify", "-old.imagetable"], "Error: Unknown option '-old.imagetable'; a path or key that begins with '-' "
                 + "goes after '--', the options before it (imagetable verify [options] -- -old.imagetable)"),

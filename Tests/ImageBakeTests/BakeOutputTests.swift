@@ -211,7 +211,7 @@ import Testing
         let result = try run(Products.imagetable, ["bake", "--output", "manifest.yaml/tables", "manifest.yaml"], in: project.root)
         #expect(result.status == 1)
         #expect(result.stderr.hasSuffix("manifest.yaml/tables: error: cannot create the output directory: \(project.root)/manifest.yaml "
-                                        + "exists and is not a directory [io]\n"), "\(result.stderr)")
+                                        + "exists and is not a directory [not-a-directory]\n"), "\(result.stderr)")
     }
 
     /// A path that begins an output line cannot forge a workflow command: GitHub Actions reads

@@ -118,7 +118,7 @@ import Testing
         _ = try project.bake()
         let result = try imagetable(["export", "manifest.yaml", "--to", "manifest.yaml/exp"], in: project.root)
         #expect(result.status == 1 && result.stderr == "manifest.yaml/exp: error: cannot create the directory: manifest.yaml exists "
-                + "and is not a directory [io]\n", "\(result.stderr)")
+                + "and is not a directory [not-a-directory]\n", "\(result.stderr)")
     }
 
     @Test func aDirectoryOfOtherFilesIsNeverReplaced() throws {

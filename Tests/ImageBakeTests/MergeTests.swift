@@ -175,7 +175,8 @@ import Glibc
                 + "from one manifest [manifest-mismatch]\n")
         #expect(!FileManager.default.fileExists(atPath: out), "nothing is written")
         let missing = try Self.merge(out, [s0])
-        #expect(missing.status == 1 && missing.stderr == "error: 1 of the 2 shards is missing: 1/2 [shard-mismatch]\n")
+        #expect(missing.status == 1 && missing.stderr == "\(s0): error: 1 of the 2 shards of its split is missing: 1/2 [shard-mismatch]\n",
+                "\(missing.stderr)")
         let twice = try Self.merge(out, [s0, s1, s0])
         #expect(twice.status == 1 && twice.stderr.contains("given twice") && twice.stderr.contains("[shard-mismatch]"))
         // An output that is not a merge's is never replaced.

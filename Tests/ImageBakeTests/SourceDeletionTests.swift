@@ -83,6 +83,16 @@ import Glibc
         }
     }
 
+    /// A new source deleted before its worker read it had no entry: the summary counts it
+    /// removed without saying that its entry stays until `--prune` (a first bake said so).
+    @Test func aNewSourceDeletedDuringTheBakeLeavesNoEntryToSpeakOf() throws {
+        let project = try Change.project()
+        for key in ["a.jpg", "y.jpg"] { try project.add(key, from: Change.a) }
+        let text = try Change.bake(project, hook: try Change.hook(in: project, at: "planned", "rm '\(project.sources)/y.jpg'"), ["--jobs", "1"])
+        #expect(text.status == 0 && text.stdout.split(separator: "\n").first?.hasSuffix(" s: 1 decoded, 0 unchanged, 0 failed, 1 removed") == true,
+                "\(text.stdout)")
+    }
+
     /// A source deleted between two bakes: the summary says its entry stays until `--prune`
     /// (an export ships it), and says no more once `--prune` has deleted it.
     @Test func aRemovedSourceSaysItsEntryStaysUntilPrune() throws {

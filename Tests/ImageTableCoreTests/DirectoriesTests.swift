@@ -32,6 +32,7 @@ import Testing
                 try Directories.make(scratch.file(path))
             } catch {
                 #expect(error.message == message && error.path == path.split(separator: "/").first.map { scratch.file(String($0)) })
+                #expect(error.code == (path.hasPrefix("file") ? .notADirectory : .io), "\(error)")
                 let failure = Directories.failure(error, making: "the output directory", path: path)
                 #expect(failure.message == "cannot create the output directory: " + message && failure.path == path)
             }

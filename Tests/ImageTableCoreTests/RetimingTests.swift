@@ -98,21 +98,23 @@ struct RetimingTests {
     /// A reader looking an entry up while its time is being updated finds it: the record is odd
     /// for a few stores, and readers wait that long for it (they called it absent). A machine
     /// busy with other tests can preempt the writer thread while the record is odd, longer than a
-    /// reader waits, so a run whose misses are over the bound is run again, up to three times:
+    /// reader waits, so a run with more than one miss in 1,000 is run again, up to five times:
     /// the fault this guards against missed 0.8–4 % of lookups in every run. Each run goes on
     /// until it has looked up and updated enough to mean something, not for a fixed time: under
     /// the full suite on 2 cores a fixed half second could fall short of them (4,608 lookups with
     /// six busy loops beside it, where an idle machine does 14,000).
     @Test func lookupsDuringUpdatesFindTheEntry() throws {
         var runs: [(updates: Int, lookups: Int, misses: Int)] = []
-        for _ in 0..<3 {
+        for _ in 0..<5 {
             runs.append(try lookUpDuringUpdates())
             if let last = runs.last, last.misses * 1000 < last.lookups { break }
         }
         let best = runs.min { $0.misses * $1.lookups < $1.misses * $0.lookups }!
         #expect(best.updates >= Self.enough.updates && best.lookups >= Self.enough.lookups, "\(runs)")
-        // A writer thread preempted in the middle of an update can still cost a lookup or two.
-        #expect(best.misses * 1000 < best.lookups, "misses of lookups, each run: \(runs)")
+        // A writer thread preempted in the middle of an update can still cost a lookup or two:
+        // CI, with the suite's other tests and a build beside it, saw 6 in 5,888 in each of three
+        // runs. The bound is half the fault's least (0.8 %).
+        #expect(best.misses * 250 < best.lookups, "misses of lookups, each run: \(runs)")
     }
 
     /// What a run must reach: an idle machine gets there in about a quarter of a second, one

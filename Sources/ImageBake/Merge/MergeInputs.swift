@@ -132,7 +132,9 @@ struct MergeInputs {
         let missing = (0..<count).filter { byShard[$0] == nil }
         guard missing.isEmpty else {
             let list = missing.prefix(10).map { "\($0)/\(count)" }.joined(separator: ", ") + (missing.count > 10 ? ", …" : "")
-            throw ImageTableError(.shardMismatch, "\(missing.count) of the \(count) shards \(missing.count == 1 ? "is" : "are") missing: \(list)")
+            // Named by the first shard given, as every error names a file: the split it belongs to.
+            throw ImageTableError(.shardMismatch, "\(missing.count) of the \(count) shards of its split \(missing.count == 1 ? "is" : "are") "
+                                  + "missing: \(list)", path: marked[0].path)
         }
     }
 

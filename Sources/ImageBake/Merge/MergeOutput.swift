@@ -51,7 +51,7 @@ struct MergeOutput {
         }
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw ImageTableError(.outputFailed, "exists and is not a directory", path: path) }
+            guard isDirectory.boolValue else { throw ImageTableError(.notADirectory, "exists and is not a directory", path: path) }
             let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
             guard names.isEmpty || names.contains(Self.markerName) else {
                 throw ImageTableError(.outputFailed, "exists and was not made by imagetable merge, whose output replaces the whole "

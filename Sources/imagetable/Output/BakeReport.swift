@@ -113,7 +113,8 @@ enum BakeReport {
         if s.removed > 0 {
             // Entries of removed sources stay (a runtime cache may share the tables): said, since
             // an export ships them.
-            extra.append("\(s.removed) removed" + (s.pruning ? "" : " (entries of removed sources stay until bake --prune)"))
+            let kept = !s.pruning && s.removed > s.removedWithoutEntries
+            extra.append("\(s.removed) removed" + (kept ? " (entries of removed sources stay until bake --prune)" : ""))
         }
         if s.keptPrevious > 0 { extra.append("\(s.keptPrevious) kept the previous image") }
         if !s.skipped.isEmpty { extra.append("\(s.skipped.count) skipped") }
