@@ -5,6 +5,7 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 
 #include <stdio.h>
@@ -217,7 +218,16 @@ int itc_flush_stdout(void) {
     int failed = fflush(stdout) != 0;
     int code = errno;
     if (!failed && !ferror(stdout)) return 0;
-    return code ? code : -1;
+    if (code) return code;
+    /* An earlier write failed and its errno is gone: the C library writes a block larger than
+       its buffer straight to the file, and on EPIPE drops it and only sets the error flag. A pipe
+       whose reader is gone says so to poll (POLLERR), which a full disk does not. */
+    struct pollfd out = { .fd = STDOUT_FILENO, .events = POLLOUT, .revents = 0 };
+    if (poll(&out, 1, 0) == 1 && (out.revents & POLLERR)) {
+        struct stat st;
+        if (fstat(STDOUT_FILENO, &st) == 0 && S_ISFIFO(st.st_mode)) return EPIPE;
+    }
+    return -1;
 }
 
 /* The signal caught, and which of the two signals have our handler: lock-free atomics, which a

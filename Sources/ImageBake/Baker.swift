@@ -119,6 +119,10 @@ public enum Baker {
         // What stopped the run part-way (a full disk, a table's I/O error): the entries written
         // before it are committed, and the summary says so, where it said nothing happened.
         var stopped: ImageTableError?
+        // `--strict` stops at the first failure: one known before decoding (an empty file, a
+        // decode that failed at an earlier bake) stops the bake before any source is sent, and
+        // a dry run says so as the bake would.
+        let failsFirst = options.strict && (prepared.scanFailures + plan.failures).contains { !$0.isSkip }
         if !options.dryRun {
             TestHook.run("planned")
             for ((table, change), replacing) in zip(zip(tables, plan.tables), prepared.replacing) {
@@ -129,9 +133,6 @@ public enum Baker {
             for (table, retimes) in zip(tables, prepared.retimes) { try table.retime(retimes) }
             for table in tables { try table.adoptFamilyTag() }
             prepared.retimes = []  // a key and a time per entry touched: not carried through the run
-            // `--strict` stops at the first failure: one known before decoding (an empty file, a
-            // decode that failed at an earlier bake) stops the bake before any source is sent.
-            let failsFirst = options.strict && (prepared.scanFailures + plan.failures).contains { !$0.isSkip }
             let run = BakeRun(manifest: manifest, tables: tables, jobs: failsFirst ? [] : plan.jobs, options: options, state: state,
                               failureSettings: prepared.failureSettings, started: started)
             let outcome = run.execute()
@@ -160,6 +161,10 @@ public enum Baker {
             }
             clock.lap(\.commit)
             stopped = outcome.fatal ?? stopped
+        } else if failsFirst {
+            summary.stoppedEarly = true
+            summary.stoppedBeforeDecoding = true
+            summary.notAttempted = plan.jobs.count
         } else {
             summary.decoded = plan.jobs.count
         }

@@ -1,4 +1,5 @@
 import CChecksums
+import Synchronization
 import Foundation
 import ImageTableCore
 
@@ -12,8 +13,13 @@ import ImageTableCore
 public struct SHA256 {
     /// Whether this CPU has the SHA extensions.
     static let hardwareAvailable = csha256_hardware_available() != 0
-    /// Whether whole blocks go to the SHA extensions (when available); tests turn it off to compare.
-    nonisolated(unsafe) static var usesHardware = true
+    /// Whether whole blocks go to the SHA extensions (when available); tests turn it off to
+    /// compare. Atomic: other tests hash on other threads meanwhile.
+    static var usesHardware: Bool {
+        get { hardwareSwitch.load(ordering: .relaxed) }
+        set { hardwareSwitch.store(newValue, ordering: .relaxed) }
+    }
+    private static let hardwareSwitch = Atomic<Bool>(true)
 
     private static let k: [UInt32] = [
         0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,

@@ -237,8 +237,6 @@ public final class ImageTableWriter: @unchecked Sendable {
 
     deinit { close() }
 
-    /// The `tightened-permissions` notice of a file whose mode its opening set back, if it did
-    /// (or, for a reader that plans as a writer, would).
     /// The error for a table that a later format version wrote: left as it is, where a corrupt
     /// one is rebuilt empty, since rebuilding it would destroy a newer tool's entries (two
     /// versions of the tool sharing an output directory or a CI cache).
@@ -252,6 +250,8 @@ public final class ImageTableWriter: @unchecked Sendable {
                         path: path)
     }
 
+    /// The `tightened-permissions` notice of a file whose mode its opening set back, if it did
+    /// (or, for a reader that plans as a writer, would).
     static func tightenedNotice(_ file: TableFile) -> [TableNotice] {
         guard let (from, to) = file.tightenedPermissions else { return [] }
         let done = file.writable

@@ -1,4 +1,5 @@
 import CChecksums
+import Synchronization
 
 /// SHA-1 (FIPS 180-4), only for RFC 4122 version-5 UUIDs, source fingerprints and the format's
 /// parameter hash: identifiers other languages must reproduce from their standard libraries, not
@@ -11,8 +12,13 @@ import CChecksums
 struct SHA1 {
     /// Whether this CPU has the SHA extensions.
     static let hardwareAvailable = csha1_hardware_available() != 0
-    /// Whether whole blocks go to the SHA extensions (when available); tests turn it off to compare.
-    nonisolated(unsafe) static var usesHardware = true
+    /// Whether whole blocks go to the SHA extensions (when available); tests turn it off to
+    /// compare. Atomic: other tests hash on other threads meanwhile.
+    static var usesHardware: Bool {
+        get { hardwareSwitch.load(ordering: .relaxed) }
+        set { hardwareSwitch.store(newValue, ordering: .relaxed) }
+    }
+    private static let hardwareSwitch = Atomic<Bool>(true)
 
     private var h: (UInt32, UInt32, UInt32, UInt32, UInt32) = (0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0)
     private var block: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)

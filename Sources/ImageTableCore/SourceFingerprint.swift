@@ -77,7 +77,12 @@ public enum SourceFingerprint {
                 return true
             }
         }
-        guard let parsed else { return UUID(uuidString: text) }
+        guard let parsed else {
+            // Not stored as UTF-8 (a bridged string): read as a copy that is, as strictly.
+            var copy = text
+            copy.makeContiguousUTF8()
+            return uuid(parsing: copy)
+        }
         return parsed ? UUID(uuid: bytes) : nil
     }
 

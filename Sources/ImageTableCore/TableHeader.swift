@@ -98,6 +98,12 @@ public struct TableHeader: Sendable, Equatable {
         func u32(_ o: Int) -> Int { Int(base.loadLE(UInt32.self, at: o)) }
         func u64(_ o: Int) -> UInt64 { base.loadLE(UInt64.self, at: o) }
         let formatVersion = u32(8)
+        // The checksum first: every version keeps it at 252 over bytes 0–251 (FORMAT.md), so a
+        // damaged version field is damage, not a later format that no writer may touch.
+        let storedCRC = base.loadLE(UInt32.self, at: checksumOffset)
+        guard CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<checksumOffset])) == storedCRC else {
+            throw ImageTableError(.corrupt, "header checksum mismatch")
+        }
         guard formatVersion == 1 || formatVersion == 2 else {
             // A later version is a table this build must not touch: writers rebuild a corrupt
             // table empty, and did so to a newer tool's tables (a CI cache shared by two
@@ -106,10 +112,6 @@ public struct TableHeader: Sendable, Equatable {
                 throw ImageTableError(.corrupt, "header names format version \(formatVersion), which no imagetable writes")
             }
             throw ImageTableError(.unsupportedVersion, "table format version \(formatVersion) is newer than this build reads (versions 1 and 2)")
-        }
-        let storedCRC = base.loadLE(UInt32.self, at: checksumOffset)
-        guard CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<checksumOffset])) == storedCRC else {
-            throw ImageTableError(.corrupt, "header checksum mismatch")
         }
         guard u32(12) == TableLimits.headerBytes, u32(56) == TableLimits.recordBytes,
               u32(60) == TableLimits.maxKeyBytes, u64(64) == UInt64(TableLimits.indexOffset) else {

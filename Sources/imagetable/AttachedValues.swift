@@ -43,9 +43,11 @@ enum AttachedValues {
     /// argument", naming neither the word nor the `--` that takes it.
     ///
     /// - Parameter arguments: the command line, without the program's name, before `split`.
-    /// - Returns: the word, and the option it follows when that option takes a value (`-o`) or
-    ///   may (`--output`): such a value is attached (`-o=-a.png`), not put after `--`.
-    static func misplacedPath(in arguments: [String]) -> (word: String, valueOf: String?)? {
+    /// - Parameter longTakesValue: whether a long option of the command takes a value.
+    /// - Returns: the word, and the option it follows when that option takes a value (`-o`,
+    ///   `--output`): such a value is attached (`-o=-a.png`), not put after `--`.
+    static func misplacedPath(in arguments: [String], longTakesValue: (String) -> Bool = { _ in true })
+        -> (word: String, valueOf: String?)? {
         let command = command(of: arguments) ?? ""
         let takesValue = values[command] ?? []
         let known = (flags[command] ?? []).union(["h"])
@@ -55,20 +57,26 @@ enum AttachedValues {
             if takesValue.contains(letter) { return false }
             if word.dropFirst(2).first == "=" { return false }
             // A negative number is a value, refused by its option's own check (`-j -2`,
-            // `--shard -1/3`), as no option is a digit.
-            if letter.isNumber { return false }
+            // `--shard -1/3`); a word that only begins with a digit is not one
+            // (`-2024-photos.imagetable` was read as flags, `-5h.yaml` as `-h`).
+            if letter.isNumber, isNegativeNumber(word) { return false }
             return !word.dropFirst().allSatisfy(known.contains)
         }) else { return nil }
         let before = index > 0 ? words[index - 1] : ""
         let short = before.count == 2 && before.first == "-" && before.last.map(takesValue.contains) == true
-        // A long option may take a value or be a flag: which, the hint cannot tell.
-        let long = before.count > 2 && before.hasPrefix("--") && !before.contains("=")
+        // After a flag (`--repair -old.imagetable`) the word is a path, not the flag's value.
+        let long = before.count > 2 && before.hasPrefix("--") && !before.contains("=") && longTakesValue(before)
         return (words[index], short || long ? before : nil)
     }
 
     /// The command a command line names: its first word, or the word after `help`.
     static func command(of arguments: [String]) -> String? {
         arguments.first == "help" ? arguments.dropFirst().first : arguments.first
+    }
+
+    /// Whether `word` is a negative number (`-2`, `-1.5`) or a negative shard (`-1/3`).
+    static func isNegativeNumber(_ word: String) -> Bool {
+        word.wholeMatch(of: /-[0-9]+(\.[0-9]+)?(\/[0-9]+)?/) != nil
     }
 
     /// Whether `word` is a short option's form with more than one letter after its `-`.

@@ -101,18 +101,22 @@ struct ImageTableCommand: AsyncParsableCommand {
         // help for its `-h`, exit 0 (`imagetable verify -hdamaged.imagetable` passed a table it
         // never read), or failed naming another word. Such a word is an unknown option (64),
         // named, with the `--` that takes it.
-        if let (word, option) = AttachedValues.misplacedPath(in: rawArguments) {
+        let subcommand = named.flatMap { name in configuration.subcommands.first { $0._commandName == name } }
+        // The help lists each option that takes a value with its value's name (`--to <dir>`),
+        // each flag without one (`--repair`).
+        let help = helpMessage(for: subcommand ?? Self.self)
+        if let (word, option) = AttachedValues.misplacedPath(in: rawArguments, longTakesValue: { help.contains("\($0) <") }) {
             let shown = PrintableText.escaped(word)
-            let subcommand = named.flatMap { name in configuration.subcommands.first { $0._commandName == name } }
             let command = subcommand?._commandName ?? "<command>"
             // After `--` every word is an argument, options included: the options go before it.
             let afterDashes = "a path or key that begins with '-' goes after '--', the options before it "
                 + "(imagetable \(command) [options] -- \(shown))"
             let attached = option.map { "a value that begins with '-' is attached with '=' (\($0)=\(shown))" }
-            let hint = option?.hasPrefix("--") == true ? "\(attached!); \(afterDashes)" : attached ?? afterDashes
+            let hint = attached ?? afterDashes
             StandardError.print("Error: Unknown option '\(shown)'; \(hint)")
+            // Further lines aligned under the first, as ArgumentParser prints them.
             for (i, line) in usageString(for: subcommand ?? Self.self).split(separator: "\n").enumerated() {
-                StandardError.print((i == 0 ? "Usage: " : "") + line)
+                StandardError.print((i == 0 ? "Usage: " : "       ") + line)
             }
             StandardError.print("  See 'imagetable \(subcommand == nil ? "" : command + " ")--help' for more information.")
             Foundation.exit(64)

@@ -246,7 +246,14 @@ import Testing
             (["verify", "-old.imagetable"], "Error: Unknown option '-old.imagetable'; a path or key that begins with '-' "
                 + "goes after '--', the options before it (imagetable verify [options] -- -old.imagetable)"),
             (["extract", "tables/t.imagetable", "a.jpg", "--output", "-a.png"], "Error: Unknown option '-a.png'; a value that "
-                + "begins with '-' is attached with '=' (--output=-a.png); a path or key that begins with '-' goes after '--'"),
+                + "begins with '-' is attached with '=' (--output=-a.png)\n"),
+            // After a flag, the word is a path: `--repair=-old.imagetable` was the hint.
+            (["verify", "--repair", "-old.imagetable"], "Error: Unknown option '-old.imagetable'; a path or key that begins with '-' "
+                + "goes after '--', the options before it (imagetable verify [options] -- -old.imagetable)\n"),
+            // A word that only begins with a digit is no number: it was read as flags (`-h`:
+            // the help, exit 0).
+            (["verify", "-2024-photos.imagetable"], "Error: Unknown option '-2024-photos.imagetable'"),
+            (["validate", "-5h.yaml"], "Error: Unknown option '-5h.yaml'"),
             (["extract", "tables/t.imagetable", "a.jpg", "-o", "-a.png"], "Error: Unknown option '-a.png'; a value that "
                 + "begins with '-' is attached with '=' (-o=-a.png)"),
         ] {

@@ -266,6 +266,22 @@ import Testing
         #expect(Set(lines.dropLast()) == Set(names.map { "new       photos  \($0)" }), "\(lines.suffix(3))")
     }
 
+    /// A reader that stops early (`| head -c 10`) ends a long listing as it ends `cat`: by
+    /// SIGPIPE, silently. Past 64 KiB the C library writes straight to the pipe and loses the
+    /// EPIPE, and the tool exited 1 with "cannot write to standard output: an earlier write
+    /// failed".
+    @Test func aLongListingEndsSilentlyWhenItsReaderStops() throws {
+        let project = try BakeProject(formats: "      g:\n        size: 8x8\n        style: 8BitGrayscale\n        maximumCount: 2000\n")
+        let png = [UInt8](try #require(FileManager.default.contents(atPath: Corpus.png("basn2c08"))))
+        let stem = String(repeating: "a-source-with-a-long-name-", count: 3)
+        for i in 0..<1_000 { project.add("\(stem)\(i).png", bytes: png) }
+        let piped = try run("/bin/bash", ["-c", "\"$0\" bake --list manifest.yaml 2> err.txt | head -c 10 > /dev/null; echo ${PIPESTATUS[0]}",
+                                          Products.imagetable], in: project.root)
+        #expect(piped.stdout == "141\n", "\(piped.stdout)")
+        #expect(FileManager.default.contents(atPath: project.root + "/err.txt")?.isEmpty == true,
+                "\(String(decoding: FileManager.default.contents(atPath: project.root + "/err.txt") ?? Data(), as: UTF8.self))")
+    }
+
     @Test func progressInALogIsPlainLinesWithEachFailureOnce() throws {
         let project = try Self.project()
         let result = try run(Products.imagetable, ["bake", "--progress", "manifest.yaml"], in: project.root)

@@ -51,6 +51,10 @@ struct BakeCLITests {
         #expect(known.status == 1 && known.stderr.contains("bad.png: error:") && known.stderr.contains("worse.png: error:"), "\(known.stderr)")
         #expect(known.stdout.contains("stopped before decoding: 2 sources are known to fail (--strict)")
                 && !known.stdout.contains("stopped at the first failure"), "\(known.stdout)")
+        // A dry run says what the bake would do: it said "1 decoded" and "stopped at the first failure".
+        let knownDry = try run(Products.imagetable, ["bake", project.manifestPath, "--strict", "--dry-run"])
+        #expect(knownDry.status == 1 && knownDry.stdout.contains("stopped before decoding: 2 sources are known to fail (--strict)"),
+                "\(knownDry.stdout)")
         let knownJSON = try run(Products.imagetable, ["bake", project.manifestPath, "--strict", "--format", "json"])
         let knownDocument = try #require(try JSONSerialization.jsonObject(with: Data(knownJSON.stdout.utf8)) as? [String: Any])
         #expect(((knownDocument["fatal"] as? [String: Any])?["message"] as? String)?.hasPrefix("2 sources are known to fail, the first bad.png: ") == true,

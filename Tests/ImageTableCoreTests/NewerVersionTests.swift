@@ -9,10 +9,11 @@ import Testing
 /// 255) is damage, rebuilt as every corrupt table is.
 struct NewerVersionTests {
     /// Writes `version` into the header of `path`, with a header checksum that holds.
-    static func setVersion(_ version: UInt32, of path: String) throws {
+    static func setVersion(_ version: UInt32, of path: String, checksum: Bool = true) throws {
         var header = [UInt8](try #require(FileManager.default.contents(atPath: path)).prefix(TableLimits.headerBytes))
         header.withUnsafeMutableBytes { raw in
             raw.baseAddress!.storeLE(version, at: 8)
+            guard checksum else { return }
             let crc = CRC32.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<TableHeader.checksumOffset]))
             raw.baseAddress!.storeLE(crc, at: TableHeader.checksumOffset)
         }
@@ -48,6 +49,22 @@ struct NewerVersionTests {
         try Self.setVersion(version, of: path)
         let readError = #expect(throws: ImageTableError.self) { try ImageTableReader(path: path) }
         #expect(readError?.code == .corrupt)
+        let reopened = try openTable(path, descriptor(capacity: 4))
+        #expect(reopened.notices.map(\.kind) == [.reset] && reopened.count == 0)
+        reopened.close()
+    }
+
+    /// A flipped bit in the version (2 → 6) with the checksum left as it was is damage: it was
+    /// taken for a later format, refused for good and never rebuilt.
+    @Test func aDamagedVersionIsDamageNotALaterFormat() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("t.imagetable")
+        let table = try openTable(path, descriptor(capacity: 4))
+        try put(table, "a")
+        table.close()
+        try Self.setVersion(6, of: path, checksum: false)
+        let readError = #expect(throws: ImageTableError.self) { try ImageTableReader(path: path) }
+        #expect(readError?.code == .corrupt && readError?.message == "header checksum mismatch")
         let reopened = try openTable(path, descriptor(capacity: 4))
         #expect(reopened.notices.map(\.kind) == [.reset] && reopened.count == 0)
         reopened.close()

@@ -133,7 +133,8 @@ int itc_die_with_parent(void);
 
 /// Flushes the C library's standard output (where Swift's `print` writes) and says whether
 /// everything written to it arrived: 0, else the error number of the failure, or -1 when an
-/// earlier write failed and its number is gone.
+/// earlier write failed and its number is gone (`EPIPE` where standard output is a pipe whose
+/// reader has gone: output larger than the buffer is written past it, and its `EPIPE` lost).
 int itc_flush_stdout(void);
 
 /// Catches SIGINT and SIGTERM from now on (but one ignored on entry): the first is recorded
