@@ -213,6 +213,8 @@ int itc_copy_range(int from, int64_t fromOffset, int to, int64_t toOffset, int64
     return result;
 }
 
+int itc_stdout_failed(void) { return ferror(stdout) != 0; }
+
 int itc_flush_stdout(void) {
     errno = 0;
     int failed = fflush(stdout) != 0;

@@ -39,6 +39,19 @@ public enum StandardOutputFlush {
         }
     }
 
+    /// Keeps the reason of a write to standard output that just failed, for
+    /// ``finish(status:)``: the C library keeps only a flag, and the error number is lost by
+    /// the time of the final flush. A reader that went ends the process as
+    /// ``endAsAClosedPipeDoes()`` does.
+    ///
+    /// - Parameter code: `errno` right after the write (0 before it).
+    public static func noteFailure(errno code: Int32) {
+        guard code != 0, itc_stdout_failed() != 0 else { return }
+        if code == EPIPE { endAsAClosedPipeDoes() }
+        let reason = String(cString: strerror(code))
+        firstFailure.withLock { $0 = $0 ?? reason }
+    }
+
     /// Flushes what was printed to standard output before a line goes to standard error, so
     /// that the two keep their order where they are one file (`> out.txt 2>&1`): a listing
     /// written to a file is flushed in blocks of 4 KiB, and its totals, written to standard

@@ -280,6 +280,10 @@ import Testing
         #expect(piped.stdout == "141\n", "\(piped.stdout)")
         #expect(FileManager.default.contents(atPath: project.root + "/err.txt")?.isEmpty == true,
                 "\(String(decoding: FileManager.default.contents(atPath: project.root + "/err.txt") ?? Data(), as: UTF8.self))")
+        // A full disk is named for what it is, where the reason was lost with the large write.
+        let full = try run("/bin/sh", ["-c", "\"$0\" bake --list manifest.yaml > /dev/full", Products.imagetable], in: project.root)
+        #expect(full.status == 1 && full.stderr.hasSuffix("<stdout>: error: cannot write to standard output: No space left on device; "
+                                                          + "what it printed is incomplete [output-failed]\n"), "\(full.stderr)")
     }
 
     @Test func progressInALogIsPlainLinesWithEachFailureOnce() throws {

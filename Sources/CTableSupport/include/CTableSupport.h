@@ -137,6 +137,9 @@ int itc_die_with_parent(void);
 /// reader has gone: output larger than the buffer is written past it, and its `EPIPE` lost).
 int itc_flush_stdout(void);
 
+/// Whether a write to the C library's standard output has failed (its error flag).
+int itc_stdout_failed(void);
+
 /// Catches SIGINT and SIGTERM from now on (but one ignored on entry): the first is recorded
 /// (``itc_interrupt_signal``) for the caller to stop at its next safe point, and a second ends
 /// the process at once by its default action, as a user who presses Ctrl-C twice means. The

@@ -71,6 +71,10 @@ enum StandardError {
 enum StandardOutput {
     /// Writes `text`: whole lines, each ending in a line break.
     static func write(_ text: String) {
+        errno = 0
         Swift.print(PrintableText.uncommanded(text), terminator: "")
+        // A report larger than the buffer is written past it, and its error number is gone by
+        // the final flush: kept now, so that `> /dev/full` says "No space left on device".
+        StandardOutputFlush.noteFailure(errno: errno)
     }
 }
