@@ -103,9 +103,9 @@ struct ImageTableCommand: AsyncParsableCommand {
         // named, with the `--` that takes it.
         let subcommand = named.flatMap { name in configuration.subcommands.first { $0._commandName == name } }
         // The help lists each option that takes a value with its value's name (`--to <dir>`),
-        // each flag without one (`--repair`).
-        let help = helpMessage(for: subcommand ?? Self.self)
-        if let (word, option) = AttachedValues.misplacedPath(in: rawArguments, longTakesValue: { help.contains("\($0) <") }) {
+        // each flag without one (`--repair`); made only when a word needs it.
+        let takesValue = { (option: String) in helpMessage(for: subcommand ?? Self.self).contains("\(option) <") }
+        if let (word, option) = AttachedValues.misplacedPath(in: rawArguments, longTakesValue: takesValue) {
             let shown = PrintableText.escaped(word)
             let command = subcommand?._commandName ?? "<command>"
             // After `--` every word is an argument, options included: the options go before it.
