@@ -253,11 +253,14 @@ public enum Baker {
         summary.tables = zip(tables, plan.tables).map { table, change in
             let c = table.counts.withLock { $0 }
             var s = TableSummary(path: table.displayPath, format: table.format.name, scale: table.format.scale, capacity: table.format.capacity)
-            s.written = options.dryRun ? change.writes.count : c.written
-            s.evicted = options.dryRun ? change.evictions.count : c.evicted
+            // A dry run of a bake that `--strict` would stop before decoding: it would prune,
+            // and write and evict nothing.
+            let stopsFirst = options.dryRun && summary.stoppedBeforeDecoding
+            s.written = options.dryRun ? (stopsFirst ? 0 : change.writes.count) : c.written
+            s.evicted = options.dryRun ? (stopsFirst ? 0 : change.evictions.count) : c.evicted
             s.pruned = options.dryRun ? change.prunes.count : c.pruned
             s.leftOut = change.leftOut.count
-            s.entries = options.dryRun ? change.entriesAfter : table.entryCount
+            s.entries = options.dryRun ? (stopsFirst ? max(0, table.entryCount - change.prunes.count) : change.entriesAfter) : table.entryCount
             s.reset = table.notices.contains { $0.kind == .reset }
             s.notices = table.notices.map(\.message)
             s.noticeGroups = NoticeGroup.grouping(table.notices)

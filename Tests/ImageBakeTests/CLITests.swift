@@ -51,10 +51,19 @@ struct BakeCLITests {
         #expect(known.status == 1 && known.stderr.contains("bad.png: error:") && known.stderr.contains("worse.png: error:"), "\(known.stderr)")
         #expect(known.stdout.contains("stopped before decoding: 2 sources are known to fail (--strict)")
                 && !known.stdout.contains("stopped at the first failure"), "\(known.stdout)")
-        // A dry run says what the bake would do: it said "1 decoded" and "stopped at the first failure".
+        // A dry run says what the bake would do: it said "1 decoded", "stopped at the first
+        // failure", and that it would write the new source.
+        try project.add("new.jpg", from: Corpus.photo("Landscape_2"))
         let knownDry = try run(Products.imagetable, ["bake", project.manifestPath, "--strict", "--dry-run"])
-        #expect(knownDry.status == 1 && knownDry.stdout.contains("stopped before decoding: 2 sources are known to fail (--strict)"),
-                "\(knownDry.stdout)")
+        #expect(knownDry.status == 1 && knownDry.stdout.contains("stopped before decoding: 2 sources are known to fail (--strict)")
+                && knownDry.stdout.contains("0 decoded") && knownDry.stdout.contains("1 not attempted"), "\(knownDry.stdout)")
+        let rows = knownDry.stdout.split(separator: "\n").filter { $0.contains(".imagetable") }
+        #expect(rows.count == 4 && rows.allSatisfy { $0.split(separator: " ").dropFirst().joined(separator: " ") == "0 0 0 1/10" },
+                "written, evicted, pruned, entries: \(knownDry.stdout)")
+        let strictBake = try run(Products.imagetable, ["bake", project.manifestPath, "--strict"])
+        #expect(strictBake.status == 1 && strictBake.stdout.split(separator: "\n").filter { $0.contains(".imagetable") }
+                    .allSatisfy { $0.split(separator: " ").dropFirst().joined(separator: " ") == "0 0 0 1/10" }, "\(strictBake.stdout)")
+        try FileManager.default.removeItem(atPath: project.sources + "/new.jpg")
         let knownJSON = try run(Products.imagetable, ["bake", project.manifestPath, "--strict", "--format", "json"])
         let knownDocument = try #require(try JSONSerialization.jsonObject(with: Data(knownJSON.stdout.utf8)) as? [String: Any])
         #expect(((knownDocument["fatal"] as? [String: Any])?["message"] as? String)?.hasPrefix("2 sources are known to fail, the first bad.png: ") == true,
