@@ -221,7 +221,7 @@ import Testing
         let path = project.tables + "/few.imagetable"
         let reader = try ImageTableReader(path: path)
         let slot = try #require(reader.entries().first?.slot)
-        try MergeTests.flipByte(in: path, at: place(reader.layout, slot))
+        try invertByte(in: path, at: place(reader.layout, slot))
         return (project, path)
     }
 

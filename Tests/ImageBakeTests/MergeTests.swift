@@ -215,7 +215,7 @@ import Glibc
         #expect(merged.stdout.contains("6/40         0           2        0"), "\(merged.stdout)")
 
         let slot = try #require(newer.entry(forKey: "t4.jpg")?.slot)
-        try Self.flipByte(in: second.tables + "/thumb.imagetable", at: newer.layout.slotOffset(slot) + 5)
+        try invertByte(in: second.tables + "/thumb.imagetable", at: newer.layout.slotOffset(slot) + 5)
         let damaged = try Self.merge(out, [first.tables, second.tables])
         #expect(damaged.status == 3)
         #expect(damaged.stderr == "\(second.tables)/thumb.imagetable: warning: slot \(slot) ('t4.jpg'): pixel checksum mismatch; "
@@ -232,7 +232,7 @@ import Glibc
         // was dropped whole.
         let older = try ImageTableReader(path: first.tables + "/thumb.imagetable")
         let t3 = try #require(newer.entry(forKey: "t3.jpg")?.slot)
-        try Self.flipByte(in: second.tables + "/thumb.imagetable", at: newer.layout.slotOffset(t3) + 5)
+        try invertByte(in: second.tables + "/thumb.imagetable", at: newer.layout.slotOffset(t3) + 5)
         let fallback = try Self.merge(out, [first.tables, second.tables])
         #expect(fallback.status == 3 && fallback.stderr.contains("('t3.jpg'): pixel checksum mismatch"), "\(fallback.stderr)")
         let kept = try ImageTableReader(path: out + "/thumb.imagetable")
@@ -273,7 +273,7 @@ import Glibc
         // t0 … t9 are the ten newest; damage t0's pixels, wherever it is.
         let holder = try #require(shards.first { (try? ImageTableReader(path: $0 + "/thumb.imagetable").entry(forKey: "t0.jpg")) != nil })
         let reader = try ImageTableReader(path: holder + "/thumb.imagetable")
-        try Self.flipByte(in: holder + "/thumb.imagetable", at: reader.layout.slotOffset(try #require(reader.entry(forKey: "t0.jpg")).slot) + 5)
+        try invertByte(in: holder + "/thumb.imagetable", at: reader.layout.slotOffset(try #require(reader.entry(forKey: "t0.jpg")).slot) + 5)
         let merged = try Self.merge(project.root + "/merged", shards)
         #expect(merged.status == 3, "\(merged.stderr)")
         let keys = Set(try ImageTableReader(path: project.root + "/merged/thumb.imagetable").entries().map(\.key))
@@ -306,7 +306,7 @@ import Glibc
         let table = shards[0] + "/thumb.imagetable"
         let reader = try ImageTableReader(path: table)
         let entry = try #require(reader.entries().first)
-        try Self.flipByte(in: table, at: reader.layout.recordOffset(entry.slot) + 100)
+        try invertByte(in: table, at: reader.layout.recordOffset(entry.slot) + 100)
         let damaged = try Self.merge(project.root + "/damaged", shards)
         #expect(damaged.status == 3 && damaged.stderr.contains("[damaged-record]"), "\(damaged.status) \(damaged.stderr)")
 
@@ -381,12 +381,4 @@ import Glibc
         #expect(pwrite(fd, &byte, 1, off_t(offset)) == 1)
     }
 
-    static func flipByte(in path: String, at offset: Int) throws {
-        let fd = open(path, O_RDWR)
-        defer { close(fd) }
-        var byte: UInt8 = 0
-        #expect(pread(fd, &byte, 1, off_t(offset)) == 1)
-        byte ^= 0xFF
-        #expect(pwrite(fd, &byte, 1, off_t(offset)) == 1)
-    }
 }

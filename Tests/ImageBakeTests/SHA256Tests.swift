@@ -61,13 +61,7 @@ import Testing
         SHA256.usesHardware = hardware
         defer { SHA256.usesHardware = saved }
         var hash = SHA256()
-        var start = 0
-        bytes.withUnsafeBytes { raw in
-            for cut in splits.sorted() + [bytes.count] where cut >= start && cut <= bytes.count {
-                hash.update(UnsafeRawBufferPointer(rebasing: raw[start..<cut]))
-                start = cut
-            }
-        }
+        forEachPiece(of: bytes, cutAt: splits) { hash.update($0) }
         return hash.finalize()
     }
 

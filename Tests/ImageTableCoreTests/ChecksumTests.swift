@@ -92,13 +92,7 @@ struct SourceFingerprintTests {
         SHA1.usesHardware = hardware
         defer { SHA1.usesHardware = saved }
         var sha = SHA1()
-        var start = 0
-        bytes.withUnsafeBytes { raw in
-            for cut in splits.sorted() + [bytes.count] where cut >= start && cut <= bytes.count {
-                sha.update(UnsafeRawBufferPointer(rebasing: raw[start..<cut]))
-                start = cut
-            }
-        }
+        forEachPiece(of: bytes, cutAt: splits) { sha.update($0) }
         return sha.finalize { Array($0) }
     }
 

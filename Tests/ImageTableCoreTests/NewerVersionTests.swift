@@ -22,12 +22,18 @@ struct NewerVersionTests {
         try handle.close()
     }
 
-    @Test func aLaterVersionIsRefusedAndLeftAsItIs() throws {
-        let dir = try TemporaryDirectory()
+    /// A table of capacity 4 holding the entry `a`, in `dir`.
+    static func tableOfOneEntry(in dir: TemporaryDirectory) throws -> String {
         let path = dir.file("t.imagetable")
         let table = try openTable(path, descriptor(capacity: 4))
         try put(table, "a")
         table.close()
+        return path
+    }
+
+    @Test func aLaterVersionIsRefusedAndLeftAsItIs() throws {
+        let dir = try TemporaryDirectory()
+        let path = try Self.tableOfOneEntry(in: dir)
         try Self.setVersion(3, of: path)
         let before = try #require(FileManager.default.contents(atPath: path))
 
@@ -42,10 +48,7 @@ struct NewerVersionTests {
     @Test(arguments: [UInt32(0), 256, 0xFFFF_FFFF])
     func aVersionNoToolWritesIsDamage(_ version: UInt32) throws {
         let dir = try TemporaryDirectory()
-        let path = dir.file("t.imagetable")
-        let table = try openTable(path, descriptor(capacity: 4))
-        try put(table, "a")
-        table.close()
+        let path = try Self.tableOfOneEntry(in: dir)
         try Self.setVersion(version, of: path)
         let readError = #expect(throws: ImageTableError.self) { try ImageTableReader(path: path) }
         #expect(readError?.code == .corrupt)
@@ -58,10 +61,7 @@ struct NewerVersionTests {
     /// taken for a later format, refused for good and never rebuilt.
     @Test func aDamagedVersionIsDamageNotALaterFormat() throws {
         let dir = try TemporaryDirectory()
-        let path = dir.file("t.imagetable")
-        let table = try openTable(path, descriptor(capacity: 4))
-        try put(table, "a")
-        table.close()
+        let path = try Self.tableOfOneEntry(in: dir)
         try Self.setVersion(6, of: path, checksum: false)
         let readError = #expect(throws: ImageTableError.self) { try ImageTableReader(path: path) }
         #expect(readError?.code == .corrupt && readError?.message == "header checksum mismatch")

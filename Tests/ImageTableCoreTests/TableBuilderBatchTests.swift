@@ -20,12 +20,7 @@ struct TableBuilderBatchTests {
         table.close()
         // A flipped byte in one slot: its copy is refused, and the next entry takes its place
         // in the batch.
-        let fd = open(source, O_RDWR)
-        var byte: UInt8 = 0
-        _ = pread(fd, &byte, 1, off_t(layout.slotOffset(damagedSlot) + 100))
-        byte ^= 0xFF
-        _ = pwrite(fd, &byte, 1, off_t(layout.slotOffset(damagedSlot) + 100))
-        close(fd)
+        try invertByte(in: source, at: layout.slotOffset(damagedSlot) + 100)
 
         let reader = try ImageTableReader(path: source)
         let copy = dir.file("copy.imagetable")

@@ -178,9 +178,6 @@ struct TableMerge {
         return a.pixelChecksum < b.pixelChecksum
     }
 
-    /// Keys in UTF-8 byte order, as the plan orders them.
-    static func keyOrder(_ a: String, _ b: String) -> Bool { compareKeys(a, b) < 0 }
-
     /// `a` against `b` in UTF-8 byte order: negative, zero or positive, as `memcmp`. Native
     /// strings' bytes are compared with `memcmp`, several times faster than comparing their
     /// UTF-8 views a byte at a time.
