@@ -44,8 +44,9 @@ public struct BakeOptions: Sendable {
     /// shared scratch memory: 32 MiB for all workers at most), where requests would fill half the
     /// pipe, and one with ``strict``; 1 sends one source at a time.
     public var outstandingPerWorker: Int
-    /// Files the bake state remembers before it commits them, during the run: what it learns is
-    /// held in memory this many at a time rather than all until the end.
+    /// Files the bake state remembers before it commits them, while the diff reads sources and
+    /// during the run: what it learns is held in memory this many at a time rather than all
+    /// until the end.
     public var stateBatch: Int
     /// Bake only the sources of one shard (`--shard K/N`), into an output directory of its own;
     /// `nil` bakes every source.

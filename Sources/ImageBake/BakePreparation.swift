@@ -120,7 +120,8 @@ struct BakePreparation {
         clock.lap(\.scan)
         stages.begin(.checking)
         TestHook.run("checking")
-        let diff = SourceDiff(state: state, decoding: options.decoding, rehash: options.rehash, jobs: options.jobs, stages: stages)
+        let diff = SourceDiff(state: state, decoding: options.decoding, rehash: options.rehash, jobs: options.jobs, stages: stages,
+                              stateBatch: options.stateBatch)
         // Per table, what it held: a view of its family's `FamilyHeld`.
         var held = Array(repeating: HeldEntries?.none, count: tables.count)
         // Per family, its tables' indices, ascending.

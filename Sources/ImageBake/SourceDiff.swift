@@ -28,6 +28,10 @@ struct SourceDiff {
     let jobs: Int
     /// Told of each new or changed source read, for a progress display.
     var stages: StageProgress?
+    /// Files the state remembers before the diff commits them (``BakeOptions/stateBatch``): a
+    /// first bake peeks at every source, and a record per source held to the run's first commit
+    /// was the largest part of its memory (15 MB of 38 at 100,000 sources).
+    var stateBatch = Int.max
 
     /// One family as scanned: its sources, and what its tables held when the bake began.
     struct Scanned {
@@ -145,11 +149,12 @@ struct SourceDiff {
                 outcomes.set(w, (nil, nil, false))
             }
             let untrusted = Array(starts.indices.lazy.filter { outcomes.get($0).fingerprint == nil }.map { Int32($0) })
-            let toRead = reads
+            let toRead = reads, batch = stateBatch
             let examined = stages?.counter(of: untrusted.count)
             Parallel.forEach(untrusted.count, threads: jobs) { u in
                 let w = Int(untrusted[u]), item = all[Int(starts[w])]
                 outcomes.set(w, examine(families[Int(item.family)].sources[Int(item.index)], read: toRead[w]))
+                state.commit(ifAtLeast: batch)
                 examined?()
             }
         }

@@ -89,6 +89,33 @@ struct SourceDiffTests {
     }
 }
 
+/// The diff commits what its peeks and reads find a batch at a time, as the run does: a first
+/// bake peeks at every source, and held to the run's first commit those records were the
+/// largest part of its memory.
+struct DiffStateBatchTests {
+    @Test(arguments: [2, Int.max])
+    func theDiffCommitsWhatItLearnsInBatches(batch: Int) throws {
+        let root = NSTemporaryDirectory() + "diffbatch-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: root + "/src", withIntermediateDirectories: true)
+        for i in 0..<5 {
+            #expect(FileManager.default.createFile(atPath: "\(root)/src/s\(i).jpg", contents: Data([0xFF, 0xD8, 0xFF, 0xE0, UInt8(i)])))
+        }
+        let (files, _) = try SourceScanner(root: root + "/src", selects: { _ in true }).scan()
+        let state = try BakeState(directory: root, root: root, readOnly: false)
+        let diff = SourceDiff(state: state, decoding: DecodeOptions(), rehash: false, jobs: 1, stateBatch: batch)
+        _ = diff.run([SourceDiff.Scanned(sources: files, held: FamilyHeld([], sharing: files))])
+        // Read as another process would, before the bake's last commit.
+        var rows = 0
+        try BakeState(directory: root, root: root, readOnly: true).forEachKnownPath { _ in rows += 1 }
+        #expect(rows == (batch == 2 ? 4 : 0), "two commits of two peeks each; the fifth waits for the next")
+        try state.commit()
+        rows = 0
+        try BakeState(directory: root, root: root, readOnly: true).forEachKnownPath { _ in rows += 1 }
+        #expect(rows == 5)
+    }
+}
+
 /// The bake state commits what it learns during the run, a batch at a time, rather than holding
 /// every source's record until the end.
 struct StateBatchTests {
