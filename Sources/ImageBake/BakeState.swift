@@ -65,6 +65,10 @@ final class BakeState: @unchecked Sendable {
     let notices: [(message: String, code: String)]
     /// Whether commits write: not to a state this process may not write.
     private let writable: Bool
+    /// Whether what the bake learns is kept for a commit: not when no commit would write it (a
+    /// dry run, a state that cannot be written), where a first dry run of 100,000 sources held
+    /// a record of each peek to the end.
+    private let keepsRecords: Bool
     private let root: String
     private let database: SQLiteDatabase?
     /// What the state knew of files when it opened, until the diff takes it (``takeKnownFiles()``).
@@ -136,6 +140,7 @@ final class BakeState: @unchecked Sendable {
         self.writable = writable
         let known: KnownFiles, failed: [FailureKey: FailureRecord], recorded: [String: String]
         (database, known, recorded, failed) = opened
+        keepsRecords = writable && database != nil
         // A state copied or moved with its directory: its manifests' paths, rebased, are kept.
         formats = Self.rebasedOwners(recorded, directory: directory)
         var rebased: [String: String] = [:]
@@ -175,6 +180,7 @@ final class BakeState: @unchecked Sendable {
 
     /// Remembers what a read of `file` found; written by the next ``commit()``.
     func remember(_ file: SourceFile, _ record: FileRecord) {
+        guard keepsRecords else { return }
         pending.withLock { $0.files.append(PendingFile(directory: file.root, name: file.key, record: record)) }
     }
 
@@ -182,8 +188,12 @@ final class BakeState: @unchecked Sendable {
     ///
     /// - Parameter path: its path, absolute or as stored.
     func forget(path: String) {
+        guard keepsRecords else { return }
         pending.withLock { $0.files.append(PendingFile(directory: nil, name: path, record: nil)) }
     }
+
+    /// How many files and failures wait for the next commit.
+    var pendingCount: Int { pending.withLock { $0.files.count + $0.failures.count } }
 
     /// Commits what is remembered once it is `count` files or more, unless another thread is
     /// committing: the diff and the run call this as sources are read and baked, so that what
@@ -202,12 +212,11 @@ final class BakeState: @unchecked Sendable {
     /// - Parameter count: the least number of files worth a transaction.
     func commit(ifAtLeast count: Int) {
         guard database != nil else { return }
-        func waiting() -> Int { pending.withLock { $0.files.count + $0.failures.count } }
-        let remembered = waiting()
+        let remembered = pendingCount
         guard remembered >= count else { return }
         func attempt(_ tryDuringRun: inout Bool) {
             // A commit this caller waited for may have taken its files already.
-            guard tryDuringRun, waiting() >= count else { return }
+            guard tryDuringRun, pendingCount >= count else { return }
             let batch = takePending()
             do throws(ImageTableError) {
                 try write(batch)
@@ -333,6 +342,7 @@ final class BakeState: @unchecked Sendable {
 
     /// Queues a failure's row to be written (`nil`: deleted) at the next commit.
     func addPendingFailure(_ key: FailureKey, _ record: FailureRecord?) {
+        guard keepsRecords else { return }
         pending.withLock { $0.failures.append((key, record)) }
     }
 
