@@ -5,8 +5,9 @@
 /// line read differently from what it is (or drive the terminal). Every tool that prints such
 /// text escapes it with this; JSON output needs no help.
 public enum PrintableText {
-    /// `text` with line breaks, tabs, control, format and separator characters written as `\n`,
-    /// `\r`, `\t` or `\u{…}`, and cut to `limit` characters (with `…`) when it is longer.
+    /// `text` with line breaks, tabs, control, format (but the zero-width joiners) and separator
+    /// characters written as `\n`, `\r`, `\t` or `\u{…}`, and cut to `limit` characters (with
+    /// `…`) when it is longer.
     ///
     /// - Parameters:
     ///   - text: the text.
@@ -21,8 +22,12 @@ public enum PrintableText {
             default:
                 let category = scalar.properties.generalCategory
                 // Spaces other than U+0020 too: invisible or confusable, and a CI runner trims
-                // them before it looks for a command at the start of a line.
-                if category == .control || category == .format || category == .lineSeparator || category == .paragraphSeparator
+                // them before it looks for a command at the start of a line. Not the zero-width
+                // joiner and non-joiner, format characters that are parts of words (Persian,
+                // Indic scripts) and of emoji (👨‍👩‍👧), which move and reorder nothing: escaped, a
+                // name's annotation named a file that does not exist.
+                if category == .control || (category == .format && !Self.joiners.contains(scalar.value))
+                    || category == .lineSeparator || category == .paragraphSeparator
                     || (category == .spaceSeparator && scalar != " ") {
                     out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
                 } else {
@@ -33,6 +38,9 @@ public enum PrintableText {
         guard let limit, out.count > limit else { return out }
         return String(out.prefix(limit)) + "…"
     }
+
+    /// U+200C ZERO WIDTH NON-JOINER and U+200D ZERO WIDTH JOINER, left as they are.
+    private static let joiners: Set<UInt32> = [0x200C, 0x200D]
 
     /// `text` with no line that a CI system reads as a command. GitHub Actions takes an output
     /// line that starts, after blanks, with `::` as a workflow command (`::error …`, and

@@ -172,6 +172,27 @@ import Testing
 
     /// More sources than slots is annotated on the family's line of the manifest, where GitHub
     /// shows it (it was on the table, no file of the repository), and paths are from
+    /// Sources named in other scripts than ASCII are annotated on their own paths: a name's
+    /// bytes were counted off its path's Characters, so `src/été.jpg` was annotated as
+    /// `sr/été.jpg`, and longer names lost the directory altogether or became absolute paths.
+    @Test func githubAnnotationsNameNonASCIISourcesExactly() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 8))
+        // NFC and NFD spellings, CJK, an emoji sequence, and a name beginning with a combining
+        // mark (one Character with the slash before it), none of them an image.
+        let names = ["\u{E9}t\u{E9}.jpg", "sub/cafe\u{301}.jpg", "\u{5199}\u{771F}.jpg", String(repeating: "\u{5199}", count: 50) + ".jpg",
+                     "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}.jpg", "\u{301}x.jpg"]
+        try FileManager.default.createDirectory(atPath: project.sources + "/sub", withIntermediateDirectories: true)
+        for name in names { project.add(name, bytes: Array("not a picture".utf8)) }
+        let result = try run(Products.imagetable, ["bake", "--format", "github", "manifest.yaml"], in: project.root,
+                             environment: ["GITHUB_WORKSPACE": project.root])
+        let files = result.stdout.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("::warning file="), line.contains("title=not-an-image") else { return nil }
+            return String(line.dropFirst("::warning file=".count).prefix { $0 != "," })
+        }
+        #expect(files.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+                == names.map { "src/" + $0 }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }, "\(result.stdout)")
+    }
+
     /// `GITHUB_WORKSPACE`, the repository's root, when the bake runs in a subdirectory.
     @Test func githubAnnotationsArePlacedFromTheWorkspace() throws {
         let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 1))

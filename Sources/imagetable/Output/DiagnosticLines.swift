@@ -68,10 +68,14 @@ enum DiagnosticLines {
         if [".", ".."].contains(name) || name.isEmpty {
             full = SourceScanner.resolvedPath(absolute)
         } else {
-            let directory = SourceScanner.resolvedPath(String(absolute.dropLast(name.utf8.count)))
+            let directory = SourceScanner.resolvedPath(String(decoding: absolute.utf8.dropLast(name.utf8.count), as: UTF8.self))
             full = (directory.hasSuffix("/") ? directory : directory + "/") + name
         }
-        return full.hasPrefix(repositoryRoot) ? String(full.dropFirst(repositoryRoot.count)) : path
+        // Bytes, not Characters, on both ends: a name's bytes counted off its path's Characters
+        // cut `photos/été.jpg` to `photo/`, and a name that begins with a combining mark makes
+        // one Character of it and the slash before it, which no prefix ending in `/` matches.
+        guard full.utf8.starts(with: repositoryRoot.utf8) else { return path }
+        return String(decoding: full.utf8.dropFirst(repositoryRoot.utf8.count), as: UTF8.self)
     }
 
     /// The working directory, which no command changes.
