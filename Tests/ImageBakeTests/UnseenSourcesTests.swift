@@ -87,6 +87,10 @@ import Glibc
         #expect(result.status == 3, "one failure: the directory")
         let sources = try #require(json["sources"] as? [String: Int])
         #expect(sources["removed"] == 0 && sources["decoded"] == 1 && sources["failed"] == 1, "\(sources)")
+        // With the system's reason.
+        let failures = try #require(json["failures"] as? [[String: Any]])
+        #expect(failures.map { $0["message"] as? String } == [(mode == 0 ? "directory cannot be listed" : "directory cannot be searched")
+                                                               + " (Permission denied); its files' entries are kept as they are"], "\(failures)")
         let tables = try #require(json["tables"] as? [[String: Any]])
         #expect(tables.allSatisfy { $0["entries"] as? Int == 4 && $0["pruned"] as? Int == 0 && $0["evicted"] as? Int == 0 }, "\(tables)")
         let keys = try ImageTableReader(path: project.tables + "/bgra.imagetable").entries().map(\.key).sorted()

@@ -45,6 +45,18 @@ import Testing
         #expect(pairs.map { $0.value.scalar?.text } == ["1", "2"])
     }
 
+    /// Keys are compared code point by code point, as YAML compares strings: `é` as one code
+    /// point and as `e` with a combining accent are two keys (Swift's `==` made the second a
+    /// duplicate); the same spelling twice, quoted or not, is one.
+    @Test func keysThatDifferOnlyInNormalizationAreTwoKeys() throws {
+        let result = compose("x-caf\u{E9}: 1\nx-cafe\u{301}: 2\n\"x-caf\u{E9}\": 3\n")
+        #expect(result.problems.map(\.code) == [.duplicateKey])
+        #expect(result.problems.map(\.location) == [SourceLocation(line: 3, column: 1)])
+        guard case .mapping(let pairs) = try #require(result.root).kind else { Issue.record("not a mapping"); return }
+        #expect(pairs.map { Array($0.key.scalar?.text.unicodeScalars ?? "".unicodeScalars) }
+                == [Array("x-caf\u{E9}".unicodeScalars), Array("x-cafe\u{301}".unicodeScalars)])
+    }
+
     @Test func aliasesShareTheirTargetAndItsPositionAndKnowTheirOwn() throws {
         let result = compose("a: &x [1, 2]\nb: *x\n")
         #expect(result.problems.isEmpty)

@@ -192,7 +192,10 @@ public struct SourceScanner: Sendable {
         while let relative = pending.popLast() {
             let dir = relative.isEmpty ? resolvedRoot : "\(resolvedRoot)/\(relative)"
             guard let names = DirectoryListing.names(in: dir) else {
-                try unseen(relative, at: dir, root: "cannot be listed (\(String(cString: strerror(errno))))", directory: "is not readable")
+                // The system's reason: a directory whose path is over PATH_MAX was called "not
+                // readable", though it is.
+                let reason = String(cString: strerror(errno))
+                try unseen(relative, at: dir, root: "cannot be listed (\(reason))", directory: "cannot be listed (\(reason))")
                 continue
             }
             // Each name is stat'ed relative to its directory: a path would have the kernel walk

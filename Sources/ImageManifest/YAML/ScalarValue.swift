@@ -100,7 +100,21 @@ extension ScalarValue {
         case int(String)
         /// The bit pattern, with every NaN one value and -0 equal to 0.
         case float(UInt64)
-        case string(String)
+        case string(ExactText)
+    }
+
+    /// Text compared code point by code point, as YAML compares strings: `é` written as one
+    /// code point and as `e` with a combining accent are two keys, where Swift's `==` (canonical
+    /// equivalence) called the second a duplicate of the first.
+    struct ExactText: Hashable {
+        let text: String
+
+        static func == (a: ExactText, b: ExactText) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(text.utf8.count)
+            for byte in text.utf8 { hasher.combine(byte) }
+        }
     }
 
     /// The decimal spelling of `text` when it is an integer written another way that YAML 1.2
@@ -128,10 +142,10 @@ extension YAMLScalar {
     /// This scalar's identity as a mapping key.
     var keyIdentity: ScalarValue.KeyIdentity {
         if tag == nil {
-            guard style == .plain else { return .string(text) }
+            guard style == .plain else { return .string(ScalarValue.ExactText(text: text)) }
             if text == "<<" { return .merge }
             // Most keys are words; only these first bytes can begin a null, a boolean or a number.
-            if let first = text.utf8.first, !Self.resolvableFirstBytes.contains(first) { return .string(text) }
+            if let first = text.utf8.first, !Self.resolvableFirstBytes.contains(first) { return .string(ScalarValue.ExactText(text: text)) }
         }
         switch resolved {
         case .null: return .null
@@ -143,7 +157,7 @@ extension YAMLScalar {
             digits = digits.drop { $0 == "-" || $0 == "0" }
             return .int((negative ? "-" : "") + digits)
         case .float(let value): return .float(value.isNaN ? Double.nan.bitPattern : value == 0 ? 0 : value.bitPattern)
-        case .string(let value): return .string(value)
+        case .string(let value): return .string(ScalarValue.ExactText(text: value))
         }
     }
 

@@ -25,8 +25,15 @@ enum DiagnosticLines {
         let split = scalars.index(scalars.startIndex, offsetBy: min(max(d.column - 1, 0), scalars.count))
         var before = PrintableText.escaped(String(scalars[..<split]))
         var after = PrintableText.escaped(String(scalars[split...]))
-        if before.count > excerptHalf { before = "…" + before.suffix(excerptHalf - 1) }
-        if after.count > excerptHalf { after = after.prefix(excerptHalf - 1) + "…" }
+        // A line of up to `excerptWidth` characters is shown whole; a longer one keeps that many
+        // around the column, the side that has fewer given all of them (a cut at 80 on each
+        // side had cut a 98-character line whose column was 90).
+        if before.count + after.count > excerptWidth {
+            let keepBefore = min(before.count, max(excerptWidth / 2, excerptWidth - after.count))
+            let keepAfter = excerptWidth - keepBefore
+            if before.count > keepBefore { before = "…" + before.suffix(keepBefore - 1) }
+            if after.count > keepAfter { after = after.prefix(keepAfter - 1) + "…" }
+        }
         let number = String(d.line)
         let width = max(5, number.count)
         let gutter = String(repeating: " ", count: width - number.count) + number + " | "
@@ -35,8 +42,8 @@ enum DiagnosticLines {
             + String(repeating: " ", count: TerminalWidth.columns(before)) + "^"
     }
 
-    /// The characters shown on each side of the column in an excerpt.
-    private static let excerptHalf = 80
+    /// The most characters an excerpt shows of a line.
+    static let excerptWidth = 160
 
     /// A GitHub Actions workflow command: `::error file=…,line=…,col=…,title=…::message`.
     static func githubAnnotation(_ d: Diagnostic) -> String {
