@@ -83,7 +83,7 @@ public enum Baker {
         // Before any table is opened (a rebuild or an upgrade is a write): one shard a directory.
         if FileManager.default.fileExists(atPath: manifest.outputPath) {
             do {
-                try ShardMarker.claim(manifest.outputPath, for: options.shard, write: !options.dryRun)
+                try ShardMarker.claim(manifest.outputPath, for: options.shard, manifest: ShardMarker.splitIdentity(of: manifest), write: !options.dryRun)
             } catch {
                 throw error.at(manifest.displayOutput)
             }

@@ -1,4 +1,5 @@
 import Foundation
+import ImageManifest
 import ImageTableCore
 #if canImport(Glibc)
 import Glibc
@@ -7,9 +8,10 @@ import Darwin
 #endif
 
 /// The file that says which shard an output directory holds, `.imagetable-shard`:
-/// `{"version": 1, "shard": K, "count": N}`, written by `bake --shard K/N` before it touches a
-/// table, read by later bakes (so that two shards never share a directory, nor a shard a full
-/// bake's) and by `imagetable merge` (so that a merge has every shard once).
+/// `{"version": 1, "shard": K, "count": N, "manifest": "…"}`, written by `bake --shard K/N`
+/// before it touches a table, read by later bakes (so that two shards never share a directory,
+/// nor a shard a full bake's) and by `imagetable merge` (so that a merge has every shard of one
+/// manifest once).
 public struct ShardMarker: Sendable, Equatable, Codable {
     /// The file's name in the output directory.
     public static let fileName = ".imagetable-shard"
@@ -20,13 +22,44 @@ public struct ShardMarker: Sendable, Equatable, Codable {
     public let shard: Int
     /// How many shards the bake was split into.
     public let count: Int
+    /// What the manifest that baked it makes of its sources (``splitIdentity(of:)``), so that a
+    /// merge of shards of two manifests is refused though their formats are equal; `nil` in a
+    /// marker written before it was recorded.
+    public var manifest: String?
 
     /// The marker of `selection`.
     ///
-    /// - Parameter selection: the shard.
-    public init(_ selection: ShardSelection) {
+    /// - Parameters:
+    ///   - selection: the shard.
+    ///   - manifest: the manifest's ``splitIdentity(of:)``, or `nil`.
+    public init(_ selection: ShardSelection, manifest: String? = nil) {
         shard = selection.index
         count = selection.count
+        self.manifest = manifest
+    }
+
+    /// Whether this marks `selection`'s shard, whatever manifest baked it.
+    func marks(_ selection: ShardSelection) -> Bool { shard == selection.index && count == selection.count }
+
+    /// A digest of what decides which sources a manifest's shards hold and how they are baked:
+    /// each family's name, `sources` as written, patterns and `failOn`, and each format's name
+    /// and parameters, in manifest order. Not the output (each shard has its own), nor the
+    /// manifest's path or layout: shards baked on several machines from one manifest agree.
+    ///
+    /// - Parameter manifest: the manifest.
+    /// - Returns: 64 hexadecimal digits (SHA-256).
+    public static func splitIdentity(of manifest: Manifest) -> String {
+        var text = "imagetable split 1\n"
+        for family in manifest.families {
+            let patterns = [family.include.map(\.pattern), family.exclude.map(\.pattern)].map { $0.joined(separator: "\u{1F}") }
+            text += ["family", family.name, family.sources, patterns[0], patterns[1], family.failOn.rawValue].joined(separator: "\u{1E}") + "\n"
+            for format in family.formats {
+                text += ["format", format.fileName, format.canonicalParameters].joined(separator: "\u{1E}") + "\n"
+            }
+        }
+        var hash = SHA256()
+        hash.update(Array(text.utf8))
+        return hash.finalize()
     }
 
     /// The marker in `directory`, `nil` when there is none.
@@ -55,7 +88,7 @@ public struct ShardMarker: Sendable, Equatable, Codable {
     public func write(in directory: String, exclusive: Bool = false) throws(ImageTableError) -> Bool {
         let path = directory + "/" + Self.fileName
         let temp = path + ".tmp-\(getpid())"
-        let text = "{\"version\": 1, \"shard\": \(shard), \"count\": \(count)}\n"
+        let text = "{\"version\": 1, \"shard\": \(shard), \"count\": \(count)" + (manifest.map { ", \"manifest\": \"\($0)\"" } ?? "") + "}\n"
         do {
             try Data(text.utf8).write(to: URL(fileURLWithPath: temp))
         } catch {
@@ -76,11 +109,13 @@ public struct ShardMarker: Sendable, Equatable, Codable {
     /// marks it for a shard: a directory holds one shard's tables, or a whole bake's, never a mix.
     ///
     /// - Parameters:
-    ///   - selection: the bake's shard, or `nil`.
     ///   - directory: the output directory, which exists.
+    ///   - selection: the bake's shard, or `nil`.
+    ///   - manifest: the bake's manifest's ``splitIdentity(of:)``, recorded in the marker (again,
+    ///     when the manifest has changed since the shard's last bake, or the marker predates it).
     ///   - write: whether to write the marker (not in a dry run).
     /// - Throws: ``ImageTableError`` `shard-mismatch` naming what the directory holds.
-    static func claim(_ directory: String, for selection: ShardSelection?, write: Bool) throws(ImageTableError) {
+    static func claim(_ directory: String, for selection: ShardSelection?, manifest: String? = nil, write: Bool) throws(ImageTableError) {
         let existing = try read(in: directory)
         switch (existing, selection) {
         case (nil, nil):
@@ -89,9 +124,12 @@ public struct ShardMarker: Sendable, Equatable, Codable {
             throw ImageTableError(.shardMismatch, "the output directory holds shard \(marker.shard)/\(marker.count) of a sharded bake; "
                                   + "bake it with --shard \(marker.shard)/\(marker.count), or give the whole bake another --output", path: directory)
         case let (marker?, selection?):
-            guard marker == ShardMarker(selection) else {
+            guard marker.marks(selection) else {
                 throw ImageTableError(.shardMismatch, "the output directory holds shard \(marker.shard)/\(marker.count), not \(selection); "
                                       + "give each shard its own --output", path: directory)
+            }
+            if write, let manifest, marker.manifest != manifest {
+                try ShardMarker(selection, manifest: manifest).write(in: directory)
             }
         case let (nil, selection?):
             let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
@@ -101,8 +139,8 @@ public struct ShardMarker: Sendable, Equatable, Codable {
             }
             // Exclusive: a shard that found no marker a moment ago may have lost the directory to
             // another since (two jobs given one --output); then the other's marker decides.
-            if write, try !ShardMarker(selection).write(in: directory, exclusive: true) {
-                try claim(directory, for: selection, write: write)
+            if write, try !ShardMarker(selection, manifest: manifest).write(in: directory, exclusive: true) {
+                try claim(directory, for: selection, manifest: manifest, write: write)
             }
         }
     }

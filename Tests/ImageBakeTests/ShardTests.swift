@@ -71,6 +71,7 @@ import Testing
         let tiles = PhotoTiles.first(24)
         for (i, tile) in tiles.enumerated() { try project.add("t\(i).jpg", from: tile) }
         var seen: [String] = []
+        var identities: Set<String> = []
         for k in 0..<4 {
             let out = project.root + "/shard-\(k)"
             let bake = try run(Products.imagetable, ["bake", project.manifestPath, "--shard", "\(k)/4", "--output", out, "--no-progress"])
@@ -79,10 +80,15 @@ import Testing
             #expect(keys.allSatisfy { KeyShard.shard(of: $0, count: 4) == k })
             #expect(bake.stdout.hasPrefix("\(project.manifestPath): baked \(keys.count) sources of shard \(k)/4 in "), "\(bake.stdout)")
             seen += keys
-            #expect(try String(contentsOfFile: out + "/.imagetable-shard", encoding: .utf8) == "{\"version\": 1, \"shard\": \(k), \"count\": 4}\n")
+            // And the manifest's split identity, one for every shard.
+            let marker = try String(contentsOfFile: out + "/.imagetable-shard", encoding: .utf8)
+            let prefix = "{\"version\": 1, \"shard\": \(k), \"count\": 4, \"manifest\": \""
+            #expect(marker.hasPrefix(prefix) && marker.hasSuffix("\"}\n") && marker.count == prefix.count + 64 + 3, "\(marker)")
+            identities.insert(String(marker.dropFirst(prefix.count).prefix(64)))
             #expect(FileManager.default.fileExists(atPath: out + "/.imagetable-state.sqlite"))
         }
         #expect(seen.sorted() == (0..<24).map { "t\($0).jpg" }.sorted())
+        #expect(identities.count == 1 && identities.first?.allSatisfy(\.isHexDigit) == true, "\(identities)")
 
         let shard0 = project.root + "/shard-0"
         let wrong = try run(Products.imagetable, ["bake", project.manifestPath, "--shard", "1/4", "--output", shard0, "--no-progress"])
@@ -168,8 +174,44 @@ import Testing
             let statuses = bakes.map(\.terminationStatus)
             #expect(statuses.sorted() == [0, 1], "round \(round): \(statuses)")
             let winner = try #require(statuses.firstIndex(of: 0))
-            #expect(try ShardMarker.read(in: out) == ShardMarker(ShardSelection(index: winner, count: 2)))
+            let marker = try #require(try ShardMarker.read(in: out))
+            #expect(marker.shard == winner && marker.count == 2)
         }
+    }
+
+    /// Shards of two manifests whose formats are equal (two projects, or one whose sources
+    /// moved) are not one split: the merge refuses them, naming both. A shard baked again after
+    /// its manifest changed records the new manifest, so shards all baked again merge, and so do
+    /// shards whose markers predate the record.
+    @Test func aMergeRefusesShardsOfTwoManifests() throws {
+        let project = try MergeTests.shardedProject(sources: 6, shards: 2)
+        let first = try #require(try ShardMarker.read(in: project.root + "/shard-0")?.manifest)
+        let firstOfShard1 = try ShardMarker.read(in: project.root + "/shard-1")?.manifest
+        #expect(first.count == 64 && firstOfShard1 == first)
+        // The same formats over other sources, shard 1 baked again from it.
+        try FileManager.default.createDirectory(atPath: project.root + "/other", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: project.sources + "/t0.jpg", toPath: project.root + "/other/t0.jpg")
+        try project.editManifest { $0.replacingOccurrences(of: "sources: src", with: "sources: other") }
+        let again = try run(Products.imagetable, ["bake", project.manifestPath, "--shard", "1/2", "--output", project.root + "/shard-1", "--no-progress"])
+        #expect(again.status == 0, "\(again.stderr)")
+        let second = try #require(try ShardMarker.read(in: project.root + "/shard-1")?.manifest)
+        #expect(second != first)
+        let refused = try MergeTests.merge(project.root + "/merged", [project.root + "/shard-0", project.root + "/shard-1"])
+        #expect(refused.status == 1 && refused.stderr.contains("shard-1: error: was baked from another manifest than ")
+                && refused.stderr.contains("/shard-0 (their families' names, sources, patterns or formats differ); bake every shard "
+                                           + "from one manifest, then merge [shard-mismatch]"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: project.root + "/merged"))
+        // Shard 0 baked again from the same manifest: one split.
+        let zero = try run(Products.imagetable, ["bake", project.manifestPath, "--shard", "0/2", "--output", project.root + "/shard-0", "--no-progress"])
+        #expect(zero.status == 0, "\(zero.stderr)")
+        #expect(try MergeTests.merge(project.root + "/merged", [project.root + "/shard-0", project.root + "/shard-1"]).status == 0)
+        // A marker written before the manifest was recorded merges with any.
+        try ShardMarker(ShardSelection(index: 0, count: 2)).write(in: project.root + "/shard-0")
+        try project.editManifest { $0.replacingOccurrences(of: "sources: other", with: "sources: src") }
+        #expect(try run(Products.imagetable, ["bake", project.manifestPath, "--shard", "1/2", "--output", project.root + "/shard-1",
+                                              "--no-progress"]).status == 0)
+        let old = try MergeTests.merge(project.root + "/merged2", [project.root + "/shard-0", project.root + "/shard-1"])
+        #expect(old.status == 0, "\(old.stderr)")
     }
 
     /// A merge of a shard whose bake has just begun saw some of its tables and not others, and

@@ -96,6 +96,7 @@ struct MergeInputs {
         do throws(ImageTableError) {
             try Self.checkShards(inputs)
             tableNames = try Self.checkTables(inputs)
+            try Self.checkOneManifest(inputs)
         } catch {
             locks.forEach { $0.release() }
             throw error
@@ -106,6 +107,17 @@ struct MergeInputs {
 
     /// Releases the inputs' locks.
     func release() { locks.forEach { $0.release() } }
+
+    /// Shards must be of one manifest: equal tables are not enough, since two projects (or one
+    /// whose sources moved) may have the same formats. Checked after the tables, whose error
+    /// names the parameter that differs. A marker from before the manifest was recorded says
+    /// nothing either way.
+    private static func checkOneManifest(_ inputs: [Input]) throws(ImageTableError) {
+        let marked = inputs.filter { $0.marker?.manifest != nil }
+        guard let first = marked.first, let other = marked.first(where: { $0.marker!.manifest != first.marker!.manifest }) else { return }
+        throw ImageTableError(.shardMismatch, "was baked from another manifest than \(first.path) (their families' names, sources, "
+                              + "patterns or formats differ); bake every shard from one manifest, then merge", path: other.path)
+    }
 
     /// Shards must be every shard of one split, once each; inputs without a marker (whole bakes
     /// of parts of a collection) may be merged together, but not with shards.
