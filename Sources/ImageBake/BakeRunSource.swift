@@ -94,7 +94,7 @@ extension BakeRun {
         guard !options.allowOutsidePaths, read.device != scanned.stat.device || read.inode != scanned.stat.inode,
               let root = SourceScanner.realPath(family.sourcesPath) else { return nil }
         guard let target = SourceScanner.realPath(scanned.path) else { return nil }
-        guard root == "/" || target.hasPrefix(root + "/") else {
+        guard PathBytes.isBelow(target, root) else {
             return ImageTableError(.outsideSources, "symbolic link leads outside the sources directory (it became one while the bake ran); "
                                    + "not baked", path: scanned.path, key: scanned.key)
         }

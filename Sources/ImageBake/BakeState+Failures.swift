@@ -82,7 +82,10 @@ extension BakeState {
         var index: [String: (key: FailureKey, record: FailureRecord)] = [:]
         for (key, record) in failures.withLock({ $0.records }) where key.settings == settings {
             let path = absolute(key.path)
-            if path.hasPrefix(prefix) { index[String(path.dropFirst(prefix.count))] = (key, record) }
+            // By bytes: a key that begins with a combining mark makes one Character of it and
+            // the slash before it, so its failure was never found, and it was decoded again
+            // at every bake.
+            if let name = PathBytes.remainder(path, after: prefix) { index[String(name)] = (key, record) }
         }
         return index
     }
@@ -142,7 +145,7 @@ extension BakeState {
         let unseen = failures.withLock { f in f.records.keys.filter { !f.seen.contains($0) } }
         for key in unseen {
             let path = absolute(key.path)
-            let under = families.filter { path.hasPrefix($0.root + "/") }
+            let under = families.filter { PathBytes.isBelow(path, $0.root) }
             guard !under.isEmpty else { continue }
             var st = stat()
             // Gone is what lstat says of a missing file; a directory that cannot be searched

@@ -294,9 +294,9 @@ final class BakeState: @unchecked Sendable {
 
     /// `path` moved as `old` moved to `new`: the same path relative to it, resolved lexically.
     static func rebase(_ path: String, from old: String, to new: String) -> String {
-        let from = old.split(separator: "/"), target = path.split(separator: "/")
-        let common = zip(from, target).prefix { $0 == $1 }.count
-        var parts: [Substring] = new.split(separator: "/")
+        let from = PathBytes.components(old), target = PathBytes.components(path)
+        let common = zip(from, target).prefix { PathBytes.same($0, $1) }.count
+        var parts: [Substring] = PathBytes.components(new)
         for _ in common..<from.count { if !parts.isEmpty { parts.removeLast() } }
         parts += target[common...]
         return "/" + parts.joined(separator: "/")
@@ -365,6 +365,6 @@ final class BakeState: @unchecked Sendable {
     func relative(_ path: String) -> String { String(Self.relativeSubstring(path, root: root)) }
 
     static func relativeSubstring(_ path: String, root: String) -> Substring {
-        path.hasPrefix(root + "/") ? path.dropFirst(root.count + 1) : path[...]
+        PathBytes.remainder(path, after: root + "/") ?? path[...]
     }
 }

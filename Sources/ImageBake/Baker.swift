@@ -302,8 +302,9 @@ public enum Baker {
         var removed: [String] = []
         try state.forEachKnownPath { path in
             var under = false, present = false, unselected = false
-            for (family, planned, root) in roots where path.hasPrefix(root) {
-                let key = String(path.dropFirst(root.count))
+            for (family, planned, root) in roots {
+                guard let rest = PathBytes.remainder(path, after: root) else { continue }
+                let key = String(rest)
                 // A file no family of this manifest takes may be another manifest's (other
                 // patterns over the same directory, one output directory): its row is kept while
                 // the file is there. Forgetting it made each of two such bakes read the other's

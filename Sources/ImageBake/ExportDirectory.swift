@@ -25,13 +25,13 @@ struct ExportDirectory {
     ///   directory of other files, such as the tables the bake writes; `invalidArgument` for a
     ///   path with no last component to replace (`/`, `.`, `..`).
     init(_ path: String) throws(ImageTableError) {
-        var trimmed = path
-        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
+        // By bytes (``PathBytes``): `--to "e/\u{301}x"` was cut before `e`.
+        let trimmed = String(PathBytes.trimmingTrailingSlashes(path))
         self.path = trimmed
-        let slash = trimmed.lastIndex(of: "/")
-        name = slash.map { String(trimmed[trimmed.index(after: $0)...]) } ?? trimmed
-        parent = slash.map { $0 == trimmed.startIndex ? "/" : String(trimmed[..<$0]) } ?? "."
-        guard !name.isEmpty, name != ".", name != ".." else {
+        let cut = PathBytes.lastSlash(trimmed)
+        name = cut.map { String($0.name) } ?? trimmed
+        parent = cut.map { $0.directory.isEmpty ? "/" : String($0.directory) } ?? "."
+        guard !name.isEmpty, !PathBytes.same(name, "."), !PathBytes.same(name, "..") else {
             throw ImageTableError(.invalidArgument, "an export replaces a directory by name; give one, not '\(path)'", path: path)
         }
         try checkReplaceable()
@@ -120,7 +120,7 @@ struct ExportDirectory {
         guard mkdir(staging, 0o700) == 0 else {
             // Named as given: the staging directory's name changes with every run.
             let error = ImageTableError.system("mkdir", path: staging)
-            let name = staging.split(separator: "/").last.map(String.init) ?? staging
+            let name = String(PathBytes.lastName(staging))
             throw ImageTableError(error.code, "cannot make the export's staging directory beside it (\(name) in \(parent)): \(error.message)",
                                   path: path, errno: error.errno)
         }

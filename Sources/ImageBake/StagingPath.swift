@@ -12,8 +12,8 @@ extension ImageTableError {
     /// - Returns: the error at its destination path, or unchanged when it is not about a file of
     ///   `staging`.
     func relocated(from staging: String, to destination: String) -> ImageTableError {
-        guard let path, path.hasPrefix(staging + "/") else { return self }
+        guard let path, let rest = PathBytes.remainder(path, after: staging + "/") else { return self }
         let shown = destination.hasSuffix("/") ? String(destination.dropLast()) : destination
-        return at(shown + path.dropFirst(staging.count))
+        return at(shown + "/" + rest)
     }
 }

@@ -22,7 +22,7 @@ public enum Directories {
     public static func make(_ path: String, mode: mode_t = 0o755) throws(ImageTableError) {
         guard !path.isEmpty else { throw ImageTableError(.invalidArgument, "the directory's path is empty") }
         var prefix = path.hasPrefix("/") ? "" : "."
-        for part in path.split(separator: "/", omittingEmptySubsequences: true) {
+        for part in PathBytes.components(path) {
             prefix += "/" + part
             if mkdir(prefix, mode) == 0 { continue }
             let e = ImageTableError.currentErrno
@@ -57,8 +57,8 @@ public enum Directories {
             full = cwd + "/" + path
         }
         var parts: [Substring] = []
-        for part in full.split(separator: "/", omittingEmptySubsequences: true) where part != "." {
-            if part == ".." {
+        for part in PathBytes.components(full) where !PathBytes.same(part, ".") {
+            if PathBytes.same(part, "..") {
                 if !parts.isEmpty { parts.removeLast() }
             } else {
                 parts.append(part)
@@ -76,11 +76,13 @@ public enum Directories {
     /// - Parameter path: a path, absolute or relative.
     /// - Returns: the parent directory's path.
     public static func parent(of path: String) -> String {
-        var trimmed = Substring(path)
-        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
-        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
-        var parent = trimmed[..<slash]
-        while parent.hasSuffix("/") { parent = parent.dropLast() }
+        // By bytes: a slash that a combining mark follows is one Character with it, which
+        // `lastIndex(of: "/")` does not find (`merge "mm/\u{301}x"` made its staging
+        // directory in `mm`'s parent's parent, and failed).
+        var trimmed = PathBytes.trimmingTrailingSlashes(path)
+        guard let slash = trimmed.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
+        trimmed = trimmed[..<slash]
+        let parent = PathBytes.trimmingTrailingSlashes(String(trimmed))
         return parent.isEmpty ? "/" : String(parent)
     }
 

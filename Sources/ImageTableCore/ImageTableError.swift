@@ -104,10 +104,10 @@ public struct ImageTableError: Error, Sendable, Hashable, CustomStringConvertibl
     /// directory when the file is not there, by owner and mode.
     static func accessHint(_ path: String) -> String {
         var st = stat()
-        let slash = path.lastIndex(of: "/")
-        var what = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let cut = PathBytes.lastSlash(path)
+        var what = cut.map { String($0.name) } ?? path
         if stat(path, &st) != 0 {
-            let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+            let directory = cut.map { $0.directory.isEmpty ? "/" : String($0.directory) } ?? "."
             guard stat(directory, &st) == 0 else { return "" }
             what = "its directory " + directory
         }

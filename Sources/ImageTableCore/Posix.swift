@@ -65,7 +65,6 @@ enum Posix {
 
     /// The last component of a path.
     static func basename(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return path }
-        return String(path[path.index(after: slash)...])
+        PathBytes.lastSlash(path).map { String($0.name) } ?? path
     }
 }

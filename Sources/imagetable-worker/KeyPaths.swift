@@ -1,3 +1,5 @@
+import ImageTableCore
+
 /// The file names `imagetable extract --all DIR` gives entries: the key as a relative path, with
 /// `.png` appended, made safe so that no key can name a file outside DIR.
 ///
@@ -17,8 +19,12 @@
 enum KeyPaths {
     /// The relative path components for `key`, the last one ending in `.png`.
     static func components(for key: String) -> [String] {
-        var parts = key.split(separator: "/", omittingEmptySubsequences: true).map(String.init).filter { $0 != "." }
-        parts = parts.map { $0 == ".." ? "%2E%2E" : encode($0) }
+        // Split at slash bytes, and `.` and `..` told by their bytes: `split(separator: "/")`
+        // misses a slash that a combining mark follows (one Character), so the key
+        // `../\u{301}x.jpg` was one component, never rewritten, and its file was written
+        // above DIR.
+        var parts = PathBytes.components(key).map(String.init).filter { !PathBytes.same($0, ".") }
+        parts = parts.map { PathBytes.same($0, "..") ? "%2E%2E" : encode($0) }
         if parts.isEmpty { parts = ["%EMPTY"] }
         parts[parts.count - 1] += ".png"
         return parts

@@ -32,12 +32,15 @@ enum OutputFiles {
             guard writeAll(1, bytes) else { throw outputFailed("<stdout>", "write failed: \(reason())") }
             return
         }
-        let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent().path
+        // Cut at the last slash byte: `URL` took `y/\u{301}b.jpg.png` (a slash and a combining
+        // accent, one Character) for a file named so in `y/`'s parent.
+        let cut = PathBytes.lastSlash(path)
+        let directory = cut.map { $0.directory.isEmpty ? "/" : String($0.directory) } ?? "."
+        let name = cut.map { String($0.name) } ?? path
         let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard dir >= 0 else { throw outputFailed(path, "cannot open its directory: \(reason())") }
         defer { close(dir) }
-        try write(bytes, named: url.lastPathComponent, in: dir, displayPath: path, mode: mode, sparing: table)
+        try write(bytes, named: name, in: dir, displayPath: path, mode: mode, sparing: table)
     }
 
     /// Writes `bytes` to `components` below `root` (created if missing), creating the

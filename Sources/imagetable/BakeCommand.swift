@@ -248,7 +248,9 @@ struct BakeCommand: ParsableCommand {
 
     /// `imagetable-worker`, installed next to this executable.
     static var workerPath: String {
-        URL(fileURLWithPath: executablePath).deletingLastPathComponent().appendingPathComponent("imagetable-worker").path
+        // Cut at the last slash byte, as every path here is (``PathBytes``).
+        let directory = PathBytes.lastSlash(executablePath).map { $0.directory.isEmpty ? "/" : String($0.directory) } ?? "."
+        return directory + "/imagetable-worker"
     }
 }
 

@@ -109,7 +109,7 @@ struct ExtractCommand: ParsableCommand {
     static func nearest(to key: String, in keys: [String]) -> String? {
         if let same = keys.first(where: { $0.lowercased() == key.lowercased() }) { return same }
         if key.count >= 4, keys.count <= 100_000, let typo = Suggestion.nearest(to: key, in: keys) { return typo }
-        let name = (key.split(separator: "/").last.map(String.init) ?? key).lowercased()
-        return keys.first { ($0.split(separator: "/").last.map(String.init) ?? $0).lowercased() == name }
+        let name = (PathBytes.components(key).last.map(String.init) ?? key).lowercased()
+        return keys.first { (PathBytes.components($0).last.map(String.init) ?? $0).lowercased() == name }
     }
 }

@@ -241,9 +241,10 @@ import Glibc
     }
 
     /// Two spellings of one name (NFC and NFD) are one key to a merge, as to a bake (which keeps
-    /// one and reports the other `ambiguous-name`): the newer source's entry is kept, under its
-    /// own spelling. A merge that took them for two keys (comparing bytes) kept both, and a
-    /// later bake pruned one.
+    /// one and reports the other `ambiguous-name`): the spelling a bake keeps (NFC) wins, though
+    /// the other's source is newer, so that a bake of the same sources agrees and a lookup of
+    /// the NFC spelling finds it. A merge that took them for two keys (comparing bytes) kept
+    /// both, and a later bake pruned one; one that kept the newer spelling had it replaced.
     @Test func canonicallyEqualSpellingsAreOneKey() throws {
         let (nfc, nfd) = ("caf\u{E9}.jpg", "cafe\u{301}.jpg")
         #expect(Array(nfc.utf8) != Array(nfd.utf8))
@@ -259,9 +260,10 @@ import Glibc
         let merged = try Self.merge(first.root + "/merged", [first.tables, second.tables])
         #expect(merged.status == 0, "\(merged.stderr)")
         let entries = try ImageTableReader(path: first.root + "/merged/thumb.imagetable").entries()
-        #expect(entries.map { Array($0.key.utf8) } == [Array(nfd.utf8), Array("cafz.jpg".utf8)], "\(entries.map(\.key))")
-        let newer = try ImageTableReader(path: second.tables + "/thumb.imagetable")
-        #expect(entries.first?.sourceUUID == newer.entry(forKey: nfd)?.sourceUUID)
+        // Written in byte order: `cafz` (z, 0x7A) before `café` (é, 0xC3 0xA9).
+        #expect(entries.map { Array($0.key.utf8) } == [Array("cafz.jpg".utf8), Array(nfc.utf8)], "\(entries.map(\.key))")
+        let older = try ImageTableReader(path: first.tables + "/thumb.imagetable")
+        #expect(entries.last?.sourceUUID == older.entry(forKey: nfc)?.sourceUUID)
     }
 
     /// An over-full merge whose selected entry is damaged admits the next source in rank, where

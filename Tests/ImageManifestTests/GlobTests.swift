@@ -103,3 +103,20 @@ import Testing
         }
     }
 }
+
+/// A slash that a combining mark follows (one Character with it) still divides names, and a
+/// name whose first byte is a dot is hidden whatever follows it.
+@Suite struct GlobCombiningMarkTests {
+    @Test(arguments: [
+        ("private/**", "private/\u{301}secret.jpg", true),
+        ("photos/*.jpg", "photos/\u{301}b.jpg", true),
+        ("*.jpg", "photos/\u{301}b.jpg", false),
+        ("**/*.jpg", ".\u{301}hidden/a.jpg", false),
+        ("**/*.jpg", "a/.\u{301}b.jpg", false),
+        ("**/*.jpg", "a/\u{301}b.jpg", true),
+    ])
+    func namesAreSplitAtSlashBytes(pattern: String, path: String, expected: Bool) throws {
+        #expect(try GlobPattern(pattern).matches(path) == expected)
+        #expect(try GlobPattern(pattern).matchesByTokens(path, revealingHiddenFile: false) == expected)
+    }
+}

@@ -332,3 +332,26 @@ struct ExtractTests {
         #expect(try run(Products.worker, ["bake", "--bogus"]).status == 64)
     }
 }
+
+/// Keys whose names begin with a combining mark (U+0301): a slash that the mark follows is one
+/// Character with it, so the key `../\u{301}x.jpg` was one component, never rewritten, and
+/// written above DIR; and `p/\u{301}b.jpg` was written neither by `--all` nor by `-o`.
+@Suite struct ExtractCombiningMarkTests {
+    @Test func keysWithALeadingMarkStayInsideAndAreWritten() throws {
+        let scratch = try TemporaryDirectory()
+        let keys = ["../\u{301}x.jpg", "p/\u{301}b.jpg"]
+        let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, width: 4, height: 2, keys: keys)
+        let out = scratch.file("jail/dir")
+        let run = try imagetable("extract", table.path, "--all", out)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(Set(filesBelow(out).map { Array($0.utf8) }) == Set(["%2E%2E/\u{301}x.jpg.png", "p/\u{301}b.jpg.png"].map { Array($0.utf8) }),
+                "\(filesBelow(out))")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.file("jail")) == ["dir"], "nothing beside DIR")
+        #expect(run.stderr.contains("renamed to stay inside \(out)"), "\(run.stderr)")
+        let into = scratch.file("y")
+        try FileManager.default.createDirectory(atPath: into, withIntermediateDirectories: true)
+        let one = try imagetable("extract", table.path, "p/\u{301}b.jpg", "-o", into)
+        #expect(one.status == 0, "\(one.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: into).map { Array($0.utf8) } == [Array("\u{301}b.jpg.png".utf8)])
+    }
+}

@@ -33,7 +33,8 @@ struct MergeInputs {
     ///   whole, `manifest-mismatch` for tables that differ.
     init(_ paths: [String], output: String, lockTimeout: Double = 10) throws(ImageTableError) {
         guard !paths.isEmpty else { throw ImageTableError(.invalidArgument, "no directory to merge") }
-        var seen: [String: String] = [:]
+        // By bytes: `café` spelt two ways is two directories, which were called one given twice.
+        var seen: [PathBytes.Key: String] = [:]
         let outputReal = SourceScanner.realPath(output)
         var inputs: [Input] = []
         var locks: [TableLock] = []
@@ -44,11 +45,15 @@ struct MergeInputs {
             }
             guard isDirectory.boolValue else { throw ImageTableError(.invalidArgument, "not a directory of tables", path: path) }
             let real = SourceScanner.realPath(path) ?? path
-            if let first = seen[real] { throw ImageTableError(.shardMismatch, "given twice (also as \(first))", path: path) }
-            seen[real] = path
-            if real == outputReal { throw ImageTableError(.invalidArgument, "the output directory cannot be one of the inputs", path: path) }
-            // The merge replaces the output whole, and everything in it with it.
-            if let outputReal, real.hasPrefix(outputReal + "/") {
+            if let first = seen[PathBytes.Key(real)] { throw ImageTableError(.shardMismatch, "given twice (also as \(first))", path: path) }
+            seen[PathBytes.Key(real)] = path
+            if let outputReal, PathBytes.same(real, outputReal) {
+                throw ImageTableError(.invalidArgument, "the output directory cannot be one of the inputs", path: path)
+            }
+            // The merge replaces the output whole, and everything in it with it: by bytes, since
+            // through Characters `merged/\u{301}s` (a slash and a combining accent, one
+            // Character) was not below `merged`, and the merge deleted it.
+            if let outputReal, PathBytes.isBelow(real, outputReal) {
                 throw ImageTableError(.invalidArgument, "is inside the output directory, which the merge replaces whole", path: path)
             }
             var names: [String]

@@ -35,7 +35,7 @@ struct MergeOutput {
         guard !path.isEmpty else { throw ImageTableError(.invalidArgument, "the output directory's path is empty; name the directory to write") }
         let absolute = Directories.absolute(path)
         let parent = Directories.parent(of: absolute)
-        let name = (absolute as NSString).lastPathComponent
+        let name = String(PathBytes.lastName(absolute))
         self.path = path
         staging = parent + "/.\(name).merge-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         // The rename puts the new set in place of the link itself: the set landed beside the

@@ -106,12 +106,16 @@ struct TableMerge {
         // the candidates are sorted by position, as structs of a hundred bytes moved slowly,
         // and a dictionary of every key cost its hashing (a sixth of a merge of small slots).
         // Keys are grouped as Swift compares them, canonically equal spellings together, as a
-        // bake takes them for one key (`ambiguous-name`) and the dictionary did.
+        // bake takes them for one key (`ambiguous-name`) and the dictionary did; of those the
+        // spelling a bake keeps wins (NFC, else the first by bytes), then, among its entries,
+        // the newest source: the newest spelling won, which a bake of the same sources then
+        // replaced, and a lookup of the NFC spelling missed.
         var byKey = Array(all.indices)
         byKey.sort { a, b in
             let (x, y) = (all[a].info.key, all[b].info.key)
             if x < y { return true }
             if y < x { return false }
+            if !PathBytes.same(x, y) { return Self.spellingPrecedes(x, y) }
             return Self.precedes(all[a].info, all[b].info)
         }
         var unique: [Int] = []
@@ -167,6 +171,14 @@ struct TableMerge {
         }
         try builder.finish(clock: UInt64(selectedCount))
         return outcome
+    }
+
+    /// Of two canonically equal spellings of a key, whether `x` is the one a bake keeps
+    /// (``SourceScanner``'s `dropAmbiguousNames`): the one in NFC, else the first by bytes.
+    static func spellingPrecedes(_ x: String, _ y: String) -> Bool {
+        let (xNFC, yNFC) = (KeyNormalization.isNFC(x), KeyNormalization.isNFC(y))
+        if xNFC != yNFC { return xNFC }
+        return x.utf8.lexicographicallyPrecedes(y.utf8)
     }
 
     /// Whether `a` wins over `b` for one key: the newer source, then the later write, then the

@@ -81,7 +81,9 @@ extension GlobPattern {
 
     /// Matches one path segment; wildcards do not match a leading `.` unless `dotMayMatch`.
     static func matchName(_ tokens: [Token], _ name: [Character], dotMayMatch: Bool = false) -> Bool {
-        if !dotMayMatch, name.first == ".", tokens.first != .literal(".") { return false }
+        // Hidden by its first byte: a dot and a combining mark are one Character, not ".", and
+        // wildcards took `.\u{301}b.jpg`. Only a pattern that spells that Character matches it.
+        if !dotMayMatch, let first = name.first, first.unicodeScalars.first == ".", tokens.first != .literal(first) { return false }
         // Iterative wildcard matching: remember the last `*` and retry from one character later.
         var t = 0, n = 0
         var star: (token: Int, name: Int)?

@@ -1,3 +1,5 @@
+import ImageTableCore
+
 /// A file-name pattern for `include` and `exclude`, matched against paths relative to a
 /// family's `sources` directory (see `docs/MANIFEST.md`, "Globs").
 ///
@@ -143,13 +145,17 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
             // What the general matcher decides for `**/*literal`: the globstar passes every
             // directory but a hidden one, and the file name must not be hidden (unless revealed)
             // and must end with the literal, compared by characters as the tokens are.
-            let names = path.split(separator: "/", omittingEmptySubsequences: true)
-            guard let name = names.last, !names.dropLast().contains(where: { $0.hasPrefix(".") }),
-                  revealingHiddenFile || !name.hasPrefix(".") else { return false }
+            let names = PathBytes.components(path)
+            guard let name = names.last, !names.dropLast().contains(where: Self.isHidden),
+                  revealingHiddenFile || !Self.isHidden(name) else { return false }
             return suffixes.contains { name.hasSuffix($0) }
         }
         return matchesByTokens(path, revealingHiddenFile: revealingHiddenFile)
     }
+
+    /// Whether a name is hidden: its first byte is a dot (a dot and a combining mark are one
+    /// Character, which `hasPrefix(".")` does not see).
+    static func isHidden(_ name: some StringProtocol) -> Bool { name.utf8.first == UInt8(ascii: ".") }
 
     /// What the ``suffixes`` shortcut decides, on an ASCII path's bytes; `nil` when the path is
     /// not ASCII. Case is folded byte by byte, as `lowercased()` folds ASCII.
@@ -183,7 +189,10 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
     /// The general matcher, on a path already lower-cased when the pattern ignores case: what
     /// ``suffixes`` stands in for, and what the tests hold it to.
     func matchesByTokens(_ path: String, revealingHiddenFile: Bool) -> Bool {
-        let names = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        // Split at slash bytes: `split(separator: "/")` misses a slash that a combining mark
+        // follows (one Character), so `private/\u{301}secret.jpg` was one name, which
+        // `exclude: private/**` let through and `*.jpg` took.
+        let names = PathBytes.components(path).map(String.init)
         let shown = revealingHiddenFile ? names.count - 1 : -1
         return alternatives.contains { Self.match($0[...], names[...], shown: shown) }
     }
@@ -201,7 +210,7 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
             } else {
                 switch segments[segments.startIndex + s] {
                 case .globstar:
-                    result = go(s + 1, n) || (n < names.count && (n == shown || !names[names.startIndex + n].hasPrefix("."))
+                    result = go(s + 1, n) || (n < names.count && (n == shown || !isHidden(names[names.startIndex + n]))
                         && go(s, n + 1))
                 case .name(let tokens):
                     result = n < names.count && matchName(tokens, Array(names[names.startIndex + n]), dotMayMatch: n == shown)

@@ -66,7 +66,7 @@ public struct Manifest: Sendable {
     /// path as the caller named it joined with `output` as written.
     public var displayOutput: String {
         if output.hasPrefix("/") || outputFromCommandLine { return PathResolver.normalize(output) }
-        let base = file.contains("/") ? String(file[..<file.lastIndex(of: "/")!]) : "."
+        let base = PathBytes.lastSlash(file).map { String($0.directory) } ?? "."
         return PathResolver.normalize((base.isEmpty ? "/" : base) + "/" + output)
     }
 
@@ -115,7 +115,7 @@ public struct Manifest: Sendable {
         ///
         /// - Parameter relativePath: the file's path relative to ``sourcesPath``.
         public func selectedSpelling(of relativePath: String) -> String? {
-            let nameStart = relativePath.lastIndex(of: "/").map { relativePath.index(after: $0) } ?? relativePath.startIndex
+            let nameStart = relativePath.utf8.lastIndex(of: UInt8(ascii: "/")).map { relativePath.utf8.index(after: $0) } ?? relativePath.startIndex
             guard let dot = relativePath[nameStart...].lastIndex(of: "."), dot > nameStart,
                   !include.contains(where: { $0.matches(relativePath) }), !exclude.contains(where: { $0.matches(relativePath) }) else { return nil }
             let stem = relativePath[..<dot], written = String(relativePath[relativePath.index(after: dot)...])
@@ -136,8 +136,8 @@ public struct Manifest: Sendable {
         ///
         /// - Parameter relativePath: the file's path relative to ``sourcesPath``.
         public func selectsHiddenImage(_ relativePath: String) -> Bool {
-            let name = relativePath.split(separator: "/").last ?? ""
-            guard name.hasPrefix("."), !selects(relativePath) else { return false }
+            let name = PathBytes.components(relativePath).last ?? ""
+            guard GlobPattern.isHidden(name), !selects(relativePath) else { return false }
             return GlobPattern.images.matches(relativePath, revealingHiddenFile: true)
                 && include.contains { $0.matches(relativePath, revealingHiddenFile: true) }
                 && !exclude.contains { $0.matches(relativePath, revealingHiddenFile: true) }

@@ -262,7 +262,9 @@ public struct SourceScanner: Sendable {
                         }
                         continue
                     }
-                    guard allowOutside || resolvedRoot == "/" || target.hasPrefix(resolvedRoot + "/") else {
+                    // By bytes: through Characters, a link from `café` into its sibling `cafe\u{301}`
+                    // was inside, and one into `\u{301}sub/` below the root was outside.
+                    guard allowOutside || PathBytes.isBelow(target, resolvedRoot) else {
                         if selects(key) {
                             skipped.append(ImageTableError(.outsideSources, "symbolic link leads outside the sources directory",
                                                            path: path, key: key))

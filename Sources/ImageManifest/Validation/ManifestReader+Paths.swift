@@ -70,7 +70,7 @@ extension ManifestReader {
     /// directory, else `nil`.
     private static func fileAbove(_ path: String) -> String? {
         var ancestor = Substring(path)
-        while let slash = ancestor.lastIndex(of: "/"), slash > ancestor.startIndex {
+        while let slash = ancestor.utf8.lastIndex(of: UInt8(ascii: "/")), slash > ancestor.startIndex {
             ancestor = ancestor[..<slash]
             switch PathResolver.kind(of: String(ancestor)) {
             case .directory: return nil

@@ -107,14 +107,16 @@ public struct ManifestValidator: Sendable {
     /// the link's target's parent, as the kernel opens it: folded by the text, the manifest's
     /// paths were read from another directory than its own. Such a directory is resolved.
     static func absoluteDirectory(of file: String) -> String {
+        // Cut at the last slash byte: a manifest named `proj/\u{301}m.yaml` (a slash and a
+        // combining accent are one Character) was taken to lie in `proj`'s parent.
         let absolute = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
-        if let slash = absolute.lastIndex(of: "/"), absolute[..<slash].split(separator: "/").contains(".."),
-           let real = SourceScanner.realPath(String(absolute[..<slash])) {
+        if let directory = PathBytes.lastSlash(absolute)?.directory, PathBytes.components(directory).contains(".."),
+           let real = SourceScanner.realPath(String(directory)) {
             return real
         }
         let normalized = absolutePath(file)
-        guard let slash = normalized.lastIndex(of: "/"), slash != normalized.startIndex else { return "/" }
-        return String(normalized[..<slash])
+        guard let directory = PathBytes.lastSlash(normalized)?.directory, !directory.isEmpty else { return "/" }
+        return String(directory)
     }
 
     struct ReadProblem: Error {

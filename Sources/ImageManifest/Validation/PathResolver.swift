@@ -1,3 +1,4 @@
+import ImageTableCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -36,9 +37,9 @@ enum PathResolver {
     static func resolve(_ path: String, base: String, root: String) -> Resolution {
         let realBase = realPath(base) ?? normalize(base)
         let realRoot = realPath(root) ?? normalize(root)
-        var current: [Substring] = path.hasPrefix("/") ? [] : realBase.split(separator: "/")
+        var current: [Substring] = path.hasPrefix("/") ? [] : PathBytes.components(realBase)
         var brokenLink: String?
-        for component in path.split(separator: "/") {
+        for component in PathBytes.components(path) {
             switch component {
             case ".": continue
             case "..": _ = current.popLast()
@@ -48,7 +49,7 @@ enum PathResolver {
                 var info = stat()
                 guard lstat(joined, &info) == 0 else { continue }
                 if let real = realPath(joined) {
-                    current = real.split(separator: "/")
+                    current = PathBytes.components(real)
                 } else if brokenLink == nil {
                     brokenLink = joined
                 }
@@ -61,15 +62,16 @@ enum PathResolver {
                           brokenLink: brokenLink)
     }
 
-    /// Whether `path` is `base` or below it.
+    /// Whether `path` is `base` or below it, by bytes (``PathBytes``): `../cafe\u{301}` was
+    /// inside a manifest's directory `café`.
     static func isInside(_ path: String, _ base: String) -> Bool {
-        base == "/" || path == base || path.hasPrefix(base + "/")
+        base == "/" || PathBytes.isInside(path, base)
     }
 
     /// `path` with `.`, `..` and repeated slashes removed, without consulting the file system.
     static func normalize(_ path: String) -> String {
         var parts: [Substring] = []
-        for component in path.split(separator: "/") {
+        for component in PathBytes.components(path) {
             switch component {
             case ".": continue
             case "..":

@@ -68,7 +68,7 @@ enum DiagnosticLines {
     /// annotated on its target, a file that may not be in the repository at all.
     static func repositoryPath(_ path: String) -> String {
         let absolute = path.hasPrefix("/") ? path : workingDirectory + "/" + path
-        let name = (absolute as NSString).lastPathComponent
+        let name = String(PathBytes.lastName(absolute))
         // The directory as written, `..` and all: folding `config/..` before resolving the link
         // `config` named another directory than the file's.
         let full: String
