@@ -1,5 +1,6 @@
 import CTableSupport
 import Foundation
+import ImageManifest
 import ImageTableCore
 #if canImport(Glibc)
 import Glibc
@@ -72,11 +73,16 @@ struct ExportDirectory {
             throw ImageTableError(.notAnExport, "is a mount point, which an export cannot replace in one step; give a directory "
                                   + "inside it, such as \(path)/tables, and point readers there", path: path)
         }
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: path)
-        } catch {
-            throw ImageTableError(.io, "cannot list the directory: \(error.localizedDescription)", path: path)
+        // Every name, one that is not UTF-8 as its printable form (`x\xFF`): no export wrote it,
+        // and Foundation named it with U+FFFD.
+        guard let listing = DirectoryListing.names(in: path) else {
+            throw ImageTableError(.io, "cannot list the directory: \(String(cString: strerror(errno)))", path: path)
+        }
+        let names = listing.map { name in
+            switch name {
+            case .utf8(let text): text
+            case .notUTF8(_, let printable): printable
+            }
         }
         guard !names.isEmpty else { return }
         guard let index = ExportIndex.read(directory: path) else {

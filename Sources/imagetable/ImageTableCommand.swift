@@ -141,9 +141,32 @@ struct ImageTableCommand: AsyncParsableCommand {
             // A report cut short by a full disk must not leave as a success.
             let final = StandardOutputFlush.finish(status: status)
             if final != status { Foundation.exit(final) }
-            exit(withError: error)
+            Self.printEscaped(fullMessage(for: error))
+            Foundation.exit(status)
         }
         Foundation.exit(StandardOutputFlush.finish(status: 0))
+    }
+
+    /// Prints an error of ArgumentParser's (or a `ValidationError` quoting a value) on standard
+    /// error, escaped as every other line is: its text quotes the arguments and environment
+    /// variables as given, so a file name picked up by a glob (`--\e[2J\n::error …`) drove the
+    /// terminal and forged a workflow command. The error, up to the option's help or the usage
+    /// that follows it, is one line, its own line breaks written `\n`; the lines after it are
+    /// printed as lines, each escaped.
+    ///
+    /// - Parameter message: ArgumentParser's `fullMessage(for:)`.
+    static func printEscaped(_ message: String) {
+        guard !message.isEmpty else { return }
+        // The last "Usage:" line is ArgumentParser's own, whatever the error quotes before it,
+        // and so is a "Help:" line before it (an invalid value's option, described).
+        let usage = message.range(of: "\nUsage: ", options: .backwards) ?? message.range(of: "\n  See '", options: .backwards)
+        let split = usage.flatMap { message.range(of: "\nHelp:  ", options: .backwards, range: message.startIndex..<$0.lowerBound) } ?? usage
+        let error = split.map { String(message[..<$0.lowerBound]) } ?? message
+        StandardError.print(PrintableText.line(error))
+        guard let split else { return }
+        for line in message[message.index(after: split.lowerBound)...].split(separator: "\n", omittingEmptySubsequences: false) {
+            StandardError.print(PrintableText.line(String(line)))
+        }
     }
 
     /// Runs when no subcommand is named: a usage error (64, the short usage on standard error),

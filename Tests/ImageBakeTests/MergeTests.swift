@@ -266,6 +266,50 @@ import Glibc
         #expect(entries.last?.sourceUUID == older.entry(forKey: nfc)?.sourceUUID)
     }
 
+    /// A table file whose name is not UTF-8 is named by its bytes and refused (`name-not-utf8`):
+    /// Foundation's listing decoded it to U+FFFD, so the merge said a file that is there was
+    /// `not-found`, and made a lock file under the mangled name in the input.
+    @Test func aTableFileNamedOutsideUTF8IsRefusedByItsBytes() throws {
+        let project = try BakeProject(formats: Self.formats)
+        try project.add("a.jpg", from: PhotoTiles.first(1)[0])
+        _ = try project.bake()
+        let input = project.root + "/in"
+        try FileManager.default.createDirectory(atPath: input, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: project.tables + "/thumb.imagetable", toPath: input + "/thumb.imagetable")
+        let odd = Array((input + "/x").utf8) + [0xFF] + Array(".imagetable".utf8) + [0]
+        #expect(odd.withUnsafeBufferPointer { link(project.tables + "/thumb.imagetable", UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self)) } == 0)
+        let merged = try Self.merge(project.root + "/merged", [input])
+        #expect(merged.status == 1 && merged.stderr.contains("/in/x\\xFF.imagetable: error: a table file whose name is not UTF-8"), "\(merged.stderr)")
+        #expect(merged.stderr.hasSuffix("[name-not-utf8]\n"), "\(merged.stderr)")
+        #expect(!(try FileManager.default.contentsOfDirectory(atPath: input)).contains { $0.contains("\u{FFFD}") && $0.hasSuffix(".lock") })
+    }
+
+    /// A record whose key is not its entity's, its checksum made over the forged key, is left
+    /// out with a warning (exit 3): the merge copied it, and `verify` failed the merged table.
+    @Test func aRecordWhoseKeyIsNotItsEntitysIsLeftOut() throws {
+        let project = try Self.shardedProject(sources: 6, shards: 2)
+        let shards = (0..<2).map { project.root + "/shard-\($0)" }
+        let table = shards[0] + "/thumb.imagetable"
+        let reader = try ImageTableReader(path: table)
+        let victim = try #require(reader.entries().first)
+        let forged = "x" + victim.key.dropFirst()
+        let fd = open(table, O_RDWR)
+        var record = [UInt8](repeating: 0, count: 256)
+        #expect(pread(fd, &record, 256, off_t(reader.layout.recordOffset(victim.slot))) == 256)
+        record.replaceSubrange(96..<96 + forged.utf8.count, with: Array(forged.utf8))
+        let crc = record.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[24..<256])) }
+        withUnsafeBytes(of: crc.littleEndian) { record.replaceSubrange(20..<24, with: $0) }
+        #expect(pwrite(fd, record, 256, off_t(reader.layout.recordOffset(victim.slot))) == 256)
+        close(fd)
+        let merged = try Self.merge(project.root + "/merged", shards)
+        #expect(merged.status == 3, "\(merged.stderr)")
+        #expect(merged.stderr.contains("slot \(victim.slot) ('\(forged)'): key does not match entity UUID; left out of the merge [damaged-record]"),
+                "\(merged.stderr)")
+        let keys = Set(try ImageTableReader(path: project.root + "/merged/thumb.imagetable").entries().map(\.key))
+        #expect(!keys.contains(forged) && !keys.contains(victim.key) && keys.count == 5, "\(keys.sorted())")
+        #expect(try run(Products.imagetable, ["verify", project.root + "/merged/thumb.imagetable"]).status == 0)
+    }
+
     /// An over-full merge whose selected entry is damaged admits the next source in rank, where
     /// it left the slot empty.
     @Test func aDamagedEntryOfAnOverFullMergeGivesItsPlaceToTheNext() throws {

@@ -56,12 +56,7 @@ struct MergeInputs {
             if let outputReal, PathBytes.isBelow(real, outputReal) {
                 throw ImageTableError(.invalidArgument, "is inside the output directory, which the merge replaces whole", path: path)
             }
-            var names: [String]
-            do {
-                names = try FileManager.default.contentsOfDirectory(atPath: path)
-            } catch {
-                throw ImageTableError(.unreadable, "cannot list the directory: \(error.localizedDescription)", path: path)
-            }
+            var names = try Self.names(in: path)
             var tables: [String: ImageTableReader] = [:]
             // Only a lock held says a bake is there: a lock file that is a directory does not.
             func lockFailure(_ error: ImageTableError) -> ImageTableError {
@@ -80,7 +75,7 @@ struct MergeInputs {
                 }
             }
             // Listed again: the tables of a bake waited for above are there now.
-            names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? names
+            names = (try? Self.names(in: path)) ?? names
             for name in names where name.hasSuffix(".imagetable") && !name.hasPrefix(".") {
                 let table = path + "/" + name
                 do throws(ImageTableError) {
@@ -108,6 +103,29 @@ struct MergeInputs {
         }
         self.inputs = inputs
         self.locks = locks
+    }
+
+    /// The names in an input directory. Foundation decoded a name that is not UTF-8 lossily, so
+    /// a table file named so was opened under another name (`not-found`), and a lock file made
+    /// beside it under that name; such a table is no manifest's, and is said so.
+    ///
+    /// - Throws: ``ImageTableError`` `unreadable` when the directory cannot be listed,
+    ///   `name-not-utf8` for a table or lock file whose name is not UTF-8.
+    private static func names(in path: String) throws(ImageTableError) -> [String] {
+        guard let listed = DirectoryListing.names(in: path) else {
+            throw ImageTableError(.unreadable, "cannot list the directory: \(String(cString: strerror(errno)))", path: path)
+        }
+        var names: [String] = []
+        for name in listed {
+            switch name {
+            case .utf8(let text): names.append(text)
+            case .notUTF8(let bytes, let printable):
+                guard bytes.first != UInt8(ascii: "."), [".imagetable", ".imagetable.lock"].contains(where: { bytes.reversed().starts(with: $0.utf8.reversed()) }) else { continue }
+                throw ImageTableError(.nameNotUTF8, "a table file whose name is not UTF-8 (bytes outside UTF-8 are shown as \\xFF), "
+                                      + "which no manifest names; rename or remove it", path: path + "/" + printable)
+            }
+        }
+        return names
     }
 
     /// Releases the inputs' locks.

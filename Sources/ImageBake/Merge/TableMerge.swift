@@ -84,6 +84,16 @@ struct TableMerge {
         var all: [Candidate] = []
         for (input, reader) in readers.enumerated() {
             for info in reader.entries() where excluded.isEmpty || !excluded.contains(CandidateID(input: input, key: info.key)) {
+                // A record whose key is not its entity's (its checksum made over a forged or
+                // misplaced key): the listing does not hash keys, `verify` does, and the merge
+                // copied such a record into a table that `verify` then failed.
+                guard EntityKey.uuid(for: info.key) == info.entityUUID else {
+                    if listingNotices {
+                        outcome.skipped.append(BakeWarning(path: reader.path, message: "slot \(info.slot) ('\(PrintableText.escaped(info.key))'): "
+                                                           + "key does not match entity UUID; left out of the merge", code: TableNotice.Kind.damagedRecord.rawValue))
+                    }
+                    continue
+                }
                 all.append(Candidate(info: info, input: input))
             }
             // A write a killed bake left unfinished is refused, as `export` refuses it: the next

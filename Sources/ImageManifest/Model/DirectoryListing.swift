@@ -12,7 +12,7 @@ import Darwin
 /// printable form for that, each byte that is not part of a UTF-8 character written `\xFF`.
 package enum DirectoryListing {
     /// One name of a directory.
-    enum Name: Equatable {
+    package enum Name: Equatable {
         /// A UTF-8 name.
         case utf8(String)
         /// A name that is not UTF-8: its bytes, and how to print them.
@@ -23,7 +23,7 @@ package enum DirectoryListing {
     ///
     /// - Parameter directory: the directory's path.
     /// - Returns: the names, or `nil` when the directory cannot be opened.
-    static func names(in directory: String) -> [Name]? {
+    package static func names(in directory: String) -> [Name]? {
         guard let stream = opendir(directory) else { return nil }
         defer { closedir(stream) }
         var names: [Name] = []
