@@ -359,7 +359,7 @@ final class BakeState: @unchecked Sendable {
     }
 
     /// A path as stored, made absolute again.
-    func absolute(_ stored: String) -> String { stored.hasPrefix("/") ? stored : root + "/" + stored }
+    func absolute(_ stored: String) -> String { PathBytes.isAbsolute(stored) ? stored : root + "/" + stored }
 
     /// `path` relative to the manifest's directory when it lies below it.
     func relative(_ path: String) -> String { String(Self.relativeSubstring(path, root: root)) }

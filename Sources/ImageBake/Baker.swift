@@ -161,6 +161,11 @@ public enum Baker {
             }
             clock.lap(\.commit)
             stopped = outcome.fatal ?? stopped
+            // A shard's marker names the manifest its tables were baked from only once a bake
+            // of it has run to the end: until then it says the change is pending.
+            if let shard = options.shard, stopped == nil, !summary.stoppedEarly {
+                try? ShardMarker.settle(manifest.outputPath, for: shard, manifest: ShardMarker.splitIdentity(of: manifest))
+            }
         } else if failsFirst {
             summary.stoppedEarly = true
             summary.stoppedBeforeDecoding = true

@@ -38,6 +38,22 @@ public struct ShardMarker: Sendable, Equatable, Codable {
         self.manifest = manifest
     }
 
+    /// The ``manifest`` of a shard whose bake from the manifest `identity` has begun and not
+    /// yet run to the end: a merge refuses it.
+    static func pending(_ identity: String) -> String { "pending-" + identity }
+
+    /// Whether the shard's last bake, from a changed manifest, did not run to the end.
+    public var isPending: Bool { manifest?.hasPrefix("pending-") ?? false }
+
+    /// Records that a bake of `selection` from the manifest `identity` ran to the end: the
+    /// marker names that manifest, where ``claim(_:for:manifest:write:)`` had made it pending.
+    ///
+    /// - Throws: ``ImageTableError`` when the marker cannot be read or written.
+    static func settle(_ directory: String, for selection: ShardSelection, manifest identity: String) throws(ImageTableError) {
+        guard let marker = try read(in: directory), marker.marks(selection), marker.manifest != identity else { return }
+        try ShardMarker(selection, manifest: identity).write(in: directory)
+    }
+
     /// Whether this marks `selection`'s shard, whatever manifest baked it.
     func marks(_ selection: ShardSelection) -> Bool { shard == selection.index && count == selection.count }
 
@@ -49,16 +65,19 @@ public struct ShardMarker: Sendable, Equatable, Codable {
     /// - Parameter manifest: the manifest.
     /// - Returns: 64 hexadecimal digits (SHA-256).
     public static func splitIdentity(of manifest: Manifest) -> String {
-        var text = "imagetable split 1\n"
-        for family in manifest.families {
-            let patterns = [family.include.map(\.pattern), family.exclude.map(\.pattern)].map { $0.joined(separator: "\u{1F}") }
-            text += ["family", family.name, family.sources, patterns[0], patterns[1], family.failOn.rawValue].joined(separator: "\u{1E}") + "\n"
-            for format in family.formats {
-                text += ["format", format.fileName, format.canonicalParameters].joined(separator: "\u{1E}") + "\n"
-            }
-        }
+        // Each field with its length in bytes before it, so that no text of one manifest's
+        // fields spells another's.
         var hash = SHA256()
-        hash.update(Array(text.utf8))
+        func field(_ text: String) { hash.update(Array("\(text.utf8.count):".utf8) + Array(text.utf8)) }
+        field("imagetable split 1")
+        for family in manifest.families {
+            for text in ["family", family.name, family.sources, family.failOn.rawValue] { field(text) }
+            field("include \(family.include.count)")
+            family.include.forEach { field($0.pattern) }
+            field("exclude \(family.exclude.count)")
+            family.exclude.forEach { field($0.pattern) }
+            for format in family.formats { for text in ["format", format.fileName, format.canonicalParameters] { field(text) } }
+        }
         return hash.finalize()
     }
 
@@ -128,8 +147,11 @@ public struct ShardMarker: Sendable, Equatable, Codable {
                 throw ImageTableError(.shardMismatch, "the output directory holds shard \(marker.shard)/\(marker.count), not \(selection); "
                                       + "give each shard its own --output", path: directory)
             }
-            if write, let manifest, marker.manifest != manifest {
-                try ShardMarker(selection, manifest: manifest).write(in: directory)
+            // Pending until the bake has run to the end (``settle(_:for:manifest:)``): a bake that
+            // failed after this left the old manifest's tables under the new one's name, and a
+            // merge took them for one split with the other shards.
+            if write, let manifest, marker.manifest != manifest, marker.manifest != Self.pending(manifest) {
+                try ShardMarker(selection, manifest: Self.pending(manifest)).write(in: directory)
             }
         case let (nil, selection?):
             let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []

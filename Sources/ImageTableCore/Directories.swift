@@ -21,7 +21,7 @@ public enum Directories {
     ///   (``ImageTableError/system(_:path:errno:)``).
     public static func make(_ path: String, mode: mode_t = 0o755) throws(ImageTableError) {
         guard !path.isEmpty else { throw ImageTableError(.invalidArgument, "the directory's path is empty") }
-        var prefix = path.hasPrefix("/") ? "" : "."
+        var prefix = PathBytes.isAbsolute(path) ? "" : "."
         for part in PathBytes.components(path) {
             prefix += "/" + part
             if mkdir(prefix, mode) == 0 { continue }
@@ -51,7 +51,7 @@ public enum Directories {
     ///   (it was deleted), so that whatever uses it fails there rather than at `/`.
     public static func absolute(_ path: String) -> String {
         var full = path
-        if !path.hasPrefix("/") {
+        if !PathBytes.isAbsolute(path) {
             var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
             guard let cwd = getcwd(&buffer, buffer.count).map({ String(cString: $0) }) else { return path }
             full = cwd + "/" + path

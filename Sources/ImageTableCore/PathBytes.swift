@@ -27,6 +27,26 @@ package enum PathBytes {
         return names
     }
 
+    /// `path` split at every slash byte, empty parts kept (`a//b/` is `a`, ``, `b`, ``).
+    package static func parts(_ path: some StringProtocol) -> [Substring] {
+        let text = Substring(path)
+        let bytes = text.utf8
+        var parts: [Substring] = []
+        var start = bytes.startIndex
+        for i in bytes.indices where bytes[i] == slash {
+            parts.append(text[start..<i])
+            start = bytes.index(after: i)
+        }
+        parts.append(text[start...])
+        return parts
+    }
+
+    /// Whether `path` begins with a slash byte: `"/\u{301}x".hasPrefix("/")` is false.
+    package static func isAbsolute(_ path: some StringProtocol) -> Bool { path.utf8.first == slash }
+
+    /// Whether `path` ends with a slash byte.
+    package static func endsWithSlash(_ path: some StringProtocol) -> Bool { Substring(path).utf8.last == slash }
+
     /// Whether `a` and `b` are the same bytes.
     package static func same(_ a: some StringProtocol, _ b: some StringProtocol) -> Bool {
         a.utf8.elementsEqual(b.utf8)

@@ -141,7 +141,7 @@ struct ImageTableCommand: AsyncParsableCommand {
             // A report cut short by a full disk must not leave as a success.
             let final = StandardOutputFlush.finish(status: status)
             if final != status { Foundation.exit(final) }
-            Self.printEscaped(fullMessage(for: error))
+            Self.printEscaped(fullMessage(for: error), error: message(for: error))
             Foundation.exit(status)
         }
         Foundation.exit(StandardOutputFlush.finish(status: 0))
@@ -150,22 +150,28 @@ struct ImageTableCommand: AsyncParsableCommand {
     /// Prints an error of ArgumentParser's (or a `ValidationError` quoting a value) on standard
     /// error, escaped as every other line is: its text quotes the arguments and environment
     /// variables as given, so a file name picked up by a glob (`--\e[2J\n::error …`) drove the
-    /// terminal and forged a workflow command. The error, up to the option's help or the usage
-    /// that follows it, is one line, its own line breaks written `\n`; the lines after it are
+    /// terminal and forged a workflow command. The error is one line, its own line breaks
+    /// written `\n`; the lines ArgumentParser adds after it (the option's help, the usage) are
     /// printed as lines, each escaped.
     ///
-    /// - Parameter message: ArgumentParser's `fullMessage(for:)`.
-    static func printEscaped(_ message: String) {
-        guard !message.isEmpty else { return }
-        // The last "Usage:" line is ArgumentParser's own, whatever the error quotes before it,
-        // and so is a "Help:" line before it (an invalid value's option, described).
-        let usage = message.range(of: "\nUsage: ", options: .backwards) ?? message.range(of: "\n  See '", options: .backwards)
-        let split = usage.flatMap { message.range(of: "\nHelp:  ", options: .backwards, range: message.startIndex..<$0.lowerBound) } ?? usage
-        let error = split.map { String(message[..<$0.lowerBound]) } ?? message
-        StandardError.print(PrintableText.line(error))
-        guard let split else { return }
-        for line in message[message.index(after: split.lowerBound)...].split(separator: "\n", omittingEmptySubsequences: false) {
-            StandardError.print(PrintableText.line(String(line)))
+    /// - Parameters:
+    ///   - full: ArgumentParser's `fullMessage(for:)`.
+    ///   - error: its `message(for:)`, the error alone, which `full` begins with after `Error: `.
+    static func printEscaped(_ full: String, error: String) {
+        guard !full.isEmpty else { return }
+        var head = "Error: " + error
+        // By bytes: a quoted value ending in a carriage return makes one Character of it and
+        // the line break after it.
+        if !full.utf8.starts(with: head.utf8) {
+            // Not the usual form: the error runs to the last usage line, ArgumentParser's own.
+            let usage = full.range(of: "\nUsage: ", options: .backwards)
+            head = usage.map { String(full[..<$0.lowerBound]) } ?? full
+        }
+        StandardError.print(PrintableText.line(head))
+        let rest = String(decoding: full.utf8.dropFirst(head.utf8.count), as: UTF8.self)
+        guard rest.utf8.first == UInt8(ascii: "\n") else { return }
+        for line in rest.utf8.dropFirst().split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map({ String(decoding: $0, as: UTF8.self) }) {
+            StandardError.print(PrintableText.line(line))
         }
     }
 

@@ -214,6 +214,33 @@ import Testing
         #expect(old.status == 0, "\(old.stderr)")
     }
 
+    /// A shard's bake from a changed manifest that fails before it has run (its table locked
+    /// past `--lock-timeout`) leaves the marker pending, not naming the new manifest over the
+    /// old one's tables: a merge refuses it until the shard is baked to the end.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/flock"), "flock (util-linux) holds a lock"))
+    func aShardWhoseBakeFromAChangedManifestFailedIsNotMerged() throws {
+        let project = try MergeTests.shardedProject(sources: 6, shards: 2)
+        try FileManager.default.createDirectory(atPath: project.root + "/other", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: project.sources + "/t0.jpg", toPath: project.root + "/other/n0.jpg")
+        try project.editManifest { $0.replacingOccurrences(of: "sources: src", with: "sources: other") }
+        let shard0 = project.root + "/shard-0"
+        let held = try run("/bin/sh", ["-c", "flock '\(shard0)/thumb.imagetable.lock' sleep 3 & sleep 0.3; '\(Products.imagetable)' bake "
+                                       + "'\(project.manifestPath)' --shard 0/2 --output '\(shard0)' --lock-timeout 1 --no-progress; echo \"status $?\"; wait"])
+        #expect(held.stdout.hasSuffix("status 1\n"), "\(held.stdout)\(held.stderr)")
+        #expect(try ShardMarker.read(in: shard0)?.isPending == true)
+        #expect(try run(Products.imagetable, ["bake", project.manifestPath, "--shard", "1/2", "--output", project.root + "/shard-1",
+                                              "--no-progress"]).status == 0)
+        let refused = try MergeTests.merge(project.root + "/merged", [shard0, project.root + "/shard-1"])
+        #expect(refused.status == 1 && refused.stderr.contains("shard-0: error: the last bake of shard 0/2, from a changed manifest, did not run "
+                                                              + "to the end"), "\(refused.stderr)")
+        #expect(try run(Products.imagetable, ["bake", project.manifestPath, "--shard", "0/2", "--output", shard0, "--no-progress"]).status == 0)
+        #expect(try ShardMarker.read(in: shard0)?.isPending == false)
+        let merged = try MergeTests.merge(project.root + "/merged", [shard0, project.root + "/shard-1"])
+        #expect(merged.status == 0, "\(merged.stderr)")
+        // The old sources' entries stay (no --prune), beside the new one's.
+        #expect(Set(try ImageTableReader(path: project.root + "/merged/thumb.imagetable").entries().map(\.key)).contains("n0.jpg"))
+    }
+
     /// A merge of a shard whose bake has just begun saw some of its tables and not others, and
     /// blamed the shard as another manifest's (`manifest-mismatch`): a bake takes every table's
     /// lock before it makes the tables, and the merge waits for a lock whose table is not there

@@ -114,9 +114,21 @@ import Testing
         ("**/*.jpg", ".\u{301}hidden/a.jpg", false),
         ("**/*.jpg", "a/.\u{301}b.jpg", false),
         ("**/*.jpg", "a/\u{301}b.jpg", true),
+        ("private/\u{301}*", "private/\u{301}secret.jpg", true),
+        ("private/\u{301}*", "x/private/\u{301}secret.jpg", false),
     ])
     func namesAreSplitAtSlashBytes(pattern: String, path: String, expected: Bool) throws {
         #expect(try GlobPattern(pattern).matches(path) == expected)
         #expect(try GlobPattern(pattern).matchesByTokens(path, revealingHiddenFile: false) == expected)
+    }
+}
+
+/// A pattern is split at slash bytes, as paths are, and one whose first byte is a slash is
+/// absolute though a combining mark follows it.
+@Suite struct GlobPatternSlashBytesTests {
+    @Test func aPatternIsSplitAndRefusedByBytes() {
+        #expect(throws: GlobPattern.SyntaxError.self) { try GlobPattern("/\u{301}x/*.jpg") }
+        #expect(throws: GlobPattern.SyntaxError.self) { try GlobPattern("a//\u{301}b") }
+        #expect(throws: GlobPattern.SyntaxError.self) { try GlobPattern("a/\u{301}b/") }
     }
 }

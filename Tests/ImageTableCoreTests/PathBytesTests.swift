@@ -25,6 +25,12 @@ import Testing
         #expect(PathBytes.remainder("src/\(accent)x.jpg", after: "src/").map { Array($0.utf8) } == Array("\(accent)x.jpg".utf8))
     }
 
+    @Test func anAbsolutePathIsOneWhoseFirstByteIsASlash() {
+        #expect(PathBytes.isAbsolute("/\(accent)x") && !"/\(accent)x".hasPrefix("/"))
+        #expect(Array(Directories.absolute("/\(accent)x/y").utf8) == Array("/\(accent)x/y".utf8))
+        #expect(PathBytes.parts("a//\(accent)b/").map { Array($0.utf8) } == [Array("a".utf8), [], Array("\(accent)b".utf8), []])
+    }
+
     @Test func keysTellSpellingsApart() {
         #expect(nfc == nfd, "Swift's equality")
         #expect(Set([PathBytes.Key(nfc), PathBytes.Key(nfd), PathBytes.Key(nfc)]).count == 2)

@@ -33,6 +33,26 @@ struct UsageEscapingTests {
         #expect(result.stderr.contains("\nUsage: imagetable verify [<options>] <table> ...\n  See 'imagetable verify --help' for more information.\n"))
     }
 
+    /// A value that holds ArgumentParser's own markers ("Help:", "Error:") stays inside the one
+    /// line of its error: the lines after it were found by searching for those markers.
+    @Test func aValueCannotForgeALineOfTheError() throws {
+        let result = try imagetable("validate", "--root", "/x\nHelp:  \nError: (forged)", "m.yaml")
+        #expect(result.status == 64)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.first?.hasSuffix("\\nHelp:  \\nError: (forged): no such directory.") == true, "\(result.stderr)")
+        #expect(lines.count == 3 && !lines.dropFirst().contains { $0.hasPrefix("Error") || $0.hasPrefix("Help") }, "\(result.stderr)")
+    }
+
+    /// A path with a trailing slash is annotated on itself: the name's bytes were counted off the
+    /// untrimmed path (`sub/photos/` was `sub/p/photos`).
+    @Test func aTrailingSlashLeavesTheAnnotatedPathWhole() throws {
+        let scratch = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: scratch.file("sub/photos"), withIntermediateDirectories: true)
+        let result = try run(Products.imagetable, ["validate", "--format", "github", "sub/photos/"], in: scratch.path,
+                             environment: ["GITHUB_WORKSPACE": scratch.path])
+        #expect(result.stdout.hasPrefix("::error file=sub/photos,"), "\(result.stdout)")
+    }
+
     /// GitHub's older commands and Azure Pipelines' are read anywhere in a line: annotations
     /// write `##[` and `##vso[` out, as text output does.
     @Test func annotationsWriteOutCommandMarkers() throws {

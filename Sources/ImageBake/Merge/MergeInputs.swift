@@ -66,7 +66,7 @@ struct MergeInputs {
             // A lock file whose table is not there yet: a bake takes every table's lock before
             // it makes the tables, so a shard whose bake has just begun is waited for, where it
             // was blamed as another manifest's (`manifest-mismatch`, `holds no table`).
-            for name in names where name.hasSuffix(".imagetable.lock") && !name.hasPrefix(".")
+            for name in names where name.hasSuffix(".imagetable.lock") && name.utf8.first != UInt8(ascii: ".")
                 && !names.contains(String(name.dropLast(".lock".count))) {
                 do throws(ImageTableError) {
                     try TableLock.unlessReadOnly(tablePath: path + "/" + name.dropLast(".lock".count), timeout: lockTimeout)?.release()
@@ -76,7 +76,7 @@ struct MergeInputs {
             }
             // Listed again: the tables of a bake waited for above are there now.
             names = (try? Self.names(in: path)) ?? names
-            for name in names where name.hasSuffix(".imagetable") && !name.hasPrefix(".") {
+            for name in names where name.hasSuffix(".imagetable") && name.utf8.first != UInt8(ascii: ".") {
                 let table = path + "/" + name
                 do throws(ImageTableError) {
                     // A read-only input (a mounted volume) is read without its lock.
@@ -136,6 +136,10 @@ struct MergeInputs {
     /// names the parameter that differs. A marker from before the manifest was recorded says
     /// nothing either way.
     private static func checkOneManifest(_ inputs: [Input]) throws(ImageTableError) {
+        if let pending = inputs.first(where: { $0.marker?.isPending ?? false }), let marker = pending.marker {
+            throw ImageTableError(.shardMismatch, "the last bake of shard \(marker.shard)/\(marker.count), from a changed manifest, did not run "
+                                  + "to the end, so its tables may hold both manifests' entries; bake it again, then merge", path: pending.path)
+        }
         let marked = inputs.filter { $0.marker?.manifest != nil }
         guard let first = marked.first, let other = marked.first(where: { $0.marker!.manifest != first.marker!.manifest }) else { return }
         throw ImageTableError(.shardMismatch, "was baked from another manifest than \(first.path) (their families' names, sources, "

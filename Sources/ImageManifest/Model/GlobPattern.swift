@@ -63,13 +63,14 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
     public init(_ pattern: String) throws(SyntaxError) {
         func fail(_ message: String) -> SyntaxError { SyntaxError(message: message) }
         guard !pattern.isEmpty else { throw fail("a pattern cannot be empty") }
-        guard !pattern.hasPrefix("/") else { throw fail("a pattern is relative to 'sources' and cannot start with '/'") }
+        guard !PathBytes.isAbsolute(pattern) else { throw fail("a pattern is relative to 'sources' and cannot start with '/'") }
         var segmentLists: [[Segment]] = []
         for alternative in try Self.expandBraces(pattern) {
             var segments: [Segment] = []
-            for part in alternative.split(separator: "/", omittingEmptySubsequences: false) {
+            // At slash bytes, as paths are split: `private/\u{301}*` is two segments.
+            for part in PathBytes.parts(alternative) {
                 switch part {
-                case "" where !pattern.contains("//") && !pattern.hasSuffix("/"):
+                case "" where !PathBytes.parts(pattern).dropFirst().dropLast().contains(where: \.isEmpty) && !PathBytes.endsWithSlash(pattern):
                     // `{}`, `{,}`, `x/{a,}`, `a/{,b}/c`: no `//` or trailing `/` was written; an
                     // alternative that is nothing leaves an empty segment (or no pattern at all).
                     throw fail("a brace alternative leaves a segment empty; give every alternative between '{' and '}' a name, "

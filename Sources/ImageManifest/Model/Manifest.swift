@@ -65,7 +65,7 @@ public struct Manifest: Sendable {
     /// The output directory as a person would type it: `--output` as given, or the manifest's
     /// path as the caller named it joined with `output` as written.
     public var displayOutput: String {
-        if output.hasPrefix("/") || outputFromCommandLine { return PathResolver.normalize(output) }
+        if PathBytes.isAbsolute(output) || outputFromCommandLine { return PathResolver.normalize(output) }
         let base = PathBytes.lastSlash(file).map { String($0.directory) } ?? "."
         return PathResolver.normalize((base.isEmpty ? "/" : base) + "/" + output)
     }

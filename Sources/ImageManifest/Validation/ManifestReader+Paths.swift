@@ -1,3 +1,4 @@
+import ImageTableCore
 extension ManifestReader {
     /// A path as written and where it resolves.
     struct CheckedPath {
@@ -84,7 +85,7 @@ extension ManifestReader {
     /// Why a path may not be used without `--allow-outside-paths`, or `nil` when it may.
     private func outsideProblem(_ written: String, _ resolution: PathResolver.Resolution) -> String? {
         let allow = " (pass --allow-outside-paths to allow it)"
-        if written.hasPrefix("/") {
+        if PathBytes.isAbsolute(written) {
             return "is absolute; it must be relative to the manifest's directory" + allow
         }
         if let link = resolution.brokenLink {

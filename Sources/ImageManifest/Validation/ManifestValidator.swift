@@ -98,7 +98,7 @@ public struct ManifestValidator: Sendable {
 
     /// `path` made absolute against the working directory and normalised.
     static func absolutePath(_ path: String) -> String {
-        PathResolver.normalize(path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path)
+        PathResolver.normalize(PathBytes.isAbsolute(path) ? path : FileManager.default.currentDirectoryPath + "/" + path)
     }
 
     /// The absolute, normalised directory containing `file`.
@@ -109,7 +109,7 @@ public struct ManifestValidator: Sendable {
     static func absoluteDirectory(of file: String) -> String {
         // Cut at the last slash byte: a manifest named `proj/\u{301}m.yaml` (a slash and a
         // combining accent are one Character) was taken to lie in `proj`'s parent.
-        let absolute = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
+        let absolute = PathBytes.isAbsolute(file) ? file : FileManager.default.currentDirectoryPath + "/" + file
         if let directory = PathBytes.lastSlash(absolute)?.directory, PathBytes.components(directory).contains(".."),
            let real = SourceScanner.realPath(String(directory)) {
             return real

@@ -37,7 +37,7 @@ enum PathResolver {
     static func resolve(_ path: String, base: String, root: String) -> Resolution {
         let realBase = realPath(base) ?? normalize(base)
         let realRoot = realPath(root) ?? normalize(root)
-        var current: [Substring] = path.hasPrefix("/") ? [] : PathBytes.components(realBase)
+        var current: [Substring] = PathBytes.isAbsolute(path) ? [] : PathBytes.components(realBase)
         var brokenLink: String?
         for component in PathBytes.components(path) {
             switch component {
@@ -56,7 +56,7 @@ enum PathResolver {
             }
         }
         let resolved = "/" + current.joined(separator: "/")
-        let lexical = normalize(path.hasPrefix("/") ? path : realBase + "/" + path)
+        let lexical = normalize(PathBytes.isAbsolute(path) ? path : realBase + "/" + path)
         return Resolution(path: resolved, root: realRoot, escapes: !isInside(resolved, realRoot),
                           escapesThroughLink: isInside(lexical, realRoot) && !isInside(resolved, realRoot),
                           brokenLink: brokenLink)
@@ -75,12 +75,12 @@ enum PathResolver {
             switch component {
             case ".": continue
             case "..":
-                if let last = parts.last, last != ".." { parts.removeLast() } else if !path.hasPrefix("/") { parts.append("..") }
+                if let last = parts.last, last != ".." { parts.removeLast() } else if !PathBytes.isAbsolute(path) { parts.append("..") }
             default: parts.append(component)
             }
         }
         let joined = parts.joined(separator: "/")
-        if path.hasPrefix("/") { return "/" + joined }
+        if PathBytes.isAbsolute(path) { return "/" + joined }
         return joined.isEmpty ? "." : joined
     }
 

@@ -67,7 +67,8 @@ enum DiagnosticLines {
     /// file itself stays as named: a source that is a link leading outside the sources was
     /// annotated on its target, a file that may not be in the repository at all.
     static func repositoryPath(_ path: String) -> String {
-        let absolute = path.hasPrefix("/") ? path : workingDirectory + "/" + path
+        // Without trailing slashes (`sub/photos/`), whose bytes the name's were counted off.
+        let absolute = String(PathBytes.trimmingTrailingSlashes(PathBytes.isAbsolute(path) ? path : workingDirectory + "/" + path))
         let name = String(PathBytes.lastName(absolute))
         // The directory as written, `..` and all: folding `config/..` before resolving the link
         // `config` named another directory than the file's.
