@@ -210,7 +210,14 @@ extension UInt64: SQLiteValue {
 }
 
 extension String: SQLiteValue {
-    func bind(to statement: OpaquePointer, at index: Int32) -> Int32 { csqlite_bind_text(statement, index, self, -1) }
+    /// With its length in bytes: as a C string (length −1) it ended at its first NUL.
+    func bind(to statement: OpaquePointer, at index: Int32) -> Int32 {
+        guard !isEmpty else { return csqlite_bind_text(statement, index, "", 0) }
+        var text = self
+        return text.withUTF8 { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { csqlite_bind_text(statement, index, $0.baseAddress, Int32(bytes.count)) }
+        }
+    }
 }
 
 extension Array: SQLiteValue where Element == UInt8 {

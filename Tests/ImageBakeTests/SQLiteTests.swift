@@ -29,6 +29,17 @@ struct SQLiteTests {
         #expect(try !read.step())
     }
 
+    /// Text is bound with its length, so a NUL inside it is kept, not the end of it.
+    @Test func textKeepsAnEmbeddedNUL() throws {
+        let (db, path) = try Self.database()
+        defer { db.close(); unlink(path) }
+        try db.execute("CREATE TABLE t (a)")
+        try db.prepare("INSERT INTO t VALUES (?1)").run(["a\u{0}b"])
+        let read = try db.prepare("SELECT length(CAST(a AS BLOB)) FROM t")
+        #expect(try read.step())
+        #expect(read.int(0) == 3)
+    }
+
     /// A step that fails says which statement it was running, and SQLite's reason.
     @Test func aFailedStepNamesItsStatement() throws {
         let (db, path) = try Self.database()
