@@ -166,9 +166,15 @@ final class VipsScope {
     }
 
     private func failure(_ step: String, _ code: ImageTableError.Code, _ text: String?, _ warnings: [String]) -> ImageTableError {
+        // Each message once, in the order first said: libvips writes a decoder's complaint into
+        // its buffer at each pass over the file (the header, then the pixels), so a JPEG with
+        // extraneous bytes under `failOn: warning` gave its cause the same sentence four times.
         var parts: [String] = []
-        if let text { parts.append(text.replacingOccurrences(of: "\n", with: "; ")) }
-        parts.append(contentsOf: warnings.filter { w in !(text ?? "").contains(w) })
+        var said = Set<String>()
+        for line in (text ?? "").split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) + warnings
+        where !line.isEmpty && !parts.contains(where: { $0.contains(line) }) && said.insert(line).inserted {
+            parts.append(line)
+        }
         let cause = parts.joined(separator: "; ")
         let refined = ErrorClassifier.refine(code, cause: cause)
         let message = switch refined {

@@ -163,6 +163,22 @@ import Testing
         #expect(again.status == 0 && again.counts["unchanged"] == 1 && again.failures.isEmpty, "\(again.failures)")
     }
 
+    /// A JPEG with extraneous bytes before a marker, refused under `failOn: warning`, names the
+    /// decoder's complaint once: libvips writes it into its buffer at each pass over the file,
+    /// and the cause said the same sentence four times.
+    @Test func aRefusedWarningIsSaidOnce() throws {
+        let project = try BakeProject(formats: Self.grey)
+        var jpeg = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Corpus.photo("Landscape_1"))))
+        let dqt = try #require((0..<jpeg.count - 1).first { jpeg[$0] == 0xFF && jpeg[$0 + 1] == 0xDB })
+        jpeg.insert(contentsOf: [0, 1, 2], at: dqt)
+        project.add("x.jpg", bytes: jpeg)
+        try project.editManifest { $0.replacingOccurrences(of: "    sources: src\n", with: "    sources: src\n    failOn: warning\n") }
+        let run = try run(Products.imagetable, ["bake", project.manifestPath, "--format", "json"])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stderr)")
+        let cause = try #require((document["failures"] as? [[String: Any]])?.first?["cause"] as? String, "\(document)")
+        #expect(cause == "VipsJpeg: Corrupt JPEG data: 3 extraneous bytes before marker 0xdb", "\(cause)")
+    }
+
     /// Two manifests that share an output directory and a sources directory, under other
     /// settings, keep each other's failures: the second's bake forgot the first's, so that with
     /// `failOn: warning` beside `failOn: truncated` the first decoded a file again at every bake
