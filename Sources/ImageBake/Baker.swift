@@ -80,10 +80,12 @@ public enum Baker {
                 throw ImageTableError(.notWritable, failure.message, path: failure.path, errno: failure.errno)
             }
         }
+        // What a shard's marker records of the manifest: made once, and only for a shard.
+        let splitIdentity = options.shard.map { _ in ShardMarker.splitIdentity(of: manifest) }
         // Before any table is opened (a rebuild or an upgrade is a write): one shard a directory.
         if FileManager.default.fileExists(atPath: manifest.outputPath) {
             do {
-                try ShardMarker.claim(manifest.outputPath, for: options.shard, manifest: ShardMarker.splitIdentity(of: manifest), write: !options.dryRun)
+                try ShardMarker.claim(manifest.outputPath, for: options.shard, manifest: splitIdentity, write: !options.dryRun)
             } catch {
                 throw error.at(manifest.displayOutput)
             }
@@ -163,8 +165,8 @@ public enum Baker {
             stopped = outcome.fatal ?? stopped
             // A shard's marker names the manifest its tables were baked from only once a bake
             // of it has run to the end: until then it says the change is pending.
-            if let shard = options.shard, stopped == nil, !summary.stoppedEarly {
-                try? ShardMarker.settle(manifest.outputPath, for: shard, manifest: ShardMarker.splitIdentity(of: manifest))
+            if let shard = options.shard, let splitIdentity, stopped == nil, !summary.stoppedEarly {
+                try? ShardMarker.settle(manifest.outputPath, for: shard, manifest: splitIdentity)
             }
         } else if failsFirst {
             summary.stoppedEarly = true

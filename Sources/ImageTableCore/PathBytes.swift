@@ -15,16 +15,7 @@ package enum PathBytes {
     /// - Parameter path: a path.
     /// - Returns: its names, each whole from the byte after a slash to the byte before the next.
     package static func components(_ path: some StringProtocol) -> [Substring] {
-        let text = Substring(path)
-        let bytes = text.utf8
-        var names: [Substring] = []
-        var start = bytes.startIndex
-        for i in bytes.indices where bytes[i] == slash {
-            if i > start { names.append(text[start..<i]) }
-            start = bytes.index(after: i)
-        }
-        if start < bytes.endIndex { names.append(text[start...]) }
-        return names
+        parts(path).filter { !$0.isEmpty }
     }
 
     /// `path` split at every slash byte, empty parts kept (`a//b/` is `a`, ``, `b`, ``).
@@ -40,6 +31,10 @@ package enum PathBytes {
         parts.append(text[start...])
         return parts
     }
+
+    /// Whether a name is hidden: its first byte is a dot (a dot and a combining mark are one
+    /// Character, which `hasPrefix(".")` does not see).
+    package static func isHidden(_ name: some StringProtocol) -> Bool { name.utf8.first == UInt8(ascii: ".") }
 
     /// Whether `path` begins with a slash byte: `"/\u{301}x".hasPrefix("/")` is false.
     package static func isAbsolute(_ path: some StringProtocol) -> Bool { path.utf8.first == slash }

@@ -57,14 +57,18 @@ public enum PrintableText {
     public static func uncommanded(_ text: String) -> String {
         guard text.contains("::") || text.contains("##") else { return text }
         return text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            var guarded = String(line)
-            if guarded.contains("##") {
-                guarded = guarded.replacingOccurrences(of: "##[", with: "#\\u{23}[").replacingOccurrences(of: "##vso[", with: "#\\u{23}vso[")
-            }
+            let guarded = writingOutCommandMarkers(String(line))
             let start = guarded.firstIndex { !$0.isWhitespace } ?? guarded.endIndex
             guard guarded[start...].hasPrefix("::") else { return guarded }
             return String(guarded[..<start]) + "./" + guarded[start...]
         }.joined(separator: "\n")
+    }
+
+    /// `text` with GitHub's older workflow commands (`##[`) and Azure Pipelines' (`##vso[`),
+    /// which those runners read anywhere in a line, written `#\u{23}[` and `#\u{23}vso[`.
+    package static func writingOutCommandMarkers(_ text: String) -> String {
+        guard text.contains("##") else { return text }
+        return text.replacingOccurrences(of: "##[", with: "#\\u{23}[").replacingOccurrences(of: "##vso[", with: "#\\u{23}vso[")
     }
 
     /// One line for a terminal or a CI log: ``escaped(_:limit:)``, then ``uncommanded(_:)``.

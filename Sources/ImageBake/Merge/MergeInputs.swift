@@ -66,7 +66,7 @@ struct MergeInputs {
             // A lock file whose table is not there yet: a bake takes every table's lock before
             // it makes the tables, so a shard whose bake has just begun is waited for, where it
             // was blamed as another manifest's (`manifest-mismatch`, `holds no table`).
-            for name in names where name.hasSuffix(".imagetable.lock") && name.utf8.first != UInt8(ascii: ".")
+            for name in names where name.hasSuffix(".imagetable.lock") && !PathBytes.isHidden(name)
                 && !names.contains(String(name.dropLast(".lock".count))) {
                 do throws(ImageTableError) {
                     try TableLock.unlessReadOnly(tablePath: path + "/" + name.dropLast(".lock".count), timeout: lockTimeout)?.release()
@@ -76,7 +76,7 @@ struct MergeInputs {
             }
             // Listed again: the tables of a bake waited for above are there now.
             names = (try? Self.names(in: path)) ?? names
-            for name in names where name.hasSuffix(".imagetable") && name.utf8.first != UInt8(ascii: ".") {
+            for name in names where name.hasSuffix(".imagetable") && !PathBytes.isHidden(name) {
                 let table = path + "/" + name
                 do throws(ImageTableError) {
                     // A read-only input (a mounted volume) is read without its lock.
@@ -120,7 +120,7 @@ struct MergeInputs {
             switch name {
             case .utf8(let text): names.append(text)
             case .notUTF8(let bytes, let printable):
-                guard bytes.first != UInt8(ascii: "."), [".imagetable", ".imagetable.lock"].contains(where: { bytes.reversed().starts(with: $0.utf8.reversed()) }) else { continue }
+                guard !PathBytes.isHidden(printable), [".imagetable", ".imagetable.lock"].contains(where: { bytes.reversed().starts(with: $0.utf8.reversed()) }) else { continue }
                 throw ImageTableError(.nameNotUTF8, "a table file whose name is not UTF-8 (bytes outside UTF-8 are shown as \\xFF), "
                                       + "which no manifest names; rename or remove it", path: path + "/" + printable)
             }

@@ -147,16 +147,12 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
             // directory but a hidden one, and the file name must not be hidden (unless revealed)
             // and must end with the literal, compared by characters as the tokens are.
             let names = PathBytes.components(path)
-            guard let name = names.last, !names.dropLast().contains(where: Self.isHidden),
-                  revealingHiddenFile || !Self.isHidden(name) else { return false }
+            guard let name = names.last, !names.dropLast().contains(where: PathBytes.isHidden),
+                  revealingHiddenFile || !PathBytes.isHidden(name) else { return false }
             return suffixes.contains { name.hasSuffix($0) }
         }
         return matchesByTokens(path, revealingHiddenFile: revealingHiddenFile)
     }
-
-    /// Whether a name is hidden: its first byte is a dot (a dot and a combining mark are one
-    /// Character, which `hasPrefix(".")` does not see).
-    static func isHidden(_ name: some StringProtocol) -> Bool { name.utf8.first == UInt8(ascii: ".") }
 
     /// What the ``suffixes`` shortcut decides, on an ASCII path's bytes; `nil` when the path is
     /// not ASCII. Case is folded byte by byte, as `lowercased()` folds ASCII.
@@ -211,7 +207,7 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
             } else {
                 switch segments[segments.startIndex + s] {
                 case .globstar:
-                    result = go(s + 1, n) || (n < names.count && (n == shown || !isHidden(names[names.startIndex + n]))
+                    result = go(s + 1, n) || (n < names.count && (n == shown || !PathBytes.isHidden(names[names.startIndex + n]))
                         && go(s, n + 1))
                 case .name(let tokens):
                     result = n < names.count && matchName(tokens, Array(names[names.startIndex + n]), dotMayMatch: n == shown)

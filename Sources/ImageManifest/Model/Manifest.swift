@@ -137,7 +137,7 @@ public struct Manifest: Sendable {
         /// - Parameter relativePath: the file's path relative to ``sourcesPath``.
         public func selectsHiddenImage(_ relativePath: String) -> Bool {
             let name = PathBytes.components(relativePath).last ?? ""
-            guard GlobPattern.isHidden(name), !selects(relativePath) else { return false }
+            guard PathBytes.isHidden(name), !selects(relativePath) else { return false }
             return GlobPattern.images.matches(relativePath, revealingHiddenFile: true)
                 && include.contains { $0.matches(relativePath, revealingHiddenFile: true) }
                 && !exclude.contains { $0.matches(relativePath, revealingHiddenFile: true) }

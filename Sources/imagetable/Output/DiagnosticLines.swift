@@ -128,7 +128,6 @@ enum DiagnosticLines {
         }
         // GitHub's older commands and Azure Pipelines' are read anywhere in a line, as in text
         // output (``PrintableText/uncommanded(_:)``).
-        guard result.contains("##") else { return result }
-        return result.replacingOccurrences(of: "##[", with: "#\\u{23}[").replacingOccurrences(of: "##vso[", with: "#\\u{23}vso[")
+        return PrintableText.writingOutCommandMarkers(result)
     }
 }
