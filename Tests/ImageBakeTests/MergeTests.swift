@@ -293,14 +293,9 @@ import Glibc
         let reader = try ImageTableReader(path: table)
         let victim = try #require(reader.entries().first)
         let forged = "x" + victim.key.dropFirst()
-        let fd = open(table, O_RDWR)
-        var record = [UInt8](repeating: 0, count: 256)
-        #expect(pread(fd, &record, 256, off_t(reader.layout.recordOffset(victim.slot))) == 256)
-        record.replaceSubrange(96..<96 + forged.utf8.count, with: Array(forged.utf8))
-        let crc = record.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[24..<256])) }
-        withUnsafeBytes(of: crc.littleEndian) { record.replaceSubrange(20..<24, with: $0) }
-        #expect(pwrite(fd, record, 256, off_t(reader.layout.recordOffset(victim.slot))) == 256)
-        close(fd)
+        try forgeRecord(in: table, at: reader.layout.recordOffset(victim.slot)) { record in
+            record.replaceSubrange(96..<96 + forged.utf8.count, with: Array(forged.utf8))
+        }
         let merged = try Self.merge(project.root + "/merged", shards)
         #expect(merged.status == 3, "\(merged.stderr)")
         #expect(merged.stderr.contains("slot \(victim.slot) ('\(forged)'): key does not match entity UUID; left out of the merge [damaged-record]"),

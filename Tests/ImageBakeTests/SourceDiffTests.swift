@@ -93,44 +93,49 @@ struct SourceDiffTests {
 /// bake peeks at every source, and held to the run's first commit those records were the
 /// largest part of its memory.
 struct DiffStateBatchTests {
-    @Test(arguments: [2, Int.max])
-    func theDiffCommitsWhatItLearnsInBatches(batch: Int) throws {
-        let root = NSTemporaryDirectory() + "diffbatch-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        try FileManager.default.createDirectory(atPath: root + "/src", withIntermediateDirectories: true)
-        for i in 0..<5 {
-            #expect(FileManager.default.createFile(atPath: "\(root)/src/s\(i).jpg", contents: Data([0xFF, 0xD8, 0xFF, 0xE0, UInt8(i)])))
-        }
-        let (files, _) = try SourceScanner(root: root + "/src", selects: { _ in true }).scan()
-        let state = try BakeState(directory: root, root: root, readOnly: false)
-        let diff = SourceDiff(state: state, decoding: DecodeOptions(), rehash: false, jobs: 1, stateBatch: batch)
-        _ = diff.run([SourceDiff.Scanned(sources: files, held: FamilyHeld([], sharing: files))])
-        // Read as another process would, before the bake's last commit.
+    /// A scratch directory whose `src/` holds five new sources (JPEGs by their first bytes), and
+    /// their scan.
+    private static func fiveNewSources() throws -> (scratch: TemporaryDirectory, files: [SourceFile]) {
+        let scratch = try TemporaryDirectory()
+        for i in 0..<5 { try scratch.write("src/s\(i).jpg", [0xFF, 0xD8, 0xFF, 0xE0, UInt8(i)]) }
+        return (scratch, try SourceScanner(root: scratch.file("src"), selects: { _ in true }).scan().sources)
+    }
+
+    /// Runs the diff over `files`, which no table holds, so that it peeks at each.
+    private static func diff(_ files: [SourceFile], state: BakeState, batch: Int = .max) {
+        _ = SourceDiff(state: state, decoding: DecodeOptions(), rehash: false, jobs: 1, stateBatch: batch)
+            .run([SourceDiff.Scanned(sources: files, held: FamilyHeld([], sharing: files))])
+    }
+
+    /// The files the state in `root` holds, read as another process would.
+    private static func rows(_ root: String) throws -> Int {
         var rows = 0
         try BakeState(directory: root, root: root, readOnly: true).forEachKnownPath { _ in rows += 1 }
-        #expect(rows == (batch == 2 ? 4 : 0), "two commits of two peeks each; the fifth waits for the next")
+        return rows
+    }
+
+    @Test(arguments: [2, Int.max])
+    func theDiffCommitsWhatItLearnsInBatches(batch: Int) throws {
+        let (scratch, files) = try Self.fiveNewSources()
+        let root = scratch.path
+        let state = try BakeState(directory: root, root: root, readOnly: false)
+        Self.diff(files, state: state, batch: batch)
+        // Before the bake's last commit.
+        #expect(try Self.rows(root) == (batch == 2 ? 4 : 0), "two commits of two peeks each; the fifth waits for the next")
         try state.commit()
-        rows = 0
-        try BakeState(directory: root, root: root, readOnly: true).forEachKnownPath { _ in rows += 1 }
-        #expect(rows == 5)
+        #expect(try Self.rows(root) == 5)
     }
 
     /// A dry run's state, with a state file or none, keeps nothing of what the diff learns: no
     /// commit would write it (a first dry run of 100,000 sources held 20 MB of records).
     @Test(arguments: [true, false])
     func aDryRunKeepsNoRecords(withStateFile: Bool) throws {
-        let root = NSTemporaryDirectory() + "dryrecords-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        try FileManager.default.createDirectory(atPath: root + "/src", withIntermediateDirectories: true)
-        for i in 0..<5 {
-            #expect(FileManager.default.createFile(atPath: "\(root)/src/s\(i).jpg", contents: Data([0xFF, 0xD8, 0xFF, 0xE0, UInt8(i)])))
-        }
+        let (scratch, files) = try Self.fiveNewSources()
+        let root = scratch.path
         if withStateFile { try BakeState(directory: root, root: root, readOnly: false).commit() }
-        let (files, _) = try SourceScanner(root: root + "/src", selects: { _ in true }).scan()
         for readOnly in [false, true] where withStateFile || readOnly {
             let state = try BakeState(directory: root, root: root, readOnly: readOnly)
-            _ = SourceDiff(state: state, decoding: DecodeOptions(), rehash: false, jobs: 1)
-                .run([SourceDiff.Scanned(sources: files, held: FamilyHeld([], sharing: files))])
+            Self.diff(files, state: state)
             #expect(state.pendingCount == (readOnly ? 0 : 5), "read-only: \(readOnly)")
         }
     }

@@ -224,17 +224,11 @@ struct VerifyStateTests {
         let (table, layout) = try table(scratch)
         #expect(try imagetable("extract", table.path, "b.jpg", "-o", scratch.file("genuine.png")).status == 0)
         // Record 0 ('a.jpg') rewritten to claim b.jpg: its entity UUID and key, checksum fixed up.
-        let fd = open(table.path, O_RDWR)
-        defer { close(fd) }
-        var record = [UInt8](repeating: 0, count: 256)
-        #expect(pread(fd, &record, 256, off_t(layout.recordOffset(0))) == 256)
-        let entity = EntityKey.uuid(for: "b.jpg")
-        withUnsafeBytes(of: entity.uuid) { record.replaceSubrange(24..<40, with: $0) }
-        let key = Array("b.jpg".utf8)
-        record.replaceSubrange(96..<96 + key.count, with: key)
-        let crc = record.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[24..<256])) }
-        withUnsafeBytes(of: crc.littleEndian) { record.replaceSubrange(20..<24, with: $0) }
-        #expect(pwrite(fd, record, 256, off_t(layout.recordOffset(0))) == 256)
+        try forgeRecord(in: table.path, at: layout.recordOffset(0)) { record in
+            withUnsafeBytes(of: EntityKey.uuid(for: "b.jpg").uuid) { record.replaceSubrange(24..<40, with: $0) }
+            let key = Array("b.jpg".utf8)
+            record.replaceSubrange(96..<96 + key.count, with: key)
+        }
 
         let extract = try imagetable("extract", table.path, "b.jpg", "-o", scratch.file("b.png"))
         #expect(extract.status == 0, "\(extract.stderr)")
