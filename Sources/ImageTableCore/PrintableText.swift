@@ -5,42 +5,65 @@
 /// line read differently from what it is (or drive the terminal). Every tool that prints such
 /// text escapes it with this; JSON output needs no help.
 public enum PrintableText {
-    /// `text` with line breaks, tabs, control, format (but the zero-width joiners) and separator
-    /// characters written as `\n`, `\r`, `\t` or `\u{…}`, and cut to `limit` characters (with
-    /// `…`) when it is longer.
+    /// `text` with line breaks, tabs, control, format (but the zero-width joiners inside a word
+    /// or an emoji) and separator characters written as `\n`, `\r`, `\t` or `\u{…}`, and cut
+    /// to `limit` characters (with `…`) when it is longer.
     ///
     /// - Parameters:
     ///   - text: the text.
     ///   - limit: the longest result, or `nil` for no limit.
     public static func escaped(_ text: String, limit: Int? = nil) -> String {
         var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                let category = scalar.properties.generalCategory
-                // Spaces other than U+0020 too: invisible or confusable, and a CI runner trims
-                // them before it looks for a command at the start of a line. Not the zero-width
-                // joiner and non-joiner, format characters that are parts of words (Persian,
-                // Indic scripts) and of emoji (👨‍👩‍👧), which move and reorder nothing: escaped, a
-                // name's annotation named a file that does not exist.
-                if category == .control || (category == .format && !Self.joiners.contains(scalar.value))
-                    || category == .lineSeparator || category == .paragraphSeparator
-                    || (category == .spaceSeparator && scalar != " ") {
-                    out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
+        let scalars = Array(text.unicodeScalars)
+        for i in scalars.indices {
+            if let written = writtenOut(scalars, at: i) { out += written } else { out.unicodeScalars.append(scalars[i]) }
         }
         guard let limit, out.count > limit else { return out }
         return String(out.prefix(limit)) + "…"
     }
 
-    /// U+200C ZERO WIDTH NON-JOINER and U+200D ZERO WIDTH JOINER, left as they are.
+    /// How the scalar at `i` is written, or `nil` when it is printed as it is: `\n`, `\r` and
+    /// `\t`, and `\u{…}` for the other characters ``escaped(_:limit:)`` writes out. Its
+    /// neighbours decide for a zero-width joiner.
+    ///
+    /// - Parameters:
+    ///   - scalars: the text's scalars.
+    ///   - i: the scalar's position.
+    package static func writtenOut(_ scalars: [Unicode.Scalar], at i: Int) -> String? {
+        let scalar = scalars[i]
+        switch scalar {
+        case "\n": return "\\n"
+        case "\r": return "\\r"
+        case "\t": return "\\t"
+        default:
+            guard isWrittenOut(scalar), !(joiners.contains(scalar.value) && joins(scalars, at: i)) else { return nil }
+            return "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+        }
+    }
+
+    /// Whether `scalar` is written out: control, format and separator characters (spaces other
+    /// than U+0020 too: invisible or confusable, and a CI runner trims them before it looks for
+    /// a command at the start of a line).
+    private static func isWrittenOut(_ scalar: Unicode.Scalar) -> Bool {
+        let category = scalar.properties.generalCategory
+        return category == .control || category == .format || category == .lineSeparator
+            || category == .paragraphSeparator || (category == .spaceSeparator && scalar != " ")
+    }
+
+    /// U+200C ZERO WIDTH NON-JOINER and U+200D ZERO WIDTH JOINER.
     private static let joiners: Set<UInt32> = [0x200C, 0x200D]
+
+    /// Whether the joiner at `i` stands between two characters it can join: kept as it is, since
+    /// it is part of a word (Persian, Indic scripts) or of an emoji (👨‍👩‍👧), and written out, an
+    /// emoji name's annotation named a file that does not exist. Beside ASCII, Latin or IPA, at
+    /// either end, or beside another written-out character it joins nothing and shows nothing:
+    /// `a\u{200D}.jpg` would print as `a.jpg`, another file's name.
+    private static func joins(_ scalars: [Unicode.Scalar], at i: Int) -> Bool {
+        func joinable(_ j: Int) -> Bool {
+            scalars.indices.contains(j) && scalars[j].value >= 0x370 && !isWrittenOut(scalars[j])
+        }
+        return joinable(i - 1) && joinable(i + 1)
+    }
 
     /// `text` with no line that a CI system reads as a command. GitHub Actions takes an output
     /// line that starts, after blanks, with `::` as a workflow command (`::error …`, and

@@ -115,15 +115,16 @@ enum DiagnosticLines {
 
     private static func escape(_ s: String, _ table: [Unicode.Scalar: String]) -> String {
         var result = ""
-        for scalar in s.unicodeScalars {
-            if let replacement = table[scalar] {
+        let scalars = Array(s.unicodeScalars)
+        for i in scalars.indices {
+            if let replacement = table[scalars[i]] {
                 result += replacement
-            } else if PrintableText.escaped(String(scalar)) != String(scalar) {
+            } else if let written = PrintableText.writtenOut(scalars, at: i) {
                 // A job log is shown in a terminal-like view: other control and format
                 // characters (escape sequences, bidirectional overrides) are written out.
-                result += PrintableText.escaped(String(scalar))
+                result += written
             } else {
-                result.unicodeScalars.append(scalar)
+                result.unicodeScalars.append(scalars[i])
             }
         }
         // GitHub's older commands and Azure Pipelines' are read anywhere in a line, as in text
