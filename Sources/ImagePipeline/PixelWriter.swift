@@ -106,6 +106,10 @@ enum PixelWriter {
         /// Stores straight-alpha colour `c` with coverage-scaled alpha `a` (both 0…255 floats).
         @inline(__always) func shade(_ p: UnsafeMutableRawPointer, _ r: Float, _ g: Float, _ b: Float, _ a: Float) {
             let a = min(max(a, 0), 255)
+            // Clamped before they are multiplied: unpremultiplied from a resize that rang, colour
+            // beside an edge of alpha can be far above 255 (at a small alpha), and premultiplied
+            // again it came out above its alpha, which FORMAT.md rules out for `32BitBGRA`.
+            let r = min(max(r, 0), 255), g = min(max(g, 0), 255), b = min(max(b, 0), 255)
             if keepsAlpha {
                 let k = a / 255
                 P.store(p, clampRound(r * k), clampRound(g * k), clampRound(b * k), clampRound(a))

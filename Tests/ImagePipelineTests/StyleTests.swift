@@ -58,6 +58,44 @@ import Testing
         #expect(edge > 0, "the resize should leave a soft edge to test")
     }
 
+    /// Lanczos-3 rings, and not alike in colour and alpha: unpremultiplied, a colour beside an
+    /// edge of alpha came out above 255 (or at alpha 0, above 0), and premultiplied again it was
+    /// above its alpha (`(24, 24, 18, 10)` in PngSuite's `tbrn2c08`). Every colour stays ≤ its
+    /// alpha, for PngSuite's images with alpha and a hard-edged pattern, at every fit and two
+    /// sizes.
+    @Test func ringingNeverLiftsColourAboveAlpha() throws {
+        // Bright opaque, dark opaque and transparent (with colour) stripes of odd widths.
+        let stripes = Self.png(61, 47) { x, y in
+            switch (x + 2 * y) % 7 {
+            case 0, 1: [255, 255, 255, 255]
+            case 2: [0, 0, 0, 255]
+            case 3: [255, 255, 0, 40]
+            default: [255, 0, 255, 0]
+            }
+        }
+        var sources: [(String, SourceImage)] = [("stripes", Self.data(stripes, "stripes.png"))]
+        for name in ["basn6a08.png", "tbrn2c08.png", "tp1n3p08.png", "bgan6a08.png"] {
+            sources.append((name, .file(Corpus.png(name))))
+        }
+        var translucent = 0
+        for (name, source) in sources {
+            for fit in Fit.allCases {
+                let specs = [16, 75].map { TableFormat(width: $0, height: $0, style: .bgra32, fit: fit) }
+                let (_, slots) = try render(source, specs)
+                for slot in slots {
+                    for y in 0..<slot.spec.height {
+                        for x in 0..<slot.spec.width {
+                            let p = slot.bytes(x, y)
+                            #expect(p[0] <= p[3] && p[1] <= p[3] && p[2] <= p[3], "\(name) \(fit) \(slot.spec.width): \(x),\(y) \(p)")
+                            if p[3] > 0 && p[3] < 255 { translucent += 1 }
+                        }
+                    }
+                }
+            }
+        }
+        #expect(translucent > 1000, "the sources should leave translucent pixels to test")
+    }
+
     @Test func sixteenBitPacksExactly() throws {
         // Four flat 16×16 blocks: red, green, blue, grey 128; rendered at its own size.
         let colours: [[UInt8]] = [[255, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255], [128, 128, 128, 255]]
@@ -187,6 +225,6 @@ import Testing
         #expect(RGBAColor(hex: "#12345") == nil && RGBAColor(hex: "#ggg") == nil)
         #expect(RGBAColor(red: 1, green: 2, blue: 255).description == "#0102ffff")
         #expect(TableFormat(width: 1, height: 1, style: .bgra32).renderingSignature
-            == "pipeline=3;fit=cover;crop=centre;background=#ffffffff;radius=0;upscale=0")
+            == "pipeline=4;fit=cover;crop=centre;background=#ffffffff;radius=0;upscale=0")
     }
 }
