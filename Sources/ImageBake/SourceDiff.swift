@@ -188,6 +188,10 @@ struct SourceDiff {
                 fingerprints.append(outcome.fingerprint)
                 if let failure = outcome.failure {
                     failures[i] = BakePlanner.Failure(failure.at(files[i].path, key: files[i].key))
+                    // Refused before its decode (over a lower --max-source-size, unreadable
+                    // now): the file is there, so its row stays for the bake that reads it;
+                    // forgotten, the next bake decoded the file again.
+                    if !remembered.isEmpty, let (row, _) = remembered[files[i].key] { seen.append(row) }
                 } else if !remembered.isEmpty, let (row, record) = remembered[files[i].key] {
                     seen.append(row)
                     if !BakeState.trusts(record, stat: files[i].stat) {

@@ -149,7 +149,9 @@ public enum TableExport {
         let writer = try ImageTableWriter(path: target, format: format,
                                           options: .init(lockTimeout: 0, durability: .processCrashOnly, timestamp: timestamp))
         do throws(ImageTableError) {
-            for entry in entries { try copy(entry, from: reader, to: writer, display: display) }
+            // Tagged with the family as it is: every entry was checked to be drawn for it (or untagged,
+            // so taken as drawn for it), and a table baked into after the export still sees later changes.
+            for entry in entries { try copy(entry, from: reader, to: writer, familyTag: familyTag, display: display) }
         } catch {
             writer.close()
             throw error
@@ -174,7 +176,7 @@ public enum TableExport {
     /// Copies one entry, checking its pixels against their checksum first: an export must not
     /// ship damage that `verify` would report. The pixels are copied out of the seqlocked read
     /// and written after it, since a read may run its closure again.
-    private static func copy(_ entry: EntryInfo, from reader: ImageTableReader, to writer: ImageTableWriter,
+    private static func copy(_ entry: EntryInfo, from reader: ImageTableReader, to writer: ImageTableWriter, familyTag: UInt16,
                              display: String) throws(ImageTableError) {
         let read = try? reader.withImage(entityUUID: entry.entityUUID, sourceUUID: entry.sourceUUID) { view in
             (pixels: [UInt8](view.bytes), bytesPerRow: view.bytesPerRow, contentRect: view.contentRect)
@@ -189,7 +191,7 @@ public enum TableExport {
         let written = read.pixels.withUnsafeBytes { pixels in
             Result { () throws(ImageTableError) in
                 try writer.write(key: entry.key, sourceUUID: entry.sourceUUID, pixels: pixels, bytesPerRow: read.bytesPerRow,
-                                 contentRect: read.contentRect)
+                                 contentRect: read.contentRect, familyTag: familyTag)
             }
         }
         _ = try written.get()

@@ -219,11 +219,12 @@ extension ImageTableWriter {
     ///   - pixels: `height` rows in the table's style.
     ///   - bytesPerRow: the source's row stride; at least `width × bytesPerPixel`.
     ///   - contentRect: the part of the slot the image covers; the whole slot when `nil`.
+    ///   - familyTag: the ``FamilyTag`` of the formats the pixels were drawn beside, for the record.
     /// - Returns: what the write did.
     /// - Throws: `invalidArgument` when `pixels` is too short, and what ``write(key:sourceUUID:fill:)`` throws.
     @discardableResult
     public func write(key: String, sourceUUID: UUID, pixels: UnsafeRawBufferPointer, bytesPerRow: Int? = nil,
-                      contentRect: PixelRect? = nil) throws(ImageTableError) -> WriteOutcome {
+                      contentRect: PixelRect? = nil, familyTag: UInt16 = FamilyTag.unknown) throws(ImageTableError) -> WriteOutcome {
         let l = file.layout
         let rowBytes = l.width * l.style.bytesPerPixel
         let stride = bytesPerRow ?? l.bytesPerRow
@@ -237,6 +238,7 @@ extension ImageTableWriter {
             (row + rowBytes).initializeMemory(as: UInt8.self, repeating: 0, count: l.bytesPerRow - rowBytes)
         }
         if let contentRect { r.contentRect = contentRect }
+        r.familyTag = familyTag
         return try publish([r])[0]
     }
 

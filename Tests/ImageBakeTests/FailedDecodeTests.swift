@@ -213,6 +213,21 @@ import Testing
         #expect(try Self.rows(project) == "[]")
     }
 
+    /// A file refused before its decode (over a lower `--max-source-size` for one bake) keeps
+    /// its remembered failure: the row was forgotten as if the file were gone, and the next bake
+    /// decoded it again and let it take a place in the selection.
+    @Test func aFileRefusedForItsSizeKeepsItsFailure() throws {
+        let project = try BakeProject(formats: Self.grey)
+        try Self.addBroken(project, "c.jpg")
+        project.setModified("c.jpg", secondsAgo: 100)
+        _ = try Self.bake(project)
+        #expect(try Self.rows(project) == "['src/c.jpg']")
+        let refused = try Self.bake(project, ["--max-source-size", "10B"])
+        #expect(refused.failures.count == 1 && refused.failures[0].hasPrefix("source-too-large"), "\(refused.failures)")
+        #expect(try Self.rows(project) == "['src/c.jpg']")
+        #expect(try Self.bake(project).failures == ["truncated: the image data ends early " + Self.remembered])
+    }
+
     /// `--strict` stops at a failure known before decoding (a decode that failed at an earlier
     /// bake) before any source is sent: the new source beside it is not decoded.
     @Test func strictStopsBeforeDecodingAtARememberedFailure() throws {

@@ -146,6 +146,11 @@ struct FamilyTagTests {
         #expect(e1.status == 0 && e2.status == 0, "\(e1.stderr)\(e2.stderr)")
         #expect(FileManager.default.contents(atPath: project.root + "/e1/small.imagetable")
                 == FileManager.default.contents(atPath: project.root + "/e2/small.imagetable"))
+        // The export's entries keep the family's tag (they were written untagged), so a bake
+        // into the exported tables still sees a later change of the family.
+        let baked = Set(try ImageTableReader(path: project.tables + "/small.imagetable").entries().map(\.familyTag))
+        let exported = try ImageTableReader(path: project.root + "/e1/small.imagetable").entries().map(\.familyTag)
+        #expect(baked.count == 1 && !baked.contains(FamilyTag.unknown) && exported == [UInt16](repeating: baked.first!, count: 2), "\(exported)")
     }
 
     /// Two members whose resizes have the same area (300x200 and 200x300, both `fill`) and a
