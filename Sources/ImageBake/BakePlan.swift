@@ -145,11 +145,16 @@ public struct BakePlan: Sendable {
     /// - Returns: the listing `bake --list` prints.
     public func listing(skipping scanSkips: [SourceFailure], failing scanFailures: [SourceFailure] = []) -> [Listed] {
         // By the keys' bytes: Swift's strings are equal when canonically equivalent, and two
-        // files named so (`ambiguous-name`: one kept, one failed) are two lines.
-        struct Name: Hashable { let family: String, key: [UInt8] }
-        func name(_ family: String, _ key: String) -> Name { Name(family: family, key: Array(key.utf8)) }
+        // files named so (`ambiguous-name`: one kept, one failed) are two lines. A name that is
+        // not UTF-8 is no key: its failure shows it with `\xFF` for the bytes outside UTF-8,
+        // which a file may be named literally, so it is a line of its own whatever it reads.
+        struct Name: Hashable { let family: String, key: [UInt8], notUTF8: Bool }
+        func name(_ family: String, _ key: String, _ code: ImageTableError.Code? = nil) -> Name {
+            Name(family: family, key: Array(key.utf8), notUTF8: code == .nameNotUTF8)
+        }
+        func name(_ failure: SourceFailure) -> Name { name(failure.family, failure.key, failure.error.code) }
         var failed: [Name: String] = [:]
-        for failure in failures { failed[name(failure.family, failure.key)] = failure.error.code.rawValue }
+        for failure in failures { failed[name(failure)] = failure.error.code.rawValue }
         var listed = planned.sorted { $0.name < $1.name }.flatMap { family in
             family.listing().map { item in
                 var item = item
@@ -165,14 +170,14 @@ public struct BakePlan: Sendable {
         var at: [Name: Int] = [:]
         for (i, item) in listed.enumerated() { at[name(item.family, item.key)] = i }
         var unplanned: [SourceFailure] = []
-        for failure in scanFailures where !failure.key.isEmpty && at[name(failure.family, failure.key)] == nil {
-            at[name(failure.family, failure.key)] = -1  // listed once
+        for failure in scanFailures where !failure.key.isEmpty && at[name(failure)] == nil {
+            at[name(failure)] = -1  // listed once
             unplanned.append(failure)
         }
         for skip in scanSkips {
             // A key the plan lists too (a baked file replaced by a FIFO: its entry's source is
             // gone) is one line, its status and why its file is skipped.
-            if let i = at[name(skip.family, skip.key)] {
+            if let i = at[name(skip)] {
                 if i >= 0 && listed[i].status != .skipped { listed[i].skipped = skip.error.code.rawValue }
             } else {
                 unplanned.append(skip)

@@ -136,9 +136,13 @@ struct BakeCommand: ParsableCommand {
             // validate's output-is-sources, for the directory the manifest does not name.
             let resolved = SourceScanner.resolvedPath(plan.outputPath)
             if let family = plan.families.first(where: { SourceScanner.resolvedPath($0.sourcesPath) == resolved }) {
-                // Thrown from run(), a ValidationError's usage line would be the root command's.
-                StandardError.print("Error: --output \(output) is the sources directory of family '\(family.name)': the tables and the "
-                                    + "bake state would lie among the source images; give the tables a directory of their own.")
+                // Thrown from run(), a ValidationError's usage line would be the root command's:
+                // printed here, with this command's usage as every other usage error has.
+                let error = ValidationError("--output \(output) is the sources directory of family '\(family.name)': the tables and the "
+                                            + "bake state would lie among the source images; give the tables a directory of their own.")
+                let message = Self.message(for: error)
+                ImageTableCommand.printEscaped("Error: \(message)\nUsage: \(ImageTableCommand.usageString(for: Self.self))\n"
+                                               + "  See 'imagetable bake --help' for more information.", error: message)
                 throw ExitStatus.usage
             }
         }

@@ -34,7 +34,7 @@ struct ImageTableCommand: AsyncParsableCommand {
                   fatal error; inspect, verify, extract and preview: a table, an entry
                   or an output file failed)
               2   verify: no damage, but interrupted writes or a stale entry count,
-                  which the next bake mends
+                  or --repair cleared entries: the next bake mends it
               3   bake finished but some sources failed; merge finished but left
                   some damaged entries out
               64  bad usage: unknown option, missing or malformed argument

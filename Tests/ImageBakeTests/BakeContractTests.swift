@@ -107,6 +107,16 @@ import Testing
         let text = try run(Products.imagetable, ["bake", project.manifestPath, "--list"])
         #expect(text.stdout.contains("failed    photos  link.jpg  (fails: outside-sources)\n"), "\(text.stdout)")
         #expect(text.stderr.hasSuffix("3 listed: 1 new, 2 failed\n"), "\(text.stderr)")
+
+        // A file named with a backslash, `x`, `F`, `F` reads as the name that is not UTF-8: both
+        // are listed (the second had hidden the failure).
+        try FileManager.default.copyItem(atPath: Corpus.photo("Landscape_2"), toPath: project.sources + "/bad\\xFF.jpg")
+        let both = try #require(try Self.json(try run(Products.imagetable, ["bake", project.manifestPath, "--list", "--format", "json"]).stdout)["sources"]
+            as? [[String: String]])
+        #expect(both.filter { $0["key"] == "bad\\xFF.jpg" }.map { $0["status"] } == ["new", "failed"], "\(both)")
+        let lines = try run(Products.imagetable, ["bake", project.manifestPath, "--list"])
+        #expect(lines.stdout.contains("failed    photos  bad\\xFF.jpg  (fails: name-not-utf8)\n"), "\(lines.stdout)")
+        #expect(lines.stderr.hasSuffix("4 listed: 2 new, 2 failed\n"), "\(lines.stderr)")
     }
 
     /// A pattern matches case and spelling exactly: `**/*.jpg` left `IMG.JPG` and `b.jpeg` out
@@ -217,7 +227,9 @@ import Testing
         for output in ["src", "./src/../src/"] {
             let run = try run(Products.imagetable, ["bake", "manifest.yaml", "--output", output], in: project.root)
             #expect(run.status == 64 && run.stderr == "Error: --output \(output) is the sources directory of family 'photos': the tables "
-                    + "and the bake state would lie among the source images; give the tables a directory of their own.\n", "\(run.stderr)")
+                    + "and the bake state would lie among the source images; give the tables a directory of their own.\n"
+                    + "Usage: imagetable bake [<options>] <manifest>\n  See 'imagetable bake --help' for more information.\n",
+                    "the reason and the usage line, as every usage error: \(run.stderr)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: project.sources).allSatisfy { !$0.contains("imagetable") })
     }

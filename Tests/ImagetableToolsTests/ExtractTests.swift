@@ -225,8 +225,10 @@ struct ExtractTests {
     @Test func aMissingKeySuggestsTheKeyMeant() throws {
         let scratch = try TemporaryDirectory()
         let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, width: 4, height: 2,
-                                  keys: ["photos/cat.jpg", "photos/dog.jpg", "Bird.png"])
-        for (asked, meant) in [("photos/cta.jpg", "photos/cat.jpg"), ("bird.png", "Bird.png"), ("dog.jpg", "photos/dog.jpg")] {
+                                  keys: ["photos/cat.jpg", "photos/dog.jpg", "Bird.png", "caf\u{E9}.jpg"])
+        // `cat.jpg` is a typo away from `café.jpg`, and is `photos/cat.jpg` without its directory.
+        for (asked, meant) in [("photos/cta.jpg", "photos/cat.jpg"), ("bird.png", "Bird.png"), ("dog.jpg", "photos/dog.jpg"),
+                               ("cat.jpg", "photos/cat.jpg")] {
             let run = try imagetable("extract", table.path, asked, "-o", scratch.file("x.png"))
             #expect(run.status == 1 && run.stderr == "\(table.path): error: no entry has the key '\(asked)'; did you mean '\(meant)'? "
                     + "(`imagetable inspect` lists the keys) [no-such-key]\n", "\(run.stderr)")

@@ -65,4 +65,18 @@ struct WideTextTests {
         }
         #expect(Set(ends).count == 1, "\(ends)\n\(result.stdout)")
     }
+
+    /// A key holding `##[` (a CI runner's older command marker) is written `#\u{23}[`, five
+    /// columns wider: the columns after it line up, where the row was padded before it was
+    /// written out.
+    @Test func inspectsColumnsLineUpAfterACommandMarker() throws {
+        let scratch = try TemporaryDirectory()
+        let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, width: 4, height: 2, keys: ["a##[b.jpg", "photo-long.jpg"])
+        let result = try imagetable("inspect", table.path)
+        #expect(result.status == 0 && result.stdout.contains("a#\\u{23}[b.jpg"), "\(result.stdout)")
+        let rows = result.stdout.split(separator: "\n").filter { $0.contains(".jpg") || $0.contains("recency") }
+        // Where the written column (after the right-aligned recency) starts is one place.
+        let starts = rows.map { row in row.range(of: row.contains("recency") ? "written" : "20")!.lowerBound.utf16Offset(in: row) }
+        #expect(rows.count == 3 && Set(starts).count == 1, "\(starts)\n\(result.stdout)")
+    }
 }

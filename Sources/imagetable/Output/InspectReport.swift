@@ -68,23 +68,11 @@ enum InspectReport {
             rows.append(["\(e.slot)", PrintableText.escaped(e.key), "\(e.recency)", Self.date(e.writtenAt),
                          "\(r.x),\(r.y) \(r.width)x\(r.height)", e.entityUUID, e.sourceUUID])
         }
-        out += "\n" + aligned(rows, rightAligned: [0, 2])
+        out += "\n" + TextTable.render(rows, rightAligned: [0, 2])
         if entries.count < s.entryCount {
             out += "  … \(s.entryCount - entries.count) more (--limit)\n"
         }
         return out
-    }
-
-    /// Rows as columns two spaces apart, indented by two, widths in terminal columns (a key in
-    /// Chinese or with emoji lines up as one in ASCII does).
-    static func aligned(_ rows: [[String]], rightAligned: Set<Int>) -> String {
-        let widths = rows[0].indices.map { c in rows.map { TerminalWidth.columns($0[c]) }.max() ?? 0 }
-        return rows.map { row in
-            "  " + row.indices.map { c in
-                let pad = String(repeating: " ", count: max(0, widths[c] - TerminalWidth.columns(row[c])))
-                return rightAligned.contains(c) ? pad + row[c] : row[c] + pad
-            }.joined(separator: "  ").trimmedTrailingSpaces() + "\n"
-        }.joined()
     }
 
     /// `2025-11-21T02:34:00Z`.

@@ -19,17 +19,10 @@ enum PlanTable {
                     String(l?.slotStride ?? 0), String(f.capacity), ByteSize.describe(l?.maxFileBytes ?? 0)]
         }
         rows.insert(header, at: 0)
-        let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
-        var lines = rows.map { row in
-            row.indices.map { column in
-                let cell = row[column], pad = String(repeating: " ", count: widths[column] - cell.count)
-                return rightAligned.contains(column) ? pad + cell : cell + pad
-            }.joined(separator: "  ")
-        }
         let count = manifest.formats.count
         let total = manifest.totalMaxBytes
-        lines.append("total: \(count) table\(count == 1 ? "" : "s"), at most \(ByteSize.describe(total)) (\(total) bytes) on disk")
-        return lines.map { "  " + $0.trimmedTrailingSpaces() + "\n" }.joined()
+        return TextTable.render(rows, rightAligned: rightAligned)
+            + "  total: \(count) table\(count == 1 ? "" : "s"), at most \(ByteSize.describe(total)) (\(total) bytes) on disk\n"
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import ImageTableCore
 
 /// How many columns text takes on a terminal, for carets and table columns that must line up
 /// under text a manifest's author or a file system chose: Chinese, Japanese and Korean
@@ -64,24 +65,35 @@ enum TerminalWidth {
     ]
 }
 
-/// The aligned tables of the text reports: the first column left-aligned (a path), the others
-/// right-aligned (counts), two spaces apart, each line indented by two, widths in terminal
-/// columns so that a path in Chinese lines up as one in ASCII does.
+/// Rows of cells as columns two spaces apart, indented by two, widths in terminal columns (a key
+/// in Chinese or with emoji lines up as one in ASCII does): the tables of `bake`, `merge`,
+/// `inspect` and `validate`.
 enum TextTable {
-    /// The lines of the table, header first, each ending in a newline.
+    /// The lines of the table, each ending in a newline, without trailing spaces.
+    ///
+    /// - Parameters:
+    ///   - rows: the cells, header first, as many in each row; already escaped for the terminal.
+    ///   - rightAligned: the columns whose cells are padded on the left (numbers).
+    static func render(_ rows: [[String]], rightAligned: Set<Int>) -> String {
+        // GitHub's and Azure's command markers written out before the widths are measured:
+        // written out after (by PrintableText.uncommanded), they widened their row.
+        let rows = rows.map { $0.map(PrintableText.writingOutCommandMarkers) }
+        guard let first = rows.first else { return "" }
+        let widths = first.indices.map { c in rows.map { TerminalWidth.columns($0[c]) }.max() ?? 0 }
+        return rows.map { row in
+            "  " + row.indices.map { c in
+                let pad = String(repeating: " ", count: max(0, widths[c] - TerminalWidth.columns(row[c])))
+                return rightAligned.contains(c) ? pad + row[c] : row[c] + pad
+            }.joined(separator: "  ").trimmedTrailingSpaces() + "\n"
+        }.joined()
+    }
+
+    /// The lines of a table whose first column is text and the others numbers.
     ///
     /// - Parameters:
     ///   - header: the column titles.
     ///   - rows: the cells, as many per row as titles; already escaped for the terminal.
     static func render(header: [String], rows: [[String]]) -> String {
-        let all = [header] + rows
-        let widths = header.indices.map { i in all.map { TerminalWidth.columns($0[i]) }.max() ?? 0 }
-        return all.map { row in
-            let cells = row.enumerated().map { i, cell in
-                i == 0 ? TerminalWidth.padded(cell, to: widths[i])
-                    : String(repeating: " ", count: max(0, widths[i] - TerminalWidth.columns(cell))) + cell
-            }
-            return "  " + cells.joined(separator: "  ").trimmingCharacters(in: .whitespaces) + "\n"
-        }.joined()
+        render([header] + rows, rightAligned: Set(header.indices.dropFirst()))
     }
 }
