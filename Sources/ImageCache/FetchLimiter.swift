@@ -14,24 +14,21 @@ import Synchronization
 /// image on screen waited behind every prefetch queued before it (15.7 s behind 2,000 of
 /// them at 50 ms each, 165 s behind 20,000).
 final class FetchLimiter: Sendable {
-    private struct Waiter {
-        let id: UInt64
-        /// The fetch it is for, when the caller named one (``raise(flight:to:)`` finds it so).
-        let flight: UInt64?
-        var priority: UInt8
-        let continuation: CheckedContinuation<Bool, Never>
-    }
-
     private struct State {
         var running = 0
-        var waiting: [Waiter] = []
+        /// The waiters' ids, by priority (``PriorityQueue``); a cancelled waiter's id stays until
+        /// it is reached, and is skipped then (its continuation is gone).
+        var queue = PriorityQueue<UInt64>()
+        /// The continuations of the waiters still waiting, by id.
+        var waiting: [UInt64: CheckedContinuation<Bool, Never>] = [:]
         var nextID: UInt64 = 0
 
         /// Takes the waiter to serve next: the highest priority, the earliest among equals.
         mutating func takeNext() -> CheckedContinuation<Bool, Never>? {
-            guard var best = waiting.indices.first else { return nil }
-            for i in waiting.indices.dropFirst() where waiting[i].priority > waiting[best].priority { best = i }
-            return waiting.remove(at: best).continuation
+            while let id = queue.takeNext() {
+                if let continuation = waiting.removeValue(forKey: id) { return continuation }
+            }
+            return nil
         }
     }
 
@@ -64,10 +61,41 @@ final class FetchLimiter: Sendable {
     ///   - body: the provider call.
     /// - Returns: what `body` returned, or `nil` when cancelled while waiting.
     func run<T>(flight: UInt64? = nil, raised: (@Sendable () -> UInt8?)? = nil, _ body: () async -> T) async -> T? {
+        guard let (value, kept) = await runKeepingPlace(flight: flight, raised: raised, body) else { return nil }
+        kept?.release()
+        return value
+    }
+
+    /// ``run(flight:raised:_:)``, but the place stays taken after `body` returns, until the
+    /// caller releases it: a fetch keeps it until its render begins, so that the sources fetched
+    /// and waiting for a render thread are at most ``limit``. Released at the provider's return,
+    /// a fast provider let thousands of them wait in memory behind slow renders (a prefetch of
+    /// 2,000 photos of 3 MB: 6 GB), and a cancelled prefetch's stayed until its turn came.
+    ///
+    /// - Returns: what `body` returned and the place, `nil` when the place was not held at the
+    ///   end (lent, and not taken back); `nil` when cancelled while waiting.
+    func runKeepingPlace<T>(flight: UInt64? = nil, raised: (@Sendable () -> UInt8?)? = nil,
+                            _ body: () async -> T) async -> (T, KeptPlace?)? {
         guard await acquire(flight: flight, raised: raised) else { return nil }
         let place = Place(self)
-        defer { if place.finish() { release() } }
-        return await Self.$place.withValue(place) { await body() }
+        let value = await Self.$place.withValue(place) { await body() }
+        return (value, place.finish() ? KeptPlace(self) : nil)
+    }
+
+    /// A place kept after its call returned (``runKeepingPlace(flight:raised:_:)``), released
+    /// once, by the first of its holders to release it.
+    final class KeptPlace: Sendable {
+        private let limiter: FetchLimiter
+        private let released = Atomic<Bool>(false)
+
+        fileprivate init(_ limiter: FetchLimiter) { self.limiter = limiter }
+
+        /// Gives the place back; later calls do nothing.
+        func release() {
+            if !released.exchange(true, ordering: .acquiringAndReleasing) { limiter.release() }
+        }
+
+        deinit { release() }
     }
 
     /// Takes a place, waiting for one in turn at the current task's priority (or `raised`'s,
@@ -102,16 +130,14 @@ final class FetchLimiter: Sendable {
                     // Read under this lock: a join's ``raise(flight:to:)``, which takes it, comes
                     // either before (and is read here) or after (and finds this waiter).
                     let priority = max(own, raised?() ?? 0)
-                    s.waiting.append(Waiter(id: id, flight: flight, priority: priority, continuation: continuation))
+                    s.queue.append(id, priority: priority, flight: flight)
+                    s.waiting[id] = continuation
                     return nil
                 }
                 if let now { continuation.resume(returning: now) }
             }
         } onCancel: {
-            let waiter = state.withLock { s -> CheckedContinuation<Bool, Never>? in
-                guard let i = s.waiting.firstIndex(where: { $0.id == id }) else { return nil }
-                return s.waiting.remove(at: i).continuation
-            }
+            let waiter = state.withLock { $0.waiting.removeValue(forKey: id) }
             waiter?.resume(returning: false)
         }
     }
@@ -141,9 +167,6 @@ final class FetchLimiter: Sendable {
     ///   - flight: the fetch, as given to ``run(flight:raised:_:)``.
     ///   - priority: the joining request's priority.
     func raise(flight: UInt64, to priority: TaskPriority) {
-        state.withLock { s in
-            guard let i = s.waiting.firstIndex(where: { $0.flight == flight }) else { return }
-            s.waiting[i].priority = max(s.waiting[i].priority, priority.rawValue)
-        }
+        state.withLock { $0.queue.raise(flight: flight, to: priority.rawValue) }
     }
 }

@@ -76,13 +76,20 @@ extension ImageCache {
         // abandoned while it waits never calls the provider.
         let provider = provider, timeout = configuration.fetchTimeout
         let flights = flights
-        let fetched: Result<SourceImage, any Error>? = await fetchLimiter.run(flight: id, raised: { flights.priority(of: key) }) {
+        let call = await fetchLimiter.runKeepingPlace(flight: id, raised: { flights.priority(of: key) }) { () async -> Result<SourceImage, any Error> in
             // A fetch started as the cache closed (a request that passed its check just before)
             // never calls the provider: what it fetched could not be stored.
             if closed.load(ordering: .acquiring) { return .failure(ImageTableError(.notWritable, "the cache is closed", key: entity.key)) }
+            // Abandoned as it got its place (a prefetch cancelled at once): no call either.
+            if Task.isCancelled { return .failure(CancellationError()) }
             counters.fetches.add(1, ordering: .relaxed)
             return await ProviderCall.run(timeout: timeout) { try await provider.source(for: entity, format: format.format) }
         }
+        // The fetch's place is kept until its render begins, or the fetch ends without one
+        // (``FetchLimiter/runKeepingPlace(flight:raised:_:)``).
+        let kept = call?.1
+        defer { kept?.release() }
+        let fetched = call?.0
         let source: SourceImage
         switch fetched {
         case nil:
@@ -109,6 +116,7 @@ extension ImageCache {
             // The render begins when a render thread takes it, not when it is queued: until
             // then a fetch whose waiters all leave (a prefetch of cells scrolled past) is
             // abandoned and costs no decode, and does not hold up the renders queued after it.
+            kept?.release()
             guard let requested = flights.beginRender(key, flight: id) else { return nil }
             let wanted = policy(key.family, entity) ? family : family.filter { requested.contains($0.id) }
             return wanted.filter { !$0.isFresh(entity) }

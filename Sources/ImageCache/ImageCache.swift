@@ -197,10 +197,12 @@ public final class ImageCache: Sendable {
     ///   - format: a format identifier (`TableFormat.id`).
     /// - Returns: the handle.
     /// - Throws: `ImageTableError`: `unknown-format`; `invalid-request` for a key over 160 UTF-8
-    ///   bytes; `source-unavailable` when the provider threw; the renderer's source code
-    ///   (`truncated`, `unsupported-format`…); a table's code (`no-space`…); `not-writable` after
-    ///   ``close()``; `cancelled`; `not-stored` when the table is so small that other writes
-    ///   evicted the entry three times before it could be returned.
+    ///   bytes; `source-unavailable` when the provider threw (its own code when it threw an
+    ///   `ImageTableError`); `timed-out` when it did not answer within the fetch timeout; the
+    ///   renderer's source code (`truncated`, `unsupported-format`…); a table's code
+    ///   (`no-space`…); `not-writable` after ``close()``; `cancelled`; `not-stored` when the
+    ///   table is so small that other writes evicted the entry three times before it could be
+    ///   returned; `busy` when another write held the slot it needed for 5 s.
     public nonisolated(nonsending) func image(for entity: CacheEntity, format: String) async throws(ImageTableError) -> CachedImage {
         let table = try formatTable(format)
         if let image = table.hit(entity) {

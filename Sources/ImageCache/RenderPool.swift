@@ -14,8 +14,8 @@ import Synchronization
 /// place (``FetchLimiter``).
 final class RenderPool: Sendable {
     private struct State {
-        /// Queued jobs (``RenderQueue``).
-        var jobs = RenderQueue<@Sendable () -> Void>()
+        /// Queued jobs (``PriorityQueue``).
+        var jobs = PriorityQueue<@Sendable () -> Void>()
         var threads = 0
         var idle = 0
     }

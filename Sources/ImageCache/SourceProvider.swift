@@ -27,7 +27,8 @@ public protocol SourceProvider: Sendable {
     ///     every format of the family that needs it, so return the full image, not one sized for
     ///     this format.
     /// - Returns: the encoded image.
-    /// - Throws: anything; it reaches every waiting request as `ImageTableError` `source-unavailable`
-    ///   (or `cancelled`, when the fetch was cancelled).
+    /// - Throws: anything; an `ImageTableError` reaches every waiting request as it is (but its
+    ///   own `cancelled`), any other error as `ImageTableError` `source-unavailable` with the
+    ///   error as its cause (or `cancelled`, when the fetch was cancelled).
     func source(for entity: CacheEntity, format: TableFormat) async throws -> SourceImage
 }

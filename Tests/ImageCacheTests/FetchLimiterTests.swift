@@ -169,4 +169,32 @@ import Testing
         }
         #expect(order == ["prefetch 3", "prefetch 1", "prefetch 2"])
     }
+
+    /// Waiters that leave (cancelled prefetches) are dropped from the count at once and skipped
+    /// when their turn comes: the others run in order, and no place is lost to them. The queue
+    /// was one list, searched and shifted at each cancellation under the limiter's lock.
+    @Test func cancelledWaitersAreSkippedAndTheOthersKeepTheirOrder() async {
+        let limiter = FetchLimiter(limit: 1)
+        let holds = Gate(), ends = Gate()
+        let order = Log()
+        let holder = Task { await limiter.run { holds.open(); await ends.wait() } }
+        await holds.wait()
+        var tasks: [Task<Bool, Never>] = []
+        for i in 0..<40 {
+            tasks.append(Task.detached(priority: i % 4 == 0 ? .high : .utility) {
+                await limiter.run(flight: UInt64(i + 1)) { order.append("\(i)") } != nil
+            })
+            #expect(await eventually { limiter.waitingCount == i + 1 })
+        }
+        for i in stride(from: 1, to: 40, by: 2) { tasks[i].cancel() }
+        #expect(await eventually { limiter.waitingCount == 20 })
+        ends.open()
+        _ = await holder.value
+        var ran: [Int] = []
+        for (i, task) in tasks.enumerated() where await task.value { ran.append(i) }
+        #expect(ran == Array(stride(from: 0, to: 40, by: 2)))
+        let high = stride(from: 0, to: 40, by: 4).map { "\($0)" }, utility = stride(from: 2, to: 40, by: 4).map { "\($0)" }
+        #expect(order.names == high + utility)
+        #expect(limiter.runningCount == 0 && limiter.waitingCount == 0)
+    }
 }

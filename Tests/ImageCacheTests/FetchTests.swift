@@ -284,6 +284,31 @@ import Testing
                 "decoded: \(renderer.started.load(ordering: .relaxed))")
     }
 
+    /// Sources fetched and waiting for a render thread are at most `maximumConcurrentFetches`:
+    /// a fetch keeps its place until its render begins. Released when the provider returned, a
+    /// fast provider behind slow renders let every source of a prefetch wait in memory (here
+    /// all ten, with the render held).
+    @Test func fetchedSourcesWaitingForARenderAreBounded() async throws {
+        let names = (0..<10).map { "p\($0)" }
+        let provider = TestProvider(Dictionary(uniqueKeysWithValues: names.map { ($0, .photo("Landscape_0")) }))
+        let renderer = GatedRenderer()
+        let directory = NSTemporaryDirectory() + "imagecache-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = ImageCache.Configuration.test(directory: directory, formats: Fixture.formats)
+        configuration.renderThreads = 1
+        configuration.maximumConcurrentFetches = 2
+        let cache = try ImageCache(configuration: configuration, provider: provider, renderer: renderer)
+        defer { cache.close() }
+        let tasks = names.map { name in Task { try await cache.image(for: CacheEntity(key: name, sourceName: "1"), format: "small") } }
+        #expect(await eventually { renderer.started.load(ordering: .relaxed) == 1 && provider.calls == 3 })
+        try await Task.sleep(for: .milliseconds(100))
+        // One rendering, two fetched and queued, holding both places; the others wait to fetch.
+        #expect(provider.calls == 3 && cache.fetchLimiter.runningCount == 2, "\(provider.calls) provider calls")
+        renderer.gate.signal()
+        for (name, task) in zip(names, tasks) { #expect(try await task.value.key == name) }
+        #expect(provider.calls == 10 && cache.fetchLimiter.runningCount == 0)
+    }
+
     @Test func aProviderErrorReachesEveryWaiterAndALaterRequestRetries() async throws {
         let provider = TestProvider(["a": .photo("Portrait_4")], gated: true)
         provider.failNext(1)

@@ -117,7 +117,7 @@ import Testing
     /// The queue keeps each priority's order across its compactions (a list that never drains
     /// drops its first half once 64 places are taken), and a raise moves a job once.
     @Test func theQueueKeepsItsOrderAcrossCompactions() {
-        var queue = RenderQueue<Int>()
+        var queue = PriorityQueue<Int>()
         var taken: [Int] = []
         for i in 0..<300 { queue.append(i, priority: 17, flight: UInt64(i)) }
         for _ in 0..<150 { taken.append(queue.takeNext()!) }

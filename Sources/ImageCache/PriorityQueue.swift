@@ -1,11 +1,11 @@
-/// The render pool's queue: jobs by priority, the highest first, each priority's in the order
-/// they came, every step O(1) but a raise.
+/// The queues of the render pool and of the fetch limiter: jobs by priority, the highest first,
+/// each priority's in the order they came, every step O(1) but a raise.
 ///
 /// One list scanned for the highest priority at each take, and shifted by each removal, cost a
 /// pass over the whole queue per render: with 20,000 prefetches queued, an estimated 8 GB of
 /// moves over the queue's life (20,000² / 2 places of 40 bytes), under the pool's lock.
 /// Priorities are few (`TaskPriority`'s values), so each has a first-in, first-out list of its own.
-struct RenderQueue<Job> {
+struct PriorityQueue<Job> {
     /// One priority's jobs from `head` on; a taken or raised job's place is emptied at once, so
     /// what its closure holds (a source's bytes) goes when it has run, not when the list drains.
     private struct Level {
