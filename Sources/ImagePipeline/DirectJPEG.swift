@@ -71,8 +71,12 @@ enum DirectJPEG {
             if same {
                 resized = from.raster
             } else {
+                // The decoded image covers the source from its top left corner to its true size
+                // at the DCT scale (1601 pixels at 1/8 are 200.125 of the 201 decoded); an
+                // intermediate's grid is centred on the source's, as its resize made it.
+                let extent = sources[gi] == nil ? (x: Double(jpeg.width) / Double(shrink), y: Double(jpeg.height) / Double(shrink)) : nil
                 resized = Lanczos3.resize(from.raster, width: w, height: h, scaleX: gx / from.x, scaleY: gy / from.y,
-                                          window: feedsOthers ? nil : crop)
+                                          extent: extent, window: feedsOthers ? nil : crop)
             }
             intermediates.append(feedsOthers || same ? (resized, gx, gy) : nil)
             let content = (same || feedsOthers ? resized.cropped(to: crop) : resized).upright(orientation: jpeg.orientation)

@@ -153,7 +153,10 @@ struct RenderPlan {
 
     /// For each group, where its resize starts: `nil` for the decoded image, else the index of
     /// an earlier (larger) group whose uncropped resize is at least twice as large on both axes,
-    /// the smallest such. Never a cropped image.
+    /// the smallest such. Never a cropped image, nor one enlarged from the decode on either axis
+    /// (a `fill` with upscaling): its pixels on that axis are interpolated, and libvips draws an
+    /// enlargement half a pixel off, which a smaller member resized from it carried (4.6 levels
+    /// off the member drawn alone).
     func sources(decodedWidth: Int, decodedHeight: Int) -> [Int?] {
         var result: [Int?] = []
         for (i, g) in groups.enumerated() {
@@ -161,6 +164,7 @@ struct RenderPlan {
             for j in 0..<i {
                 let c = groups[j]
                 guard c.resizedWidth >= 2 * g.resizedWidth, c.resizedHeight >= 2 * g.resizedHeight,
+                      c.resizedWidth <= decodedWidth, c.resizedHeight <= decodedHeight,
                       c.resizedWidth < decodedWidth || c.resizedHeight < decodedHeight else { continue }
                 if let b = best, groups[b].resizedWidth * groups[b].resizedHeight <= c.resizedWidth * c.resizedHeight { continue }
                 best = j

@@ -158,7 +158,14 @@ extension ImageRenderer {
     fileprivate func resize(_ scope: VipsScope, _ from: (image: VImage, x: Double, y: Double), to group: RenderGroup) throws(ImageTableError) -> VImage {
         let image = from.image
         guard image.width != group.resizedWidth || image.height != group.resizedHeight else { return image }
-        let h = group.scaleX / from.x, v = group.scaleY / from.y
+        // An axis already at its size is scaled by exactly 1: computed, the scale can come out a
+        // rounding above it (1.0000000000000002), which libvips' resize takes for an enlargement
+        // and draws half a pixel right and down.
+        func scale(_ ratio: Double, _ size: Int, _ target: Int) -> Double {
+            size == target || abs(ratio - 1) < 1e-9 ? 1 : ratio
+        }
+        let h = scale(group.scaleX / from.x, image.width, group.resizedWidth)
+        let v = scale(group.scaleY / from.y, image.height, group.resizedHeight)
         let resized = try scope.image("resize", .renderFailed) { cv_resize(image.pointer, $0, h, v) }
         return try exactSize(scope, resized, group.resizedWidth, group.resizedHeight)
     }

@@ -8,7 +8,8 @@ import Synchronization
 /// at the end, where libvips rounds after each pass).
 ///
 /// Output pixel `i` is centred on source position `(i + 0.5 − out / 2) / scale + in / 2 − 0.5`
-/// (the two grids share their centre); when shrinking, the
+/// (the two grids share their centre; `in` is the source's extent, its width or height unless
+/// told otherwise); when shrinking, the
 /// kernel is stretched by `1 / scale` (a low-pass filter as wide as the pixels it averages), and
 /// taps that would fall outside the image are dropped and the rest renormalised, so edges keep
 /// their brightness. Channels are filtered independently: premultiply RGBA first.
@@ -26,14 +27,15 @@ package enum Lanczos3 {
     /// pixel, normally `width / source.width`; given separately so a size rounded to whole pixels
     /// does not change the scale), or only the `window` of that result: a member cropped from
     /// its group costs only the pixels it keeps, and only the source columns and rows under
-    /// their taps are filtered.
+    /// their taps are filtered. `extent` is how far the image reaches in `source`'s pixels, when
+    /// not its size (``Taps/init(inSize:outSize:scale:extent:)``).
     package static func resize(_ source: Raster, width: Int, height: Int, scaleX: Double, scaleY: Double,
-                               window: Window? = nil) -> Raster {
+                               extent: (x: Double, y: Double)? = nil, window: Window? = nil) -> Raster {
         let win = window ?? Window(x: 0, y: 0, width: width, height: height)
         precondition(win.x >= 0 && win.y >= 0 && win.width > 0 && win.height > 0 && win.x + win.width <= width
                      && win.y + win.height <= height, "window \(win) outside \(width)×\(height)")
-        let rows = Taps.shared(inSize: source.height, outSize: height, scale: scaleY)
-        let columns = Taps.shared(inSize: source.width, outSize: width, scale: scaleX)
+        let rows = Taps.shared(inSize: source.height, outSize: height, scale: scaleY, extent: extent?.y)
+        let columns = Taps.shared(inSize: source.width, outSize: width, scale: scaleX, extent: extent?.x)
         let c = source.channels
         // The source columns under the window's taps (starts grow with the output index).
         let firstColumn = Int(columns.start[win.x])
@@ -92,16 +94,18 @@ package enum Lanczos3 {
             var inSize: Int
             var outSize: Int
             var scale: UInt64
+            var extent: UInt64
         }
 
         /// The last few hundred tap sets: a bake's sources often share their sizes, and two sines
         /// per weight cost as much as filtering a small image.
         private static let cache = Mutex<[Key: Taps]>([:])
 
-        static func shared(inSize: Int, outSize: Int, scale: Double) -> Taps {
-            let key = Key(inSize: inSize, outSize: outSize, scale: scale.bitPattern)
+        static func shared(inSize: Int, outSize: Int, scale: Double, extent: Double? = nil) -> Taps {
+            let extent = extent ?? Double(inSize)
+            let key = Key(inSize: inSize, outSize: outSize, scale: scale.bitPattern, extent: extent.bitPattern)
             if let taps = cache.withLock({ $0[key] }) { return taps }
-            let taps = Taps(inSize: inSize, outSize: outSize, scale: scale)
+            let taps = Taps(inSize: inSize, outSize: outSize, scale: scale, extent: extent)
             cache.withLock { cache in
                 if cache.count >= 256 { cache.removeAll(keepingCapacity: true) }
                 cache[key] = taps
@@ -109,7 +113,15 @@ package enum Lanczos3 {
             return taps
         }
 
-        init(inSize: Int, outSize: Int, scale: Double) {
+        /// - Parameters:
+        ///   - inSize: the source's pixels along the axis.
+        ///   - outSize: the output's.
+        ///   - scale: output pixels per source pixel.
+        ///   - extent: how far the image the source holds reaches, in source pixels: `inSize`,
+        ///     but for a decode at a DCT scale of a side that is not a multiple of it (1601
+        ///     pixels at 1/8: 200.125 of the 201 decoded, the last covering an eighth of a block).
+        init(inSize: Int, outSize: Int, scale: Double, extent: Double? = nil) {
+            let extent = extent ?? Double(inSize)
             let stretch = max(1, 1 / scale)
             let support = 3 * stretch
             let width = (Int((2 * support).rounded(.up)) + 3) & ~1
@@ -121,8 +133,10 @@ package enum Lanczos3 {
             for i in 0..<outSize {
                 // Grids aligned on their centres, as libvips' reduce aligns them: a size rounded
                 // to whole pixels splits its excess between both edges instead of shifting the
-                // image by up to half of it.
-                let centre = (Double(i) + 0.5 - Double(outSize) / 2) / scale + Double(inSize) / 2 - 0.5
+                // image by up to half of it. A decode at a DCT scale starts where the image does,
+                // and its last pixel may cover only part of a block: centred on the decoded
+                // pixels, the image was drawn up to half a decoded pixel up and left.
+                let centre = (Double(i) + 0.5 - Double(outSize) / 2) / scale + extent / 2 - 0.5
                 let first = max(0, Int((centre - support).rounded(.up)))
                 let last = min(inSize - 1, Int((centre + support).rounded(.down)))
                 w.removeAll(keepingCapacity: true)

@@ -54,6 +54,26 @@ import Testing
         }
     }
 
+    /// A JPEG whose sides are not multiples of the DCT scale (1601×1067, decoded at 1/8 into
+    /// 201×134 pixels, the last ones covering an eighth and three eighths of a block): the
+    /// decoded image starts where the source does, so its grid is centred on the source's true
+    /// extent, not on the decoded pixels' (which drew the image 0.2 px up and left, mean 5 off
+    /// the same image resized whole). Against libvips resizing the whole decoded JPEG.
+    @Test(arguments: [(64, 64), (100, 75), (150, 150)])
+    func aSizeNotAMultipleOfTheShrinkIsNotShifted(size: (Int, Int)) throws {
+        let dir = try TemporaryDirectory()
+        let (png, jpeg, whole) = (dir.file("s.png"), dir.file("s.jpg"), dir.file("whole.png"))
+        try Reference.convert(Corpus.photo("Landscape_1.jpg"), to: png, maxSize: 1601)
+        try Reference.convert(png, to: jpeg)
+        try Reference.convert(jpeg, to: whole)  // the JPEG's pixels, decoded at full size
+        let format = TableFormat(width: size.0, height: size.1, style: .bgr32)
+        let (report, slots) = try render(.file(jpeg), [format])
+        #expect(report.source.loader == "libjpeg" && report.source.width == 1601 && report.source.decodedWidth < 1601)
+        let reference = try Reference.thumbnail(whole, width: size.0, height: size.1, .cover(VIPS_INTERESTING_CENTRE))
+        let d = Difference({ slots[0].rgba($0, $1) }, { reference.pixel($0, $1) }, width: size.0, height: size.1)
+        #expect(d.mean <= 1.0 && d.over <= 0.005, "\(size): \(d)")
+    }
+
     /// What the direct path declines goes to libvips: a colour profile, CMYK, a smart crop, and
     /// damage libjpeg only warns about (reported in libvips' words).
     @Test func profilesCMYKSmartCropsAndDamageGoToLibvips() throws {

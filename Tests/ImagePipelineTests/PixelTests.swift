@@ -94,6 +94,43 @@ import Testing
         #expect(slots[0].paddingIsZero)
     }
 
+    /// A 234×156 source stretched to 100×100: the scale of the axis the decode box fixes came
+    /// out as 1.0000000000000002, and libvips' resize took it for an enlargement, which it
+    /// draws half a pixel right and down (mean 10 off vips_thumbnail's).
+    @Test func fillWhoseScaleIsOneOnAnAxisIsNotShifted() throws {
+        let dir = try TemporaryDirectory()
+        let source = dir.file("l234x156.png")
+        try Reference.convert(Self.photo, to: source, maxSize: 234)
+        let spec = TableFormat(width: 100, height: 100, style: .bgr32, fit: .fill)
+        let (_, slots) = try render(.file(source), [spec])
+        let reference = try Reference.thumbnail(source, width: 100, height: 100, .force)
+        #expect((reference.width, reference.height) == (100, 100))
+        Self.expectMatches(slots[0], reference, "fill 234x156")
+    }
+
+    /// A member is never resized from a sibling's intermediate that was enlarged on one axis
+    /// (a 320×120 `fill` with upscaling, from 200×200): it carried the enlargement's
+    /// interpolation (and libvips' half-pixel offset) into the smaller member, 4.6 off the
+    /// same member drawn alone.
+    @Test func aMemberIsNotResizedFromAnEnlargedIntermediate() throws {
+        let dir = try TemporaryDirectory()
+        let source = dir.file("sq200.png")
+        try Reference.convert(Self.photo, to: dir.file("wide.png"), maxSize: 300)
+        try PipelineRuntime.withLibvips {
+            var out: UnsafeMutablePointer<VipsImage>?
+            guard cvips_reference_thumbnail(dir.file("wide.png"), &out, 200, 200, VIPS_SIZE_BOTH, VIPS_INTERESTING_CENTRE) == 0,
+                  let image = out else { throw CocoaError(.fileWriteUnknown) }
+            defer { g_object_unref(image) }
+            guard cvips_write_to_file(image, source) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        }
+        let thumb = TableFormat(width: 48, height: 48, style: .bgr32)
+        let banner = TableFormat(width: 320, height: 120, style: .bgr32, fit: .fill, upscale: true)
+        let (_, family) = try render(.file(source), [banner, thumb])
+        let (_, alone) = try render(.file(source), [thumb])
+        let d = Difference({ family[1].rgba($0, $1) }, { alone[0].rgba($0, $1) }, width: 48, height: 48)
+        #expect(d.mean <= 1.0 && d.over <= 0.005, "\(d)")
+    }
+
     @Test(arguments: [CropStrategy.attention, .entropy])
     func smartCropsMatchVipsThumbnail(crop: CropStrategy) throws {
         let spec = TableFormat(width: 64, height: 128, style: .bgr32, fit: .cover, crop: crop)
