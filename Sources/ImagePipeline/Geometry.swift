@@ -141,10 +141,16 @@ struct RenderPlan {
     /// Otherwise (stretching fills, mixed aspect ratios) the box at ``decodeScale``, rounded up.
     func decodeBox(sourceWidth sw: Int, sourceHeight sh: Int) -> (width: Int, height: Int) {
         if let largest = groups.first {
-            let shrink = max(Double(sw) / Double(largest.resizedWidth), Double(sh) / Double(largest.resizedHeight))
+            // A pixel more on the side a crop cuts: vips_thumbnail fits the source inside the box
+            // by the side whose ratio is the larger, and a cut side rounded down (228.28 to 228)
+            // made it that one, a fraction of a pixel off the member's scale, which the other
+            // side's rounding then stretched. The uncut side is exact, and decides.
+            let bw = largest.resizedWidth + (largest.contentWidth < largest.resizedWidth ? 1 : 0)
+            let bh = largest.resizedHeight + (largest.contentHeight < largest.resizedHeight ? 1 : 0)
+            let shrink = max(Double(sw) / Double(bw), Double(sh) / Double(bh))
             let pw = Double(sw) / shrink, ph = Double(sh) / shrink
             if shrink >= 1, groups.allSatisfy({ pw >= Double($0.resizedWidth) - 1 && ph >= Double($0.resizedHeight) - 1 }) {
-                return (largest.resizedWidth, largest.resizedHeight)
+                return (bw, bh)
             }
         }
         func up(_ size: Int) -> Int { max(1, min(size, Int((Double(size) * decodeScale - 1e-6).rounded(.up)))) }

@@ -131,6 +131,24 @@ import Testing
         #expect(d.mean <= 1.0 && d.over <= 0.005, "\(d)")
     }
 
+    /// A `cover` member whose uncropped side rounds down (401×267 into 152×152: 228.28 wide):
+    /// vips_thumbnail fitted the source inside the 228×152 decode box by that side's scale, a
+    /// fraction of a pixel off the member's, so the image was stretched (mean 0.8 off
+    /// vips_thumbnail's own crop here, 1.5 for a 401×301 source). The box's cropped side is a
+    /// pixel wider, and the member is vips_thumbnail's, byte for byte.
+    @Test(arguments: [(401, 152, 152), (1601, 100, 100), (401, 60, 152)])
+    func aCoverWhoseCroppedSideRoundsDownIsNotStretched(source: Int, width: Int, height: Int) throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("s.png")
+        try Reference.convert(Self.photo, to: path, maxSize: source)
+        let spec = TableFormat(width: width, height: height, style: .bgr32)
+        let (_, slots) = try render(.file(path), [spec])
+        let reference = try Reference.thumbnail(path, width: width, height: height, .cover(VIPS_INTERESTING_CENTRE))
+        // Bit-identical, as a single member is (the decode is its own thumbnail).
+        let d = Difference({ slots[0].rgba($0, $1) }, { Self.quantised(reference.pixel($0, $1), .bgr32) }, width: width, height: height)
+        #expect(d.max == 0, "cover \(source) into \(width)x\(height): \(d)")
+    }
+
     @Test(arguments: [CropStrategy.attention, .entropy])
     func smartCropsMatchVipsThumbnail(crop: CropStrategy) throws {
         let spec = TableFormat(width: 64, height: 128, style: .bgr32, fit: .cover, crop: crop)
