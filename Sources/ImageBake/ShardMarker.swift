@@ -42,7 +42,8 @@ public struct ShardMarker: Sendable, Equatable, Codable {
     /// yet run to the end: a merge refuses it.
     static func pending(_ identity: String) -> String { "pending-" + identity }
 
-    /// Whether the shard's last bake, from a changed manifest, did not run to the end.
+    /// Whether the shard's last bake, its first or one from a changed manifest, did not run to
+    /// the end.
     public var isPending: Bool { manifest?.hasPrefix("pending-") ?? false }
 
     /// Records that a bake of `selection` from the manifest `identity` ran to the end: the
@@ -161,7 +162,10 @@ public struct ShardMarker: Sendable, Equatable, Codable {
             }
             // Exclusive: a shard that found no marker a moment ago may have lost the directory to
             // another since (two jobs given one --output); then the other's marker decides.
-            if write, try !ShardMarker(selection, manifest: manifest).write(in: directory, exclusive: true) {
+            // Pending too, until this first bake runs to the end: one stopped part-way (a kill,
+            // --strict, a full disk) left a final marker over a part of the shard, which a merge
+            // took with the others, its missing entries unsaid.
+            if write, try !ShardMarker(selection, manifest: manifest.map(Self.pending)).write(in: directory, exclusive: true) {
                 try claim(directory, for: selection, manifest: manifest, write: write)
             }
         }

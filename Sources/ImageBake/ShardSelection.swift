@@ -72,17 +72,19 @@ public struct ShardSelection: Sendable, Equatable, CustomStringConvertible {
         if let id = environment["SLURM_ARRAY_TASK_ID"] {
             // The task's index is the shard: a task resubmitted alone (`--array=7`) is shard 7
             // still, though its array has one task. So `N` comes from the option; the array's own
-            // count only when the array is exactly 0 … N−1.
+            // count only when the array is exactly 0 … N−1, of more than one task: task 0
+            // resubmitted alone is the array 0 … 0, and took it for a split in one, baking
+            // every source.
             let k = try number(Substring(id), "SLURM_ARRAY_TASK_ID")
             if let given { return try ShardSelection(index: k, count: given) }
             func variable(_ name: String) throws(ImageTableError) -> Int? {
                 try environment[name].map { (s: String) throws(ImageTableError) in try number(Substring(s), name) }
             }
             let low = try variable("SLURM_ARRAY_TASK_MIN") ?? 0, step = try variable("SLURM_ARRAY_TASK_STEP") ?? 1
-            guard let count = try variable("SLURM_ARRAY_TASK_COUNT"), low == 0, step == 1,
+            guard let count = try variable("SLURM_ARRAY_TASK_COUNT"), count > 1, low == 0, step == 1,
                   try variable("SLURM_ARRAY_TASK_MAX").map({ $0 == count - 1 }) ?? true else {
                 throw ImageTableError(.invalidArgument, "SLURM_ARRAY_TASK_ID gives the shard, but this array is not 0 … N−1 "
-                                      + "(a part of one, or a resubmitted task): write --shard auto/N, N being the shard count")
+                                      + "of several tasks (a part of one, or a resubmitted task): write --shard auto/N, N being the shard count")
             }
             return try ShardSelection(index: k, count: count)
         }

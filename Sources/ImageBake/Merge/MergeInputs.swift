@@ -137,8 +137,9 @@ struct MergeInputs {
     /// nothing either way.
     private static func checkOneManifest(_ inputs: [Input]) throws(ImageTableError) {
         if let pending = inputs.first(where: { $0.marker?.isPending ?? false }), let marker = pending.marker {
-            throw ImageTableError(.shardMismatch, "the last bake of shard \(marker.shard)/\(marker.count), from a changed manifest, did not run "
-                                  + "to the end, so its tables may hold both manifests' entries; bake it again, then merge", path: pending.path)
+            throw ImageTableError(.shardMismatch, "the last bake of shard \(marker.shard)/\(marker.count) (its first, or one from a changed "
+                                  + "manifest) did not run to the end, so its tables may lack entries or hold two manifests'; bake it again, "
+                                  + "then merge", path: pending.path)
         }
         let marked = inputs.filter { $0.marker?.manifest != nil }
         guard let first = marked.first, let other = marked.first(where: { $0.marker!.manifest != first.marker!.manifest }) else { return }
