@@ -165,9 +165,7 @@ public enum Baker {
             stopped = outcome.fatal ?? stopped
             // A shard's marker names the manifest its tables were baked from only once a bake
             // of it has run to the end: until then it says the change is pending.
-            // (--strict's stop at a failure is one, whether or not later sources were sent.)
-            if let shard = options.shard, let splitIdentity, stopped == nil, !summary.stoppedEarly,
-               !(options.strict && !summary.failed.isEmpty) {
+            if let shard = options.shard, let splitIdentity, stopped == nil, !summary.stoppedEarly {
                 try? ShardMarker.settle(manifest.outputPath, for: shard, manifest: splitIdentity)
             }
         } else if failsFirst {

@@ -23,8 +23,11 @@ extension ImageCache {
         /// per source, so it never runs on Swift's cooperative pool; 2 by default (1 on a machine
         /// of one core).
         public var renderThreads: Int
-        /// Source provider calls at once, 6 by default (Nuke's): the fetches of other misses wait
-        /// their turn, so a prefetch of a long list does not start every download at once.
+        /// Fetches at once, 6 by default (Nuke's): a fetch holds a place from its provider call
+        /// until its render begins, so this bounds both the downloads under way and the sources
+        /// held in memory waiting for a render thread (slow renders hold downloads back). The
+        /// fetches of other misses wait their turn, so a prefetch of a long list does not start
+        /// every download at once.
         public var maximumConcurrentFetches: Int
         /// Seconds a source provider call may take in all, from its start, 60 by default;
         /// `nil` (or a negative value) for no limit. Not an idle timeout like URLSession's

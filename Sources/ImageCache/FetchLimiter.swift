@@ -7,7 +7,8 @@ import Synchronization
 /// Each miss has a fetch task of its own, so without a limit a prefetch of a long list calls the
 /// provider for every entity at once: hundreds of downloads competing for one connection, none
 /// done early. Nuke loads 6 at a time for the same reason. A waiting fetch that is cancelled
-/// (its last waiter left) leaves the queue at once.
+/// (its last waiter left) stops waiting at once (its place in the queue is skipped when
+/// reached). A fetch keeps its place until its render begins (``runKeepingPlace(flight:raised:_:)``).
 ///
 /// Priority is the fetch task's (a prefetch's is `.utility`), raised when a request of higher
 /// priority joins the fetch (``raise(flight:to:)``): served in arrival order, a request for an

@@ -55,7 +55,8 @@ public enum PrintableText {
 
     /// Whether the joiner at `i` stands between two characters it can join: kept as it is, since
     /// it is part of a word (Persian, Indic scripts) or of an emoji (👨‍👩‍👧), and written out, an
-    /// emoji name's annotation named a file that does not exist. Beside ASCII, Latin or IPA, at
+    /// emoji name's annotation named a file that does not exist. Beside a character below U+0370
+    /// (ASCII, Latin-1, Latin Extended-A and -B, IPA, combining diacritics), at
     /// either end, or beside another written-out character it joins nothing and shows nothing:
     /// `a\u{200D}.jpg` would print as `a.jpg`, another file's name.
     private static func joins(_ scalars: [Unicode.Scalar], at i: Int) -> Bool {

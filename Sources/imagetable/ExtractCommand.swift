@@ -101,17 +101,20 @@ struct ExtractCommand: ParsableCommand {
                                                    verbose: verbose)))
     }
 
-    /// The key most likely meant by `key`: one that differs only in case, else the first whose
-    /// last path component is `key`'s (`photos/cat.jpg` for `cat.jpg`: a key asked without its
-    /// directory, before a typo, which took `café.jpg` for it), else one a typo away
-    /// (``Suggestion/nearest(to:in:)``). Typos are looked for in keys of four characters or
-    /// more (one letter off `k` is any short key), among at most 100,000 keys, so a miss in a
-    /// huge table stays quick.
+    /// The key most likely meant by `key`: one that differs only in case; else, for a key
+    /// asked without its directory, the first whose last path component is `key`
+    /// (`photos/cat.jpg` for `cat.jpg`, before a typo, which took `café.jpg` for it); else one a
+    /// typo away (``Suggestion/nearest(to:in:)``); else, for a key with a directory, the first
+    /// with its last component. Typos are looked for in keys of four characters or more (one
+    /// letter off `k` is any short key), among at most 100,000 keys, so a miss in a huge table
+    /// stays quick.
     static func nearest(to key: String, in keys: [String]) -> String? {
         if let same = keys.first(where: { $0.lowercased() == key.lowercased() }) { return same }
-        let name = (PathBytes.components(key).last.map(String.init) ?? key).lowercased()
-        if let named = keys.first(where: { (PathBytes.components($0).last.map(String.init) ?? $0).lowercased() == name }) { return named }
-        guard key.count >= 4, keys.count <= 100_000 else { return nil }
-        return Suggestion.nearest(to: key, in: keys)
+        let parts = PathBytes.components(key)
+        let name = (parts.last.map(String.init) ?? key).lowercased()
+        let named = { keys.first { (PathBytes.components($0).last.map(String.init) ?? $0).lowercased() == name } }
+        if parts.count <= 1, let found = named() { return found }
+        if key.count >= 4, keys.count <= 100_000, let typo = Suggestion.nearest(to: key, in: keys) { return typo }
+        return named()
     }
 }

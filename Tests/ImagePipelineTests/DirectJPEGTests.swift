@@ -7,7 +7,9 @@ import Testing
 
 /// The direct JPEG path (libjpeg and our Lanczos-3, no libvips): taken for plain JPEGs only,
 /// decoding exactly as libvips does, and rendering what the libvips path renders within the
-/// tolerance PixelTests holds both to against `vips_thumbnail`.
+/// tolerance PixelTests holds both to against `vips_thumbnail`, but where a side is not a
+/// multiple of the DCT scale: there it is within that tolerance of the whole image resized,
+/// and `vips_thumbnail` is not.
 @Suite struct DirectJPEGTests {
     static let formats = [
         TableFormat(width: 120, height: 96, style: .bgr32, fit: .cover),
@@ -72,6 +74,13 @@ import Testing
         let reference = try Reference.thumbnail(whole, width: size.0, height: size.1, .cover(VIPS_INTERESTING_CENTRE))
         let d = Difference({ slots[0].rgba($0, $1) }, { reference.pixel($0, $1) }, width: size.0, height: size.1)
         #expect(d.mean <= 1.0 && d.over <= 0.005, "\(size): \(d)")
+        // The libvips path (a JPEG with an ICC profile takes it) is vips_thumbnail's, which
+        // resizes the shrunk decode's whole pixels as the image: 1.6–2.6 off the whole image
+        // here, a known gap (PIPELINE.md, "Tolerances"), held to what it is.
+        let (viaLibvips, theirs) = try render(.file(jpeg), [format], renderer: ImageRenderer(directJPEG: false))
+        #expect(viaLibvips.source.loader.hasPrefix("jpegload"))
+        let paths = Difference({ slots[0].rgba($0, $1) }, { theirs[0].rgba($0, $1) }, width: size.0, height: size.1)
+        #expect(paths.mean <= 3.0, "\(size), the two paths: \(paths)")
     }
 
     /// What the direct path declines goes to libvips: a colour profile, CMYK, a smart crop, and

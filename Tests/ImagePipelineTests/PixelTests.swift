@@ -131,7 +131,7 @@ import Testing
         #expect(d.mean <= 1.0 && d.over <= 0.005, "\(d)")
     }
 
-    /// A `cover` member whose uncropped side rounds down (401×267 into 152×152: 228.28 wide):
+    /// A `cover` member whose cropped side rounds down (401×267 into 152×152: 228.28 wide):
     /// vips_thumbnail fitted the source inside the 228×152 decode box by that side's scale, a
     /// fraction of a pixel off the member's, so the image was stretched (mean 0.8 off
     /// vips_thumbnail's own crop here, 1.5 for a 401×301 source). The box's cropped side is a

@@ -228,11 +228,16 @@ struct ExtractTests {
                                   keys: ["photos/cat.jpg", "photos/dog.jpg", "Bird.png", "caf\u{E9}.jpg"])
         // `cat.jpg` is a typo away from `café.jpg`, and is `photos/cat.jpg` without its directory.
         for (asked, meant) in [("photos/cta.jpg", "photos/cat.jpg"), ("bird.png", "Bird.png"), ("dog.jpg", "photos/dog.jpg"),
-                               ("cat.jpg", "photos/cat.jpg")] {
+                               ("cat.jpg", "photos/cat.jpg"), ("photos/bird.png", "Bird.png")] {
             let run = try imagetable("extract", table.path, asked, "-o", scratch.file("x.png"))
             #expect(run.status == 1 && run.stderr == "\(table.path): error: no entry has the key '\(asked)'; did you mean '\(meant)'? "
                     + "(`imagetable inspect` lists the keys) [no-such-key]\n", "\(run.stderr)")
         }
+        // A key asked with its directory: a typo in the name, not another directory's file.
+        let other = try TestTable(at: scratch.file("o.imagetable"), style: .grayscale8, width: 4, height: 2,
+                                  keys: ["old/cat.jpg", "photos/cat.jpeg"])
+        let typo = try imagetable("extract", other.path, "photos/cat.jpg", "-o", scratch.file("x.png"))
+        #expect(typo.stderr.contains("did you mean 'photos/cat.jpeg'?"), "\(typo.stderr)")
         let unlike = try imagetable("extract", table.path, "fish.gif", "-o", scratch.file("x.png"))
         #expect(unlike.stderr == "\(table.path): error: no entry has the key 'fish.gif'; `imagetable inspect` lists the keys [no-such-key]\n")
         #expect(!FileManager.default.fileExists(atPath: scratch.file("x.png")))

@@ -66,6 +66,11 @@ import Testing
         // docs/CLI.md shows what `imagetable version` prints.
         let cli = try String(contentsOfFile: Checkout.file("docs/CLI.md"), encoding: .utf8)
         #expect(cli.contains("```\n" + text.stdout + "```\n"), "docs/CLI.md's version example is not what it prints")
+        // And its JSON example (its rendering version had stayed behind the text's).
+        let line = try #require(cli.split(separator: "\n").first { $0.hasPrefix("| `--format json` | `{\"version\"") })
+        let example = try #require(line.split(separator: "`").first { $0.hasPrefix("{") })
+        let shown = try #require(try JSONSerialization.jsonObject(with: Data(example.utf8)) as? [String: Any])
+        #expect(NSDictionary(dictionary: shown).isEqual(to: document), "docs/CLI.md's JSON example is not what it prints: \(example)")
     }
 
     @Test(arguments: ["bash", "zsh", "fish"])

@@ -47,6 +47,27 @@ struct WideTextTests {
         #expect(Self.columns(header[..<written]) == Self.columns(row[..<one]) + 3, "\(header)\n\(row)")
     }
 
+    /// A table path that begins a line with `::` (an output directory so named) gets `./`, so no
+    /// CI runner reads it as a command: the columns after it line up, where the `./` had been
+    /// added after the widths were measured.
+    @Test func theBakeSummarysColumnsLineUpAfterAGuardedPath() throws {
+        let scratch = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: scratch.file("src"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Corpus.photo("Landscape_1"), toPath: scratch.file("src/a.jpg"))
+        let manifest = scratch.file("m.yaml")
+        try ("version: 1\noutput: '::error::x'\nfamilies:\n  photos:\n    sources: src\n    formats:\n"
+            + "      t:\n        size: 8x8\n        style: 8BitGrayscale\n        maximumCount: 4\n")
+            .write(toFile: manifest, atomically: true, encoding: .utf8)
+        let result = try run(Products.imagetable, ["bake", "m.yaml", "--no-progress"], in: scratch.path)
+        #expect(result.status == 0, "\(result.stderr)")
+        let table = result.stdout.split(separator: "\n").filter { $0.hasPrefix("  ") }.map(String.init)
+        let header = try #require(table.first), row = try #require(table.last)
+        #expect(row.hasPrefix("  ./::error::x/t.imagetable"), "\(result.stdout)")
+        let written = try #require(header.range(of: "written")).upperBound
+        let one = try #require(row.range(of: "  1 ")).lowerBound
+        #expect(Self.columns(header[..<written]) == Self.columns(row[..<one]) + 3, "\(header)\n\(row)")
+    }
+
     /// `inspect`'s entry columns line up after a key in Japanese: the column after the key starts
     /// at one terminal column in every row (it was placed by counting characters).
     @Test func inspectsColumnsLineUpAfterAWideKey() throws {

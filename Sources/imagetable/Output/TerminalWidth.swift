@@ -75,9 +75,15 @@ enum TextTable {
     ///   - rows: the cells, header first, as many in each row; already escaped for the terminal.
     ///   - rightAligned: the columns whose cells are padded on the left (numbers).
     static func render(_ rows: [[String]], rightAligned: Set<Int>) -> String {
-        // GitHub's and Azure's command markers written out before the widths are measured:
-        // written out after (by PrintableText.uncommanded), they widened their row.
-        let rows = rows.map { $0.map(PrintableText.writingOutCommandMarkers) }
+        // GitHub's and Azure's command markers written out, and a line's first cell that starts
+        // with `::` given its `./`, before the widths are measured: done after (by
+        // PrintableText.uncommanded), they widened their row.
+        let rows = rows.map { row in
+            row.enumerated().map { c, cell in
+                let cell = PrintableText.writingOutCommandMarkers(cell)
+                return c == 0 && cell.hasPrefix("::") ? "./" + cell : cell
+            }
+        }
         guard let first = rows.first else { return "" }
         let widths = first.indices.map { c in rows.map { TerminalWidth.columns($0[c]) }.max() ?? 0 }
         return rows.map { row in
