@@ -29,9 +29,8 @@ struct ExportDirectory {
         // By bytes (``PathBytes``): `--to "e/\u{301}x"` was cut before `e`.
         let trimmed = String(PathBytes.trimmingTrailingSlashes(path))
         self.path = trimmed
-        let cut = PathBytes.lastSlash(trimmed)
-        name = cut.map { String($0.name) } ?? trimmed
-        parent = cut.map { $0.directory.isEmpty ? "/" : String($0.directory) } ?? "."
+        name = String(PathBytes.lastName(trimmed))
+        parent = Directories.parent(of: trimmed)
         guard !name.isEmpty, !PathBytes.same(name, "."), !PathBytes.same(name, "..") else {
             throw ImageTableError(.invalidArgument, "an export replaces a directory by name; give one, not '\(path)'", path: path)
         }

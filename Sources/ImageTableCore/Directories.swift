@@ -79,10 +79,8 @@ public enum Directories {
         // By bytes: a slash that a combining mark follows is one Character with it, which
         // `lastIndex(of: "/")` does not find (`merge "mm/\u{301}x"` made its staging
         // directory in `mm`'s parent's parent, and failed).
-        var trimmed = PathBytes.trimmingTrailingSlashes(path)
-        guard let slash = trimmed.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
-        trimmed = trimmed[..<slash]
-        let parent = PathBytes.trimmingTrailingSlashes(String(trimmed))
+        guard let cut = PathBytes.lastSlash(String(PathBytes.trimmingTrailingSlashes(path))) else { return "." }
+        let parent = PathBytes.trimmingTrailingSlashes(String(cut.directory))
         return parent.isEmpty ? "/" : String(parent)
     }
 

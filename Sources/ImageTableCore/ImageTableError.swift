@@ -104,10 +104,9 @@ public struct ImageTableError: Error, Sendable, Hashable, CustomStringConvertibl
     /// directory when the file is not there, by owner and mode.
     static func accessHint(_ path: String) -> String {
         var st = stat()
-        let cut = PathBytes.lastSlash(path)
-        var what = cut.map { String($0.name) } ?? path
+        var what = String(PathBytes.lastName(path))
         if stat(path, &st) != 0 {
-            let directory = cut.map { $0.directory.isEmpty ? "/" : String($0.directory) } ?? "."
+            let directory = Directories.parent(of: path)
             guard stat(directory, &st) == 0 else { return "" }
             what = "its directory " + directory
         }

@@ -91,8 +91,7 @@ package enum PathBytes {
     /// path have none (empty).
     package static func lastName(_ path: String) -> Substring {
         let trimmed = trimmingTrailingSlashes(path)
-        guard let slashIndex = trimmed.utf8.lastIndex(of: slash) else { return trimmed }
-        return trimmed[trimmed.utf8.index(after: slashIndex)...]
+        return lastSlash(String(trimmed))?.name ?? trimmed
     }
 
     /// A path as a dictionary key or set member that tells apart what the kernel tells apart.

@@ -93,9 +93,8 @@ enum ExtractWorker {
     /// characters that are percent-encoded (`100%.jpg` was said to be renamed "to stay inside").
     private static func renaming(_ key: String, in directory: String) -> String {
         // By bytes, as ``KeyPaths`` splits.
-        let parts = key.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        let special = [Array(".".utf8), Array("..".utf8)]
-        let reshaped = parts.count > 1 && parts.contains { $0.isEmpty || special.contains(Array($0)) }
+        let parts = PathBytes.parts(key)
+        let reshaped = parts.count > 1 && parts.contains { $0.isEmpty || PathBytes.same($0, ".") || PathBytes.same($0, "..") }
             || [".", "..", ""].contains { PathBytes.same($0, key) }
         return reshaped ? "renamed to stay inside \(directory)" : "renamed with '%', '\\' and control characters percent-encoded"
     }

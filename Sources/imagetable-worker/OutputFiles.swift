@@ -34,9 +34,7 @@ enum OutputFiles {
         }
         // Cut at the last slash byte: `URL` took `y/\u{301}b.jpg.png` (a slash and a combining
         // accent, one Character) for a file named so in `y/`'s parent.
-        let cut = PathBytes.lastSlash(path)
-        let directory = cut.map { $0.directory.isEmpty ? "/" : String($0.directory) } ?? "."
-        let name = cut.map { String($0.name) } ?? path
+        let directory = Directories.parent(of: path), name = String(PathBytes.lastName(path))
         let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard dir >= 0 else { throw outputFailed(path, "cannot open its directory: \(reason())") }
         defer { close(dir) }

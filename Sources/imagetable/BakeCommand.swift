@@ -252,9 +252,7 @@ struct BakeCommand: ParsableCommand {
 
     /// `imagetable-worker`, installed next to this executable.
     static var workerPath: String {
-        // Cut at the last slash byte, as every path here is (``PathBytes``).
-        let directory = PathBytes.lastSlash(executablePath).map { $0.directory.isEmpty ? "/" : String($0.directory) } ?? "."
-        return directory + "/imagetable-worker"
+        Directories.parent(of: executablePath) + "/imagetable-worker"
     }
 }
 

@@ -112,7 +112,7 @@ struct ExtractCommand: ParsableCommand {
         if let same = keys.first(where: { $0.lowercased() == key.lowercased() }) { return same }
         let parts = PathBytes.components(key)
         let name = (parts.last.map(String.init) ?? key).lowercased()
-        let named = { keys.first { (PathBytes.components($0).last.map(String.init) ?? $0).lowercased() == name } }
+        let named = { keys.first { PathBytes.lastName($0).lowercased() == name } }
         if parts.count <= 1, let found = named() { return found }
         if key.count >= 4, keys.count <= 100_000, let typo = Suggestion.nearest(to: key, in: keys) { return typo }
         return named()

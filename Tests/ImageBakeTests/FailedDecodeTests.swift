@@ -199,13 +199,20 @@ import Testing
         #expect(try Self.rows(project) == "[]")
     }
 
-    /// A file changed since its failure (here left for later by `--min-age`, so not decoded)
-    /// loses its row: the row says nothing of its new bytes.
-    @Test func aChangedFileLosesItsFailureEvenUndecoded() throws {
+    /// A project whose broken `c.jpg`, old enough for its stat to be trusted, has been baked
+    /// once, so the state remembers its failure.
+    static func rememberingABrokenSource() throws -> BakeProject {
         let project = try BakeProject(formats: Self.grey)
         try Self.addBroken(project, "c.jpg")
         project.setModified("c.jpg", secondsAgo: 100)
         _ = try Self.bake(project)
+        return project
+    }
+
+    /// A file changed since its failure (here left for later by `--min-age`, so not decoded)
+    /// loses its row: the row says nothing of its new bytes.
+    @Test func aChangedFileLosesItsFailureEvenUndecoded() throws {
+        let project = try Self.rememberingABrokenSource()
         #expect(try Self.rows(project) == "['src/c.jpg']")
         try project.add("c.jpg", from: Corpus.photo("Landscape_1"))
         let deferred = try Self.bake(project, ["--min-age", "60"])
@@ -217,10 +224,7 @@ import Testing
     /// its remembered failure: the row was forgotten as if the file were gone, and the next bake
     /// decoded it again and let it take a place in the selection.
     @Test func aFileRefusedForItsSizeKeepsItsFailure() throws {
-        let project = try BakeProject(formats: Self.grey)
-        try Self.addBroken(project, "c.jpg")
-        project.setModified("c.jpg", secondsAgo: 100)
-        _ = try Self.bake(project)
+        let project = try Self.rememberingABrokenSource()
         #expect(try Self.rows(project) == "['src/c.jpg']")
         let refused = try Self.bake(project, ["--max-source-size", "10B"])
         #expect(refused.failures.count == 1 && refused.failures[0].hasPrefix("source-too-large"), "\(refused.failures)")
@@ -231,10 +235,7 @@ import Testing
     /// `--strict` stops at a failure known before decoding (a decode that failed at an earlier
     /// bake) before any source is sent: the new source beside it is not decoded.
     @Test func strictStopsBeforeDecodingAtARememberedFailure() throws {
-        let project = try BakeProject(formats: Self.grey)
-        try Self.addBroken(project, "c.jpg")
-        project.setModified("c.jpg", secondsAgo: 100)
-        _ = try Self.bake(project)
+        let project = try Self.rememberingABrokenSource()
         try project.add("d.jpg", from: Corpus.photo("Landscape_1"))
         let strict = try Self.bake(project, ["--strict"])
         #expect(strict.status == 1 && strict.counts["decoded"] == 0 && strict.failures.count == 1, "\(strict)")

@@ -102,16 +102,22 @@ import Testing
         #expect(ran, "B waited beside a free place")
     }
 
+    /// A limiter of one place, which a call holds (`holder`) until `ends` opens.
+    private func heldLimiter() async -> (limiter: FetchLimiter, ends: Gate, holder: Task<Void?, Never>) {
+        let limiter = FetchLimiter(limit: 1)
+        let holds = Gate(), ends = Gate()
+        let holder = Task { await limiter.run { holds.open(); await ends.wait() } }
+        await holds.wait()
+        return (limiter, ends, holder)
+    }
+
     /// Queues one provider call per name, at its priority and flight, each only once the one
     /// before it waits (so the queue's order is the list's), while a call holds the only place;
     /// then frees the place and returns the order they ran in.
     private func serviceOrder(_ calls: [(name: String, priority: TaskPriority)],
                               meanwhile: (FetchLimiter) -> Void = { _ in }) async -> [String] {
-        let limiter = FetchLimiter(limit: 1)
-        let holds = Gate(), ends = Gate()
+        let (limiter, ends, holder) = await heldLimiter()
         let order = Log()
-        let holder = Task { await limiter.run { holds.open(); await ends.wait() } }
-        await holds.wait()
         var tasks: [Task<Void, Never>] = []
         for (i, call) in calls.enumerated() {
             let name = call.name, flight = UInt64(i + 1)
@@ -145,11 +151,8 @@ import Testing
     /// A request that joined a prefetch's fetch before its provider call queued (two task hops
     /// later) raised nothing to find: the call reads the fetch's priority as it queues.
     @Test func aFetchJoinedBeforeItQueuesWaitsAtTheJoinersPriority() async {
-        let limiter = FetchLimiter(limit: 1)
-        let holds = Gate(), ends = Gate()
+        let (limiter, ends, holder) = await heldLimiter()
         let order = Log()
-        let holder = Task { await limiter.run { holds.open(); await ends.wait() } }
-        await holds.wait()
         let joined = Task.detached(priority: .utility) {
             _ = await limiter.run(flight: 7, raised: { TaskPriority.high.rawValue }) { order.append("prefetch a request joined") }
         }
@@ -174,11 +177,8 @@ import Testing
     /// when their turn comes: the others run in order, and no place is lost to them. The queue
     /// was one list, searched and shifted at each cancellation under the limiter's lock.
     @Test func cancelledWaitersAreSkippedAndTheOthersKeepTheirOrder() async {
-        let limiter = FetchLimiter(limit: 1)
-        let holds = Gate(), ends = Gate()
+        let (limiter, ends, holder) = await heldLimiter()
         let order = Log()
-        let holder = Task { await limiter.run { holds.open(); await ends.wait() } }
-        await holds.wait()
         var tasks: [Task<Bool, Never>] = []
         for i in 0..<40 {
             tasks.append(Task.detached(priority: i % 4 == 0 ? .high : .utility) {

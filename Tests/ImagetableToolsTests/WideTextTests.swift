@@ -28,17 +28,22 @@ struct WideTextTests {
         #expect(Self.columns(excerpt[..<value]) - 1 == Self.columns(caret) - 1, "\(excerpt)\n\(caret)")
     }
 
-    @Test func theBakeSummarysColumnsLineUpUnderAWideOutputDirectory() throws {
+    /// Bakes one photo into an 8×8 table in the directory `output` (as the manifest writes it),
+    /// from a scratch directory, and returns the run and the lines of the summary's table.
+    static func bakeSummary(output: String) throws -> (result: ProcessResult, table: [String]) {
         let scratch = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: scratch.file("src"), withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: Corpus.photo("Landscape_1"), toPath: scratch.file("src/a.jpg"))
-        let manifest = scratch.file("m.yaml")
-        try ("version: 1\noutput: 出力された表\nfamilies:\n  photos:\n    sources: src\n    formats:\n"
+        try ("version: 1\noutput: \(output)\nfamilies:\n  photos:\n    sources: src\n    formats:\n"
             + "      t:\n        size: 8x8\n        style: 8BitGrayscale\n        maximumCount: 4\n")
-            .write(toFile: manifest, atomically: true, encoding: .utf8)
-        let result = try imagetable("bake", manifest, "--no-progress")
+            .write(toFile: scratch.file("m.yaml"), atomically: true, encoding: .utf8)
+        let result = try run(Products.imagetable, ["bake", "m.yaml", "--no-progress"], in: scratch.path)
+        return (result, result.stdout.split(separator: "\n").filter { $0.hasPrefix("  ") }.map(String.init))
+    }
+
+    @Test func theBakeSummarysColumnsLineUpUnderAWideOutputDirectory() throws {
+        let (result, table) = try Self.bakeSummary(output: "出力された表")
         #expect(result.status == 0, "\(result.stderr)")
-        let table = result.stdout.split(separator: "\n").filter { $0.hasPrefix("  ") }.map(String.init)
         #expect(table.count == 2, "\(result.stdout)")
         // Every column ends where its header does: `written` right-aligned over `1`.
         let header = try #require(table.first), row = try #require(table.last)
@@ -51,16 +56,8 @@ struct WideTextTests {
     /// CI runner reads it as a command: the columns after it line up, where the `./` had been
     /// added after the widths were measured.
     @Test func theBakeSummarysColumnsLineUpAfterAGuardedPath() throws {
-        let scratch = try TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: scratch.file("src"), withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: Corpus.photo("Landscape_1"), toPath: scratch.file("src/a.jpg"))
-        let manifest = scratch.file("m.yaml")
-        try ("version: 1\noutput: '::error::x'\nfamilies:\n  photos:\n    sources: src\n    formats:\n"
-            + "      t:\n        size: 8x8\n        style: 8BitGrayscale\n        maximumCount: 4\n")
-            .write(toFile: manifest, atomically: true, encoding: .utf8)
-        let result = try run(Products.imagetable, ["bake", "m.yaml", "--no-progress"], in: scratch.path)
+        let (result, table) = try Self.bakeSummary(output: "'::error::x'")
         #expect(result.status == 0, "\(result.stderr)")
-        let table = result.stdout.split(separator: "\n").filter { $0.hasPrefix("  ") }.map(String.init)
         let header = try #require(table.first), row = try #require(table.last)
         #expect(row.hasPrefix("  ./::error::x/t.imagetable"), "\(result.stdout)")
         let written = try #require(header.range(of: "written")).upperBound

@@ -115,7 +115,7 @@ public struct Manifest: Sendable {
         ///
         /// - Parameter relativePath: the file's path relative to ``sourcesPath``.
         public func selectedSpelling(of relativePath: String) -> String? {
-            let nameStart = relativePath.utf8.lastIndex(of: UInt8(ascii: "/")).map { relativePath.utf8.index(after: $0) } ?? relativePath.startIndex
+            let nameStart = PathBytes.lastSlash(relativePath)?.name.startIndex ?? relativePath.startIndex
             guard let dot = relativePath[nameStart...].lastIndex(of: "."), dot > nameStart,
                   !include.contains(where: { $0.matches(relativePath) }), !exclude.contains(where: { $0.matches(relativePath) }) else { return nil }
             let stem = relativePath[..<dot], written = String(relativePath[relativePath.index(after: dot)...])

@@ -70,12 +70,12 @@ extension ManifestReader {
     /// The nearest existing ancestor of the missing `path` when it is something other than a
     /// directory, else `nil`.
     private static func fileAbove(_ path: String) -> String? {
-        var ancestor = Substring(path)
-        while let slash = ancestor.utf8.lastIndex(of: UInt8(ascii: "/")), slash > ancestor.startIndex {
-            ancestor = ancestor[..<slash]
-            switch PathResolver.kind(of: String(ancestor)) {
+        var ancestor = path
+        while let directory = PathBytes.lastSlash(ancestor)?.directory, !directory.isEmpty {
+            ancestor = String(directory)
+            switch PathResolver.kind(of: ancestor) {
             case .directory: return nil
-            case .other: return String(ancestor)
+            case .other: return ancestor
             case .missing: continue
             }
         }
