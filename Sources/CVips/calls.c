@@ -60,6 +60,10 @@ int cv_icc_transform_cmyk_to_srgb(CVImage *in, CVImage **out) {
     return cv_vips.icc_transform(in, out, "srgb", "embedded", TRUE_, "input_profile", "cmyk", "depth", 8, NULL);
 }
 
+int cv_icc_transform_embedded_to_srgb(CVImage *in, CVImage **out) {
+    return cv_vips.icc_transform(in, out, "srgb", "embedded", TRUE_, NULL);
+}
+
 int cv_autorot(CVImage *in, CVImage **out) { return cv_vips.autorot(in, out, NULL); }
 int cv_colourspace(CVImage *in, CVImage **out, CVInterpretation space) { return cv_vips.colourspace(in, out, space, NULL); }
 int cv_cast(CVImage *in, CVImage **out, CVBandFormat format) { return cv_vips.cast(in, out, format, NULL); }

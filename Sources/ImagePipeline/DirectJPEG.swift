@@ -46,12 +46,39 @@ enum DirectJPEG {
             throw ImageTableError(.truncated, "the image data ends early", path: name, cause: "libjpeg: \(message)")
         }
         let decodedWidth = swaps ? base.height : base.width, decodedHeight = swaps ? base.width : base.height
+        draw(base, storedWidth: jpeg.width, storedHeight: jpeg.height, shrink: shrink, orientation: jpeg.orientation,
+             plan: plan, geometries: geometries, into: targets)
+        let info = SourceInfo(width: sw, height: sh, loader: "libjpeg", orientation: jpeg.orientation, hasAlpha: false,
+                              hasICCProfile: false, isCMYK: false, decodedWidth: decodedWidth, decodedHeight: decodedHeight)
+        return RenderReport(members: geometries.prefix(targets.count).map { MemberResult(contentRect: $0.contentRect) }, decodes: 1, source: info)
+    }
 
+    /// Resizes `base`, the image as stored (not yet upright), into every member of `plan` that
+    /// `targets` draws or that another resizes from, with our Lanczos-3, then turns each result
+    /// upright, crops it and packs it into its targets.
+    ///
+    /// - Parameters:
+    ///   - base: the decoded image, 3 channels, as stored.
+    ///   - storedWidth: the source's width as stored (before turning it upright).
+    ///   - storedHeight: its height as stored.
+    ///   - shrink: the DCT scale `base` was decoded at (1, 2, 4 or 8). Its pixels start where the
+    ///     source does and reach its size divided by `shrink` (`Lanczos3.Taps`' extent), whether
+    ///     the decoder rounded that up (libjpeg: a last pixel covering part of a block) or down
+    ///     (libvips' `jpegload`).
+    ///   - orientation: the EXIF orientation (1…8) that turns `base` upright.
+    ///   - plan: the render plan of the upright source; members with a smart crop are not drawn here.
+    ///   - geometries: each format's placement.
+    ///   - targets: the members to draw and where.
+    static func draw(_ base: Raster, storedWidth: Int, storedHeight: Int, shrink: Int, orientation: Int, plan: RenderPlan,
+                     geometries: [MemberGeometry], into targets: [RenderTarget]) {
+        let swaps = orientation >= 5 && orientation <= 8
+        let decodedWidth = swaps ? base.height : base.width, decodedHeight = swaps ? base.width : base.height
         // Intermediates stay in the stored orientation (turning a small result upright is cheaper
         // than turning the decoded image); scales are per stored axis.
         let sources = plan.sources(decodedWidth: decodedWidth, decodedHeight: decodedHeight)
         let needed = plan.needed(drawn: targets.count, sources: sources)
         var intermediates: [(raster: Raster, x: Double, y: Double)?] = []
+        let extent = (x: Double(storedWidth) / Double(shrink), y: Double(storedHeight) / Double(shrink))
         let baseScale = 1 / Double(shrink)
         for (gi, group) in plan.groups.enumerated() {
             guard needed[gi] else {
@@ -66,7 +93,7 @@ enum DirectJPEG {
             // is resized only where its centre crop lies.
             let feedsOthers = sources.enumerated().contains { $0.element == gi && needed[$0.offset] }
             let crop = Self.storedCrop(width: w, height: h, contentWidth: group.contentWidth, contentHeight: group.contentHeight,
-                                       orientation: jpeg.orientation)
+                                       orientation: orientation)
             let resized: Raster
             if same {
                 resized = from.raster
@@ -74,12 +101,11 @@ enum DirectJPEG {
                 // The decoded image covers the source from its top left corner to its true size
                 // at the DCT scale (1601 pixels at 1/8 are 200.125 of the 201 decoded); an
                 // intermediate's grid is centred on the source's, as its resize made it.
-                let extent = sources[gi] == nil ? (x: Double(jpeg.width) / Double(shrink), y: Double(jpeg.height) / Double(shrink)) : nil
                 resized = Lanczos3.resize(from.raster, width: w, height: h, scaleX: gx / from.x, scaleY: gy / from.y,
-                                          extent: extent, window: feedsOthers ? nil : crop)
+                                          extent: sources[gi] == nil ? extent : nil, window: feedsOthers ? nil : crop)
             }
             intermediates.append(feedsOthers || same ? (resized, gx, gy) : nil)
-            let content = (same || feedsOthers ? resized.cropped(to: crop) : resized).upright(orientation: jpeg.orientation)
+            let content = (same || feedsOthers ? resized.cropped(to: crop) : resized).upright(orientation: orientation)
             content.bytes.withUnsafeBytes { raw in
                 let pixels = ContentPixels(base: raw.baseAddress!, width: group.contentWidth, height: group.contentHeight,
                                            hasAlpha: false, rowBytes: content.rowBytes)
@@ -89,9 +115,6 @@ enum DirectJPEG {
                 }
             }
         }
-        let info = SourceInfo(width: sw, height: sh, loader: "libjpeg", orientation: jpeg.orientation, hasAlpha: false,
-                              hasICCProfile: false, isCMYK: false, decodedWidth: decodedWidth, decodedHeight: decodedHeight)
-        return RenderReport(members: geometries.prefix(targets.count).map { MemberResult(contentRect: $0.contentRect) }, decodes: 1, source: info)
     }
 
     /// The centre crop of the upright image (`contentWidth` × `contentHeight` of the upright

@@ -2,8 +2,10 @@ import CVips
 import ImageTableCore
 
 /// The libvips path of ``ImageRenderer``: every source the direct JPEG path declines (other
-/// formats, colour management, CMYK, smart crops, damaged files). One decode with shrink-on-load
-/// through `vips_thumbnail`, members resized by libvips and written by our own packing loop.
+/// formats, colour management, CMYK, smart crops, damaged files). A JPEG whose members need no
+/// smart crop is decoded here and resized by our own resampler (`ImageRenderer+VipsJPEG.swift`);
+/// the rest take one decode with shrink-on-load through `vips_thumbnail`, members resized by
+/// libvips, all written by our own packing loop.
 extension ImageRenderer {
     /// Renders `bytes` through libvips inside `scope`, which owns every object it makes.
     ///
@@ -46,6 +48,13 @@ extension ImageRenderer {
         // 2. The one decode.
         decodes.add(1, ordering: .relaxed)
         PipelineRuntime.decodeCounter.add(1, ordering: .relaxed)
+        if drawsJPEGItself(loader: loader, header: header, isCMYK: isCMYK, plan: plan) {
+            let decoded = try renderJPEGWithVips(scope, source: source, header: header, isCMYK: isCMYK, hasICC: hasICC,
+                                                 orientation: orientation, plan: plan, geometries: geometries, targets: targets)
+            let info = SourceInfo(width: sw, height: sh, loader: loader, orientation: orientation, hasAlpha: false, hasICCProfile: hasICC,
+                                  isCMYK: isCMYK, decodedWidth: decoded.width, decodedHeight: decoded.height)
+            return RenderReport(members: geometries.prefix(targets.count).map { MemberResult(contentRect: $0.contentRect) }, decodes: 1, source: info)
+        }
         var decoded: VImage
         var thumbnailShrink: Double?
         if isCMYK {

@@ -128,6 +128,19 @@ enum Reference {
         }
     }
 
+    /// Writes `path` decoded at full size and converted to sRGB with its embedded profile (CMYK
+    /// included) as PNG: the whole image, for references of colour-managed sources.
+    static func sRGB(_ path: String, to output: String) throws {
+        try PipelineRuntime.withLibvips {
+            guard let image = cvips_load_file(path) else { throw referenceError() }
+            defer { g_object_unref(image) }
+            var out: UnsafeMutablePointer<VipsImage>?
+            guard cvips_icc_transform_to(image, &out, "srgb") == 0, let out else { throw referenceError() }
+            defer { g_object_unref(out) }
+            guard cvips_pngsave(out, output) == 0 else { throw referenceError() }
+        }
+    }
+
     /// Writes `path` re-encoded in the format `output`'s suffix names.
     /// With `maxSize`, the image is first thumbnailed to fit inside `maxSize` × `maxSize`.
     static func convert(_ path: String, to output: String, maxSize: Int? = nil) throws {

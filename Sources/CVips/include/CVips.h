@@ -104,6 +104,9 @@ int cv_thumbnail_source(CVSource *source, CVImage **out, int width, int height, 
                         const char *export_profile);
 /// To sRGB with the embedded profile, else libvips' built-in CMYK profile; 8 bits out.
 int cv_icc_transform_cmyk_to_srgb(CVImage *in, CVImage **out);
+/// From the embedded profile to sRGB (relative intent, 8 bits out), as `vips_thumbnail` with
+/// `export_profile=srgb` does after resizing.
+int cv_icc_transform_embedded_to_srgb(CVImage *in, CVImage **out);
 int cv_autorot(CVImage *in, CVImage **out);
 int cv_colourspace(CVImage *in, CVImage **out, CVInterpretation space);
 int cv_cast(CVImage *in, CVImage **out, CVBandFormat format);

@@ -1,0 +1,81 @@
+import CVips
+import ImageTableCore
+
+/// JPEGs the direct path declines but whose members it could draw: an ICC profile, CMYK, or
+/// data libjpeg warns about. libvips decodes them (shrink-on-load, its colour management, its
+/// words for damage) and our Lanczos-3 resizes, as for any plain JPEG.
+///
+/// `vips_thumbnail` would resize the shrunk decode as if it were the whole image: where a side
+/// is not a multiple of the shrink, libvips' `jpegload` drops the last partial block (1601
+/// pixels at 1/4 decode to 400, which cover 1600), and `vips_resize` centres its output on the
+/// pixels it has, so the image came out stretched by a fraction of a pixel: 1.6–5.8 mean off
+/// the whole image resized, for a 1601×1067 photo into 64×64 to 150×150. Here the decoded
+/// pixels start where the source does and reach its size divided by the shrink, as in the
+/// direct path.
+extension ImageRenderer {
+    /// Whether ``renderJPEGWithVips(_:header:loader:orientation:plan:geometries:targets:info:)``
+    /// applies: a JPEG of three bands or CMYK, and members with no smart crop (those need
+    /// libvips' `smartcrop` on the resized image).
+    func drawsJPEGItself(loader: String, header: VImage, isCMYK: Bool, plan: RenderPlan) -> Bool {
+        loader.hasPrefix("jpegload") && (isCMYK || (header.bands == 3 && header.interpretation == CV_INTERPRETATION_sRGB))
+            && plan.groups.allSatisfy { $0.crop == nil || $0.crop == .centre }
+    }
+
+    /// Decodes a JPEG through libvips at its DCT scale, converts it to 8-bit sRGB there (an
+    /// embedded profile, or libvips' CMYK profile), and draws every member with the direct
+    /// path's resampler.
+    ///
+    /// Colour is converted before resizing, where `vips_thumbnail` converts an RGB profile after
+    /// it: the resampler works on sRGB pixels only, and the two orders differ by less than a
+    /// level on average (`SourceTests`).
+    ///
+    /// - Parameters:
+    ///   - scope: the libvips objects' owner and the source's name for errors.
+    ///   - source: the libvips source of the bytes.
+    ///   - header: the image opened for its header (the decode itself when the shrink is 1).
+    ///   - isCMYK: whether the JPEG is CMYK.
+    ///   - hasICC: whether it has an embedded profile.
+    ///   - orientation: its EXIF orientation, 1…8.
+    ///   - plan: the render plan of the upright source.
+    ///   - geometries: each format's placement.
+    ///   - targets: the members to draw and where.
+    /// - Returns: the decoded image's size, upright.
+    /// - Throws: `ImageTableError` `decode-failed` with libvips' message.
+    func renderJPEGWithVips(_ scope: VipsScope, source: OpaquePointer, header: VImage, isCMYK: Bool, hasICC: Bool,
+                            orientation: Int, plan: RenderPlan, geometries: [MemberGeometry],
+                            targets: [RenderTarget]) throws(ImageTableError) -> (width: Int, height: Int) {
+        let shrink = Self.jpegShrink(forScale: plan.decodeScale)
+        var image = header
+        if shrink > 1 {
+            image = try scope.image("decode", .decodeFailed) { cv_jpeg_from_source_shrunk(source, options.failOn.vips, Int32(shrink)) }
+        }
+        if isCMYK || hasICC {
+            let input = image
+            image = try scope.image("convert to sRGB", .decodeFailed) {
+                isCMYK ? cv_icc_transform_cmyk_to_srgb(input.pointer, $0) : cv_icc_transform_embedded_to_srgb(input.pointer, $0)
+            }
+        }
+        if image.bands != 3 || image.interpretation != CV_INTERPRETATION_sRGB {
+            let input = image
+            image = try scope.image("convert to sRGB", .decodeFailed) { cv_colourspace(input.pointer, $0, CV_INTERPRETATION_sRGB) }
+        }
+        if image.format != CV_FORMAT_UCHAR {
+            let input = image
+            image = try scope.image("convert to 8 bits", .decodeFailed) { cv_cast(input.pointer, $0, CV_FORMAT_UCHAR) }
+        }
+        guard image.bands == 3 else {
+            throw ImageTableError(.unsupportedFormat, "JPEGs with \(image.bands) bands after conversion to sRGB are not supported",
+                                  path: scope.sourceName)
+        }
+        let (width, height) = (image.width, image.height)
+        let base = try scope.withPixels("decode", .decodeFailed, of: image) { pixels in
+            var raster = Raster(uninitializedWidth: width, height: height, channels: 3)
+            precondition(pixels.count >= width * height * 3)
+            raster.bytes.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: pixels[0..<(width * height * 3)])) }
+            return raster
+        }
+        DirectJPEG.draw(base, storedWidth: header.width, storedHeight: header.height, shrink: shrink, orientation: orientation,
+                        plan: plan, geometries: geometries, into: targets)
+        return orientation >= 5 ? (height, width) : (width, height)
+    }
+}
