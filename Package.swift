@@ -53,8 +53,10 @@ let package = Package(
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg-dev"])]),
         // The direct path's pixel loops (resampling in fixed point, packing into styles), with vector versions chosen at run time.
         .target(name: "CPixels", path: "Sources/CPixels"),
+        // lcms2, opened at run time: the direct path's colour management of JPEGs with a profile.
+        .target(name: "CColour", path: "Sources/CColour"),
         .target(name: "ImagePipeline", dependencies: [.target(name: "CVips", condition: baking), .target(name: "CJPEG", condition: baking),
-                                                     "CPixels", "ImageTableCore"]),
+                                                     "CColour", "CPixels", "ImageTableCore"]),
         // SQLite, for the bake state.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         // Scan, state, plan and worker processes: manifest + protocol + core, no libvips.

@@ -106,6 +106,18 @@ static inline int cjpeg_has_icc(const cjpeg_decoder *d) {
     return 0;
 }
 
+/// The embedded ICC profile, its APP2 chunks joined (libjpeg-turbo's `jpeg_read_icc_profile`);
+/// NULL when there is none or its chunks do not add up. Free it with `cjpeg_free_icc`.
+static inline unsigned char *cjpeg_icc_profile(cjpeg_decoder *d, unsigned int *length) {
+    JOCTET *data = NULL;
+    *length = 0;
+    if (setjmp(d->jump)) return NULL;
+    if (!jpeg_read_icc_profile(&d->cinfo, &data, length)) return NULL;
+    return data;
+}
+
+static inline void cjpeg_free_icc(unsigned char *profile) { free(profile); }
+
 /// Starts decompressing at 1/`denom` (1, 2, 4 or 8) into 8-bit RGB (greyscale replicated).
 /// 0 on success, with `cjpeg_output_width`/`height` set; -1 with `error` set.
 static inline int cjpeg_start(cjpeg_decoder *d, int denom) {

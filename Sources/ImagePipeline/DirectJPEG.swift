@@ -7,8 +7,10 @@ import ImageTableCore
 /// libvips' per-image machinery (operation objects, a thread pool per evaluation, liborc code
 /// generated per resize) cost 2–4× the decode itself; this path costs little more than the decode.
 /// It covers the common case only and declines (returns `nil`) everything else, which libvips
-/// then renders as before: other formats, CMYK, ICC profiles, attention and entropy crops, and
-/// any file libjpeg warns about or fails on (so damage is reported by libvips, in its words).
+/// then renders as before: other formats, CMYK, ICC profiles that are not RGB or that lcms2
+/// cannot read, attention and entropy crops, and any file libjpeg warns about or fails on (so
+/// damage is reported by libvips, in its words). An RGB profile (a phone's Display P3) is
+/// converted to sRGB by a ``ColourTransform`` kept per profile, after resizing.
 enum DirectJPEG {
     /// Renders `bytes` into `targets`, or returns `nil` when the direct path does not apply.
     ///
@@ -34,6 +36,11 @@ enum DirectJPEG {
         let geometries = formats.map { MemberGeometry(sourceWidth: sw, sourceHeight: sh, format: $0) }
         let plan = RenderPlan(sourceWidth: sw, sourceHeight: sh, geometries: geometries, formats: formats)
         guard plan.groups.allSatisfy({ $0.crop == nil || $0.crop == .centre }) else { return nil }
+        var colour: ColourTransform?
+        if let profile = jpeg.iccProfile {
+            guard let transform = profile.withUnsafeBytes({ ColourTransform.toSRGB(from: $0) }) else { return nil }
+            colour = transform
+        }
 
         let shrink = ImageRenderer.jpegShrink(forScale: plan.decodeScale)
         let base: Raster
@@ -47,9 +54,9 @@ enum DirectJPEG {
         }
         let decodedWidth = swaps ? base.height : base.width, decodedHeight = swaps ? base.width : base.height
         draw(base, storedWidth: jpeg.width, storedHeight: jpeg.height, shrink: shrink, orientation: jpeg.orientation,
-             plan: plan, geometries: geometries, into: targets)
+             colour: colour, plan: plan, geometries: geometries, into: targets)
         let info = SourceInfo(width: sw, height: sh, loader: "libjpeg", orientation: jpeg.orientation, hasAlpha: false,
-                              hasICCProfile: false, isCMYK: false, decodedWidth: decodedWidth, decodedHeight: decodedHeight)
+                              hasICCProfile: colour != nil, isCMYK: false, decodedWidth: decodedWidth, decodedHeight: decodedHeight)
         return RenderReport(members: geometries.prefix(targets.count).map { MemberResult(contentRect: $0.contentRect) }, decodes: 1, source: info)
     }
 
@@ -66,11 +73,13 @@ enum DirectJPEG {
     ///     the decoder rounded that up (libjpeg: a last pixel covering part of a block) or down
     ///     (libvips' `jpegload`).
     ///   - orientation: the EXIF orientation (1…8) that turns `base` upright.
+    ///   - colour: the conversion of an embedded profile to sRGB, applied to each member's
+    ///     pixels after resizing; `nil` when `base` is sRGB.
     ///   - plan: the render plan of the upright source; members with a smart crop are not drawn here.
     ///   - geometries: each format's placement.
     ///   - targets: the members to draw and where.
-    static func draw(_ base: Raster, storedWidth: Int, storedHeight: Int, shrink: Int, orientation: Int, plan: RenderPlan,
-                     geometries: [MemberGeometry], into targets: [RenderTarget]) {
+    static func draw(_ base: Raster, storedWidth: Int, storedHeight: Int, shrink: Int, orientation: Int, colour: ColourTransform? = nil,
+                     plan: RenderPlan, geometries: [MemberGeometry], into targets: [RenderTarget]) {
         let swaps = orientation >= 5 && orientation <= 8
         let decodedWidth = swaps ? base.height : base.width, decodedHeight = swaps ? base.width : base.height
         // Intermediates stay in the stored orientation (turning a small result upright is cheaper
@@ -105,7 +114,8 @@ enum DirectJPEG {
                                           extent: sources[gi] == nil ? extent : nil, window: feedsOthers ? nil : crop)
             }
             intermediates.append(feedsOthers || same ? (resized, gx, gy) : nil)
-            let content = (same || feedsOthers ? resized.cropped(to: crop) : resized).upright(orientation: orientation)
+            var content = (same || feedsOthers ? resized.cropped(to: crop) : resized).upright(orientation: orientation)
+            colour?.apply(&content)
             content.bytes.withUnsafeBytes { raw in
                 let pixels = ContentPixels(base: raw.baseAddress!, width: group.contentWidth, height: group.contentHeight,
                                            hasAlpha: false, rowBytes: content.rowBytes)

@@ -1,8 +1,8 @@
 import CVips
 import ImageTableCore
 
-/// JPEGs the direct path declines but whose members it could draw: an ICC profile, CMYK, or
-/// data libjpeg warns about. libvips decodes them (shrink-on-load, its colour management, its
+/// JPEGs the direct path declines but whose members it could draw: CMYK, a profile lcms2
+/// cannot use, or data libjpeg warns about. libvips decodes them (shrink-on-load, its colour management, its
 /// words for damage) and our Lanczos-3 resizes, as for any plain JPEG.
 ///
 /// `vips_thumbnail` would resize the shrunk decode as if it were the whole image: where a side

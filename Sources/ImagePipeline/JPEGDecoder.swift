@@ -1,8 +1,9 @@
 import CJPEG
 
 /// libjpeg(-turbo) called directly, for JPEGs that need nothing libvips adds: 8-bit greyscale,
-/// YCbCr or RGB, no ICC profile. Header first, then one decode at 1/1, 1/2, 1/4 or 1/8 (the DCT
-/// scaling libvips calls shrink-on-load) into RGB.
+/// YCbCr or RGB, with or without an ICC profile (which the caller converts with
+/// ``ColourTransform``). Header first, then one decode at 1/1, 1/2, 1/4 or 1/8 (the DCT scaling
+/// libvips calls shrink-on-load) into RGB.
 ///
 /// The decoder never decides what damage means: any error or warning makes it give up (`nil`),
 /// and the renderer hands the source to libvips, which reports it exactly as it always has.
@@ -16,9 +17,11 @@ final class JPEGDecoder {
     let height: Int
     /// The EXIF orientation, 1…8.
     let orientation: Int
+    /// The embedded ICC profile, its chunks joined; `nil` when there is none.
+    let iccProfile: [UInt8]?
 
     /// Reads the header, or returns `nil` when the direct path does not apply: not a JPEG, a
-    /// damaged header, CMYK or another colour space, an embedded ICC profile.
+    /// damaged header, CMYK or another colour space, an ICC profile whose chunks do not add up.
     ///
     /// - Parameter bytes: the encoded image; must stay valid while the decoder lives.
     init?(_ bytes: UnsafeRawBufferPointer) {
@@ -28,9 +31,21 @@ final class JPEGDecoder {
         self.bytes = bytes
         let data = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
         guard cjpeg_read_header(decoder, data, UInt(bytes.count)) == 0, decoder.pointee.warnings == 0,
-              cjpeg_plain_colour(decoder) != 0, cjpeg_has_icc(decoder) == 0 else {
+              cjpeg_plain_colour(decoder) != 0 else {
             cjpeg_free(decoder)
             return nil
+        }
+        if cjpeg_has_icc(decoder) != 0 {
+            var length: UInt32 = 0
+            let profile = cjpeg_icc_profile(decoder, &length)
+            defer { cjpeg_free_icc(profile) }
+            guard let profile, decoder.pointee.warnings == 0 else {
+                cjpeg_free(decoder)
+                return nil
+            }
+            iccProfile = Array(UnsafeBufferPointer(start: profile, count: Int(length)))
+        } else {
+            iccProfile = nil
         }
         width = Int(cjpeg_width(decoder))
         height = Int(cjpeg_height(decoder))

@@ -5,7 +5,7 @@ import ImageTableCore
 import TestSupport
 import Testing
 
-/// The direct JPEG path (libjpeg and our Lanczos-3, no libvips): taken for plain JPEGs only,
+/// The direct JPEG path (libjpeg and our Lanczos-3, no libvips): taken for plain JPEGs and RGB profiles,
 /// decoding exactly as libvips does, and rendering what the libvips path renders within the
 /// tolerance PixelTests holds both to against `vips_thumbnail`, but where a side is not a
 /// multiple of the DCT scale: there it is within that tolerance of the whole image resized,
@@ -84,8 +84,9 @@ import Testing
         #expect(libvipsPath.mean <= 1.0 && libvipsPath.over <= 0.005, "\(size), the libvips path: \(libvipsPath)")
     }
 
-    /// The same for the JPEGs that take the libvips path in a bake: with a Display P3 profile,
-    /// and CMYK. Against the whole image converted to sRGB, then resized.
+    /// The same for JPEGs with a Display P3 profile (the direct path, converted per member after
+    /// resizing) and CMYK ones (decoded by libvips, drawn by our resampler). Against the whole
+    /// image converted to sRGB, then resized.
     @Test(arguments: ["p3", "cmyk"], [(64, 64), (100, 75), (150, 150)])
     func aProfileOrCMYKOfASizeNotAMultipleOfTheShrinkIsNotStretched(profile: String, size: (Int, Int)) throws {
         let dir = try TemporaryDirectory()
@@ -95,7 +96,8 @@ import Testing
         try Reference.sRGB(jpeg, to: whole)
         let format = TableFormat(width: size.0, height: size.1, style: .bgr32)
         let (report, slots) = try render(.file(jpeg), [format])
-        #expect(report.source.loader.hasPrefix("jpegload") && report.source.width == 1601 && report.source.decodedWidth < 1601)
+        #expect(report.source.loader == (profile == "cmyk" ? "jpegload_source" : "libjpeg"), "\(report.source.loader)")
+        #expect(report.source.width == 1601 && report.source.decodedWidth < 1601)
         #expect(report.source.isCMYK == (profile == "cmyk") && report.source.hasICCProfile)
         let reference = try Reference.thumbnail(whole, width: size.0, height: size.1, .cover(VIPS_INTERESTING_CENTRE))
         let d = Difference({ slots[0].rgba($0, $1) }, { reference.pixel($0, $1) }, width: size.0, height: size.1)
@@ -104,17 +106,24 @@ import Testing
         #expect(d.mean <= 1.0 && d.over <= (profile == "cmyk" ? 0.01 : 0.005), "\(profile) \(size): \(d)")
     }
 
-    /// What the direct path declines goes to libvips: a colour profile, CMYK, a smart crop, and
-    /// damage libjpeg only warns about (reported in libvips' words).
-    @Test func profilesCMYKSmartCropsAndDamageGoToLibvips() throws {
+    /// What the direct path declines goes to libvips: CMYK, a profile lcms2 cannot read, a smart
+    /// crop, and damage libjpeg only warns about (reported in libvips' words). An RGB profile
+    /// stays on the direct path.
+    @Test func cmykBadProfilesSmartCropsAndDamageGoToLibvips() throws {
         let dir = try TemporaryDirectory()
         let original = Corpus.photo("Landscape_1.jpg")
         let spec = [TableFormat(width: 64, height: 64, style: .bgr32)]
         try Reference.jpegWithProfile(original, profile: "p3", to: dir.file("p3.jpg"))
         try Reference.jpegWithProfile(original, profile: "cmyk", to: dir.file("cmyk.jpg"))
-        for file in ["p3.jpg", "cmyk.jpg"] {
+        // An APP2 ICC_PROFILE chunk (1 of 1) of garbage, after the SOI marker.
+        var garbage = try Data(contentsOf: URL(fileURLWithPath: original))
+        let payload = Data("ICC_PROFILE\0".utf8) + Data([1, 1]) + Data(repeating: 0x5A, count: 300)
+        garbage.insert(contentsOf: Data([0xFF, 0xE2, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)]) + payload, at: 2)
+        try garbage.write(to: URL(fileURLWithPath: dir.file("garbage-profile.jpg")))
+        for (file, loader) in [("p3.jpg", "libjpeg"), ("cmyk.jpg", "jpegload_source"), ("garbage-profile.jpg", "jpegload_source")] {
             let (report, _) = try render(.file(dir.file(file)), spec)
-            #expect(report.source.loader.hasPrefix("jpegload"), "\(file): \(report.source.loader)")
+            #expect(report.source.loader == loader, "\(file): \(report.source.loader)")
+            #expect(report.source.hasICCProfile, "\(file)")
         }
         let (smart, _) = try render(.file(original), [TableFormat(width: 64, height: 128, style: .bgr32, crop: .attention)])
         #expect(smart.source.loader.hasPrefix("jpegload"))
@@ -126,6 +135,23 @@ import Testing
         #expect(damaged.decodes == 1 && renderer.decodeCount == 1, "the declined direct decode is not counted")
         let (plain, _) = try render(.file(original), spec)
         #expect(plain.source.loader == "libjpeg" && plain.warnings.isEmpty)
+    }
+
+    /// A Display P3 JPEG through the direct path (converted per member, after resizing) and
+    /// through libvips (converted before): the same members within the tolerance, for every
+    /// fit and style.
+    @Test func aProfileConvertedAfterResizingMatchesTheLibvipsPath() throws {
+        let dir = try TemporaryDirectory()
+        try Reference.jpegWithProfile(Corpus.photo("Portrait_6.jpg"), profile: "p3", to: dir.file("p3.jpg"))
+        let (direct, ours) = try render(.file(dir.file("p3.jpg")), Self.formats)
+        let (viaLibvips, theirs) = try render(.file(dir.file("p3.jpg")), Self.formats, renderer: ImageRenderer(directJPEG: false))
+        #expect(direct.source.loader == "libjpeg" && viaLibvips.source.loader.hasPrefix("jpegload"))
+        #expect(direct.source.hasICCProfile && viaLibvips.source.hasICCProfile && direct.members == viaLibvips.members)
+        for (i, format) in Self.formats.enumerated() {
+            let d = Difference({ ours[i].rgba($0, $1) }, { theirs[i].rgba($0, $1) }, width: format.width, height: format.height,
+                               threshold: format.style == .bgr16 ? 16 : 8)
+            #expect(d.mean <= 1.0 && d.over <= 0.005, "\(format.width)×\(format.height): \(d)")
+        }
     }
 
     /// A greyscale JPEG comes out grey in every channel, as through libvips.

@@ -85,15 +85,19 @@ import Glibc
         for (a, b) in zip(fromFile, fromData) { #expect(Array(a.buffer) == Array(b.buffer)) }
     }
 
-    @Test func embeddedProfilesAreConvertedToSRGB() throws {
+    /// A Display P3 JPEG against the sRGB original, upright whatever its EXIF orientation (a
+    /// wrong turn scores over 20).
+    @Test(arguments: ["Landscape_1.jpg", "Landscape_6.jpg", "Portrait_7.jpg"])
+    func embeddedProfilesAreConvertedToSRGB(photo: String) throws {
         let dir = try TemporaryDirectory()
-        let original = Corpus.photo("Landscape_1.jpg")
+        let original = Corpus.photo(photo)
         let p3 = dir.file("p3.jpg")
         try Reference.jpegWithProfile(original, profile: "p3", to: p3)
         let spec = TableFormat(width: 120, height: 80, style: .bgr32)
-        let (_, reference) = try render(.file(original), [spec])
+        let (plain, reference) = try render(.file(original), [spec])
         let (report, slots) = try render(.file(p3), [spec])
-        #expect(report.source.hasICCProfile && !report.source.isCMYK)
+        #expect(report.source.hasICCProfile && !report.source.isCMYK && report.source.loader == "libjpeg")
+        #expect(report.source.orientation == plain.source.orientation && report.source.orientation == Int(photo.dropLast(4).last!.wholeNumberValue!))
         let d = Difference({ slots[0].rgba($0, $1) }, { reference[0].rgba($0, $1) }, width: 120, height: 80)
         #expect(d.mean <= 1.5, "P3 → sRGB: \(d)")
     }
