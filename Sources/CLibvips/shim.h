@@ -47,6 +47,11 @@ static inline int cvips_jpegsave(VipsImage *in, const char *filename, int q) {
     return vips_jpegsave(in, filename, "Q", q, NULL);
 }
 
+/// Adds a constant band (an opaque alpha, test fixtures).
+static inline int cvips_bandjoin_const1(VipsImage *in, VipsImage **out, double c) {
+    return vips_bandjoin_const1(in, out, c, NULL);
+}
+
 /// Transforms to the named or built-in profile (`"cmyk"`, `"p3"`…) with the embedded or sRGB
 /// input profile (test fixtures).
 static inline int cvips_icc_transform_to(VipsImage *in, VipsImage **out, const char *profile) {

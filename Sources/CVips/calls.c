@@ -34,6 +34,9 @@ CVInterpretation cv_image_get_interpretation(const CVImage *image) {
 }
 unsigned long cv_image_get_typeof(const CVImage *image, const char *name) { return cv_vips.image_get_typeof(image, name); }
 int cv_image_get_int(const CVImage *image, const char *name, int *out) { return cv_vips.image_get_int(image, name, out); }
+int cv_image_get_blob(const CVImage *image, const char *name, const void **data, size_t *length) {
+    return cv_vips.image_get_blob(image, name, data, length);
+}
 int cv_image_get_string(const CVImage *image, const char *name, const char **out) {
     return cv_vips.image_get_string(image, name, out);
 }

@@ -76,6 +76,7 @@ int cv_load(char *error, size_t size) {
     RESOLVE(image_get_typeof, "vips_image_get_typeof")
     RESOLVE(image_get_int, "vips_image_get_int")
     RESOLVE(image_get_string, "vips_image_get_string")
+    RESOLVE(image_get_blob, "vips_image_get_blob")
     RESOLVE(image_new_from_source, "vips_image_new_from_source")
     RESOLVE(thumbnail_source, "vips_thumbnail_source")
     RESOLVE(icc_transform, "vips_icc_transform")

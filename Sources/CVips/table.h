@@ -35,6 +35,7 @@ struct cv_table {
     unsigned long (*image_get_typeof)(const CVImage *image, const char *name);
     int (*image_get_int)(const CVImage *image, const char *name, int *out);
     int (*image_get_string)(const CVImage *image, const char *name, const char **out);
+    int (*image_get_blob)(const CVImage *image, const char *name, const void **data, size_t *length);
 
     CVImage *(*image_new_from_source)(CVSource *source, const char *options, ...);
     int (*thumbnail_source)(CVSource *source, CVImage **out, int width, ...);

@@ -57,6 +57,14 @@ extension ImageRenderer {
         }
         var decoded: VImage
         var thumbnailShrink: Double?
+        // An 8-bit RGB profile without alpha is converted per member by a transform kept for the
+        // process (ColourTransform), after resizing as vips_thumbnail's export_profile would,
+        // but without building an lcms2 transform for every image.
+        var colour: ColourTransform?
+        if hasICC && !isCMYK && header.bands == 3 && header.format == CV_FORMAT_UCHAR && header.interpretation == CV_INTERPRETATION_sRGB,
+           let profile = scope.blob(header, "icc-profile-data") {
+            colour = profile.withUnsafeBytes { ColourTransform.toSRGB(from: $0) }
+        }
         if isCMYK {
             decoded = try decodeCMYK(scope, source: source, header: header, loader: loader, failOn: failOn,
                                      orientation: orientation, scale: plan.decodeScale)
@@ -64,7 +72,7 @@ extension ImageRenderer {
             let box = plan.decodeBox(sourceWidth: sw, sourceHeight: sh)
             let options = "fail_on=\(self.options.failOn.rawValue)"
             decoded = try scope.image("decode", .decodeFailed) { out in
-                cv_thumbnail_source(source, out, Int32(box.width), Int32(box.height), options, hasICC ? "srgb" : nil)
+                cv_thumbnail_source(source, out, Int32(box.width), Int32(box.height), options, hasICC && colour == nil ? "srgb" : nil)
             }
             // vips_thumbnail's own uniform scale (it fits inside the box, never enlarging).
             thumbnailShrink = max(1, Double(sw) / Double(box.width), Double(sh) / Double(box.height))
@@ -111,12 +119,20 @@ extension ImageRenderer {
                 throw ImageTableError(.renderFailed, "libvips produced \(cropped.bands) bands", path: name)
             }
             try scope.withPixels("render", .renderFailed, of: cropped) { buffer in
-                let content = ContentPixels(base: buffer.baseAddress!, width: cropped.width, height: cropped.height, hasAlpha: hasAlpha)
-                precondition(buffer.count >= content.width * content.height * content.bytesPerPixel)
-                for (ti, target) in targets.enumerated() where plan.groupOfTarget[ti] == gi {
-                    PixelWriter.write(content, placement: geometries[ti].placement, format: target.format,
-                                      into: target.pixels.baseAddress!, bytesPerRow: target.bytesPerRow)
+                let (width, height) = (cropped.width, cropped.height)
+                func draw(_ base: UnsafeRawPointer) {
+                    let content = ContentPixels(base: base, width: width, height: height, hasAlpha: hasAlpha)
+                    for (ti, target) in targets.enumerated() where plan.groupOfTarget[ti] == gi {
+                        PixelWriter.write(content, placement: geometries[ti].placement, format: target.format,
+                                          into: target.pixels.baseAddress!, bytesPerRow: target.bytesPerRow)
+                    }
                 }
+                precondition(buffer.count >= width * height * (hasAlpha ? 16 : 3))
+                guard let colour else { return draw(buffer.baseAddress!) }
+                var raster = Raster(uninitializedWidth: width, height: height, channels: 3)
+                raster.bytes.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[0..<(width * height * 3)])) }
+                colour.apply(&raster)
+                raster.bytes.withUnsafeBytes { draw($0.baseAddress!) }
             }
         }
         return RenderReport(members: geometries.prefix(targets.count).map { MemberResult(contentRect: $0.contentRect) }, decodes: 1, source: info)

@@ -161,6 +161,20 @@ final class VipsScope {
     }
 
     /// Whether a header field exists.
+    /// A copy of the header field `name`'s bytes (`icc-profile-data`), or `nil` when it has none.
+    func blob(_ image: VImage, _ name: String) -> [UInt8]? {
+        PipelineRuntime.libvipsLock.withLock { _ in
+            var data: UnsafeRawPointer?
+            var length = 0
+            guard cv_image_get_typeof(image.pointer, name) != 0, cv_image_get_blob(image.pointer, name, &data, &length) == 0,
+                  let data else {
+                _ = Vips.takeErrorBuffer()
+                return nil
+            }
+            return [UInt8](UnsafeRawBufferPointer(start: data, count: length))
+        }
+    }
+
     func has(_ image: VImage, _ name: String) -> Bool {
         PipelineRuntime.libvipsLock.withLock { _ in cv_image_get_typeof(image.pointer, name) != 0 }
     }

@@ -102,6 +102,30 @@ import Glibc
         #expect(d.mean <= 1.5, "P3 → sRGB: \(d)")
     }
 
+    /// A Display P3 PNG (libvips' path, the profile converted per member by a kept transform)
+    /// and a Display P3 PNG with alpha (libvips' own conversion), against the whole image
+    /// converted to sRGB, then resized by vips_thumbnail.
+    @Test(arguments: [false, true])
+    func profilesOfOtherFormatsAreConvertedToSRGB(alpha: Bool) throws {
+        let dir = try TemporaryDirectory()
+        let (small, p3, png, whole) = (dir.file("small.png"), dir.file("p3.jpg"), dir.file("p3.png"), dir.file("whole.png"))
+        try Reference.convert(Corpus.photo("Landscape_1.jpg"), to: small, maxSize: 600)
+        try Reference.jpegWithProfile(small, profile: "p3", to: p3)
+        try Reference.convert(p3, to: png)
+        if alpha { try Reference.addAlpha(png) }
+        try Reference.sRGB(png, to: whole)
+        let spec = TableFormat(width: 120, height: 80, style: .bgr32)
+        let (report, slots) = try render(.file(png), [spec])
+        #expect(report.source.loader.hasPrefix("pngload") && report.source.hasICCProfile && report.source.hasAlpha == alpha)
+        let reference = try Reference.thumbnail(whole, width: 120, height: 80, .cover(VIPS_INTERESTING_CENTRE))
+        let d = Difference({ slots[0].rgba($0, $1) }, { reference.pixel($0, $1) }, width: 120, height: 80)
+        #expect(d.mean <= 1.0 && d.over <= 0.005, "P3 PNG, alpha \(alpha): \(d)")
+        // Against the original's sRGB pixels: a skipped conversion is 3.4 off (libvips-8.14.md).
+        let (_, original) = try render(.file(small), [spec])
+        let o = Difference({ slots[0].rgba($0, $1) }, { original[0].rgba($0, $1) }, width: 120, height: 80)
+        #expect(o.mean <= 1.5, "P3 PNG against the sRGB original: \(o)")
+    }
+
     @Test func cmykIsTransformedToSRGB() throws {
         let dir = try TemporaryDirectory()
         let original = Corpus.photo("Landscape_6.jpg")

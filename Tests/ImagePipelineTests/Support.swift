@@ -141,6 +141,18 @@ enum Reference {
         }
     }
 
+    /// Rewrites the PNG at `path` with an opaque alpha band added (its profile kept).
+    static func addAlpha(_ path: String) throws {
+        try PipelineRuntime.withLibvips {
+            guard let image = cvips_load_file(path) else { throw referenceError() }
+            defer { g_object_unref(image) }
+            var out: UnsafeMutablePointer<VipsImage>?
+            guard cvips_bandjoin_const1(image, &out, 255) == 0, let out else { throw referenceError() }
+            defer { g_object_unref(out) }
+            guard cvips_pngsave(out, path + ".tmp.png") == 0, rename(path + ".tmp.png", path) == 0 else { throw referenceError() }
+        }
+    }
+
     /// Writes `path` re-encoded in the format `output`'s suffix names.
     /// With `maxSize`, the image is first thumbnailed to fit inside `maxSize` × `maxSize`.
     static func convert(_ path: String, to output: String, maxSize: Int? = nil) throws {

@@ -90,6 +90,8 @@ CVInterpretation cv_image_get_interpretation(const CVImage *image);
 unsigned long cv_image_get_typeof(const CVImage *image, const char *name);
 int cv_image_get_int(const CVImage *image, const char *name, int *out);
 int cv_image_get_string(const CVImage *image, const char *name, const char **out);
+/// `vips_image_get_blob`: the field's bytes, owned by the image. 0 on success.
+int cv_image_get_blob(const CVImage *image, const char *name, const void **data, size_t *length);
 
 // ---- Operations: fixed-arity wrappers around libvips' variadic calls, which Swift cannot call ----
 
