@@ -8,10 +8,15 @@ import ImageTableCore
 /// generated per resize) cost 2–4× the decode itself; this path costs little more than the decode.
 /// It covers the common case only and declines (returns `nil`) everything else, which libvips
 /// then renders as before: other formats, CMYK, ICC profiles that are not RGB or that lcms2
-/// cannot read, attention and entropy crops, and any file libjpeg warns about or fails on (so
-/// damage is reported by libvips, in its words). An RGB profile (a phone's Display P3) is
+/// cannot read, attention and entropy crops when no cropper is given (the renderer gives
+/// libvips' `smartcrop`), and any file libjpeg warns about or fails on (so damage is reported by
+/// libvips, in its words). An RGB profile (a phone's Display P3) is
 /// converted to sRGB by a ``ColourTransform`` kept per profile, after resizing.
 enum DirectJPEG {
+    /// Crops a member's resized, upright image to `width` × `height` by an attention or entropy
+    /// strategy (libvips' `smartcrop`, which this module calls without linking libvips here).
+    typealias SmartCrop = (_ image: Raster, _ width: Int, _ height: Int, _ strategy: CropStrategy) throws(ImageTableError) -> Raster
+
     /// Renders `bytes` into `targets`, or returns `nil` when the direct path does not apply.
     ///
     /// - Parameters:
@@ -21,11 +26,13 @@ enum DirectJPEG {
     ///   - formats: the targets' formats, then the formats only planned (see
     ///     ``ImageRenderer/render(bytes:name:into:planningWith:)``).
     ///   - options: limits.
+    ///   - smartCrop: how members with an attention or entropy crop are cropped; without it,
+    ///     such members send the source to libvips.
     /// - Returns: the report, or `nil` to fall back to libvips.
     /// - Throws: ``ImageTableError`` `too-many-pixels`, as the libvips path would, and
     ///   `truncated` for data that ends before the image (libjpeg only warns, and pads with grey).
     static func render(_ bytes: UnsafeRawBufferPointer, name: String, targets: [RenderTarget], formats: [TableFormat],
-                       options: DecodeOptions) throws(ImageTableError) -> RenderReport? {
+                       options: DecodeOptions, smartCrop: SmartCrop? = nil) throws(ImageTableError) -> RenderReport? {
         guard PipelineRuntime.settings.loaders.contains(.jpeg), let jpeg = JPEGDecoder(bytes) else { return nil }
         let (pixels, overflow) = jpeg.width.multipliedReportingOverflow(by: jpeg.height)
         guard !overflow, pixels <= options.maxPixels else {
@@ -35,10 +42,11 @@ enum DirectJPEG {
         let sw = swaps ? jpeg.height : jpeg.width, sh = swaps ? jpeg.width : jpeg.height
         let geometries = formats.map { MemberGeometry(sourceWidth: sw, sourceHeight: sh, format: $0) }
         let plan = RenderPlan(sourceWidth: sw, sourceHeight: sh, geometries: geometries, formats: formats)
-        guard plan.groups.allSatisfy({ $0.crop == nil || $0.crop == .centre }) else { return nil }
+        guard smartCrop != nil || plan.groups.allSatisfy({ $0.crop == nil || $0.crop == .centre }) else { return nil }
         var colour: ColourTransform?
         if let profile = jpeg.iccProfile {
-            guard let transform = profile.withUnsafeBytes({ ColourTransform.toSRGB(from: $0) }) else { return nil }
+            // A grey JPEG's profile is grey (or mislabelled): libvips decides what it means.
+            guard jpeg.components == 3, let transform = profile.withUnsafeBytes({ ColourTransform.toSRGB(from: $0) }) else { return nil }
             colour = transform
         }
 
@@ -53,8 +61,8 @@ enum DirectJPEG {
             throw ImageTableError(.truncated, "the image data ends early", path: name, cause: "libjpeg: \(message)")
         }
         let decodedWidth = swaps ? base.height : base.width, decodedHeight = swaps ? base.width : base.height
-        draw(base, storedWidth: jpeg.width, storedHeight: jpeg.height, shrink: shrink, orientation: jpeg.orientation,
-             colour: colour, plan: plan, geometries: geometries, into: targets)
+        try draw(base, storedWidth: jpeg.width, storedHeight: jpeg.height, shrink: shrink, orientation: jpeg.orientation,
+                 colour: colour, smartCrop: smartCrop, plan: plan, geometries: geometries, into: targets)
         let info = SourceInfo(width: sw, height: sh, loader: "libjpeg", orientation: jpeg.orientation, hasAlpha: false,
                               hasICCProfile: colour != nil, isCMYK: false, decodedWidth: decodedWidth, decodedHeight: decodedHeight)
         return RenderReport(members: geometries.prefix(targets.count).map { MemberResult(contentRect: $0.contentRect) }, decodes: 1, source: info)
@@ -75,11 +83,16 @@ enum DirectJPEG {
     ///   - orientation: the EXIF orientation (1…8) that turns `base` upright.
     ///   - colour: the conversion of an embedded profile to sRGB, applied to each member's
     ///     pixels after resizing; `nil` when `base` is sRGB.
+    ///   - smartCrop: how members with an attention or entropy crop are cropped, from their
+    ///     whole resized image, upright and in sRGB (as `vips_thumbnail` crops); required when
+    ///     `plan` has such members.
     ///   - plan: the render plan of the upright source; members with a smart crop are not drawn here.
     ///   - geometries: each format's placement.
     ///   - targets: the members to draw and where.
+    /// - Throws: what `smartCrop` throws.
     static func draw(_ base: Raster, storedWidth: Int, storedHeight: Int, shrink: Int, orientation: Int, colour: ColourTransform? = nil,
-                     plan: RenderPlan, geometries: [MemberGeometry], into targets: [RenderTarget]) {
+                     smartCrop: SmartCrop? = nil, plan: RenderPlan, geometries: [MemberGeometry],
+                     into targets: [RenderTarget]) throws(ImageTableError) {
         let swaps = orientation >= 5 && orientation <= 8
         let decodedWidth = swaps ? base.height : base.width, decodedHeight = swaps ? base.width : base.height
         // Intermediates stay in the stored orientation (turning a small result upright is cheaper
@@ -101,8 +114,11 @@ enum DirectJPEG {
             // A group that later groups resize from keeps its whole image; one that is only drawn
             // is resized only where its centre crop lies.
             let feedsOthers = sources.enumerated().contains { $0.element == gi && needed[$0.offset] }
-            let crop = Self.storedCrop(width: w, height: h, contentWidth: group.contentWidth, contentHeight: group.contentHeight,
-                                       orientation: orientation)
+            // A smart crop needs the whole resized image; a centre crop is known in advance.
+            let smart = group.crop.flatMap { $0 == .centre ? nil : $0 }
+            let crop = smart != nil ? Lanczos3.Window(x: 0, y: 0, width: w, height: h)
+                : Self.storedCrop(width: w, height: h, contentWidth: group.contentWidth, contentHeight: group.contentHeight,
+                                  orientation: orientation)
             let resized: Raster
             if same {
                 resized = from.raster
@@ -116,6 +132,10 @@ enum DirectJPEG {
             intermediates.append(feedsOthers || same ? (resized, gx, gy) : nil)
             var content = (same || feedsOthers ? resized.cropped(to: crop) : resized).upright(orientation: orientation)
             colour?.apply(&content)
+            if let smart {
+                guard let smartCrop else { preconditionFailure("a smart crop without a cropper") }
+                content = try smartCrop(content, group.contentWidth, group.contentHeight, smart)
+            }
             content.bytes.withUnsafeBytes { raw in
                 let pixels = ContentPixels(base: raw.baseAddress!, width: group.contentWidth, height: group.contentHeight,
                                            hasAlpha: false, rowBytes: content.rowBytes)

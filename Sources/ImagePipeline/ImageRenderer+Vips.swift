@@ -48,7 +48,7 @@ extension ImageRenderer {
         // 2. The one decode.
         decodes.add(1, ordering: .relaxed)
         PipelineRuntime.decodeCounter.add(1, ordering: .relaxed)
-        if drawsJPEGItself(loader: loader, header: header, isCMYK: isCMYK, plan: plan) {
+        if drawsJPEGItself(loader: loader, header: header, isCMYK: isCMYK) {
             let decoded = try renderJPEGWithVips(scope, source: source, header: header, isCMYK: isCMYK, hasICC: hasICC,
                                                  orientation: orientation, plan: plan, geometries: geometries, targets: targets)
             let info = SourceInfo(width: sw, height: sh, loader: loader, orientation: orientation, hasAlpha: false, hasICCProfile: hasICC,
@@ -66,8 +66,7 @@ extension ImageRenderer {
             colour = profile.withUnsafeBytes { ColourTransform.toSRGB(from: $0) }
         }
         if isCMYK {
-            decoded = try decodeCMYK(scope, source: source, header: header, loader: loader, failOn: failOn,
-                                     orientation: orientation, scale: plan.decodeScale)
+            decoded = try decodeCMYK(scope, header: header, orientation: orientation)
         } else {
             let box = plan.decodeBox(sourceWidth: sw, sourceHeight: sh)
             let options = "fail_on=\(self.options.failOn.rawValue)"
@@ -138,18 +137,11 @@ extension ImageRenderer {
         return RenderReport(members: geometries.prefix(targets.count).map { MemberResult(contentRect: $0.contentRect) }, decodes: 1, source: info)
     }
 
-    /// CMYK: libvips 8.14.1's thumbnail mishandles CMYK with an export profile, so load (with JPEG
-    /// shrink-on-load), transform with the embedded profile (or libvips' CMYK profile) to sRGB,
-    /// then auto-rotate ourselves.
-    fileprivate func decodeCMYK(_ scope: VipsScope, source: OpaquePointer, header: VImage, loader: String,
-                            failOn: CVFailOn, orientation: Int, scale: Double) throws(ImageTableError) -> VImage {
-        var loaded = header
-        if loader.hasPrefix("jpegload") {
-            let shrink = Self.jpegShrink(forScale: scale)
-            if shrink > 1 {
-                loaded = try scope.image("decode", .decodeFailed) { cv_jpeg_from_source_shrunk(source, failOn, Int32(shrink)) }
-            }
-        }
+    /// CMYK of another format than JPEG (a TIFF): libvips 8.14.1's thumbnail mishandles CMYK with
+    /// an export profile, so load, transform with the embedded profile (or libvips' CMYK profile)
+    /// to sRGB, then auto-rotate ourselves. (CMYK JPEGs take `renderJPEGWithVips`.)
+    fileprivate func decodeCMYK(_ scope: VipsScope, header: VImage, orientation: Int) throws(ImageTableError) -> VImage {
+        let loaded = header
         let srgb = try scope.image("convert CMYK to sRGB", .decodeFailed) { cv_icc_transform_cmyk_to_srgb(loaded.pointer, $0) }
         let decoded = try scope.copyToMemory("decode", .decodeFailed, srgb)
         guard orientation != 1 else { return decoded }
@@ -161,6 +153,15 @@ extension ImageRenderer {
     static func jpegShrink(forScale scale: Double) -> Int {
         let shrink = 1 / max(scale, 1e-9)
         return shrink >= 16 ? 8 : shrink >= 8 ? 4 : shrink >= 4 ? 2 : 1
+    }
+
+    /// The same, for libvips' `jpegload`, which rounds a shrunk side down: a side shorter than
+    /// the shrink would be 0 pixels, which libvips 8.14 aborts the process on (an assertion, a
+    /// 5×2000 JPEG at 1/8), so the shrink is halved until both sides keep a pixel.
+    static func jpegShrink(forScale scale: Double, width: Int, height: Int) -> Int {
+        var shrink = jpegShrink(forScale: scale)
+        while shrink > 1 && (width < shrink || height < shrink) { shrink /= 2 }
+        return shrink
     }
 
     /// 8-bit sRGB, 3 bands or 4 with alpha: grey, 16-bit and other spaces converted.

@@ -13,12 +13,35 @@ import ImageTableCore
 /// pixels start where the source does and reach its size divided by the shrink, as in the
 /// direct path.
 extension ImageRenderer {
-    /// Whether ``renderJPEGWithVips(_:header:loader:orientation:plan:geometries:targets:info:)``
-    /// applies: a JPEG of three bands or CMYK, and members with no smart crop (those need
-    /// libvips' `smartcrop` on the resized image).
-    func drawsJPEGItself(loader: String, header: VImage, isCMYK: Bool, plan: RenderPlan) -> Bool {
+    /// Whether ``renderJPEGWithVips(_:source:header:isCMYK:hasICC:orientation:plan:geometries:targets:)``
+    /// applies: a JPEG of three bands, or CMYK.
+    func drawsJPEGItself(loader: String, header: VImage, isCMYK: Bool) -> Bool {
         loader.hasPrefix("jpegload") && (isCMYK || (header.bands == 3 && header.interpretation == CV_INTERPRETATION_sRGB))
-            && plan.groups.allSatisfy { $0.crop == nil || $0.crop == .centre }
+    }
+
+    /// libvips' `smartcrop` of a member's resized image, for the direct path's resampler: the
+    /// crop `vips_thumbnail` makes of its own resize, on our resize. Each call opens and
+    /// releases its own scope.
+    ///
+    /// - Parameter name: the source's name for errors.
+    func smartCropper(name: String) -> DirectJPEG.SmartCrop {
+        { (image: Raster, width: Int, height: Int, strategy: CropStrategy) throws(ImageTableError) -> Raster in
+            try PipelineRuntime.start()
+            let scope = VipsScope(sourceName: name)
+            defer { scope.release() }
+            let count = image.width * image.height * 3
+            let wrapped = try scope.image(copying: Bitmap(width: image.width, height: image.height, bands: 3, pixels: Array(image.bytes.prefix(count))))
+            let interesting = strategy == .entropy ? CV_INTERESTING_ENTROPY : CV_INTERESTING_ATTENTION
+            let cropped = try scope.image("crop", .renderFailed) { cv_smartcrop(wrapped.pointer, $0, Int32(width), Int32(height), interesting) }
+            let bitmap = try scope.bitmap("crop", of: cropped)
+            guard bitmap.width == width, bitmap.height == height, bitmap.bands == 3 else {
+                throw ImageTableError(.renderFailed, "libvips cropped to \(bitmap.width)×\(bitmap.height)×\(bitmap.bands), not \(width)×\(height)×3",
+                                      path: name)
+            }
+            var out = Raster(uninitializedWidth: width, height: height, channels: 3)
+            out.bytes.withUnsafeMutableBytes { raw in bitmap.pixels.withUnsafeBytes { raw.copyMemory(from: $0) } }
+            return out
+        }
     }
 
     /// Decodes a JPEG through libvips at its DCT scale, converts it to 8-bit sRGB there (an
@@ -44,7 +67,7 @@ extension ImageRenderer {
     func renderJPEGWithVips(_ scope: VipsScope, source: OpaquePointer, header: VImage, isCMYK: Bool, hasICC: Bool,
                             orientation: Int, plan: RenderPlan, geometries: [MemberGeometry],
                             targets: [RenderTarget]) throws(ImageTableError) -> (width: Int, height: Int) {
-        let shrink = Self.jpegShrink(forScale: plan.decodeScale)
+        let shrink = Self.jpegShrink(forScale: plan.decodeScale, width: header.width, height: header.height)
         var image = header
         if shrink > 1 {
             image = try scope.image("decode", .decodeFailed) { cv_jpeg_from_source_shrunk(source, options.failOn.vips, Int32(shrink)) }
@@ -74,8 +97,8 @@ extension ImageRenderer {
             raster.bytes.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: pixels[0..<(width * height * 3)])) }
             return raster
         }
-        DirectJPEG.draw(base, storedWidth: header.width, storedHeight: header.height, shrink: shrink, orientation: orientation,
-                        plan: plan, geometries: geometries, into: targets)
+        try DirectJPEG.draw(base, storedWidth: header.width, storedHeight: header.height, shrink: shrink, orientation: orientation,
+                            smartCrop: smartCropper(name: scope.sourceName), plan: plan, geometries: geometries, into: targets)
         return orientation >= 5 ? (height, width) : (width, height)
     }
 }

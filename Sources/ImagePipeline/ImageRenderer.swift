@@ -119,11 +119,12 @@ public final class ImageRenderer: Sendable {
         // Formats that are drawn need no planning twice; the rest follow the targets.
         let drawn = Set(targets.map(\.format))
         let formats = targets.map(\.format) + planned.filter { !drawn.contains($0) }
-        // Plain JPEGs skip libvips; everything the direct path declines (other formats, colour
-        // management, smart crops, damaged files) goes through libvips below. A damaged JPEG is
+        // JPEGs skip libvips (but for a smart crop's `smartcrop`); everything the direct path
+        // declines (other formats, CMYK, damaged files) goes through libvips below. A damaged JPEG is
         // thus decoded twice, so that libvips reports its damage in its own words; only the
         // decode that produced the pixels is counted.
-        if directJPEG, let report = try DirectJPEG.render(bytes, name: name, targets: targets, formats: formats, options: options) {
+        if directJPEG, let report = try DirectJPEG.render(bytes, name: name, targets: targets, formats: formats, options: options,
+                                                          smartCrop: smartCropper(name: name)) {
             decodes.add(1, ordering: .relaxed)
             PipelineRuntime.decodeCounter.add(1, ordering: .relaxed)
             return report

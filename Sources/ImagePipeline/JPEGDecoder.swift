@@ -19,6 +19,8 @@ final class JPEGDecoder {
     let orientation: Int
     /// The embedded ICC profile, its chunks joined; `nil` when there is none.
     let iccProfile: [UInt8]?
+    /// 1 for greyscale, 3 for YCbCr or RGB.
+    let components: Int
 
     /// Reads the header, or returns `nil` when the direct path does not apply: not a JPEG, a
     /// damaged header, CMYK or another colour space, an ICC profile whose chunks do not add up.
@@ -47,6 +49,7 @@ final class JPEGDecoder {
         } else {
             iccProfile = nil
         }
+        components = Int(cjpeg_plain_colour(decoder))
         width = Int(cjpeg_width(decoder))
         height = Int(cjpeg_height(decoder))
         var length: UInt32 = 0

@@ -82,6 +82,13 @@ import Testing
         #expect(viaLibvips.source.loader.hasPrefix("jpegload") && viaLibvips.source.decodedWidth < report.source.decodedWidth)
         let libvipsPath = Difference({ theirs[0].rgba($0, $1) }, { reference.pixel($0, $1) }, width: size.0, height: size.1)
         #expect(libvipsPath.mean <= 1.0 && libvipsPath.over <= 0.005, "\(size), the libvips path: \(libvipsPath)")
+        // An attention crop: libvips' smartcrop of our resize, against vips_thumbnail's of the
+        // whole image (which made it 1.4–2.6 off before, resizing the shrunk decode itself).
+        let smart = TableFormat(width: size.1, height: size.0 * 2, style: .bgr32, crop: .attention)
+        let (_, cropped) = try render(.file(jpeg), [smart])
+        let smartReference = try Reference.thumbnail(whole, width: size.1, height: size.0 * 2, .cover(VIPS_INTERESTING_ATTENTION))
+        let s = Difference({ cropped[0].rgba($0, $1) }, { smartReference.pixel($0, $1) }, width: size.1, height: size.0 * 2)
+        #expect(s.mean <= 1.0 && s.over <= 0.005, "\(size.1)×\(size.0 * 2), attention: \(s)")
     }
 
     /// The same for JPEGs with a Display P3 profile (the direct path, converted per member after
@@ -106,19 +113,17 @@ import Testing
         #expect(d.mean <= 1.0 && d.over <= (profile == "cmyk" ? 0.01 : 0.005), "\(profile) \(size): \(d)")
     }
 
-    /// What the direct path declines goes to libvips: CMYK, a profile lcms2 cannot read, a smart
-    /// crop, and damage libjpeg only warns about (reported in libvips' words). An RGB profile
-    /// stays on the direct path.
-    @Test func cmykBadProfilesSmartCropsAndDamageGoToLibvips() throws {
+    /// What the direct path declines goes to libvips: CMYK, a profile lcms2 cannot read, a grey
+    /// JPEG with a profile, and damage libjpeg only warns about (reported in libvips' words). An
+    /// RGB profile and smart crops (libvips' `smartcrop` of our resize) stay on the direct path.
+    @Test func cmykBadProfilesAndDamageGoToLibvips() throws {
         let dir = try TemporaryDirectory()
         let original = Corpus.photo("Landscape_1.jpg")
         let spec = [TableFormat(width: 64, height: 64, style: .bgr32)]
         try Reference.jpegWithProfile(original, profile: "p3", to: dir.file("p3.jpg"))
         try Reference.jpegWithProfile(original, profile: "cmyk", to: dir.file("cmyk.jpg"))
-        // An APP2 ICC_PROFILE chunk (1 of 1) of garbage, after the SOI marker.
-        var garbage = try Data(contentsOf: URL(fileURLWithPath: original))
-        let payload = Data("ICC_PROFILE\0".utf8) + Data([1, 1]) + Data(repeating: 0x5A, count: 300)
-        garbage.insert(contentsOf: Data([0xFF, 0xE2, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)]) + payload, at: 2)
+        let garbage = Reference.inserting(segment: Reference.iccSegment(Data(repeating: 0x5A, count: 300)),
+                                          into: try Data(contentsOf: URL(fileURLWithPath: original)))
         try garbage.write(to: URL(fileURLWithPath: dir.file("garbage-profile.jpg")))
         for (file, loader) in [("p3.jpg", "libjpeg"), ("cmyk.jpg", "jpegload_source"), ("garbage-profile.jpg", "jpegload_source")] {
             let (report, _) = try render(.file(dir.file(file)), spec)
@@ -126,7 +131,7 @@ import Testing
             #expect(report.source.hasICCProfile, "\(file)")
         }
         let (smart, _) = try render(.file(original), [TableFormat(width: 64, height: 128, style: .bgr32, crop: .attention)])
-        #expect(smart.source.loader.hasPrefix("jpegload"))
+        #expect(smart.source.loader == "libjpeg")
         var junk = try Data(contentsOf: URL(fileURLWithPath: original))
         junk.insert(contentsOf: [0x12, 0x34, 0x56], at: try #require(junk.firstRange(of: Data([0xFF, 0xDB]))).lowerBound)
         let renderer = ImageRenderer()
@@ -154,18 +159,48 @@ import Testing
         }
     }
 
+    /// A JPEG thinner than its DCT scale that libvips decodes (a garbage profile, CMYK): libvips'
+    /// `jpegload` rounds a shrunk side down, and 5 pixels at 1/8 made an image of width 0, on
+    /// which libvips 8.14 aborts the process. The shrink is halved until a pixel is left.
+    @Test(arguments: ["garbage", "cmyk"])
+    func aJPEGThinnerThanItsShrinkIsDrawn(kind: String) throws {
+        let dir = try TemporaryDirectory()
+        try Reference.stretched(Corpus.photo("Landscape_1.jpg"), width: 5, height: 2000, to: dir.file("thin.jpg"))
+        if kind == "cmyk" {
+            try Reference.jpegWithProfile(dir.file("thin.jpg"), profile: "cmyk", to: dir.file("source.jpg"))
+        } else {
+            try Reference.inserting(segment: Reference.iccSegment(Data(repeating: 0x5A, count: 300)),
+                                    into: Data(contentsOf: URL(fileURLWithPath: dir.file("thin.jpg"))))
+                .write(to: URL(fileURLWithPath: dir.file("source.jpg")))
+        }
+        let (report, slots) = try render(.file(dir.file("source.jpg")), [TableFormat(width: 64, height: 64, style: .bgr32, fit: .contain)])
+        #expect(report.source.loader.hasPrefix("jpegload") && report.source.width == 5 && report.members[0].contentRect.height == 64)
+        // The drawn column is the photo's, not the letterbox's black.
+        #expect((0..<64).contains { slots[0].rgba(32, $0) != [0, 0, 0, 255] })
+    }
+
+    /// A grey JPEG carrying an RGB profile: the direct path does not put grey through RGB tone
+    /// curves; libvips decides (8.14 refuses the pair, "unable to load or find any compatible
+    /// input profile").
+    @Test func aGreyJPEGWithAnRGBProfileIsLeftToLibvips() throws {
+        let dir = try TemporaryDirectory()
+        try Reference.greyJPEG(Corpus.photo("Landscape_1.jpg"), to: dir.file("grey.jpg"))
+        try Reference.jpegWithProfile(Corpus.photo("Landscape_1.jpg"), profile: "p3", to: dir.file("p3.jpg"))
+        try Reference.inserting(segment: Reference.iccSegment(of: dir.file("p3.jpg")), into: Data(contentsOf: URL(fileURLWithPath: dir.file("grey.jpg"))))
+            .write(to: URL(fileURLWithPath: dir.file("grey-p3.jpg")))
+        do {
+            let (report, _) = try render(.file(dir.file("grey-p3.jpg")), [TableFormat(width: 64, height: 64, style: .bgr32)])
+            #expect(report.source.loader.hasPrefix("jpegload"))
+        } catch {
+            #expect(error.code == .decodeFailed && "\(error)".contains("profile"), "\(error)")
+        }
+    }
+
     /// A greyscale JPEG comes out grey in every channel, as through libvips.
     @Test func greyscaleJPEGsAreReplicatedToRGB() throws {
         let dir = try TemporaryDirectory()
         let grey = dir.file("grey.jpg")
-        try PipelineRuntime.withLibvips {
-            guard let image = cvips_load_file(Corpus.photo("Landscape_1.jpg")) else { throw ImageTableError(.decodeFailed, "load") }
-            defer { g_object_unref(image) }
-            var out: UnsafeMutablePointer<VipsImage>?
-            guard cvips_colourspace(image, &out, VIPS_INTERPRETATION_B_W) == 0, let out else { throw ImageTableError(.decodeFailed, "grey") }
-            defer { g_object_unref(out) }
-            guard cvips_jpegsave(out, grey, 85) == 0 else { throw ImageTableError(.decodeFailed, "save") }
-        }
+        try Reference.greyJPEG(Corpus.photo("Landscape_1.jpg"), to: grey)
         let spec = [TableFormat(width: 80, height: 60, style: .bgr32)]
         let (direct, ours) = try render(.file(grey), spec)
         let (_, theirs) = try render(.file(grey), spec, renderer: ImageRenderer(directJPEG: false))

@@ -99,7 +99,8 @@ import Glibc
         #expect(report.source.hasICCProfile && !report.source.isCMYK && report.source.loader == "libjpeg")
         #expect(report.source.orientation == plain.source.orientation && report.source.orientation == Int(photo.dropLast(4).last!.wholeNumberValue!))
         let d = Difference({ slots[0].rgba($0, $1) }, { reference[0].rgba($0, $1) }, width: 120, height: 80)
-        #expect(d.mean <= 1.5, "P3 → sRGB: \(d)")
+        // Converted: 0.40–0.50; left as P3, 1.33 for Portrait_7 and 2.14 for the others.
+        #expect(d.mean <= 0.8, "P3 → sRGB: \(d)")
     }
 
     /// A Display P3 PNG (libvips' path, the profile converted per member by a kept transform)
@@ -124,6 +125,22 @@ import Glibc
         let (_, original) = try render(.file(small), [spec])
         let o = Difference({ slots[0].rgba($0, $1) }, { original[0].rgba($0, $1) }, width: 120, height: 80)
         #expect(o.mean <= 1.5, "P3 PNG against the sRGB original: \(o)")
+    }
+
+    /// Two RGB profiles in one process each get their own kept transform: an sRGB-tagged JPEG
+    /// drawn after a Display P3 one is not converted as P3 (which puts it 2 off).
+    @Test func twoProfilesEachGetTheirOwnTransform() throws {
+        let dir = try TemporaryDirectory()
+        let original = Corpus.photo("Landscape_1.jpg")
+        let spec = TableFormat(width: 120, height: 80, style: .bgr32)
+        let (_, reference) = try render(.file(original), [spec])
+        for profile in ["p3", "srgb", "p3", "srgb"] {
+            try Reference.jpegWithProfile(original, profile: profile, to: dir.file("\(profile).jpg"))
+            let (report, slots) = try render(.file(dir.file("\(profile).jpg")), [spec])
+            #expect(report.source.loader == "libjpeg" && report.source.hasICCProfile)
+            let d = Difference({ slots[0].rgba($0, $1) }, { reference[0].rgba($0, $1) }, width: 120, height: 80)
+            #expect(d.mean <= 0.8, "\(profile): \(d)")
+        }
     }
 
     @Test func cmykIsTransformedToSRGB() throws {
