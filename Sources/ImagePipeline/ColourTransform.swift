@@ -34,11 +34,11 @@ final class ColourTransform: @unchecked Sendable {
         return cc_load(&error, error.count) == 0
     }()
 
-    /// Profiles seen, newest last, each with its transform, or `nil` for a profile lcms2 cannot
-    /// use (not RGB, unreadable), so that a bake of many such files asks lcms2 once.
+    /// Profiles seen, most recently used last, each with its transform, or `nil` for a profile
+    /// lcms2 cannot use (not RGB, unreadable), so that a bake of many such files asks lcms2 once.
     private static let known = Mutex<[(profile: [UInt8], transform: ColourTransform?)]>([])
     /// A bake meets a handful of profiles (a camera's, a phone's, an editor's); more are dropped
-    /// oldest first.
+    /// least recently used first.
     private static let capacity = 16
 
     /// The transform of `profile` to sRGB, or `nil` when lcms2 is not available or cannot
@@ -48,11 +48,17 @@ final class ColourTransform: @unchecked Sendable {
     static func toSRGB(from profile: UnsafeRawBufferPointer) -> ColourTransform? {
         guard isAvailable, profile.count > 0 else { return nil }
         let key = [UInt8](profile)
-        if let hit = known.withLock({ list in list.last { $0.profile == key } }) { return hit.transform }
+        let hit = known.withLock { list -> (ColourTransform?, Bool) in
+            guard let i = list.lastIndex(where: { $0.profile == key }) else { return (nil, false) }
+            list.append(list.remove(at: i))
+            return (list[list.count - 1].transform, true)
+        }
+        if hit.1 { return hit.0 }
         // Made outside the lock: building a transform takes milliseconds.
         let made = key.withUnsafeBytes { bytes in
             cc_transform_to_srgb(bytes.baseAddress!, UInt32(bytes.count)).map { ColourTransform(handle: $0) }
         }
+
         return known.withLock { list in
             if let raced = list.last(where: { $0.profile == key }) { return raced.transform }
             if list.count == capacity { list.removeFirst() }

@@ -68,31 +68,47 @@ enum DirectJPEG {
         return RenderReport(members: geometries.prefix(targets.count).map { MemberResult(contentRect: $0.contentRect) }, decodes: 1, source: info)
     }
 
+    /// ``draw(_:scale:extent:orientation:colour:smartCrop:plan:geometries:into:)`` for a JPEG
+    /// decoded at a DCT scale: `base` is at 1/`shrink` (1, 2, 4 or 8) of the source as stored
+    /// (`storedWidth` × `storedHeight`, before turning it upright); its pixels start where the
+    /// source does and reach its size divided by `shrink`, whether the decoder rounded that up
+    /// (libjpeg: a last pixel covering part of a block) or down (libvips' `jpegload`).
+    ///
+    /// - Throws: what `smartCrop` throws.
+    static func draw(_ base: Raster, storedWidth: Int, storedHeight: Int, shrink: Int, orientation: Int, colour: ColourTransform? = nil,
+                     smartCrop: SmartCrop? = nil, plan: RenderPlan, geometries: [MemberGeometry],
+                     into targets: [RenderTarget]) throws(ImageTableError) {
+        let scale = 1 / Double(shrink)
+        try draw(base, scale: (scale, scale), extent: (Double(storedWidth) * scale, Double(storedHeight) * scale), orientation: orientation,
+                 colour: colour, smartCrop: smartCrop, plan: plan, geometries: geometries, into: targets)
+    }
+
     /// Resizes `base`, the image as stored (not yet upright), into every member of `plan` that
     /// `targets` draws or that another resizes from, with our Lanczos-3, then turns each result
     /// upright, crops it and packs it into its targets.
     ///
     /// - Parameters:
     ///   - base: the decoded image, 3 channels, as stored.
-    ///   - storedWidth: the source's width as stored (before turning it upright).
-    ///   - storedHeight: its height as stored.
-    ///   - shrink: the DCT scale `base` was decoded at (1, 2, 4 or 8). Its pixels start where the
-    ///     source does and reach its size divided by `shrink` (`Lanczos3.Taps`' extent), whether
-    ///     the decoder rounded that up (libjpeg: a last pixel covering part of a block) or down
-    ///     (libvips' `jpegload`).
+    ///   - scale: `base`'s scale from the source as stored, per stored axis.
+    ///   - extent: how far the source reaches in `base`'s pixels (`Lanczos3.Taps`), per stored
+    ///     axis: the source's size times `scale`, a fraction of a pixel off `base`'s own size
+    ///     when its decoder or resizer rounded it.
     ///   - orientation: the EXIF orientation (1…8) that turns `base` upright.
     ///   - colour: the conversion of an embedded profile to sRGB, applied to each member's
     ///     pixels after resizing; `nil` when `base` is sRGB.
     ///   - smartCrop: how members with an attention or entropy crop are cropped, from their
     ///     whole resized image, upright and in sRGB (as `vips_thumbnail` crops); required when
     ///     `plan` has such members.
-    ///   - plan: the render plan of the upright source; members with a smart crop are not drawn here.
+    ///   - unscaledAsIs: whether a member at `base`'s own scale takes `base`'s pixels from its top
+    ///     left, without resampling, when `base` is as large or a pixel larger (`vips_thumbnail`
+    ///     made `base` as that member, a pixel wider on a side its crop cuts).
+    ///   - plan: the render plan of the upright source.
     ///   - geometries: each format's placement.
     ///   - targets: the members to draw and where.
     /// - Throws: what `smartCrop` throws.
-    static func draw(_ base: Raster, storedWidth: Int, storedHeight: Int, shrink: Int, orientation: Int, colour: ColourTransform? = nil,
-                     smartCrop: SmartCrop? = nil, plan: RenderPlan, geometries: [MemberGeometry],
-                     into targets: [RenderTarget]) throws(ImageTableError) {
+    static func draw(_ base: Raster, scale baseScale: (x: Double, y: Double), extent: (x: Double, y: Double), orientation: Int,
+                     colour: ColourTransform? = nil, smartCrop: SmartCrop? = nil, unscaledAsIs: Bool = false, plan: RenderPlan,
+                     geometries: [MemberGeometry], into targets: [RenderTarget]) throws(ImageTableError) {
         let swaps = orientation >= 5 && orientation <= 8
         let decodedWidth = swaps ? base.height : base.width, decodedHeight = swaps ? base.width : base.height
         // Intermediates stay in the stored orientation (turning a small result upright is cheaper
@@ -100,17 +116,17 @@ enum DirectJPEG {
         let sources = plan.sources(decodedWidth: decodedWidth, decodedHeight: decodedHeight)
         let needed = plan.needed(drawn: targets.count, sources: sources)
         var intermediates: [(raster: Raster, x: Double, y: Double)?] = []
-        let extent = (x: Double(storedWidth) / Double(shrink), y: Double(storedHeight) / Double(shrink))
-        let baseScale = 1 / Double(shrink)
         for (gi, group) in plan.groups.enumerated() {
             guard needed[gi] else {
                 intermediates.append(nil)
                 continue
             }
-            let from = sources[gi].map { intermediates[$0]! } ?? (raster: base, x: baseScale, y: baseScale)
+            let from = sources[gi].map { intermediates[$0]! } ?? (raster: base, x: baseScale.x, y: baseScale.y)
             let (gx, gy) = swaps ? (group.scaleY, group.scaleX) : (group.scaleX, group.scaleY)
             let (w, h) = swaps ? (group.resizedHeight, group.resizedWidth) : (group.resizedWidth, group.resizedHeight)
-            let same = from.raster.width == w && from.raster.height == h && from.x == gx && from.y == gy
+            var same = from.raster.width == w && from.raster.height == h && from.x == gx && from.y == gy
+            let asIs = !same && unscaledAsIs && abs(gx / from.x - 1) < 1e-9 && abs(gy / from.y - 1) < 1e-9
+                && from.raster.width >= w && from.raster.height >= h
             // A group that later groups resize from keeps its whole image; one that is only drawn
             // is resized only where its centre crop lies.
             let feedsOthers = sources.enumerated().contains { $0.element == gi && needed[$0.offset] }
@@ -122,6 +138,9 @@ enum DirectJPEG {
             let resized: Raster
             if same {
                 resized = from.raster
+            } else if asIs {
+                resized = from.raster.cropped(to: Lanczos3.Window(x: 0, y: 0, width: w, height: h))
+                same = true
             } else {
                 // The decoded image covers the source from its top left corner to its true size
                 // at the DCT scale (1601 pixels at 1/8 are 200.125 of the 201 decoded); an

@@ -2,10 +2,10 @@ import CVips
 import ImageTableCore
 
 /// The libvips path of ``ImageRenderer``: every source the direct JPEG path declines (other
-/// formats, colour management, CMYK, smart crops, damaged files). A JPEG whose members need no
-/// smart crop is decoded here and resized by our own resampler (`ImageRenderer+VipsJPEG.swift`);
-/// the rest take one decode with shrink-on-load through `vips_thumbnail`, members resized by
-/// libvips, all written by our own packing loop.
+/// formats, CMYK, profiles it cannot convert, damaged files). A JPEG is decoded here at its DCT
+/// scale (`ImageRenderer+VipsJPEG.swift`); the rest take one decode with shrink-on-load through
+/// `vips_thumbnail`. Members of a decode without alpha are resized by our own resampler
+/// (`DirectJPEG.draw`), those with alpha by libvips; all are written by our own packing loop.
 extension ImageRenderer {
     /// Renders `bytes` through libvips inside `scope`, which owns every object it makes.
     ///
@@ -89,7 +89,16 @@ extension ImageRenderer {
             baseScale = (1 / shrink, 1 / shrink)
         }
 
-        // 3. Members: each group from the smallest uncropped intermediate ≥ 2× its size.
+        // 3. Members: each group from the smallest uncropped intermediate ≥ 2× its size. Without
+        // alpha, our resampler draws them as it draws JPEGs, its grids centred as libvips'
+        // reduce centres them (an enlargement too, which vips_resize draws half a pixel right
+        // and down); with alpha, libvips resizes premultiplied floats.
+        if !hasAlpha {
+            try DirectJPEG.draw(try scope.raster(of: base), scale: baseScale, extent: (Double(base.width), Double(base.height)),
+                                orientation: 1, colour: colour, smartCrop: smartCropper(name: name), unscaledAsIs: true,
+                                plan: plan, geometries: geometries, into: targets)
+            return RenderReport(members: geometries.prefix(targets.count).map { MemberResult(contentRect: $0.contentRect) }, decodes: 1, source: info)
+        }
         let work = hasAlpha ? try scope.image("premultiply", .renderFailed) { cv_premultiply(base.pointer, $0) } : base
         let sources = plan.sources(decodedWidth: base.width, decodedHeight: base.height)
         let needed = plan.needed(drawn: targets.count, sources: sources)
@@ -118,20 +127,12 @@ extension ImageRenderer {
                 throw ImageTableError(.renderFailed, "libvips produced \(cropped.bands) bands", path: name)
             }
             try scope.withPixels("render", .renderFailed, of: cropped) { buffer in
-                let (width, height) = (cropped.width, cropped.height)
-                func draw(_ base: UnsafeRawPointer) {
-                    let content = ContentPixels(base: base, width: width, height: height, hasAlpha: hasAlpha)
-                    for (ti, target) in targets.enumerated() where plan.groupOfTarget[ti] == gi {
-                        PixelWriter.write(content, placement: geometries[ti].placement, format: target.format,
-                                          into: target.pixels.baseAddress!, bytesPerRow: target.bytesPerRow)
-                    }
+                let content = ContentPixels(base: buffer.baseAddress!, width: cropped.width, height: cropped.height, hasAlpha: hasAlpha)
+                precondition(buffer.count >= content.width * content.height * content.bytesPerPixel)
+                for (ti, target) in targets.enumerated() where plan.groupOfTarget[ti] == gi {
+                    PixelWriter.write(content, placement: geometries[ti].placement, format: target.format,
+                                      into: target.pixels.baseAddress!, bytesPerRow: target.bytesPerRow)
                 }
-                precondition(buffer.count >= width * height * (hasAlpha ? 16 : 3))
-                guard let colour else { return draw(buffer.baseAddress!) }
-                var raster = Raster(uninitializedWidth: width, height: height, channels: 3)
-                raster.bytes.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[0..<(width * height * 3)])) }
-                colour.apply(&raster)
-                raster.bytes.withUnsafeBytes { draw($0.baseAddress!) }
             }
         }
         return RenderReport(members: geometries.prefix(targets.count).map { MemberResult(contentRect: $0.contentRect) }, decodes: 1, source: info)

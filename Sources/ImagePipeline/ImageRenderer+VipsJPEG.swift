@@ -91,14 +91,25 @@ extension ImageRenderer {
                                   path: scope.sourceName)
         }
         let (width, height) = (image.width, image.height)
-        let base = try scope.withPixels("decode", .decodeFailed, of: image) { pixels in
+        try DirectJPEG.draw(try scope.raster(of: image), storedWidth: header.width, storedHeight: header.height, shrink: shrink, orientation: orientation,
+                            smartCrop: smartCropper(name: scope.sourceName), plan: plan, geometries: geometries, into: targets)
+        return orientation >= 5 ? (height, width) : (width, height)
+    }
+}
+
+extension VipsScope {
+    /// The pixels of an 8-bit, 3-band image as a raster for our resampler, evaluated outside the
+    /// global lock.
+    func raster(of image: VImage) throws(ImageTableError) -> Raster {
+        let (width, height) = (image.width, image.height)
+        guard image.format == CV_FORMAT_UCHAR, image.bands == 3 else {
+            throw ImageTableError(.renderFailed, "libvips decoded \(image.bands) bands of format \(image.format.rawValue)", path: sourceName)
+        }
+        return try withPixels("decode", .decodeFailed, of: image) { pixels in
             var raster = Raster(uninitializedWidth: width, height: height, channels: 3)
             precondition(pixels.count >= width * height * 3)
             raster.bytes.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: pixels[0..<(width * height * 3)])) }
             return raster
         }
-        try DirectJPEG.draw(base, storedWidth: header.width, storedHeight: header.height, shrink: shrink, orientation: orientation,
-                            smartCrop: smartCropper(name: scope.sourceName), plan: plan, geometries: geometries, into: targets)
-        return orientation >= 5 ? (height, width) : (width, height)
     }
 }

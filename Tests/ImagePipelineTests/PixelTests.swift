@@ -94,6 +94,24 @@ import Testing
         #expect(slots[0].paddingIsZero)
     }
 
+    /// Enlargements (`upscale: true`) of a PNG and of a JPEG holding the very same pixels come out
+    /// byte for byte alike: one resampler draws both, its grids centred. libvips' resize, which
+    /// drew the PNG's, put an enlarged image half a pixel right and down (about 5 off the
+    /// JPEG's at 2×).
+    @Test(arguments: [Fit.fill, .cover, .contain])
+    func aPNGAndAJPEGOfTheSamePixelsEnlargeAlike(fit: Fit) throws {
+        let dir = try TemporaryDirectory()
+        try Reference.convert(Self.photo, to: dir.file("small.png"), maxSize: 90)
+        try Reference.convert(dir.file("small.png"), to: dir.file("small.jpg"))
+        try Reference.convert(dir.file("small.jpg"), to: dir.file("decoded.png"))  // the JPEG's own pixels
+        let spec = TableFormat(width: 200, height: 150, style: .bgr32, fit: fit, upscale: true)
+        let (jpeg, fromJPEG) = try render(.file(dir.file("small.jpg")), [spec])
+        let (png, fromPNG) = try render(.file(dir.file("decoded.png")), [spec])
+        #expect(jpeg.source.loader == "libjpeg" && png.source.loader.hasPrefix("pngload") && jpeg.members == png.members)
+        let d = Difference({ fromJPEG[0].rgba($0, $1) }, { fromPNG[0].rgba($0, $1) }, width: 200, height: 150)
+        #expect(d.max == 0, "\(fit): \(d)")
+    }
+
     /// A 234×156 source stretched to 100×100: the scale of the axis the decode box fixes came
     /// out as 1.0000000000000002, and libvips' resize took it for an enlargement, which it
     /// draws half a pixel right and down (mean 10 off vips_thumbnail's).
