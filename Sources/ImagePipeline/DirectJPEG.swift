@@ -50,7 +50,7 @@ enum DirectJPEG {
             colour = transform
         }
 
-        let shrink = ImageRenderer.jpegShrink(forScale: plan.decodeScale)
+        let shrink = ImageRenderer.jpegShrink(forScale: plan.decodeScale, width: jpeg.width, height: jpeg.height)
         let base: Raster
         switch jpeg.decode(shrink: shrink) {
         case .pixels(let raster): base = raster

@@ -156,12 +156,15 @@ extension ImageRenderer {
         return shrink >= 16 ? 8 : shrink >= 8 ? 4 : shrink >= 4 ? 2 : 1
     }
 
-    /// The same, for libvips' `jpegload`, which rounds a shrunk side down: a side shorter than
-    /// the shrink would be 0 pixels, which libvips 8.14 aborts the process on (an assertion, a
-    /// 5×2000 JPEG at 1/8), so the shrink is halved until both sides keep a pixel.
+    /// The same for a JPEG of `width` × `height`, halved until both sides keep at least four
+    /// decoded pixels. A side's last block is padded by repeating its edge, and the decoded pixel
+    /// that covers it averages the padding in: on a thin image that pixel is the whole side (5
+    /// columns at 1/8 came out leaning to the last one, 16.8 mean off the whole image), and
+    /// libvips' `jpegload`, which rounds a shrunk side down, made it 0 pixels, which libvips 8.14
+    /// aborts the process on (an assertion).
     static func jpegShrink(forScale scale: Double, width: Int, height: Int) -> Int {
         var shrink = jpegShrink(forScale: scale)
-        while shrink > 1 && (width < shrink || height < shrink) { shrink /= 2 }
+        while shrink > 1 && (width < 4 * shrink || height < 4 * shrink) { shrink /= 2 }
         return shrink
     }
 

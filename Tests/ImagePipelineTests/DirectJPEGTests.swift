@@ -179,6 +179,24 @@ import Testing
         #expect((0..<64).contains { slots[0].rgba(32, $0) != [0, 0, 0, 255] })
     }
 
+    /// A plain JPEG 5 pixels wide, fitted inside 100×100 (a 1/20 scale, which would decode at
+    /// 1/8): its one decoded column averaged the 5 real ones with 3 repeats of the last, leaning
+    /// to it (16.8 mean off the whole image). Sides keep four decoded pixels at least.
+    @Test(arguments: [Fit.inside, .contain])
+    func aThinJPEGIsNotTintedByItsPaddedBlock(fit: Fit) throws {
+        let dir = try TemporaryDirectory()
+        try Reference.stretched(Corpus.photo("Landscape_1.jpg"), width: 5, height: 2000, to: dir.file("thin.jpg"))
+        try Reference.convert(dir.file("thin.jpg"), to: dir.file("whole.png"))  // its pixels, decoded whole
+        let (report, slots) = try render(.file(dir.file("thin.jpg")), [TableFormat(width: 100, height: 100, style: .bgr32, fit: fit)])
+        let reference = try Reference.thumbnail(dir.file("whole.png"), width: 100, height: 100, .inside)
+        let rect = try #require(report.members.first).contentRect
+        let (x0, y0) = fit == .inside ? (rect.x, rect.y) : ((100 - reference.width) / 2, (100 - reference.height) / 2)
+        #expect(report.source.loader == "libjpeg" && (reference.width, reference.height) == (1, 100))
+        let d = Difference({ slots[0].rgba($0, $1) }, { reference.pixel($0, $1) }, width: reference.width, height: reference.height,
+                           x0: x0, y0: y0)
+        #expect(d.mean <= 1.0 && d.over <= 0.005, "\(fit): \(d)")
+    }
+
     /// A grey JPEG carrying an RGB profile: the direct path does not put grey through RGB tone
     /// curves; libvips decides (8.14 refuses the pair, "unable to load or find any compatible
     /// input profile").
