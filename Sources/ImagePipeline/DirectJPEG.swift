@@ -1,6 +1,6 @@
 import ImageTableCore
 
-/// The direct JPEG path: a plain JPEG decoded by libjpeg at the shrink-on-load scale libvips
+/// The direct JPEG path: a JPEG decoded by libjpeg at the shrink-on-load scale libvips
 /// would use, resized by our own Lanczos-3, turned upright, cropped and packed into every member,
 /// with no libvips object at all (`docs/PIPELINE.md`, "The direct JPEG path").
 ///

@@ -39,7 +39,7 @@ public final class ImageRenderer: Sendable {
         directJPEG = true
     }
 
-    /// Whether plain JPEGs take the direct path (libjpeg and our own resampler) instead of
+    /// Whether JPEGs take the direct path (libjpeg, our own resampler, lcms2 for a profile) instead of
     /// libvips; tests and benchmarks turn it off to compare the two.
     package let directJPEG: Bool
 
