@@ -1,0 +1,121 @@
+import CLibvips
+import Foundation
+import ImagePipeline
+import ImageTableCore
+
+/// Fixtures made with libvips itself: re-encodings, profiles, odd shapes, grey and alpha
+/// variants of the corpus photos, and JPEG marker surgery for ICC profiles.
+extension Reference {
+    /// Writes a transformed copy of `path` (to an ICC profile, e.g. "cmyk" or "p3") as JPEG.
+    static func jpegWithProfile(_ path: String, profile: String, to output: String) throws {
+        try PipelineRuntime.withLibvips {
+            guard let image = cvips_load_file(path) else { throw referenceError() }
+            defer { g_object_unref(image) }
+            var out: UnsafeMutablePointer<VipsImage>?
+            guard cvips_icc_transform_to(image, &out, profile) == 0, let out else { throw referenceError() }
+            defer { g_object_unref(out) }
+            guard cvips_jpegsave(out, output, 90) == 0 else { throw referenceError() }
+        }
+    }
+
+    /// Writes `path` decoded at full size and converted to sRGB with its embedded profile (CMYK
+    /// included) as PNG: the whole image, for references of colour-managed sources.
+    static func sRGB(_ path: String, to output: String) throws {
+        try PipelineRuntime.withLibvips {
+            guard let image = cvips_load_file(path) else { throw referenceError() }
+            defer { g_object_unref(image) }
+            var out: UnsafeMutablePointer<VipsImage>?
+            guard cvips_icc_transform_to(image, &out, "srgb") == 0, let out else { throw referenceError() }
+            defer { g_object_unref(out) }
+            guard cvips_pngsave(out, output) == 0 else { throw referenceError() }
+        }
+    }
+
+    /// Writes `path` resized to exactly `width` × `height` (stretched) in the format `output`'s
+    /// suffix names: thin and odd-shaped fixtures.
+    static func stretched(_ path: String, width: Int, height: Int, to output: String) throws {
+        try PipelineRuntime.withLibvips {
+            var out: UnsafeMutablePointer<VipsImage>?
+            guard cvips_reference_thumbnail(path, &out, Int32(width), Int32(height), VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE) == 0,
+                  let image = out else { throw referenceError() }
+            defer { g_object_unref(image) }
+            guard cvips_write_to_file(image, output) == 0 else { throw referenceError() }
+        }
+    }
+
+    /// `jpeg` with `segment` (a whole APP2 marker segment, from `FF E2`) inserted after its SOI.
+    static func inserting(segment: Data, into jpeg: Data) -> Data {
+        var out = jpeg
+        out.insert(contentsOf: segment, at: out.startIndex + 2)
+        return out
+    }
+
+    /// An APP2 ICC_PROFILE segment (chunk 1 of 1) holding `payload`.
+    static func iccSegment(_ payload: Data) -> Data {
+        let body = Data("ICC_PROFILE\0".utf8) + Data([1, 1]) + payload
+        return Data([0xFF, 0xE2, UInt8((body.count + 2) >> 8), UInt8((body.count + 2) & 0xFF)]) + body
+    }
+
+    /// The first APP2 ICC_PROFILE segment of a JPEG file, whole.
+    static func iccSegment(of path: String) throws -> Data {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        var i = bytes.startIndex + 2
+        while i + 4 <= bytes.endIndex, bytes[i] == 0xFF {
+            let length = Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
+            if bytes[i + 1] == 0xE2, bytes[(i + 4)...].starts(with: Data("ICC_PROFILE".utf8)) { return bytes[i..<(i + 2 + length)] }
+            i += 2 + length
+        }
+        throw ImageTableError(.renderFailed, "no ICC profile in \(path)")
+    }
+
+    /// Writes `path` turned grey (one band) as a JPEG of quality 85.
+    static func greyJPEG(_ path: String, to output: String) throws {
+        try PipelineRuntime.withLibvips {
+            guard let image = cvips_load_file(path) else { throw referenceError() }
+            defer { g_object_unref(image) }
+            var out: UnsafeMutablePointer<VipsImage>?
+            guard cvips_colourspace(image, &out, VIPS_INTERPRETATION_B_W) == 0, let out else { throw referenceError() }
+            defer { g_object_unref(out) }
+            guard cvips_jpegsave(out, output, 85) == 0 else { throw referenceError() }
+        }
+    }
+
+    /// Rewrites the PNG at `path` with an opaque alpha band added (its profile kept).
+    static func addAlpha(_ path: String) throws {
+        try PipelineRuntime.withLibvips {
+            guard let image = cvips_load_file(path) else { throw referenceError() }
+            defer { g_object_unref(image) }
+            var out: UnsafeMutablePointer<VipsImage>?
+            guard cvips_bandjoin_const1(image, &out, 255) == 0, let out else { throw referenceError() }
+            defer { g_object_unref(out) }
+            guard cvips_pngsave(out, path + ".tmp.png") == 0, rename(path + ".tmp.png", path) == 0 else { throw referenceError() }
+        }
+    }
+
+    /// Writes `path` re-encoded in the format `output`'s suffix names.
+    /// With `maxSize`, the image is first thumbnailed to fit inside `maxSize` × `maxSize`.
+    static func convert(_ path: String, to output: String, maxSize: Int? = nil) throws {
+        try PipelineRuntime.withLibvips {
+            var out: UnsafeMutablePointer<VipsImage>?
+            if let maxSize {
+                guard cvips_reference_thumbnail(path, &out, Int32(maxSize), Int32(maxSize), VIPS_SIZE_DOWN, VIPS_INTERESTING_NONE) == 0 else {
+                    throw referenceError()
+                }
+            } else {
+                out = cvips_load_file(path)
+            }
+            guard let image = out else { throw referenceError() }
+            defer { g_object_unref(image) }
+            guard cvips_write_to_file(image, output) == 0 else { throw referenceError() }
+        }
+    }
+
+    /// Writes `path` re-encoded as PNG.
+    static func png(_ path: String, to output: String) throws {
+        try PipelineRuntime.withLibvips {
+            guard let image = cvips_load_file(path) else { throw referenceError() }
+            defer { g_object_unref(image) }
+            guard cvips_pngsave(image, output) == 0 else { throw referenceError() }
+        }
+    }
+}
