@@ -48,12 +48,13 @@ final class ColourTransform: @unchecked Sendable {
     static func toSRGB(from profile: UnsafeRawBufferPointer) -> ColourTransform? {
         guard isAvailable, profile.count > 0 else { return nil }
         let key = [UInt8](profile)
-        let hit = known.withLock { list -> (ColourTransform?, Bool) in
-            guard let i = list.lastIndex(where: { $0.profile == key }) else { return (nil, false) }
+        // Seen before: its transform, or nil for a profile lcms2 refused (so the outer optional).
+        let seen = known.withLock { list -> ColourTransform?? in
+            guard let i = list.lastIndex(where: { $0.profile == key }) else { return .none }
             list.append(list.remove(at: i))
-            return (list[list.count - 1].transform, true)
+            return .some(list[list.count - 1].transform)
         }
-        if hit.1 { return hit.0 }
+        if let seen { return seen }
         // Made outside the lock: building a transform takes milliseconds.
         let made = key.withUnsafeBytes { bytes in
             cc_transform_to_srgb(bytes.baseAddress!, UInt32(bytes.count)).map { ColourTransform(handle: $0) }

@@ -77,29 +77,31 @@ extension ImageRenderer {
             thumbnailShrink = max(1, Double(sw) / Double(box.width), Double(sh) / Double(box.height))
         }
         decoded = try toSRGB8(scope, decoded)
-        let base = try scope.copyToMemory("decode", .decodeFailed, decoded)
-        let hasAlpha = base.bands == 4
+        let hasAlpha = decoded.bands == 4
+        let (width, height) = (decoded.width, decoded.height)
         let info = SourceInfo(width: sw, height: sh, loader: loader, orientation: orientation, hasAlpha: hasAlpha,
-                              hasICCProfile: hasICC, isCMYK: isCMYK, decodedWidth: base.width, decodedHeight: base.height)
+                              hasICCProfile: hasICC, isCMYK: isCMYK, decodedWidth: width, decodedHeight: height)
+        let report = RenderReport(members: geometries.prefix(targets.count).map { MemberResult(contentRect: $0.contentRect) }, decodes: 1, source: info)
         // The decoded image's scale from the upright source: the thumbnail's uniform scale when
         // its size agrees with it (it does, to rounding), else what the size says per axis.
-        var baseScale = (x: Double(base.width) / Double(sw), y: Double(base.height) / Double(sh))
-        if let shrink = thumbnailShrink, abs(Double(sw) / shrink - Double(base.width)) <= 1,
-           abs(Double(sh) / shrink - Double(base.height)) <= 1 {
+        var baseScale = (x: Double(width) / Double(sw), y: Double(height) / Double(sh))
+        if let shrink = thumbnailShrink, abs(Double(sw) / shrink - Double(width)) <= 1, abs(Double(sh) / shrink - Double(height)) <= 1 {
             baseScale = (1 / shrink, 1 / shrink)
         }
 
         // 3. Members: each group from the smallest uncropped intermediate ≥ 2× its size. Without
         // alpha, our resampler draws them as it draws JPEGs, its grids centred as libvips'
         // reduce centres them (an enlargement too, which vips_resize draws half a pixel right
-        // and down); with alpha, libvips resizes premultiplied floats.
+        // and down), from the decode evaluated once into its raster; with alpha, libvips resizes
+        // premultiplied floats from the decode copied to memory.
         if !hasAlpha {
-            try DirectJPEG.draw(try scope.raster(of: base), scale: baseScale, extent: (Double(base.width), Double(base.height)),
+            try DirectJPEG.draw(try scope.raster(of: decoded), scale: baseScale, extent: (Double(width), Double(height)),
                                 orientation: 1, colour: colour, smartCrop: smartCropper(name: name), unscaledAsIs: true,
                                 plan: plan, geometries: geometries, into: targets)
-            return RenderReport(members: geometries.prefix(targets.count).map { MemberResult(contentRect: $0.contentRect) }, decodes: 1, source: info)
+            return report
         }
-        let work = hasAlpha ? try scope.image("premultiply", .renderFailed) { cv_premultiply(base.pointer, $0) } : base
+        let base = try scope.copyToMemory("decode", .decodeFailed, decoded)
+        let work = try scope.image("premultiply", .renderFailed) { cv_premultiply(base.pointer, $0) }
         let sources = plan.sources(decodedWidth: base.width, decodedHeight: base.height)
         let needed = plan.needed(drawn: targets.count, sources: sources)
         let reused = Set(sources.compactMap { $0 })
@@ -114,20 +116,19 @@ extension ImageRenderer {
             if reused.contains(gi) { resized = try scope.copyToMemory("resize", .renderFailed, resized) }
             intermediates.append((resized, group.scaleX, group.scaleY))
 
-            let straight = hasAlpha ? try scope.image("unpremultiply", .renderFailed) { cv_unpremultiply(resized.pointer, $0) } : resized
+            let straight = try scope.image("unpremultiply", .renderFailed) { cv_unpremultiply(resized.pointer, $0) }
             // What the Swift loop reads is guaranteed here, whatever libvips did: the drawn size,
-            // and 3 × UInt8 or 4 × Float per pixel.
+            // and 4 × Float per pixel.
             var cropped = try exactSize(scope, try crop(scope, straight, group), group.contentWidth, group.contentHeight)
-            let format = hasAlpha ? CV_FORMAT_FLOAT : CV_FORMAT_UCHAR
-            if cropped.format != format {
+            if cropped.format != CV_FORMAT_FLOAT {
                 let input = cropped
-                cropped = try scope.image("convert", .renderFailed) { cv_cast(input.pointer, $0, format) }
+                cropped = try scope.image("convert", .renderFailed) { cv_cast(input.pointer, $0, CV_FORMAT_FLOAT) }
             }
-            guard cropped.bands == (hasAlpha ? 4 : 3) else {
+            guard cropped.bands == 4 else {
                 throw ImageTableError(.renderFailed, "libvips produced \(cropped.bands) bands", path: name)
             }
             try scope.withPixels("render", .renderFailed, of: cropped) { buffer in
-                let content = ContentPixels(base: buffer.baseAddress!, width: cropped.width, height: cropped.height, hasAlpha: hasAlpha)
+                let content = ContentPixels(base: buffer.baseAddress!, width: cropped.width, height: cropped.height, hasAlpha: true)
                 precondition(buffer.count >= content.width * content.height * content.bytesPerPixel)
                 for (ti, target) in targets.enumerated() where plan.groupOfTarget[ti] == gi {
                     PixelWriter.write(content, placement: geometries[ti].placement, format: target.format,
@@ -135,15 +136,14 @@ extension ImageRenderer {
                 }
             }
         }
-        return RenderReport(members: geometries.prefix(targets.count).map { MemberResult(contentRect: $0.contentRect) }, decodes: 1, source: info)
+        return report
     }
 
     /// CMYK of another format than JPEG (a TIFF): libvips 8.14.1's thumbnail mishandles CMYK with
     /// an export profile, so load, transform with the embedded profile (or libvips' CMYK profile)
     /// to sRGB, then auto-rotate ourselves. (CMYK JPEGs take `renderJPEGWithVips`.)
     fileprivate func decodeCMYK(_ scope: VipsScope, header: VImage, orientation: Int) throws(ImageTableError) -> VImage {
-        let loaded = header
-        let srgb = try scope.image("convert CMYK to sRGB", .decodeFailed) { cv_icc_transform_cmyk_to_srgb(loaded.pointer, $0) }
+        let srgb = try scope.image("convert CMYK to sRGB", .decodeFailed) { cv_icc_transform_cmyk_to_srgb(header.pointer, $0) }
         let decoded = try scope.copyToMemory("decode", .decodeFailed, srgb)
         guard orientation != 1 else { return decoded }
         return try scope.image("rotate upright", .decodeFailed) { cv_autorot(decoded.pointer, $0) }
@@ -169,7 +169,7 @@ extension ImageRenderer {
     }
 
     /// 8-bit sRGB, 3 bands or 4 with alpha: grey, 16-bit and other spaces converted.
-    fileprivate func toSRGB8(_ scope: VipsScope, _ image: VImage) throws(ImageTableError) -> VImage {
+    func toSRGB8(_ scope: VipsScope, _ image: VImage) throws(ImageTableError) -> VImage {
         var image = image
         if image.interpretation != CV_INTERPRETATION_sRGB || image.bands < 3 {
             image = try scope.image("convert to sRGB", .decodeFailed) { cv_colourspace(image.pointer, $0, CV_INTERPRETATION_sRGB) }

@@ -33,14 +33,10 @@ extension ImageRenderer {
             let wrapped = try scope.image(copying: Bitmap(width: image.width, height: image.height, bands: 3, pixels: Array(image.bytes.prefix(count))))
             let interesting = strategy == .entropy ? CV_INTERESTING_ENTROPY : CV_INTERESTING_ATTENTION
             let cropped = try scope.image("crop", .renderFailed) { cv_smartcrop(wrapped.pointer, $0, Int32(width), Int32(height), interesting) }
-            let bitmap = try scope.bitmap("crop", of: cropped)
-            guard bitmap.width == width, bitmap.height == height, bitmap.bands == 3 else {
-                throw ImageTableError(.renderFailed, "libvips cropped to \(bitmap.width)×\(bitmap.height)×\(bitmap.bands), not \(width)×\(height)×3",
-                                      path: name)
+            guard cropped.width == width, cropped.height == height else {
+                throw ImageTableError(.renderFailed, "libvips cropped to \(cropped.width)×\(cropped.height), not \(width)×\(height)", path: name)
             }
-            var out = Raster(uninitializedWidth: width, height: height, channels: 3)
-            out.bytes.withUnsafeMutableBytes { raw in bitmap.pixels.withUnsafeBytes { raw.copyMemory(from: $0) } }
-            return out
+            return try scope.raster(of: cropped, step: "crop", code: .renderFailed)
         }
     }
 
@@ -78,14 +74,7 @@ extension ImageRenderer {
                 isCMYK ? cv_icc_transform_cmyk_to_srgb(input.pointer, $0) : cv_icc_transform_embedded_to_srgb(input.pointer, $0)
             }
         }
-        if image.bands != 3 || image.interpretation != CV_INTERPRETATION_sRGB {
-            let input = image
-            image = try scope.image("convert to sRGB", .decodeFailed) { cv_colourspace(input.pointer, $0, CV_INTERPRETATION_sRGB) }
-        }
-        if image.format != CV_FORMAT_UCHAR {
-            let input = image
-            image = try scope.image("convert to 8 bits", .decodeFailed) { cv_cast(input.pointer, $0, CV_FORMAT_UCHAR) }
-        }
+        image = try toSRGB8(scope, image)
         guard image.bands == 3 else {
             throw ImageTableError(.unsupportedFormat, "JPEGs with \(image.bands) bands after conversion to sRGB are not supported",
                                   path: scope.sourceName)
@@ -100,12 +89,19 @@ extension ImageRenderer {
 extension VipsScope {
     /// The pixels of an 8-bit, 3-band image as a raster for our resampler, evaluated outside the
     /// global lock.
-    func raster(of image: VImage) throws(ImageTableError) -> Raster {
+    ///
+    /// - Parameters:
+    ///   - image: the image; a lazy one is evaluated here, once.
+    ///   - step: what the evaluation does, for a failure's message ("decode", "crop").
+    ///   - code: the error code of such a failure.
+    /// - Throws: `code` when libvips fails; `render-failed` when the image is not 8-bit RGB.
+    func raster(of image: VImage, step: String = "decode", code: ImageTableError.Code = .decodeFailed) throws(ImageTableError) -> Raster {
         let (width, height) = (image.width, image.height)
         guard image.format == CV_FORMAT_UCHAR, image.bands == 3 else {
-            throw ImageTableError(.renderFailed, "libvips decoded \(image.bands) bands of format \(image.format.rawValue)", path: sourceName)
+            throw ImageTableError(.renderFailed, "could not \(step): libvips made \(image.bands) bands of format \(image.format.rawValue)",
+                                  path: sourceName)
         }
-        return try withPixels("decode", .decodeFailed, of: image) { pixels in
+        return try withPixels(step, code, of: image) { pixels in
             var raster = Raster(uninitializedWidth: width, height: height, channels: 3)
             precondition(pixels.count >= width * height * 3)
             raster.bytes.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: pixels[0..<(width * height * 3)])) }

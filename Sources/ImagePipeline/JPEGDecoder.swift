@@ -33,7 +33,7 @@ final class JPEGDecoder {
         self.bytes = bytes
         let data = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
         guard cjpeg_read_header(decoder, data, UInt(bytes.count)) == 0, decoder.pointee.warnings == 0,
-              cjpeg_plain_colour(decoder) != 0 else {
+              case let components = Int(cjpeg_plain_colour(decoder)), components != 0 else {
             cjpeg_free(decoder)
             return nil
         }
@@ -49,7 +49,7 @@ final class JPEGDecoder {
         } else {
             iccProfile = nil
         }
-        components = Int(cjpeg_plain_colour(decoder))
+        self.components = components
         width = Int(cjpeg_width(decoder))
         height = Int(cjpeg_height(decoder))
         var length: UInt32 = 0

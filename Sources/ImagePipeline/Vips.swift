@@ -167,7 +167,6 @@ final class VipsScope {
         }
     }
 
-    /// Whether a header field exists.
     /// A copy of the header field `name`'s bytes (`icc-profile-data`), or `nil` when it has none.
     func blob(_ image: VImage, _ name: String) -> [UInt8]? {
         PipelineRuntime.libvipsLock.withLock { _ in
@@ -182,6 +181,7 @@ final class VipsScope {
         }
     }
 
+    /// Whether a header field exists.
     func has(_ image: VImage, _ name: String) -> Bool {
         PipelineRuntime.libvipsLock.withLock { _ in cv_image_get_typeof(image.pointer, name) != 0 }
     }
