@@ -2,7 +2,7 @@ import CVips
 import ImageTableCore
 
 /// JPEGs the direct path declines but whose members it could draw: CMYK, a profile lcms2
-/// cannot use, or data libjpeg warns about. libvips decodes them (shrink-on-load, its colour management, its
+/// cannot use, a grey JPEG with a grey profile, or data libjpeg warns about. libvips decodes them (shrink-on-load, its colour management, its
 /// words for damage) and our Lanczos-3 resizes, as for any plain JPEG.
 ///
 /// `vips_thumbnail` would resize the shrunk decode as if it were the whole image: where a side
@@ -14,9 +14,18 @@ import ImageTableCore
 /// direct path.
 extension ImageRenderer {
     /// Whether ``renderJPEGWithVips(_:source:header:isCMYK:hasICC:orientation:plan:geometries:targets:)``
-    /// applies: a JPEG of three bands, or CMYK.
-    func drawsJPEGItself(loader: String, header: VImage, isCMYK: Bool) -> Bool {
-        loader.hasPrefix("jpegload") && (isCMYK || (header.bands == 3 && header.interpretation == CV_INTERPRETATION_sRGB))
+    /// applies: a JPEG of three bands, CMYK, or grey with no profile or a grey one.
+    ///
+    /// A grey JPEG carrying an RGB (or any other) profile is left to `vips_thumbnail`, which
+    /// decides what the pair means (libvips 8.14 refuses it).
+    func drawsJPEGItself(_ scope: VipsScope, loader: String, header: VImage, isCMYK: Bool, hasICC: Bool) -> Bool {
+        guard loader.hasPrefix("jpegload") else { return false }
+        if isCMYK || (header.bands == 3 && header.interpretation == CV_INTERPRETATION_sRGB) { return true }
+        guard header.bands == 1, header.interpretation == CV_INTERPRETATION_B_W else { return false }
+        guard hasICC else { return true }
+        // The profile's data colour space, bytes 16–19 of its header.
+        guard let profile = scope.blob(header, "icc-profile-data"), profile.count >= 20 else { return false }
+        return Array(profile[16..<20]) == Array("GRAY".utf8)
     }
 
     /// libvips' `smartcrop` of a member's resized image, for the direct path's resampler: the

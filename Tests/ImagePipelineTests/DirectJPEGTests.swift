@@ -113,6 +113,41 @@ import Testing
         #expect(d.mean <= 1.0 && d.over <= (profile == "cmyk" ? 0.01 : 0.005), "\(profile) \(size): \(d)")
     }
 
+    /// The same for grey JPEGs the direct path declines: one with a grey profile (its tone
+    /// curve a power of 2.2, not sRGB's), and one with damage libjpeg warns about. libvips
+    /// decodes them at the DCT scale and converts them to sRGB, our resampler draws them;
+    /// `vips_thumbnail` stretched the shrunk decode (1.5–2.7 mean off the whole image here).
+    /// Against the whole image converted to sRGB, then resized.
+    @Test(arguments: ["grey-profile", "damage"], [(64, 64), (100, 75), (150, 150)])
+    func aDeclinedGreyJPEGOfASizeNotAMultipleOfTheShrinkIsNotStretched(kind: String, size: (Int, Int)) throws {
+        let dir = try TemporaryDirectory()
+        let (png, grey, jpeg, whole) = (dir.file("s.png"), dir.file("grey.jpg"), dir.file("s.jpg"), dir.file("whole.png"))
+        try Reference.convert(Corpus.photo("Landscape_1.jpg"), to: png, maxSize: 1601)
+        try Reference.greyJPEG(png, to: grey)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: grey))
+        if kind == "grey-profile" {
+            bytes = Reference.inserting(segment: Reference.iccSegment(Reference.greyProfile(gamma: 2.2)), into: bytes)
+        } else {
+            bytes.insert(contentsOf: [0x12, 0x34, 0x56], at: try #require(bytes.firstRange(of: Data([0xFF, 0xDB]))).lowerBound)
+        }
+        try bytes.write(to: URL(fileURLWithPath: jpeg))
+        try kind == "grey-profile" ? Reference.sRGB(jpeg, to: whole) : Reference.convert(jpeg, to: whole)
+        let format = TableFormat(width: size.0, height: size.1, style: .bgr32)
+        let (report, slots) = try render(.file(jpeg), [format])
+        #expect(report.source.loader.hasPrefix("jpegload") && report.source.width == 1601 && report.source.decodedWidth < 1601,
+                "\(report.source)")
+        #expect(report.source.hasICCProfile == (kind == "grey-profile"))
+        let reference = try Reference.thumbnail(whole, width: size.0, height: size.1, .cover(VIPS_INTERESTING_CENTRE))
+        let d = Difference({ slots[0].rgba($0, $1) }, { x, y in
+            let p = reference.pixel(x, y)
+            return p.count == 1 ? [p[0], p[0], p[0]] : p
+        }, width: size.0, height: size.1)
+        #expect(d.mean <= 1.0 && d.over <= 0.005, "\(kind) \(size): \(d)")
+        // Grey in, grey out (lcms2's grey to sRGB rounds a channel a level off here and there).
+        let spread = (0..<size.1).flatMap { y in (0..<size.0).map { x in let p = slots[0].rgba(x, y); return p[0..<3].max()! - p[0..<3].min()! } }.max()!
+        #expect(spread <= (kind == "grey-profile" ? 1 : 0), "\(kind) \(size): channels \(spread) apart")
+    }
+
     /// What the direct path declines goes to libvips: CMYK, a profile lcms2 cannot read, a grey
     /// JPEG with a profile, and damage libjpeg only warns about (reported in libvips' words). An
     /// RGB profile and smart crops (libvips' `smartcrop` of our resize) stay on the direct path.

@@ -56,6 +56,33 @@ extension Reference {
         return Data([0xFF, 0xE2, UInt8((body.count + 2) >> 8), UInt8((body.count + 2) & 0xFF)]) + body
     }
 
+    /// A minimal ICC v2 profile of a grey display whose tone curve is the power `gamma` (libvips
+    /// 8.14 has no grey profile of its own): header, description, white point, `kTRC`.
+    static func greyProfile(gamma: Double) -> Data {
+        func be32(_ v: Int) -> Data { Data([UInt8(v >> 24 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)]) }
+        func s15(_ v: Double) -> Data { be32(Int((v * 65536).rounded())) }
+        let d50 = s15(0.9642) + s15(1.0) + s15(0.8249)
+        let text = Data("grey \(gamma)\0".utf8)
+        let tags: [(String, Data)] = [
+            ("desc", Data("desc".utf8) + be32(0) + be32(text.count) + text + Data(count: 4 + 4 + 3 + 67)),
+            ("wtpt", Data("XYZ ".utf8) + be32(0) + d50),
+            ("kTRC", Data("curv".utf8) + be32(0) + be32(1) + Data([UInt8(Int(gamma * 256) >> 8), UInt8(Int(gamma * 256) & 0xFF), 0, 0])),
+            ("cprt", Data("text".utf8) + be32(0) + Data("none\0".utf8)),
+        ]
+        var table = Data(), data = Data()
+        let start = 128 + 4 + 12 * tags.count
+        for (signature, body) in tags {
+            while (start + data.count) % 4 != 0 { data.append(0) }
+            table += Data(signature.utf8) + be32(start + data.count) + be32(body.count)
+            data += body
+        }
+        while data.count % 4 != 0 { data.append(0) }
+        var header = be32(start + data.count) + Data(count: 4) + be32(0x0210_0000) + Data("mntrGRAYXYZ ".utf8) + Data(count: 12)
+        header += Data("acsp".utf8) + Data(count: 4 * 4 + 8 + 4) + d50 + Data(count: 4 + 16 + 28)
+        precondition(header.count == 128)
+        return header + be32(tags.count) + table + data
+    }
+
     /// The first APP2 ICC_PROFILE segment of a JPEG file, whole.
     static func iccSegment(of path: String) throws -> Data {
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))

@@ -25,7 +25,7 @@ typedef struct CVSource CVSource;
 /// `VipsBandFormat`: the values this package uses.
 typedef enum CVBandFormat { CV_FORMAT_UCHAR = 0, CV_FORMAT_FLOAT = 6 } CVBandFormat;
 /// `VipsInterpretation`: the values this package uses.
-typedef enum CVInterpretation { CV_INTERPRETATION_CMYK = 15, CV_INTERPRETATION_sRGB = 22 } CVInterpretation;
+typedef enum CVInterpretation { CV_INTERPRETATION_B_W = 1, CV_INTERPRETATION_CMYK = 15, CV_INTERPRETATION_sRGB = 22 } CVInterpretation;
 /// `VipsFailOn`.
 typedef enum CVFailOn { CV_FAIL_ON_NONE = 0, CV_FAIL_ON_TRUNCATED = 1, CV_FAIL_ON_ERROR = 2, CV_FAIL_ON_WARNING = 3 } CVFailOn;
 /// `VipsInteresting`: the smart-crop strategies this package uses.
