@@ -1,5 +1,7 @@
-/// The EXIF orientation tag (0x0112) of a JPEG's APP1 "Exif" payload, read as libvips reads it:
-/// from IFD0, as a SHORT, SSHORT, LONG or SLONG with one value, clamped to 1…8; 1 when the
+/// The EXIF orientation tag (0x0112) of a JPEG's APP1 "Exif" payload, read as libvips 8.14 reads
+/// it through libexif: from IFD0, the tag's first value of any integer type (BYTE, SHORT, LONG
+/// and their signed kinds) cut to 16 bits, as libexif turns a mistyped orientation into a SHORT;
+/// 1 when that is not 1…8 (libvips takes 9 or 65535 for "no rotation", not for 8), or when the
 /// payload, its TIFF header or the tag is missing or malformed.
 ///
 /// A few dozen lines instead of libexif: the direct JPEG path needs this one tag, and every
@@ -30,16 +32,27 @@ package enum ExifOrientation {
             let entry = tiff + ifd0 + 2 + 12 * i
             guard let tag = u16(entry), let type = u16(entry + 2), let values = u32(entry + 4) else { return 1 }
             guard tag == 0x0112 else { continue }
-            guard values == 1 else { return 1 }
-            let value: Int
+            let size: Int
             switch type {
-            case 3: value = u16(entry + 8) ?? 1                         // SHORT
-            case 8: value = Int(Int16(truncatingIfNeeded: u16(entry + 8) ?? 1))  // SSHORT
-            case 4: value = u32(entry + 8) ?? 1                         // LONG
-            case 9: value = Int(Int32(truncatingIfNeeded: u32(entry + 8) ?? 1))  // SLONG
+            case 1, 6: size = 1   // BYTE, SBYTE
+            case 3, 8: size = 2   // SHORT, SSHORT
+            case 4, 9: size = 4   // LONG, SLONG
             default: return 1
             }
-            return min(max(value, 1), 8)
+            guard values >= 1 else { return 1 }
+            // Values of more than four bytes lie elsewhere, at an offset from the TIFF header.
+            let (at, overflow) = values.multipliedReportingOverflow(by: size)
+            guard !overflow, let start = at <= 4 ? entry + 8 : u32(entry + 8).map({ tiff + $0 }) else { return 1 }
+            let first: Int?
+            switch size {
+            case 1: first = start >= 0 && start < payload.count ? Int(payload[start]) : nil
+            case 2: first = u16(start)
+            default: first = u32(start)
+            }
+            guard let first else { return 1 }
+            // A signed byte, short or long below zero comes out of libexif as 16 bits over 8.
+            let value = type == 6 ? Int(UInt16(truncatingIfNeeded: Int8(truncatingIfNeeded: first))) : first & 0xFFFF
+            return (1...8).contains(value) ? value : 1
         }
         return 1
     }

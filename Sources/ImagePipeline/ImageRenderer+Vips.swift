@@ -36,7 +36,7 @@ extension ImageRenderer {
         guard !overflow, pixels <= options.maxPixels else {
             throw ImageTableError(.tooManyPixels, "\(header.width)×\(header.height) is over the limit of \(options.maxPixels) pixels", path: name)
         }
-        let orientation = min(max(scope.int(header, "orientation") ?? 1, 1), 8)
+        let orientation = scope.int(header, "orientation").flatMap { (1...8).contains($0) ? $0 : nil } ?? 1
         let swaps = orientation >= 5
         let sw = swaps ? header.height : header.width, sh = swaps ? header.width : header.height
         let isCMYK = header.interpretation == CV_INTERPRETATION_CMYK

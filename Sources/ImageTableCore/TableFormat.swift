@@ -33,7 +33,7 @@ public struct TableFormat: Sendable, Hashable {
     /// change makes the pipeline draw different pixels for the same source and format, so that
     /// tables drawn by the old code are rebuilt rather than mixed with new pixels. Bakes refuse
     /// workers compiled with another version.
-    public static let pipelineRenderingVersion = 8
+    public static let pipelineRenderingVersion = 9
 
     /// Creates a format.
     ///

@@ -45,13 +45,13 @@ import ImageTableCore
         let report = try plan("size: 50x50\nscales: [2]\nstyle: 32BitBGRA\nmaximumCount: 5\ncornerRadius: 12")
         let table = try #require(report.manifest?.formats.first)
         #expect(table.renderingSignature
-                == "pipeline=8;fit=cover;crop=centre;background=#ffffffff;radius=24;upscale=0")
+                == "pipeline=9;fit=cover;crop=centre;background=#ffffffff;radius=24;upscale=0")
         #expect(table == TableFormat(name: "small", family: "users", width: 100, height: 100, style: .bgra32, capacity: 5,
                                      protection: .none, scale: 2, rendering: RenderingOptions(cornerRadius: 24)))
         let fractional = try #require(try plan("size: 50x50\nstyle: 8BitGrayscale\nmaximumCount: 5\ncornerRadius: 2.5\nfit: contain\n"
                                                + "crop: center\nbackground: \"#ABC\"\nupscale: true").manifest?.formats.first)
         #expect(fractional.renderingSignature
-                == "pipeline=8;fit=contain;crop=centre;background=#aabbccff;radius=2.5;upscale=1")
+                == "pipeline=9;fit=contain;crop=centre;background=#aabbccff;radius=2.5;upscale=1")
     }
 
     @Test(arguments: ["fit: fill", "crop: entropy", "background: \"#fffffe\"", "cornerRadius: 1", "upscale: true", "protection: complete",

@@ -59,21 +59,38 @@ import Testing
         func u16(_ v: UInt16) -> [UInt8] { bigEndian ? [UInt8(v >> 8), UInt8(v & 0xFF)] : [UInt8(v & 0xFF), UInt8(v >> 8)] }
         func u32(_ v: UInt32) -> [UInt8] { bigEndian ? u16(UInt16(v >> 16)) + u16(UInt16(v & 0xFFFF)) : u16(UInt16(v & 0xFFFF)) + u16(UInt16(v >> 16)) }
         let packed = type == 3 || type == 8 ? u16(UInt16(truncatingIfNeeded: value)) + [0, 0] : u32(value)
-        return Array("Exif\0\0".utf8) + (bigEndian ? Array("MM".utf8) : Array("II".utf8)) + u16(42) + u32(8)
-            + u16(entries) + u16(0x0112) + u16(type) + u32(count) + packed
+        return exif(bigEndian: bigEndian, type: type, count: count, stored: packed, entries: entries)
     }
 
-    /// The orientation tag in either byte order and every integer type libvips takes; anything
-    /// malformed is orientation 1 and out-of-range values are clamped, as libvips clamps them.
+    /// An EXIF payload whose IFD0 holds the orientation tag with `stored`, the entry's four
+    /// value bytes as they lie in the file.
+    static func exif(bigEndian: Bool, type: UInt16, count: UInt32, stored: [UInt8], entries: UInt16 = 1) -> [UInt8] {
+        func u16(_ v: UInt16) -> [UInt8] { bigEndian ? [UInt8(v >> 8), UInt8(v & 0xFF)] : [UInt8(v & 0xFF), UInt8(v >> 8)] }
+        func u32(_ v: UInt32) -> [UInt8] { bigEndian ? u16(UInt16(v >> 16)) + u16(UInt16(v & 0xFFFF)) : u16(UInt16(v & 0xFFFF)) + u16(UInt16(v >> 16)) }
+        return Array("Exif\0\0".utf8) + (bigEndian ? Array("MM".utf8) : Array("II".utf8)) + u16(42) + u32(8)
+            + u16(entries) + u16(0x0112) + u16(type) + u32(count) + stored
+    }
+
+    /// The orientation tag in either byte order and every integer type libexif turns into one;
+    /// anything malformed or out of range is orientation 1, as `vipsheader -f orientation` reads
+    /// such files (values 9, 255 and 65535 were clamped to 8 and the image turned a quarter).
     @Test func exifOrientationIsReadAsLibvipsReadsIt() {
         func parse(_ bytes: [UInt8]) -> Int { bytes.withUnsafeBytes { ExifOrientation.parse($0) } }
         for big in [false, true] {
             for type: UInt16 in [3, 4, 8, 9] {
                 for v: UInt32 in 1...8 { #expect(parse(Self.exif(bigEndian: big, type: type, count: 1, value: v)) == Int(v)) }
             }
-            #expect(parse(Self.exif(bigEndian: big, type: 3, count: 1, value: 9)) == 8)
-            #expect(parse(Self.exif(bigEndian: big, type: 3, count: 1, value: 0)) == 1)
-            #expect(parse(Self.exif(bigEndian: big, type: 3, count: 2, value: 6)) == 1, "two values")
+            for v: UInt32 in [0, 9, 255, 65535] { #expect(parse(Self.exif(bigEndian: big, type: 3, count: 1, value: v)) == 1, "\(v)") }
+            #expect(parse(Self.exif(bigEndian: big, type: 8, count: 1, value: 0xFFFF_FFFF)) == 1, "SSHORT -1")
+            #expect(parse(Self.exif(bigEndian: big, type: 9, count: 1, value: 0xFFFF_FFFF)) == 1, "SLONG -1")
+            // libexif cuts a LONG to the 16 bits of a SHORT: 65542 is 6.
+            #expect(parse(Self.exif(bigEndian: big, type: 4, count: 1, value: 65536 + 6)) == 6)
+            // Two SHORTs in the entry: the first counts.
+            let six: [UInt8] = big ? [0, 6] : [6, 0], one: [UInt8] = big ? [0, 1] : [1, 0]
+            #expect(parse(Self.exif(bigEndian: big, type: 3, count: 2, stored: six + one)) == 6, "two SHORTs")
+            #expect(parse(Self.exif(bigEndian: big, type: 1, count: 1, stored: [6, 0, 0, 0])) == 6, "BYTE")
+            #expect(parse(Self.exif(bigEndian: big, type: 6, count: 1, stored: [0xFA, 0, 0, 0])) == 1, "SBYTE -6")
+            #expect(parse(Self.exif(bigEndian: big, type: 3, count: 0, value: 6)) == 1, "no value")
             #expect(parse(Self.exif(bigEndian: big, type: 2, count: 1, value: 6)) == 1, "ASCII")
             #expect(parse(Self.exif(bigEndian: big, type: 3, count: 1, value: 6, entries: 500)) == 6, "found before the overrun")
         }

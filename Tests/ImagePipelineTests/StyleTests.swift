@@ -225,6 +225,6 @@ import Testing
         #expect(RGBAColor(hex: "#12345") == nil && RGBAColor(hex: "#ggg") == nil)
         #expect(RGBAColor(red: 1, green: 2, blue: 255).description == "#0102ffff")
         #expect(TableFormat(width: 1, height: 1, style: .bgra32).renderingSignature
-            == "pipeline=8;fit=cover;crop=centre;background=#ffffffff;radius=0;upscale=0")
+            == "pipeline=9;fit=cover;crop=centre;background=#ffffffff;radius=0;upscale=0")
     }
 }

@@ -35,7 +35,7 @@ import Testing
             style=16BitBGR
             capacity=400
             protection=complete
-            rendering=pipeline=8;fit=inside;crop=entropy;background=#12345678;radius=24;upscale=1
+            rendering=pipeline=9;fit=inside;crop=entropy;background=#12345678;radius=24;upscale=1
 
             """)
     }
