@@ -29,11 +29,13 @@ struct SourceScannerTests {
         let images: @Sendable (String) -> Bool = { !$0.hasPrefix(".") && !$0.contains("/.") && !$0.hasSuffix(".txt") }
         let (sources, skipped) = try SourceScanner(root: "\(root)/src", selects: images).scan()
         #expect(sources.map(\.key) == ["a/b/three.jpg", "a/two.PNG", "c/inside.jpg", "one.jpg"])
-        #expect(skipped == [ImageTableError(.outsideSources, "symbolic link leads outside the sources directory",
-                                            path: "\(root)/src/c/outside.jpg", key: "c/outside.jpg")])
+        let loop = ImageTableError(.notARegularFile, "a symbolic link to a directory on its own way (\(root)/src); not followed, "
+                                   + "since it would loop: its files are found where it leads", path: "\(root)/src/c/loop", key: "c/loop")
+        #expect(skipped == [loop, ImageTableError(.outsideSources, "symbolic link leads outside the sources directory",
+                                                  path: "\(root)/src/c/outside.jpg", key: "c/outside.jpg")])
         let all = try SourceScanner(root: "\(root)/src", allowOutside: true, selects: images).scan()
         #expect(all.sources.map(\.key) == ["a/b/three.jpg", "a/two.PNG", "c/inside.jpg", "c/outside.jpg", "one.jpg"])
-        // Directory links are never followed, whatever the patterns say.
+        // A link to a directory above its own is not followed, whatever the patterns say.
         let everything = try SourceScanner(root: "\(root)/src", selects: { _ in true }).scan()
         #expect(everything.sources.map(\.key) == [".DS_Store", ".hidden/x.jpg", "a/b/three.jpg", "a/two.PNG", "c/inside.jpg", "notes.txt", "one.jpg"])
     }
@@ -74,8 +76,8 @@ struct SourceScannerTests {
         ])
     }
 
-    /// A directory named like an image is scanned and reported; so is a link to one, which is
-    /// not followed. A directory named otherwise is only scanned.
+    /// A directory named like an image is scanned and reported; so is a link to a directory
+    /// named so. A directory named otherwise is only scanned.
     @Test func directoriesNamedLikeImagesAreScannedAndReported() throws {
         let root = NSTemporaryDirectory() + "scan-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: root) }
@@ -83,16 +85,88 @@ struct SourceScannerTests {
             try FileManager.default.createDirectory(atPath: root + "/" + dir, withIntermediateDirectories: true)
         }
         _ = FileManager.default.createFile(atPath: root + "/folder.jpg/inside.jpg", contents: Data([1]))
+        _ = FileManager.default.createFile(atPath: root + "/plain/p.jpg", contents: Data([1]))
         try FileManager.default.createSymbolicLink(atPath: root + "/link.gif", withDestinationPath: root + "/plain")
         let (sources, skipped) = try SourceScanner(root: root, selects: { _ in true }).scan()
-        #expect(sources.map(\.key) == ["folder.jpg/inside.jpg"])
+        #expect(sources.map(\.key) == ["folder.jpg/inside.jpg", "link.gif/p.jpg", "plain/p.jpg"])
         let named = "a directory named like an image, not a regular file; it is scanned for sources, not baked"
         #expect(skipped == [
             ImageTableError(.notARegularFile, named, path: root + "/Album.PNG", key: "Album.PNG"),
             ImageTableError(.notARegularFile, named, path: root + "/Album.PNG/inner.webp", key: "Album.PNG/inner.webp"),
             ImageTableError(.notARegularFile, named, path: root + "/folder.jpg", key: "folder.jpg"),
-            ImageTableError(.notARegularFile, "a symbolic link to a directory (\(root)/plain), not a regular file; directory links are not followed",
-                            path: root + "/link.gif", key: "link.gif"),
+            ImageTableError(.notARegularFile, "a symbolic link to a directory named like an image, not a regular file; "
+                            + "it is scanned for sources, not baked", path: root + "/link.gif", key: "link.gif"),
         ])
+    }
+}
+
+/// Links to directories: followed under their own keys where the sources' links may lead; one
+/// that may not be followed keeps its files' entries; loops and link bombs end. A directory
+/// moved out of the sources and linked back in vanished from the scan without a word, and
+/// `--prune` deleted its entries.
+struct DirectoryLinkTests {
+    static func tree() throws -> (root: String, remove: () -> Void) {
+        let root = NSTemporaryDirectory() + "dirlinks-\(UUID().uuidString)"
+        let fm = FileManager.default
+        for dir in ["src/real/deep", "elsewhere/photos"] { try fm.createDirectory(atPath: "\(root)/\(dir)", withIntermediateDirectories: true) }
+        for file in ["src/top.jpg", "src/real/a.jpg", "src/real/deep/b.jpg", "elsewhere/photos/c.jpg"] {
+            _ = fm.createFile(atPath: "\(root)/\(file)", contents: Data([1]))
+        }
+        return (root, { try? fm.removeItem(atPath: root) })
+    }
+
+    @Test func aLinkToADirectoryInsideIsScannedUnderItsOwnKey() throws {
+        let (root, remove) = try Self.tree()
+        defer { remove() }
+        try FileManager.default.createSymbolicLink(atPath: root + "/src/current", withDestinationPath: "real")
+        let scan = try SourceScanner(root: root + "/src", selects: { $0.hasSuffix(".jpg") }).scanAll()
+        #expect(scan.sources.map(\.key) == ["current/a.jpg", "current/deep/b.jpg", "real/a.jpg", "real/deep/b.jpg", "top.jpg"])
+        #expect(scan.skipped.isEmpty && scan.unlisted.isEmpty)
+        // Read through the link, as the key says.
+        #expect(scan.sources[0].path == root + "/src/current/a.jpg" && FileStat(path: scan.sources[0].path) != nil)
+    }
+
+    @Test func aLinkLeadingOutsideKeepsItsEntriesUnlessAllowed() throws {
+        let (root, remove) = try Self.tree()
+        defer { remove() }
+        try FileManager.default.createSymbolicLink(atPath: root + "/src/photos", withDestinationPath: root + "/elsewhere/photos")
+        let scan = try SourceScanner(root: root + "/src", selects: { $0.hasSuffix(".jpg") }).scanAll()
+        #expect(scan.sources.map(\.key) == ["real/a.jpg", "real/deep/b.jpg", "top.jpg"])
+        #expect(scan.skipped == [ImageTableError(.outsideSources, "symbolic link to a directory leads outside the sources directory "
+                                                 + "(\(root)/elsewhere/photos); not followed, its files' entries are kept as they are "
+                                                 + "(--allow-outside-paths follows it)", path: root + "/src/photos", key: "photos")])
+        #expect(scan.unlisted == ["photos"] && scan.directories == ["photos"])
+        let allowed = try SourceScanner(root: root + "/src", allowOutside: true, selects: { $0.hasSuffix(".jpg") }).scanAll()
+        #expect(allowed.sources.map(\.key) == ["photos/c.jpg", "real/a.jpg", "real/deep/b.jpg", "top.jpg"] && allowed.skipped.isEmpty)
+    }
+
+    /// Links that lead to each other, to the root, to `/`, and two links to each of 24 nested
+    /// directories (2^24 ways, were every way listed): each directory is entered through links
+    /// once, and never through one on its own way.
+    @Test func loopsAndLinkBombsEnd() throws {
+        let (root, remove) = try Self.tree()
+        defer { remove() }
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: root + "/src/x", withIntermediateDirectories: true)
+        try fm.createSymbolicLink(atPath: root + "/src/real/to-x", withDestinationPath: "../x")
+        try fm.createSymbolicLink(atPath: root + "/src/x/to-real", withDestinationPath: "../real")
+        try fm.createSymbolicLink(atPath: root + "/src/x/root", withDestinationPath: "..")
+        try fm.createSymbolicLink(atPath: root + "/src/x/slash", withDestinationPath: "/")
+        var level = root + "/src/bomb"
+        for i in 0..<24 {
+            try fm.createDirectory(atPath: level + "/d", withIntermediateDirectories: true)
+            try fm.createSymbolicLink(atPath: level + "/l1", withDestinationPath: "d")
+            try fm.createSymbolicLink(atPath: level + "/l2", withDestinationPath: "d")
+            _ = fm.createFile(atPath: level + "/f\(i).jpg", contents: Data([1]))
+            level += "/d"
+        }
+        let scan = try SourceScanner(root: root + "/src", allowOutside: true, selects: { $0.hasSuffix(".jpg") }).scanAll()
+        // The bomb's 24 files, and those below each of its 23 link targets once more: 300.
+        #expect(scan.sources.count < 320, "\(scan.sources.count) sources")
+        #expect(scan.sources.map(\.key).contains("real/to-x/to-real/a.jpg") == false, "a link back to a directory on its way")
+        #expect(scan.sources.map(\.key).contains("x/to-real/a.jpg") && scan.sources.map(\.key).contains("real/to-x/root/top.jpg") == false)
+        let loops = scan.skipped.filter { $0.message.contains("would loop") }.compactMap(\.key)
+        #expect(loops.contains("x/root") && loops.contains("x/slash"), "\(loops)")
+        #expect(scan.skipped.contains { $0.message.contains("not followed twice") })
     }
 }

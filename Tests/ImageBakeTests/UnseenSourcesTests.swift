@@ -66,6 +66,31 @@ import Glibc
         #expect(try ImageTableReader(path: project.root + "/s0/thumb.imagetable").entries().isEmpty)
     }
 
+    /// A directory moved out of the sources and linked back in (a disk filled up, its photos
+    /// moved to another): the scan skipped the link without a word, and `bake --prune` deleted
+    /// its entries, exit 0. A link leading outside keeps them, as an unreadable directory does,
+    /// until `--allow-outside-paths` follows it; then they are what the tables hold already.
+    @Test func aDirectoryLinkedBackInIsNotPruned() throws {
+        let project = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 4}\n")
+        try project.add("top.jpg", from: Corpus.photo("Landscape_1"))
+        try project.add("photos/a.jpg", from: Corpus.photo("Landscape_2"))
+        #expect(try run(Products.imagetable, ["bake", "manifest.yaml"], in: project.root).status == 0)
+        try FileManager.default.moveItem(atPath: project.sources + "/photos", toPath: project.root + "/store")
+        try FileManager.default.createSymbolicLink(atPath: project.sources + "/photos", withDestinationPath: "../store")
+        let pruned = try run(Products.imagetable, ["bake", "--prune", "manifest.yaml", "--format", "json"], in: project.root)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(pruned.stdout.utf8)) as? [String: Any], "\(pruned.stderr)")
+        #expect(pruned.status == 3, "one failure: the link")
+        let sources = try #require(json["sources"] as? [String: Int])
+        #expect(sources["removed"] == 0 && sources["failed"] == 1, "\(sources)")
+        let failures = try #require(json["failures"] as? [[String: Any]])
+        #expect(failures.map { $0["code"] as? String } == ["outside-sources"] && failures.first?["key"] as? String == "photos", "\(failures)")
+        #expect(try ImageTableReader(path: project.tables + "/thumb.imagetable").entries().map(\.key).sorted() == ["photos/a.jpg", "top.jpg"])
+        let followed = try run(Products.imagetable, ["bake", "--prune", "--allow-outside-paths", "manifest.yaml", "--format", "json"], in: project.root)
+        let settled = (try JSONSerialization.jsonObject(with: Data(followed.stdout.utf8)) as? [String: Any])?["sources"] as? [String: Int]
+        #expect(followed.status == 0 && settled?["decoded"] == 0 && settled?["removed"] == 0 && settled?["unchanged"] == 2,
+                "\(followed.stdout)\(followed.stderr)")
+    }
+
     /// A directory the scan cannot list hides its files; it does not delete them: their entries
     /// are kept, not counted removed, not pruned and not evicted (a cron job's `bake --prune`
     /// deleted them all when a directory's mode changed). A sources directory that cannot be

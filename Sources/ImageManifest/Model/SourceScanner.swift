@@ -53,9 +53,11 @@ public struct SourceFile: Sendable, Equatable {
 /// Finds a family's sources: regular files under its `sources` directory that the family
 /// selects (its `include` and `exclude` patterns), sorted by key.
 ///
-/// Symbolic links to files are followed only when they resolve inside the sources directory (a
-/// manifest from a pull request must not make CI read elsewhere), unless `allowOutside` is set;
-/// directory links are never followed, so cycles cannot happen. Links are resolved with
+/// Symbolic links are followed only when they resolve inside the sources directory (a manifest
+/// from a pull request must not make CI read elsewhere), unless `allowOutside` is set; a link to
+/// a directory is scanned under its own key, except one that leads back to a directory on its
+/// way or above it (a loop), and one that may not be followed keeps its files' entries (its key
+/// is ``Scan/unlisted``), as an unreadable directory does. Links are resolved with
 /// `realpath(3)`, as the kernel will follow them, so a link whose target cannot be named (under
 /// `/proc`) cannot pass for one inside. Nothing here opens a file: FIFOs, devices and sockets
 /// (which could block a read forever or never end) are only ever `lstat`ed and `stat`ed. Keys
@@ -107,27 +109,6 @@ public struct SourceScanner: Sendable {
         self.listed = listed
     }
 
-    /// What a scan found.
-    public struct Scan: Sendable {
-        /// The sources, sorted by key.
-        public var sources: [SourceFile] = []
-        /// Why each file that was not taken was skipped (each error names its key and path).
-        public var skipped: [ImageTableError] = []
-        /// The keys of the directories below the root that could not be listed, and of the
-        /// selected symbolic links that cannot be followed (each also an `unreadable` error in
-        /// ``skipped``): what lies there is unknown, not gone, as for a file that cannot be read.
-        public var unlisted: [String] = []
-        /// The keys of the problems in ``skipped`` that are directories' (one that cannot be
-        /// listed, a name that is not UTF-8), which are reported whatever the patterns select:
-        /// a sharded bake reports each in one shard only.
-        public var directories: Set<String> = []
-        /// Image files below the excluded directory (the output directory, when it lies inside
-        /// `root`) that the patterns select, by key, the first 10 and a count (`complete` false when
-        /// the count stopped at 10,000 files looked at): not sources, since
-        /// that directory is never scanned, and a bake warns of them (`output-holds-sources`).
-        public var inExcluded: (keys: [String], count: Int, complete: Bool) = ([], 0, true)
-    }
-
     /// Scans the directory.
     ///
     /// - Returns: the sources, sorted by key, and why each file that was not taken was skipped
@@ -137,32 +118,6 @@ public struct SourceScanner: Sendable {
     public func scan() throws(ImageTableError) -> (sources: [SourceFile], skipped: [ImageTableError]) {
         let found = try scanAll()
         return (found.sources, found.skipped)
-    }
-
-    /// Checks that `root` is a directory that can be listed, as a scan would, touching nothing.
-    ///
-    /// A bake asks before it makes anything: one that stopped at its scan had already made the
-    /// output directory, empty tables, their locks and a state, which `export` then shipped.
-    ///
-    /// - Parameter root: a family's sources directory.
-    /// - Throws: `ImageTableError` `sources-unreadable`, as ``scanAll()`` would.
-    public static func checkRoot(_ root: String) throws(ImageTableError) {
-        let resolved = try resolvedDirectory(root)
-        guard let dir = opendir(resolved) else {
-            throw ImageTableError(.sourcesUnreadable, "sources directory cannot be listed (\(String(cString: strerror(errno))))", path: root)
-        }
-        closedir(dir)
-    }
-
-    /// `root`'s real path, when it is a directory.
-    ///
-    /// - Throws: `ImageTableError` `sources-unreadable` when it is missing or not a directory.
-    private static func resolvedDirectory(_ root: String) throws(ImageTableError) -> String {
-        var rootStat = stat()
-        guard let resolved = realPath(root), stat(resolved, &rootStat) == 0, rootStat.st_mode & S_IFMT == S_IFDIR else {
-            throw ImageTableError(.sourcesUnreadable, "sources directory does not exist or is not a directory", path: root)
-        }
-        return resolved
     }
 
     /// Scans the directory, saying which directories below it could not be listed: a bake must
@@ -177,7 +132,10 @@ public struct SourceScanner: Sendable {
         var skipped: [ImageTableError] = []
         var unlisted: [String] = []
         var directories: Set<String> = []
-        var pending = [""]
+        // Each directory to list, with its real path (the kernel lists it through the links on
+        // its key's way) and the real paths of the directories whose links led to it, which no
+        // link below may lead back to or above.
+        var pending: [(relative: String, real: String, chain: [String])] = [("", resolvedRoot, [])]
         var looked = 0
         var excludedKey: String?
         // A directory whose files cannot be seen. The root is no more a set of sources than a
@@ -189,7 +147,45 @@ public struct SourceScanner: Sendable {
             unlisted.append(relative)
             directories.insert(relative)
         }
-        while let relative = pending.popLast() {
+        // A link to a directory is followed as the directory it leads to, under the link's key,
+        // where the sources' links may lead (inside the root, or anywhere with `allowOutside`).
+        // One leading back to a directory on its own way, or above one, would be a loop: its
+        // files are found where it leads. One leading outside keeps its files' entries: what is
+        // there is not known to be gone.
+        var followed: [String: String] = [:]
+        func followDirectoryLink(_ key: String, path: String, target: String, from real: String, chain: [String]) {
+            guard allowOutside || PathBytes.isInside(target, resolvedRoot) else {
+                skipped.append(ImageTableError(.outsideSources, "symbolic link to a directory leads outside the sources directory "
+                                               + "(\(target)); not followed, its files' entries are kept as they are "
+                                               + "(--allow-outside-paths follows it)", path: path, key: key))
+                unlisted.append(key)
+                directories.insert(key)
+                return
+            }
+            let way = chain + [real]
+            guard !way.contains(where: { PathBytes.isInside($0, target) }) else {
+                skipped.append(ImageTableError(.notARegularFile, "a symbolic link to a directory on its own way (\(target)); "
+                                               + "not followed, since it would loop: its files are found where it leads", path: path, key: key))
+                directories.insert(key)
+                return
+            }
+            guard target != excluding else { excludedKey = key; return }
+            // Each directory is entered through links once: two links to each of 30 nested
+            // directories would make 2^30 ways to list.
+            if let earlier = followed[target] {
+                skipped.append(ImageTableError(.notARegularFile, "a symbolic link to a directory already scanned through "
+                                               + "'\(earlier)' (\(target)); not followed twice", path: path, key: key))
+                directories.insert(key)
+                return
+            }
+            followed[target] = key
+            if namedLikeImage(key) {
+                skipped.append(ImageTableError(.notARegularFile, "a symbolic link to a directory named like an image, not a regular "
+                                               + "file; it is scanned for sources, not baked", path: path, key: key))
+            }
+            pending.append((key, target, way))
+        }
+        while let (relative, real, chain) = pending.popLast() {
             let dir = relative.isEmpty ? resolvedRoot : "\(resolvedRoot)/\(relative)"
             guard let names = DirectoryListing.names(in: dir) else {
                 // The system's reason: a directory whose path is over PATH_MAX was called "not
@@ -238,8 +234,9 @@ public struct SourceScanner: Sendable {
                 case S_IFDIR:
                     // The output directory is never scanned, whatever its name: "it is scanned
                     // for sources" would contradict the bake's `output-holds-sources` warning.
-                    guard path != excluding else { excludedKey = key; continue }
-                    pending.append(key)
+                    let childReal = "\(real)/\(name)"
+                    guard childReal != excluding else { excludedKey = key; continue }
+                    pending.append((key, childReal, chain))
                     if namedLikeImage(key) {
                         skipped.append(ImageTableError(.notARegularFile, "a directory named like an image, not a regular file; "
                                                        + "it is scanned for sources, not baked", path: path, key: key))
@@ -256,10 +253,7 @@ public struct SourceScanner: Sendable {
                         continue
                     }
                     guard st.st_mode & S_IFMT != S_IFDIR else {
-                        if namedLikeImage(key) {
-                            skipped.append(ImageTableError(.notARegularFile, "a symbolic link to a directory (\(target)), "
-                                                           + "not a regular file; directory links are not followed", path: path, key: key))
-                        }
+                        followDirectoryLink(key, path: path, target: target, from: real, chain: chain)
                         continue
                     }
                     // By bytes: through Characters, a link from `café` into its sibling `cafe\u{301}`
@@ -292,16 +286,4 @@ public struct SourceScanner: Sendable {
                     directories: directories, inExcluded: inExcluded)
     }
 
-    /// `realpath(3)`, or `nil` when the path does not exist or cannot be resolved.
-    package static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
-    }
-
-    /// `path` without `.`, `..` and symbolic links where it exists (``realPath(_:)``), else
-    /// absolute with `.` and `..` folded (`Directories.absolute`).
-    package static func resolvedPath(_ path: String) -> String {
-        realPath(path) ?? Directories.absolute(path)
-    }
 }
