@@ -76,6 +76,19 @@ static inline int cjpeg_read_header(cjpeg_decoder *d, const unsigned char *data,
     return 0;
 }
 
+/// The 8×8 blocks the header's components cover, padding to whole MCUs left out (libjpeg sets
+/// each component's `width_in_blocks` and `height_in_blocks` when it reaches the first scan).
+static inline unsigned long long cjpeg_blocks(const cjpeg_decoder *d) {
+    unsigned long long blocks = 0;
+    for (int c = 0; c < d->cinfo.num_components; c++) {
+        blocks += (unsigned long long)d->cinfo.comp_info[c].width_in_blocks * d->cinfo.comp_info[c].height_in_blocks;
+    }
+    return blocks;
+}
+
+/// Whether the JPEG is arithmetic-coded (SOF9–SOF15), not Huffman-coded.
+static inline int cjpeg_arithmetic(const cjpeg_decoder *d) { return d->cinfo.arith_code ? 1 : 0; }
+
 static inline int cjpeg_width(const cjpeg_decoder *d) { return (int)d->cinfo.image_width; }
 static inline int cjpeg_height(const cjpeg_decoder *d) { return (int)d->cinfo.image_height; }
 static inline int cjpeg_components(const cjpeg_decoder *d) { return d->cinfo.num_components; }

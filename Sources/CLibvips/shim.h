@@ -47,6 +47,11 @@ static inline int cvips_jpegsave(VipsImage *in, const char *filename, int q) {
     return vips_jpegsave(in, filename, "Q", q, NULL);
 }
 
+/// Saves an image as a progressive JPEG at quality `q`, chroma not subsampled (test fixtures).
+static inline int cvips_jpegsave_progressive(VipsImage *in, const char *filename, int q) {
+    return vips_jpegsave(in, filename, "Q", q, "interlace", TRUE, "subsample_mode", VIPS_FOREIGN_SUBSAMPLE_OFF, NULL);
+}
+
 /// Adds a constant band (an opaque alpha, test fixtures).
 static inline int cvips_bandjoin_const1(VipsImage *in, VipsImage **out, double c) {
     return vips_bandjoin_const1(in, out, c, NULL);

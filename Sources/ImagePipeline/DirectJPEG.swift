@@ -30,14 +30,12 @@ enum DirectJPEG {
     ///     such members send the source to libvips.
     /// - Returns: the report, or `nil` to fall back to libvips.
     /// - Throws: ``ImageTableError`` `too-many-pixels`, as the libvips path would, and
-    ///   `truncated` for data that ends before the image (libjpeg only warns, and pads with grey).
+    ///   `truncated` for data that ends before the image (libjpeg only warns, and pads with grey),
+    ///   or a header claiming more blocks than the data can hold, CMYK and other JPEGs included.
     static func render(_ bytes: UnsafeRawBufferPointer, name: String, targets: [RenderTarget], formats: [TableFormat],
                        options: DecodeOptions, smartCrop: SmartCrop? = nil) throws(ImageTableError) -> RenderReport? {
-        guard PipelineRuntime.settings.loaders.contains(.jpeg), let jpeg = JPEGDecoder(bytes) else { return nil }
-        let (pixels, overflow) = jpeg.width.multipliedReportingOverflow(by: jpeg.height)
-        guard !overflow, pixels <= options.maxPixels else {
-            throw ImageTableError(.tooManyPixels, "\(jpeg.width)×\(jpeg.height) is over the limit of \(options.maxPixels) pixels", path: name)
-        }
+        guard PipelineRuntime.settings.loaders.contains(.jpeg),
+              let jpeg = try JPEGDecoder(bytes, name: name, maxPixels: options.maxPixels) else { return nil }
         let swaps = jpeg.orientation >= 5
         let sw = swaps ? jpeg.height : jpeg.width, sh = swaps ? jpeg.width : jpeg.height
         let geometries = formats.map { MemberGeometry(sourceWidth: sw, sourceHeight: sh, format: $0) }

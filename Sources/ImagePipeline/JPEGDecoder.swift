@@ -1,4 +1,5 @@
 import CJPEG
+import ImageTableCore
 
 /// libjpeg(-turbo) called directly, for JPEGs that need nothing libvips adds: 8-bit greyscale,
 /// YCbCr or RGB, with or without an ICC profile (which the caller converts with
@@ -25,15 +26,36 @@ final class JPEGDecoder {
     /// Reads the header, or returns `nil` when the direct path does not apply: not a JPEG, a
     /// damaged header, CMYK or another colour space, an ICC profile whose chunks do not add up.
     ///
-    /// - Parameter bytes: the encoded image; must stay valid while the decoder lives.
-    init?(_ bytes: UnsafeRawBufferPointer) {
+    /// - Parameters:
+    ///   - bytes: the encoded image; must stay valid while the decoder lives.
+    ///   - name: what errors name.
+    ///   - maxPixels: the most pixels a source may have.
+    /// - Throws: ``ImageTableError`` `too-many-pixels` over `maxPixels`, then `truncated` when the
+    ///   header claims more blocks than the data can hold (``fitsItsData(blocks:arithmetic:bytes:)``),
+    ///   whichever path would decode it.
+    init?(_ bytes: UnsafeRawBufferPointer, name: String = "", maxPixels: Int = .max) throws(ImageTableError) {
         guard bytes.count > 3, bytes[0] == 0xFF, bytes[1] == 0xD8, bytes[2] == 0xFF,
               let decoder = cjpeg_new() else { return nil }
         self.decoder = decoder
         self.bytes = bytes
         let data = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
-        guard cjpeg_read_header(decoder, data, UInt(bytes.count)) == 0, decoder.pointee.warnings == 0,
-              case let components = Int(cjpeg_plain_colour(decoder)), components != 0 else {
+        guard cjpeg_read_header(decoder, data, UInt(bytes.count)) == 0 else {
+            cjpeg_free(decoder)
+            return nil
+        }
+        let (w, h) = (Int(cjpeg_width(decoder)), Int(cjpeg_height(decoder)))
+        let (pixels, overflow) = w.multipliedReportingOverflow(by: h)
+        guard !overflow, pixels <= maxPixels else {
+            cjpeg_free(decoder)
+            throw ImageTableError(.tooManyPixels, "\(w)×\(h) is over the limit of \(maxPixels) pixels", path: name)
+        }
+        let blocks = cjpeg_blocks(decoder)
+        guard Self.fitsItsData(blocks: blocks, arithmetic: cjpeg_arithmetic(decoder) != 0, bytes: bytes.count) else {
+            cjpeg_free(decoder)
+            throw ImageTableError(.truncated, "the image data ends early", path: name,
+                                  cause: "the header claims \(w)×\(h) pixels, \(blocks) blocks, more than its \(bytes.count) bytes can hold")
+        }
+        guard decoder.pointee.warnings == 0, case let components = Int(cjpeg_plain_colour(decoder)), components != 0 else {
             cjpeg_free(decoder)
             return nil
         }
@@ -61,6 +83,24 @@ final class JPEGDecoder {
     }
 
     deinit { cjpeg_free(decoder) }
+
+    /// Whether `bytes` of a JPEG can hold `blocks` 8×8 blocks: a Huffman code is a bit at least,
+    /// so each block costs a bit at least in its first scan; arithmetic coding has no such
+    /// floor, and is held to 1,024 bytes of coefficients a byte of data, or 256 MB.
+    ///
+    /// A progressive or multi-scan JPEG has libjpeg (libvips' too) allocate 128 bytes of
+    /// coefficients for every block before reading a scan: 2,873 bytes claiming 16383×16383
+    /// took a worker to 1.6 GB before it failed as truncated.
+    ///
+    /// - Parameters:
+    ///   - blocks: the blocks the header's components cover.
+    ///   - arithmetic: whether the JPEG is arithmetic-coded.
+    ///   - bytes: the file's size.
+    static func fitsItsData(blocks: UInt64, arithmetic: Bool, bytes: Int) -> Bool {
+        let size = UInt64(bytes)
+        guard arithmetic else { return blocks <= size * 8 }
+        return blocks * 128 <= max(size * 1024, 256 << 20)
+    }
 
     /// What a decode gave.
     enum Decoded {

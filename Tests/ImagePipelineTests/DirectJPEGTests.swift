@@ -284,4 +284,34 @@ extension DirectJPEGTests {
             #expect(error.code == .truncated && error.path == "liar.jpg", "\(error)")
         }
     }
+
+    /// A progressive JPEG of 64×64 whose header claims 16383×16383: libjpeg allocates 128 bytes
+    /// of coefficients for each of its 12.6 million blocks before reading a scan (a worker
+    /// reached 1.6 GB), libvips' loader as ours. Every block of a Huffman JPEG costs a bit at
+    /// least, so 2,873 bytes cannot hold them: refused from the header, before either decodes.
+    @Test func aProgressiveHeaderClaimingMoreBlocksThanItsDataIsRefusedBeforeDecoding() throws {
+        let dir = try TemporaryDirectory()
+        let small = dir.file("small.png"), progressive = dir.file("p.jpg")
+        try Reference.convert(Corpus.photo("Landscape_1.jpg"), to: small, maxSize: 64)
+        try PipelineRuntime.withLibvips {
+            guard let image = cvips_load_file(small) else { throw Reference.referenceError() }
+            defer { g_object_unref(image) }
+            guard cvips_jpegsave_progressive(image, progressive, 85) == 0 else { throw Reference.referenceError() }
+        }
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: progressive)))
+        let sof = try #require((0..<bytes.count - 1).first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xC2 }, "a progressive frame")
+        // As it is, it renders.
+        let spec = [TableFormat(width: 32, height: 32, style: .bgr32)]
+        #expect(try render(.data(Data(bytes), name: "p.jpg"), spec).0.source.loader == "libjpeg")
+        bytes[sof + 5] = 0x3F; bytes[sof + 6] = 0xFF  // 16383 rows
+        bytes[sof + 7] = 0x3F; bytes[sof + 8] = 0xFF  // and columns
+        do {
+            _ = try render(.data(Data(bytes), name: "bomb.jpg"), spec)
+            Issue.record("rendered 16383×16383 from \(bytes.count) bytes")
+        } catch {
+            #expect(error.code == .truncated && error.path == "bomb.jpg", "\(error)")
+            #expect(error.cause == "the header claims 16383×16383 pixels, 12582912 blocks, more than its \(bytes.count) bytes can hold",
+                    "\(error)")
+        }
+    }
 }
