@@ -48,7 +48,7 @@ extension ImageRenderer {
         // 2. The one decode.
         decodes.add(1, ordering: .relaxed)
         PipelineRuntime.decodeCounter.add(1, ordering: .relaxed)
-        if drawsJPEGItself(scope, loader: loader, header: header, isCMYK: isCMYK, hasICC: hasICC) {
+        if drawsJPEGItself(loader: loader, header: header, isCMYK: isCMYK) {
             let decoded = try renderJPEGWithVips(scope, source: source, header: header, isCMYK: isCMYK, hasICC: hasICC,
                                                  orientation: orientation, plan: plan, geometries: geometries, targets: targets)
             let info = SourceInfo(width: sw, height: sh, loader: loader, orientation: orientation, hasAlpha: false, hasICCProfile: hasICC,

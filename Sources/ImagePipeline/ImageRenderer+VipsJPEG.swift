@@ -14,18 +14,21 @@ import ImageTableCore
 /// direct path.
 extension ImageRenderer {
     /// Whether ``renderJPEGWithVips(_:source:header:isCMYK:hasICC:orientation:plan:geometries:targets:)``
-    /// applies: a JPEG of three bands, CMYK, or grey with no profile or a grey one.
-    ///
-    /// A grey JPEG carrying an RGB (or any other) profile is left to `vips_thumbnail`, which
-    /// decides what the pair means (libvips 8.14 refuses it).
-    func drawsJPEGItself(_ scope: VipsScope, loader: String, header: VImage, isCMYK: Bool, hasICC: Bool) -> Bool {
-        guard loader.hasPrefix("jpegload") else { return false }
-        if isCMYK || (header.bands == 3 && header.interpretation == CV_INTERPRETATION_sRGB) { return true }
-        guard header.bands == 1, header.interpretation == CV_INTERPRETATION_B_W else { return false }
-        guard hasICC else { return true }
-        // The profile's data colour space, bytes 16–19 of its header.
+    /// applies: a JPEG of three bands, CMYK, or grey.
+    func drawsJPEGItself(loader: String, header: VImage, isCMYK: Bool) -> Bool {
+        loader.hasPrefix("jpegload") && (isCMYK || (header.bands == 3 && header.interpretation == CV_INTERPRETATION_sRGB)
+            || (header.bands == 1 && header.interpretation == CV_INTERPRETATION_B_W))
+    }
+
+    /// Whether the embedded profile is for the image's colour space: `RGB ` for three bands,
+    /// `GRAY` for one, `CMYK` for CMYK (bytes 16–19 of a profile's header). Pillow keeps an
+    /// image's profile when it turns it grey, so a grey JPEG carrying an sRGB profile is common;
+    /// libvips 8.14 refuses the pair ("unable to load or find any compatible input profile"),
+    /// and took a grey profile on an RGB image for one of five bands.
+    func profileFits(_ scope: VipsScope, header: VImage, isCMYK: Bool) -> Bool {
         guard let profile = scope.blob(header, "icc-profile-data"), profile.count >= 20 else { return false }
-        return Array(profile[16..<20]) == Array("GRAY".utf8)
+        let space = String(decoding: profile[16..<20], as: UTF8.self)
+        return space == (isCMYK ? "CMYK" : header.bands == 1 ? "GRAY" : "RGB ")
     }
 
     /// libvips' `smartcrop` of a member's resized image, for the direct path's resampler: the
@@ -77,7 +80,14 @@ extension ImageRenderer {
         if shrink > 1 {
             image = try scope.image("decode", .decodeFailed) { cv_jpeg_from_source_shrunk(source, options.failOn.vips, Int32(shrink)) }
         }
-        if isCMYK || hasICC {
+        // A profile for another colour space is left out, as libvips leaves out a CMYK or Lab
+        // profile on an RGB image ("profile incompatible with image"; for CMYK it says so
+        // itself, and takes its own CMYK profile).
+        let profile = hasICC && profileFits(scope, header: header, isCMYK: isCMYK)
+        if hasICC && !profile && !isCMYK {
+            scope.warn("the embedded ICC profile is not for \(header.bands == 1 ? "grey" : "RGB") images; it is ignored")
+        }
+        if isCMYK || profile {
             let input = image
             image = try scope.image("convert to sRGB", .decodeFailed) {
                 isCMYK ? cv_icc_transform_cmyk_to_srgb(input.pointer, $0) : cv_icc_transform_embedded_to_srgb(input.pointer, $0)

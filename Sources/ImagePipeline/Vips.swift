@@ -72,6 +72,11 @@ final class VipsScope {
     /// The warnings libvips logged on this thread during the render, in order, without repeats.
     var warnings: [String] { sink.messages }
 
+    /// Adds a warning of our own to the render's, after libvips' so far.
+    ///
+    /// - Parameter text: the warning.
+    func warn(_ text: String) { sink.append(text) }
+
     /// Builds: runs `body` under the global lock; on a non-zero return, throws.
     ///
     /// - Parameters:

@@ -232,21 +232,32 @@ import Testing
         #expect(d.mean <= 1.0 && d.over <= 0.005, "\(fit): \(d)")
     }
 
-    /// A grey JPEG carrying an RGB profile: the direct path does not put grey through RGB tone
-    /// curves; libvips decides (8.14 refuses the pair, "unable to load or find any compatible
-    /// input profile").
-    @Test func aGreyJPEGWithAnRGBProfileIsLeftToLibvips() throws {
+    /// A profile for another colour space than the image's: a grey JPEG carrying an RGB profile
+    /// (Pillow keeps an image's profile when it turns it grey), which libvips 8.14 refuses
+    /// ("unable to load or find any compatible input profile": the source failed), and an RGB
+    /// JPEG carrying a grey one, which libvips took for an image of five bands
+    /// (`unsupported-format`). The profile is left out, with a warning, as libvips leaves out a
+    /// CMYK profile on an RGB image: the pixels are the image's without a profile.
+    @Test(arguments: ["grey", "rgb"])
+    func aProfileForAnotherColourSpaceIsIgnored(image: String) throws {
         let dir = try TemporaryDirectory()
-        try Reference.greyJPEG(Corpus.photo("Landscape_1.jpg"), to: dir.file("grey.jpg"))
-        try Reference.jpegWithProfile(Corpus.photo("Landscape_1.jpg"), profile: "p3", to: dir.file("p3.jpg"))
-        try Reference.inserting(segment: Reference.iccSegment(of: dir.file("p3.jpg")), into: Data(contentsOf: URL(fileURLWithPath: dir.file("grey.jpg"))))
-            .write(to: URL(fileURLWithPath: dir.file("grey-p3.jpg")))
-        do {
-            let (report, _) = try render(.file(dir.file("grey-p3.jpg")), [TableFormat(width: 64, height: 64, style: .bgr32)])
-            #expect(report.source.loader.hasPrefix("jpegload"))
-        } catch {
-            #expect(error.code == .decodeFailed && "\(error)".contains("profile"), "\(error)")
+        let plain = dir.file("plain.jpg"), tagged = dir.file("tagged.jpg")
+        if image == "grey" {
+            try Reference.greyJPEG(Corpus.photo("Landscape_1.jpg"), to: plain)
+            try Reference.jpegWithProfile(Corpus.photo("Landscape_1.jpg"), profile: "p3", to: dir.file("p3.jpg"))
+        } else {
+            try Reference.convert(Corpus.photo("Landscape_1.jpg"), to: plain)
         }
+        let segment = image == "grey" ? try Reference.iccSegment(of: dir.file("p3.jpg")) : Reference.iccSegment(Reference.greyProfile(gamma: 2.2))
+        try Reference.inserting(segment: segment, into: Data(contentsOf: URL(fileURLWithPath: plain))).write(to: URL(fileURLWithPath: tagged))
+        let spec = [TableFormat(width: 64, height: 64, style: .bgr32)]
+        let (report, ours) = try render(.file(tagged), spec)
+        let (_, reference) = try render(.file(plain), spec)
+        #expect(report.source.loader.hasPrefix("jpegload") && report.source.hasICCProfile)
+        #expect(report.warnings.contains("the embedded ICC profile is not for \(image == "grey" ? "grey" : "RGB") images; it is ignored"),
+                "\(report.warnings)")
+        let d = Difference({ ours[0].rgba($0, $1) }, { reference[0].rgba($0, $1) }, width: 64, height: 64)
+        #expect(d.mean <= 1.0 && d.over <= 0.005, "\(image): \(d)")
     }
 
     /// A greyscale JPEG comes out grey in every channel, as through libvips.
