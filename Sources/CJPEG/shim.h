@@ -162,4 +162,13 @@ static inline int cjpeg_read_rows(cjpeg_decoder *d, unsigned char *pixels, size_
     return 0;
 }
 
+/// Reads the rest of the file up to its end marker (`jpeg_finish_decompress`), where libjpeg says
+/// what it skipped ("Corrupt JPEG data: 15 extraneous bytes before marker 0xd9"): damage in the
+/// last scan that no row showed. 0 on success, -1 with `error` set.
+static inline int cjpeg_finish(cjpeg_decoder *d) {
+    if (setjmp(d->jump)) return -1;
+    jpeg_finish_decompress(&d->cinfo);
+    return 0;
+}
+
 #endif

@@ -50,9 +50,18 @@ enum DirectJPEG {
 
         let shrink = ImageRenderer.jpegShrink(forScale: plan.decodeScale, width: jpeg.width, height: jpeg.height)
         let base: Raster
+        var warnings: [String] = []
         switch jpeg.decode(shrink: shrink) {
         case .pixels(let raster): base = raster
         case .declined: return nil
+        case .warnedAtTheEnd(let raster, let message):
+            // Damage libvips never reads (it stops at the last row): `failOn: warning` refuses
+            // it as libvips refuses the warnings it sees; below that, it is kept, and said.
+            guard options.failOn != .warning else {
+                throw ImageTableError(.decodeFailed, "could not decode", path: name, cause: "libjpeg: \(message)")
+            }
+            base = raster
+            warnings = ["libjpeg: \(message)"]
         case .truncated(let message):
             // libvips itself lets some of these through as grey (a header claiming far more rows
             // than the data holds); every failOn level refuses a file that ends early.
@@ -63,7 +72,9 @@ enum DirectJPEG {
                  colour: colour, smartCrop: smartCrop, plan: plan, geometries: geometries, into: targets)
         let info = SourceInfo(width: sw, height: sh, loader: "libjpeg", orientation: jpeg.orientation, hasAlpha: false,
                               hasICCProfile: colour != nil, isCMYK: false, decodedWidth: decodedWidth, decodedHeight: decodedHeight)
-        return RenderReport(members: geometries.prefix(targets.count).map { MemberResult(contentRect: $0.contentRect) }, decodes: 1, source: info)
+        var report = RenderReport(members: geometries.prefix(targets.count).map { MemberResult(contentRect: $0.contentRect) }, decodes: 1, source: info)
+        report.warnings = warnings
+        return report
     }
 
     /// ``draw(_:scale:extent:orientation:colour:smartCrop:plan:geometries:into:)`` for a JPEG

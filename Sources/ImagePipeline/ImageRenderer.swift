@@ -127,6 +127,7 @@ public final class ImageRenderer: Sendable {
                                                           smartCrop: smartCropper(name: name)) {
             decodes.add(1, ordering: .relaxed)
             PipelineRuntime.decodeCounter.add(1, ordering: .relaxed)
+            if !report.warnings.isEmpty { PipelineRuntime.deliver(report.warnings) }
             return report
         }
         try PipelineRuntime.start()

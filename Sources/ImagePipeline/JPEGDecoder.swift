@@ -112,6 +112,10 @@ final class JPEGDecoder {
         case truncated(message: String)
         /// An error, or a warning about damage: libvips decodes it again and says what is wrong.
         case declined
+        /// Every row, and then a warning as libjpeg read on to the end of the file ("15
+        /// extraneous bytes before marker 0xd9", damage in the last scan): libvips, which stops
+        /// at the last row, never sees it. `message` is its text.
+        case warnedAtTheEnd(Raster, message: String)
     }
 
     /// Decodes at 1/`shrink` into an RGB raster (stored orientation).
@@ -126,11 +130,11 @@ final class JPEGDecoder {
         let status = raster.bytes.withUnsafeMutableBufferPointer { pixels in
             cjpeg_read_rows(decoder, pixels.baseAddress!, rowBytes)
         }
-        if decoder.pointee.premature_end != 0 {
-            let message = withUnsafeBytes(of: decoder.pointee.first_warning) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            return .truncated(message: message)
-        }
+        var message: String { withUnsafeBytes(of: decoder.pointee.first_warning) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } }
+        if decoder.pointee.premature_end != 0 { return .truncated(message: message) }
         guard status == 0, decoder.pointee.warnings == 0 else { return .declined }
-        return .pixels(raster)
+        guard cjpeg_finish(decoder) == 0 else { return .declined }
+        if decoder.pointee.premature_end != 0 { return .truncated(message: message) }
+        return decoder.pointee.warnings == 0 ? .pixels(raster) : .warnedAtTheEnd(raster, message: message)
     }
 }

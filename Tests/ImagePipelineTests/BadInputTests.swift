@@ -46,6 +46,26 @@ import ImageTableCore
         #expect(Self.failure(.file(Corpus.photo("Landscape_1.jpg")), renderer: strict) == nil)
     }
 
+    /// Damage in a JPEG's last scan that no row shows: libjpeg says so only as it reads on to the
+    /// end marker ("15 extraneous bytes before marker 0xd9"), which libvips never does, so
+    /// `failOn: warning` baked a photo whose bottom was garbage. Refused at that level now; below
+    /// it, baked as before, with the warning.
+    @Test func damageSaidOnlyAtTheEndOfTheFileIsAWarning() throws {
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Corpus.photo("Landscape_1.jpg"))))
+        let sos = try #require((0..<bytes.count - 1).first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xDA })
+        let start = sos + 2 + (Int(bytes[sos + 2]) << 8 | Int(bytes[sos + 3]))
+        let at = start + (bytes.count - start) / 3
+        for k in 0..<20 { bytes[at + k * 7] ^= 0x55 }
+        let source = SourceImage.data(Data(bytes), name: "flipped.jpg")
+        let strict = ImageRenderer(options: DecodeOptions(failOn: .warning))
+        let refused = Self.failure(source, renderer: strict)
+        #expect(refused?.code == .decodeFailed && refused?.cause == "libjpeg: Corrupt JPEG data: 15 extraneous bytes before marker 0xd9",
+                "\(String(describing: refused))")
+        let (report, _) = try render(source, [TableFormat(width: 64, height: 64, style: .bgr32)])
+        #expect(report.source.loader == "libjpeg" && report.warnings == ["libjpeg: Corrupt JPEG data: 15 extraneous bytes before marker 0xd9"],
+                "\(report.warnings)")
+    }
+
     @Test func emptyNonImageAndUnreadableFiles() throws {
         let dir = try TemporaryDirectory()
         Self.expectFailure(try dir.write("empty.jpg", []), .empty, "zero-byte file")
