@@ -98,6 +98,7 @@ struct BakePreparation {
                                             return family.selectedSpelling(of: key)
                                         },
                                         listed: { stages.update(done: listedBefore + $0) },
+                                        mayHoldSources: { family.mayHoldSources(below: $0) },
                                         selects: counted)
             let found = try scanner.scanAll()
             scanned.append(found.sources)

@@ -66,6 +66,30 @@ import Glibc
         #expect(try ImageTableReader(path: project.root + "/s0/thumb.imagetable").entries().isEmpty)
     }
 
+    /// A directory the family's patterns cannot reach is no loss when it cannot be listed:
+    /// `d2/` under `include: d1/*.jpg`, and a hidden `.snapshot/` under the default patterns,
+    /// failed the bake (exit 3, every night of a cron job) though nothing there could be taken.
+    @Test func aDirectoryThePatternsCannotReachIsNotReported() throws {
+        let project = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 4}\n", include: "d1/*.jpg")
+        try project.add("d1/a.jpg", from: Corpus.photo("Landscape_1"))
+        try project.add("d2/b.jpg", from: Corpus.photo("Landscape_2"))
+        try project.add(".snapshot/c.jpg", from: Corpus.photo("Landscape_3"))
+        for dir in ["d2", ".snapshot"] { chmod(project.sources + "/" + dir, 0) }
+        defer { for dir in ["d2", ".snapshot"] { chmod(project.sources + "/" + dir, 0o755) } }
+        let narrow = try runAsNobody(["bake", project.manifestPath], project: project)
+        #expect(narrow.status == 0 && !narrow.stderr.contains("unreadable"), "\(narrow.stderr)")
+        // Under patterns that reach d2, it is reported as before.
+        let wide = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 4}\n")
+        try wide.add("d1/a.jpg", from: Corpus.photo("Landscape_1"))
+        try wide.add("d2/b.jpg", from: Corpus.photo("Landscape_2"))
+        try wide.add(".snapshot/c.jpg", from: Corpus.photo("Landscape_3"))
+        for dir in ["d2", ".snapshot"] { chmod(wide.sources + "/" + dir, 0) }
+        defer { for dir in ["d2", ".snapshot"] { chmod(wide.sources + "/" + dir, 0o755) } }
+        let reached = try runAsNobody(["bake", wide.manifestPath], project: wide)
+        #expect(reached.status == 3 && reached.stderr.contains("d2: error: directory cannot be listed"), "\(reached.stderr)")
+        #expect(!reached.stderr.contains(".snapshot"), "\(reached.stderr)")
+    }
+
     /// A directory moved out of the sources and linked back in (a disk filled up, its photos
     /// moved to another): the scan skipped the link without a word, and `bake --prune` deleted
     /// its entries, exit 0. A link leading outside keeps them, as an unreadable directory does,

@@ -131,4 +131,26 @@ import Testing
         #expect(throws: GlobPattern.SyntaxError.self) { try GlobPattern("a//\u{301}b") }
         #expect(throws: GlobPattern.SyntaxError.self) { try GlobPattern("a/\u{301}b/") }
     }
+
+    /// Whether a path below a directory may match: what a scan asks of a directory it cannot
+    /// list before it reports it (one the patterns cannot reach is no loss), checked against
+    /// the matcher on a file below it wherever that file can match.
+    @Test(arguments: [
+        ("d1/*.jpg", "d1", true), ("d1/*.jpg", "d2", false), ("d1/*.jpg", "d1/sub", false),
+        ("**/*.jpg", "a/b", true), ("**/*.jpg", ".snap", false), ("**/*.jpg", "a/.snap", false),
+        ("**/.snap/*.jpg", ".snap", true), ("x/**", "x/a", true), ("x/**", "y", false),
+        ("*.jpg", "d", false), ("{a,b}/*.png", "b", true), ("{a,b}/*.png", "c", false),
+        ("[a-c]*/**/*.jpg", "b1/deep", true), ("[a-c]*/**/*.jpg", "d1", false),
+        ("**/*.JPG", "ANY/Dir", true), ("photos/*.jpg", "Photos", false),
+    ])
+    func mayMatchBelow(_ pattern: String, _ directory: String, _ expected: Bool) throws {
+        let glob = try GlobPattern(pattern)
+        #expect(glob.mayMatch(below: directory) == expected)
+        if !expected {
+            // No file below it matches, at any depth.
+            for below in ["a.jpg", "x/a.jpg", "a.png", "x/a.png", "deep/er/a.jpg"] { #expect(!glob.matches(directory + "/" + below), "\(below)") }
+        }
+        // The built-in images pattern ignores case, and so does its check.
+        #expect(GlobPattern.images.mayMatch(below: "Photos/2024") && !GlobPattern.images.mayMatch(below: ".thumbnails"))
+    }
 }

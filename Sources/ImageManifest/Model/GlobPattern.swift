@@ -154,6 +154,33 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
         return matchesByTokens(path, revealingHiddenFile: revealingHiddenFile)
     }
 
+    /// Whether a path below `directory` (`/`-separated, relative to `sources`) may match: the
+    /// pattern's leading segments can take the directory's names and leave a segment for what
+    /// lies below. `d2` for `d1/*.jpg` may not, nor `.snap` for `**/*.jpg`; a scan that cannot
+    /// list such a directory loses nothing the family takes.
+    ///
+    /// - Parameter directory: a directory's path below the family's `sources` directory.
+    public func mayMatch(below directory: String) -> Bool {
+        let path = ignoresCase ? directory.lowercased() : directory
+        let names = PathBytes.components(path).map(String.init)
+        return alternatives.contains { segments in
+            var memo: [Int: Bool] = [:]
+            func go(_ s: Int, _ n: Int) -> Bool {
+                if n == names.count { return s < segments.count }
+                guard s < segments.count else { return false }
+                let key = s * (names.count + 1) + n
+                if let known = memo[key] { return known }
+                let result = switch segments[s] {
+                case .globstar: go(s + 1, n) || (!PathBytes.isHidden(names[n]) && go(s, n + 1))
+                case .name(let tokens): Self.matchName(tokens, Array(names[n]), dotMayMatch: false) && go(s + 1, n + 1)
+                }
+                memo[key] = result
+                return result
+            }
+            return go(0, 0)
+        }
+    }
+
     /// What the ``suffixes`` shortcut decides, on an ASCII path's bytes; `nil` when the path is
     /// not ASCII. Case is folded byte by byte, as `lowercased()` folds ASCII.
     private static func matchASCII(_ path: String, _ suffixes: [[UInt8]], ignoringCase: Bool, revealingHiddenFile: Bool) -> Bool? {

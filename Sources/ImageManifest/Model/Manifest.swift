@@ -107,6 +107,15 @@ public struct Manifest: Sendable {
             include.contains { $0.matches(relativePath) } && !exclude.contains { $0.matches(relativePath) }
         }
 
+        /// Whether the directory at `relativePath` may hold a file the baker takes: an `include`
+        /// pattern may match below it (``GlobPattern/mayMatch(below:)``; `exclude` patterns are
+        /// not asked).
+        ///
+        /// - Parameter relativePath: the directory's path relative to ``sourcesPath``.
+        public func mayHoldSources(below relativePath: String) -> Bool {
+            include.contains { $0.mayMatch(below: relativePath) }
+        }
+
         /// The path the patterns would take for `relativePath` if its extension were spelt
         /// another way (`IMG.JPG` against `**/*.jpg`, `a.jpeg` against `**/*.jpg`): phone photos
         /// end in `.JPG`, and a pattern matches case exactly, so they were left out without a

@@ -77,6 +77,9 @@ public struct SourceScanner: Sendable {
     /// The key the patterns would take for a key they skip, were its extension spelt another
     /// way (``Manifest/Family/selectedSpelling(of:)``).
     public let otherSpelling: (@Sendable (String) -> String?)?
+    /// Whether a directory (by key) may hold a file ``selects`` takes; `nil` for any. One that
+    /// cannot be listed or followed is reported only when it may.
+    public let mayHoldSources: (@Sendable (String) -> Bool)?
     /// Whether symbolic links may lead outside `root`.
     public let allowOutside: Bool
     /// A directory not to scan (the output directory), as an absolute, resolved path.
@@ -96,12 +99,16 @@ public struct SourceScanner: Sendable {
     ///   - otherSpelling: the key the patterns would take were a skipped key's extension spelt
     ///     another way (``Manifest/Family/selectedSpelling(of:)``); such files are reported.
     ///   - listed: told the count of sources taken so far, every 64 names looked at.
+    ///   - mayHoldSources: whether a directory may hold a source
+    ///     (``Manifest/Family/mayHoldSources(below:)``); `nil` for any.
     ///   - selects: whether a relative path is a source (the family's patterns).
     public init(root: String, allowOutside: Bool = false, excluding: String? = nil,
                 selectsHidden: (@Sendable (String) -> Bool)? = nil, otherSpelling: (@Sendable (String) -> String?)? = nil,
-                listed: (@Sendable (Int) -> Void)? = nil, selects: @escaping @Sendable (String) -> Bool) {
+                listed: (@Sendable (Int) -> Void)? = nil, mayHoldSources: (@Sendable (String) -> Bool)? = nil,
+                selects: @escaping @Sendable (String) -> Bool) {
         self.root = root
         self.selects = selects
+        self.mayHoldSources = mayHoldSources
         self.selectsHidden = selectsHidden
         self.otherSpelling = otherSpelling
         self.allowOutside = allowOutside
@@ -143,6 +150,8 @@ public struct SourceScanner: Sendable {
         // other is reported, and what is below it is unknown, not gone.
         func unseen(_ relative: String, at dir: String, root rootReason: String, directory reason: String) throws(ImageTableError) {
             if relative.isEmpty { throw ImageTableError(.sourcesUnreadable, "sources directory \(rootReason)", path: root) }
+            // Nothing the family takes can lie there (a hidden `.snapshot`, `d2/` for `d1/*.jpg`).
+            guard mayHoldSources?(relative) ?? true else { return }
             skipped.append(ImageTableError(.unreadable, "directory \(reason); its files' entries are kept as they are", path: dir, key: relative))
             unlisted.append(relative)
             directories.insert(relative)
@@ -155,6 +164,7 @@ public struct SourceScanner: Sendable {
         var followed: [String: String] = [:]
         func followDirectoryLink(_ key: String, path: String, target: String, from real: String, chain: [String]) {
             guard allowOutside || PathBytes.isInside(target, resolvedRoot) else {
+                guard mayHoldSources?(key) ?? true else { return }
                 skipped.append(ImageTableError(.outsideSources, "symbolic link to a directory leads outside the sources directory "
                                                + "(\(target)); not followed, its files' entries are kept as they are "
                                                + "(--allow-outside-paths follows it)", path: path, key: key))
