@@ -54,6 +54,8 @@ enum DirectJPEG {
         switch jpeg.decode(shrink: shrink) {
         case .pixels(let raster): base = raster
         case .declined: return nil
+        case .refused(let message):
+            throw ImageTableError(.decodeFailed, "could not decode", path: name, cause: "libjpeg: \(message)")
         case .warnedAtTheEnd(let raster, let message):
             // Damage libvips never reads (it stops at the last row): `failOn: warning` refuses
             // it as libvips refuses the warnings it sees; below that, it is kept, and said.

@@ -112,6 +112,9 @@ final class JPEGDecoder {
         case truncated(message: String)
         /// An error, or a warning about damage: libvips decodes it again and says what is wrong.
         case declined
+        /// More scans than anyone writes (libvips would go over every block for each of them):
+        /// refused, not handed on. `message` says why.
+        case refused(message: String)
         /// Every row, and then a warning as libjpeg read on to the end of the file ("15
         /// extraneous bytes before marker 0xd9", damage in the last scan): libvips, which stops
         /// at the last row, never sees it. `message` is its text.
@@ -122,7 +125,8 @@ final class JPEGDecoder {
     ///
     /// - Parameter shrink: 1, 2, 4 or 8.
     func decode(shrink: Int) -> Decoded {
-        guard cjpeg_start(decoder, Int32(shrink)) == 0 else { return .declined }
+        var error: String { withUnsafeBytes(of: decoder.pointee.error) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } }
+        guard cjpeg_start(decoder, Int32(shrink)) == 0 else { return decoder.pointee.too_many_scans != 0 ? .refused(message: error) : .declined }
         // libjpeg writes every row, padding a file that ends early with grey; a decode that
         // fails midway returns nothing, so no byte of this is ever read unwritten.
         var raster = Raster(uninitializedWidth: Int(cjpeg_output_width(decoder)), height: Int(cjpeg_output_height(decoder)), channels: 3)
@@ -131,9 +135,10 @@ final class JPEGDecoder {
             cjpeg_read_rows(decoder, pixels.baseAddress!, rowBytes)
         }
         var message: String { withUnsafeBytes(of: decoder.pointee.first_warning) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } }
+        if decoder.pointee.too_many_scans != 0 { return .refused(message: error) }
         if decoder.pointee.premature_end != 0 { return .truncated(message: message) }
         guard status == 0, decoder.pointee.warnings == 0 else { return .declined }
-        guard cjpeg_finish(decoder) == 0 else { return .declined }
+        guard cjpeg_finish(decoder) == 0 else { return decoder.pointee.too_many_scans != 0 ? .refused(message: error) : .declined }
         if decoder.pointee.premature_end != 0 { return .truncated(message: message) }
         return decoder.pointee.warnings == 0 ? .pixels(raster) : .warnedAtTheEnd(raster, message: message)
     }

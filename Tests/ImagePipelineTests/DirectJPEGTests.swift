@@ -296,6 +296,38 @@ extension DirectJPEGTests {
         }
     }
 
+    /// A progressive JPEG with 1,100 empty scans before its end: libjpeg goes over every block
+    /// for each scan, and 20,000 of them in a 321 KB file of 4000×4000 took a minute of CPU,
+    /// the bake's whole timeout with a few more. More than 1,000 scans are refused.
+    @Test func aJPEGOfThousandsOfScansIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        let small = dir.file("small.png"), progressive = dir.file("p.jpg")
+        try Reference.convert(Corpus.photo("Landscape_1.jpg"), to: small, maxSize: 64)
+        try PipelineRuntime.withLibvips {
+            guard let image = cvips_load_file(small) else { throw Reference.referenceError() }
+            defer { g_object_unref(image) }
+            guard cvips_jpegsave_progressive(image, progressive, 85) == 0 else { throw Reference.referenceError() }
+        }
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: progressive)))
+        #expect(Array(bytes.suffix(2)) == [0xFF, 0xD9])
+        // An AC scan of the first component that codes nothing: SOS, length 8, one component
+        // (id 1, tables 0), spectral 1...63, no approximation.
+        func withScans(_ count: Int) -> Data {
+            let scan: [UInt8] = [0xFF, 0xDA, 0x00, 0x08, 0x01, 0x01, 0x00, 0x01, 0x3F, 0x00]
+            return Data(bytes.dropLast(2) + Array((0..<count).map { _ in scan }.joined()) + [0xFF, 0xD9])
+        }
+        let spec = [TableFormat(width: 32, height: 32, style: .bgr32)]
+        do {
+            _ = try render(.data(withScans(1100), name: "scans.jpg"), spec)
+            Issue.record("rendered a JPEG of 1,100 extra scans")
+        } catch {
+            #expect(error.code == .decodeFailed && error.cause == "libjpeg: more than 1000 scans", "\(error)")
+        }
+        // A few empty scans are damage libvips reports as it always has, not a refusal.
+        let few = Result { () throws(ImageTableError) in try render(.data(withScans(5), name: "few.jpg"), spec) }
+        if case .failure(let error) = few { #expect(!"\(error)".contains("scans"), "\(error)") }
+    }
+
     /// A progressive JPEG of 64×64 whose header claims 16383×16383: libjpeg allocates 128 bytes
     /// of coefficients for each of its 12.6 million blocks before reading a scan (a worker
     /// reached 1.6 GB), libvips' loader as ours. Every block of a Huffman JPEG costs a bit at
