@@ -35,9 +35,11 @@ typedef struct cjpeg_decoder {
     /// data segment" (a marker, such as the end of the file, came before the scan's last block).
     int warnings;
     int premature_end;
-    /// The error's text, or the first warning's.
+    /// The error's text, the first warning's, and that of the warning that set `premature_end`
+    /// (a later one than the first, where libjpeg first skipped bytes before a marker).
     char error[JMSG_LENGTH_MAX];
     char first_warning[JMSG_LENGTH_MAX];
+    char premature_warning[JMSG_LENGTH_MAX];
 } cjpeg_decoder;
 
 static void cjpeg_error_exit(j_common_ptr cinfo) {
@@ -50,7 +52,10 @@ static void cjpeg_emit_message(j_common_ptr cinfo, int level) {
     cjpeg_decoder *d = (cjpeg_decoder *)cinfo->client_data;
     if (level >= 0) return;  // trace messages
     d->warnings++;
-    if (cinfo->err->msg_code == JWRN_JPEG_EOF || cinfo->err->msg_code == JWRN_HIT_MARKER) d->premature_end = 1;
+    if (!d->premature_end && (cinfo->err->msg_code == JWRN_JPEG_EOF || cinfo->err->msg_code == JWRN_HIT_MARKER)) {
+        d->premature_end = 1;
+        (*cinfo->err->format_message)(cinfo, d->premature_warning);
+    }
     if (d->warnings == 1) (*cinfo->err->format_message)(cinfo, d->first_warning);
 }
 

@@ -135,11 +135,12 @@ final class JPEGDecoder {
             cjpeg_read_rows(decoder, pixels.baseAddress!, rowBytes)
         }
         var message: String { withUnsafeBytes(of: decoder.pointee.first_warning) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } }
+        var premature: String { withUnsafeBytes(of: decoder.pointee.premature_warning) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } }
         if decoder.pointee.too_many_scans != 0 { return .refused(message: error) }
-        if decoder.pointee.premature_end != 0 { return .truncated(message: message) }
+        if decoder.pointee.premature_end != 0 { return .truncated(message: premature) }
         guard status == 0, decoder.pointee.warnings == 0 else { return .declined }
         guard cjpeg_finish(decoder) == 0 else { return decoder.pointee.too_many_scans != 0 ? .refused(message: error) : .declined }
-        if decoder.pointee.premature_end != 0 { return .truncated(message: message) }
+        if decoder.pointee.premature_end != 0 { return .truncated(message: premature) }
         return decoder.pointee.warnings == 0 ? .pixels(raster) : .warnedAtTheEnd(raster, message: message)
     }
 }

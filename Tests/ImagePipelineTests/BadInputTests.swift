@@ -46,6 +46,17 @@ import ImageTableCore
         #expect(Self.failure(.file(Corpus.photo("Landscape_1.jpg")), renderer: strict) == nil)
     }
 
+    /// A restart interval declared (DRI) over data without restart markers: libjpeg first warns
+    /// of bytes it skips, then that the data ended before the scan did. The file fails as
+    /// `truncated`, and says the second, which made it so (its cause was the first).
+    @Test func aTruncatedJPEGSaysTheWarningThatMadeItSo() throws {
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Corpus.photo("Landscape_1.jpg"))))
+        let sos = try #require((0..<bytes.count - 1).first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xDA })
+        bytes.insert(contentsOf: [0xFF, 0xDD, 0x00, 0x04, 0x00, 0x05], at: sos)
+        let error = Self.failure(.data(Data(bytes), name: "dri.jpg"))
+        #expect(error?.code == .truncated && error?.cause == "libjpeg: Corrupt JPEG data: premature end of data segment", "\(String(describing: error))")
+    }
+
     /// Damage in a JPEG's last scan that no row shows: libjpeg says so only as it reads on to the
     /// end marker ("15 extraneous bytes before marker 0xd9"), which libvips never does, so
     /// `failOn: warning` baked a photo whose bottom was garbage. Refused at that level now; below
