@@ -8,7 +8,7 @@ import ImageTableCore
 ///
 /// The decoder never decides what damage means: any error or warning makes it give up (`nil`),
 /// and the renderer hands the source to libvips, which reports it exactly as it always has.
-final class JPEGDecoder {
+package final class JPEGDecoder {
     private let decoder: UnsafeMutablePointer<cjpeg_decoder>
     /// The encoded bytes; libjpeg reads them in place, so they must outlive the decoder.
     private let bytes: UnsafeRawBufferPointer
@@ -85,8 +85,9 @@ final class JPEGDecoder {
     deinit { cjpeg_free(decoder) }
 
     /// Whether `bytes` of a JPEG can hold `blocks` 8×8 blocks: a Huffman code is a bit at least,
-    /// so each block costs a bit at least in its first scan; arithmetic coding has no such
-    /// floor, and is held to 1,024 bytes of coefficients a byte of data, or 256 MB.
+    /// so each block costs a bit at least in its first scan. Arithmetic coding has no such
+    /// floor (`jpegtran -arithmetic` makes 16000×16000 of white 128 bytes, a page of text of
+    /// 9000×9000 412 KB, both good files), so it is held to the pixel limit alone.
     ///
     /// A progressive or multi-scan JPEG has libjpeg (libvips' too) allocate 128 bytes of
     /// coefficients for every block before reading a scan: 2,873 bytes claiming 16383×16383
@@ -96,10 +97,8 @@ final class JPEGDecoder {
     ///   - blocks: the blocks the header's components cover.
     ///   - arithmetic: whether the JPEG is arithmetic-coded.
     ///   - bytes: the file's size.
-    static func fitsItsData(blocks: UInt64, arithmetic: Bool, bytes: Int) -> Bool {
-        let size = UInt64(bytes)
-        guard arithmetic else { return blocks <= size * 8 }
-        return blocks * 128 <= max(size * 1024, 256 << 20)
+    package static func fitsItsData(blocks: UInt64, arithmetic: Bool, bytes: Int) -> Bool {
+        arithmetic || blocks <= UInt64(bytes) * 8
     }
 
     /// What a decode gave.

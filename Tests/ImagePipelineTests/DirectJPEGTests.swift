@@ -296,6 +296,16 @@ extension DirectJPEGTests {
         }
     }
 
+    /// The bound, at its edges: a bit a block for Huffman coding; arithmetic coding has no floor
+    /// (`jpegtran -arithmetic` makes a white 16000×16000 JPEG of 128 bytes, 12 million blocks
+    /// of 4:4:4 coefficients, and a page of text of 9000×9000 412 KB), so it is not bounded.
+    @Test func theBlocksBoundIsABitABlockForHuffmanOnly() {
+        #expect(JPEGDecoder.fitsItsData(blocks: 8_000, arithmetic: false, bytes: 1_000))
+        #expect(!JPEGDecoder.fitsItsData(blocks: 8_001, arithmetic: false, bytes: 1_000))
+        #expect(JPEGDecoder.fitsItsData(blocks: 3 * 2_000 * 2_000, arithmetic: true, bytes: 128))
+        #expect(JPEGDecoder.fitsItsData(blocks: 3 * 1_125 * 1_125, arithmetic: true, bytes: 412_000))
+    }
+
     /// A progressive JPEG with 1,100 empty scans before its end: libjpeg goes over every block
     /// for each scan, and 20,000 of them in a 321 KB file of 4000×4000 took a minute of CPU,
     /// the bake's whole timeout with a few more. More than 1,000 scans are refused.
