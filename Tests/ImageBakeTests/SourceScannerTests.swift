@@ -140,6 +140,32 @@ struct DirectoryLinkTests {
         #expect(allowed.sources.map(\.key) == ["photos/c.jpg", "real/a.jpg", "real/deep/b.jpg", "top.jpg"] && allowed.skipped.isEmpty)
     }
 
+    /// Several links to one directory: the one of the smallest key in its directory is followed,
+    /// whatever order the file system lists them in (ext4 and tmpfs listed them differently,
+    /// and a link added later could take the directory from one a bake had followed, whose
+    /// entries `--prune` then deleted); the others keep their entries.
+    @Test func whichLinkIsFollowedDoesNotHangOnTheListingOrder() throws {
+        let (root, remove) = try Self.tree()
+        defer { remove() }
+        for name in ["photos", "zz", "mm", "alias"] {
+            try FileManager.default.createSymbolicLink(atPath: root + "/src/" + name, withDestinationPath: root + "/src/real")
+        }
+        let scan = try SourceScanner(root: root + "/src", selects: { $0.hasSuffix(".jpg") }).scanAll()
+        #expect(scan.sources.map(\.key) == ["alias/a.jpg", "alias/deep/b.jpg", "real/a.jpg", "real/deep/b.jpg", "top.jpg"])
+        #expect(scan.unlisted == ["mm", "photos", "zz"])
+        #expect(scan.skipped.map(\.message).allSatisfy { $0.contains("already scanned through 'alias'") }, "\(scan.skipped)")
+    }
+
+    /// The path the kernel gives a directory opened through a link: where the scan checks it lies.
+    @Test func anOpenedDirectoryIsNamedByItsRealPath() throws {
+        let (root, remove) = try Self.tree()
+        defer { remove() }
+        try FileManager.default.createSymbolicLink(atPath: root + "/src/link", withDestinationPath: root + "/elsewhere")
+        let fd = open(root + "/src/link/photos", O_RDONLY | O_DIRECTORY)
+        defer { close(fd) }
+        #expect(fd >= 0 && SourceScanner.openedPath(fd) == SourceScanner.realPath(root + "/elsewhere/photos"))
+    }
+
     /// Links that lead to each other, to the root, to `/`, and two links to each of 24 nested
     /// directories (2^24 ways, were every way listed): each directory is entered through links
     /// once, and never through one on its own way.

@@ -113,6 +113,14 @@ import Glibc
         let settled = (try JSONSerialization.jsonObject(with: Data(followed.stdout.utf8)) as? [String: Any])?["sources"] as? [String: Int]
         #expect(followed.status == 0 && settled?["decoded"] == 0 && settled?["removed"] == 0 && settled?["unchanged"] == 2,
                 "\(followed.stdout)\(followed.stderr)")
+        // The disk it lies on not mounted: the link leads nowhere, and its entries stay (a review
+        // found them pruned, exit 0, without a word).
+        try FileManager.default.moveItem(atPath: project.root + "/store", toPath: project.root + "/unmounted")
+        let dangling = try run(Products.imagetable, ["bake", "--prune", "--allow-outside-paths", "manifest.yaml"], in: project.root)
+        #expect(dangling.status == 0 && dangling.stderr.contains("photos: warning: symbolic link cannot be followed (No such file or directory); "
+                                                                + "if it led to a directory, its files' entries are kept as they are [not-a-regular-file]"),
+                "\(dangling.stderr)")
+        #expect(try ImageTableReader(path: project.tables + "/thumb.imagetable").entries().map(\.key).sorted() == ["photos/a.jpg", "top.jpg"])
     }
 
     /// A directory the scan cannot list hides its files; it does not delete them: their entries

@@ -24,7 +24,26 @@ package enum DirectoryListing {
     /// - Parameter directory: the directory's path.
     /// - Returns: the names, or `nil` when the directory cannot be opened.
     package static func names(in directory: String) -> [Name]? {
-        guard let stream = opendir(directory) else { return nil }
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        return names(inDirectory: fd)
+    }
+
+    /// The names in the directory open at `fd` (which stays open), as ``names(in:)`` lists them:
+    /// a directory opened once, checked, then listed, is the one checked.
+    ///
+    /// - Parameter fd: a descriptor of the directory, opened for reading.
+    /// - Returns: the names, or `nil` when the directory cannot be listed (`errno` says why).
+    package static func names(inDirectory fd: Int32) -> [Name]? {
+        let copy = dup(fd)
+        guard copy >= 0 else { return nil }
+        guard let stream = fdopendir(copy) else {
+            let error = errno
+            close(copy)
+            errno = error
+            return nil
+        }
         defer { closedir(stream) }
         var names: [Name] = []
         while let entry = readdir(stream) {

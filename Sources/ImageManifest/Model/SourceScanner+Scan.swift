@@ -57,6 +57,20 @@ extension SourceScanner {
         return resolved
     }
 
+    /// The path of the directory open at `fd`, as the kernel names it now (Linux's
+    /// `/proc/self/fd`, macOS's `F_GETPATH`); `nil` where it cannot say.
+    package static func openedPath(_ fd: Int32) -> String? {
+        #if os(Linux)
+        return realPath("/proc/self/fd/\(fd)")
+        #elseif canImport(Darwin)
+        var buffer = [CChar](repeating: 0, count: Int(MAXPATHLEN))
+        guard fcntl(fd, F_GETPATH, &buffer) != -1 else { return nil }
+        return String(cString: buffer)
+        #else
+        return nil
+        #endif
+    }
+
     /// `realpath(3)`, or `nil` when the path does not exist or cannot be resolved.
     package static func realPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }

@@ -162,6 +162,9 @@ public struct SourceScanner: Sendable {
         // files are found where it leads. One leading outside keeps its files' entries: what is
         // there is not known to be gone.
         var followed: [String: String] = [:]
+        // The directories found in the directory being listed, pushed after it in reverse key
+        // order, so that the scan lists them in key order.
+        var children: [(relative: String, real: String, chain: [String])] = []
         func followDirectoryLink(_ key: String, path: String, target: String, from real: String, chain: [String]) {
             guard allowOutside || PathBytes.isInside(target, resolvedRoot) else {
                 guard mayHoldSources?(key) ?? true else { return }
@@ -182,9 +185,14 @@ public struct SourceScanner: Sendable {
             guard target != excluding else { excludedKey = key; return }
             // Each directory is entered through links once: two links to each of 30 nested
             // directories would make 2^30 ways to list.
+            // Which link is followed does not hang on the file system's order: directories are
+            // listed in key order, and a directory's links followed in key order. The others
+            // keep their entries (a link added later may come first).
             if let earlier = followed[target] {
                 skipped.append(ImageTableError(.notARegularFile, "a symbolic link to a directory already scanned through "
-                                               + "'\(earlier)' (\(target)); not followed twice", path: path, key: key))
+                                               + "'\(earlier)' (\(target)); not followed twice, its files' entries are kept as they are",
+                                               path: path, key: key))
+                unlisted.append(key)
                 directories.insert(key)
                 return
             }
@@ -193,22 +201,29 @@ public struct SourceScanner: Sendable {
                 skipped.append(ImageTableError(.notARegularFile, "a symbolic link to a directory named like an image, not a regular "
                                                + "file; it is scanned for sources, not baked", path: path, key: key))
             }
-            pending.append((key, target, way))
+            children.append((key, target, way))
         }
         while let (relative, real, chain) = pending.popLast() {
             let dir = relative.isEmpty ? resolvedRoot : "\(resolvedRoot)/\(relative)"
-            guard let names = DirectoryListing.names(in: dir) else {
+            // Opened by the real path its link was checked for, not through the link, which may
+            // lead elsewhere by now; then checked to lie where it did (a directory on the way
+            // swapped for a link to outside). Each name is stat'ed relative to it: a path would
+            // have the kernel walk every directory above it again, for every file (a twentieth
+            // of a re-bake's time).
+            let directory = open(real, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            defer { if directory >= 0 { close(directory) } }
+            guard directory >= 0, let names = DirectoryListing.names(inDirectory: directory) else {
                 // The system's reason: a directory whose path is over PATH_MAX was called "not
                 // readable", though it is.
                 let reason = String(cString: strerror(errno))
                 try unseen(relative, at: dir, root: "cannot be listed (\(reason))", directory: "cannot be listed (\(reason))")
                 continue
             }
-            // Each name is stat'ed relative to its directory: a path would have the kernel walk
-            // every directory above it again, for every file (a twentieth of a re-bake's time).
-            // Where the directory cannot be opened so, the path is used.
-            let directory = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            defer { if directory >= 0 { close(directory) } }
+            if !allowOutside, let opened = Self.openedPath(directory), !PathBytes.isInside(opened, resolvedRoot) {
+                try unseen(relative, at: dir, root: "changed while it was scanned", directory: "changed while it was scanned")
+                continue
+            }
+            var links: [(key: String, path: String, target: String)] = []
             names: for entry in names {
                 looked += 1
                 if looked & 63 == 0 { listed?(sources.count) }
@@ -246,7 +261,7 @@ public struct SourceScanner: Sendable {
                     // for sources" would contradict the bake's `output-holds-sources` warning.
                     let childReal = "\(real)/\(name)"
                     guard childReal != excluding else { excludedKey = key; continue }
-                    pending.append((key, childReal, chain))
+                    children.append((key, childReal, chain))
                     if namedLikeImage(key) {
                         skipped.append(ImageTableError(.notARegularFile, "a directory named like an image, not a regular file; "
                                                        + "it is scanned for sources, not baked", path: path, key: key))
@@ -259,11 +274,19 @@ public struct SourceScanner: Sendable {
                         if selects(key) {
                             skipped.append(ImageTableError(.unreadable, "symbolic link cannot be followed (\(reason))", path: path, key: key))
                             unlisted.append(key)
+                        } else if mayHoldSources?(key) ?? true {
+                            // It may have led to a directory (one moved to a disk not mounted
+                            // now): what was below it is not known to be gone.
+                            skipped.append(ImageTableError(.notARegularFile, "symbolic link cannot be followed (\(reason)); "
+                                                           + "if it led to a directory, its files' entries are kept as they are",
+                                                           path: path, key: key))
+                            unlisted.append(key)
+                            directories.insert(key)
                         }
                         continue
                     }
                     guard st.st_mode & S_IFMT != S_IFDIR else {
-                        followDirectoryLink(key, path: path, target: target, from: real, chain: chain)
+                        links.append((key, path, target))
                         continue
                     }
                     // By bytes: through Characters, a link from `café` into its sibling `cafe\u{301}`
@@ -284,6 +307,12 @@ public struct SourceScanner: Sendable {
                     if selects(key) { skipped.append(Self.special(st, path: path, key: key, through: nil)) }
                 }
             }
+            for link in links.sorted(by: { $0.key < $1.key }) {
+                followDirectoryLink(link.key, path: link.path, target: link.target, from: real, chain: chain)
+            }
+            children.sort { $0.relative > $1.relative }
+            pending.append(contentsOf: children)
+            children.removeAll(keepingCapacity: true)
         }
         let inExcluded = excludedKey.map { selectedImages(below: $0, root: resolvedRoot) } ?? ([], 0, true)
         // Sorted in place, then copied once to its size: the list lives through the whole bake,
