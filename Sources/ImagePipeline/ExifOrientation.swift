@@ -32,24 +32,28 @@ package enum ExifOrientation {
             let entry = tiff + ifd0 + 2 + 12 * i
             guard let tag = u16(entry), let type = u16(entry + 2), let values = u32(entry + 4) else { return 1 }
             guard tag == 0x0112 else { continue }
+            // libexif drops an entry of an unknown type, of no value, or whose values run past
+            // the payload, and takes a later one of the tag; a tag of another known type (ASCII,
+            // RATIONAL…) is no orientation to libvips.
             let size: Int
             switch type {
-            case 1, 6: size = 1   // BYTE, SBYTE
-            case 3, 8: size = 2   // SHORT, SSHORT
-            case 4, 9: size = 4   // LONG, SLONG
+            case 1, 2, 6, 7: size = 1   // BYTE, ASCII, SBYTE, UNDEFINED
+            case 3, 8: size = 2         // SHORT, SSHORT
+            case 4, 9, 11: size = 4     // LONG, SLONG, FLOAT
+            case 5, 10, 12: size = 8    // RATIONAL, SRATIONAL, DOUBLE
+            default: continue
+            }
+            // Values of more than four bytes lie elsewhere, at an offset from the TIFF header.
+            let (bytes, overflow) = values.multipliedReportingOverflow(by: size)
+            guard values >= 1, !overflow, let start = bytes <= 4 ? entry + 8 : u32(entry + 8).map({ tiff + $0 }),
+                  start >= 0, start <= payload.count - bytes else { continue }
+            let first: Int
+            switch type {
+            case 1, 6: first = Int(payload[start])
+            case 3, 8: first = u16(start)!
+            case 4, 9: first = u32(start)!
             default: return 1
             }
-            guard values >= 1 else { return 1 }
-            // Values of more than four bytes lie elsewhere, at an offset from the TIFF header.
-            let (at, overflow) = values.multipliedReportingOverflow(by: size)
-            guard !overflow, let start = at <= 4 ? entry + 8 : u32(entry + 8).map({ tiff + $0 }) else { return 1 }
-            let first: Int?
-            switch size {
-            case 1: first = start >= 0 && start < payload.count ? Int(payload[start]) : nil
-            case 2: first = u16(start)
-            default: first = u32(start)
-            }
-            guard let first else { return 1 }
             // A signed byte, short or long below zero comes out of libexif as 16 bits over 8.
             let value = type == 6 ? Int(UInt16(truncatingIfNeeded: Int8(truncatingIfNeeded: first))) : first & 0xFFFF
             return (1...8).contains(value) ? value : 1

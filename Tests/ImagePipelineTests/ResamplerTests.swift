@@ -91,6 +91,12 @@ import Testing
             #expect(parse(Self.exif(bigEndian: big, type: 1, count: 1, stored: [6, 0, 0, 0])) == 6, "BYTE")
             #expect(parse(Self.exif(bigEndian: big, type: 6, count: 1, stored: [0xFA, 0, 0, 0])) == 1, "SBYTE -6")
             #expect(parse(Self.exif(bigEndian: big, type: 3, count: 0, value: 6)) == 1, "no value")
+            // Values running past the payload (three SHORTs whose first, a 6, is its last two
+            // bytes): libexif drops the entry, so there is no orientation; the 6 was read and
+            // the image turned.
+            let offset: [UInt8] = big ? [0, 0, 0, 22] : [22, 0, 0, 0]
+            #expect(parse(Self.exif(bigEndian: big, type: 3, count: 3, stored: offset) + (big ? [0, 6] : [6, 0])) == 1, "past the end")
+            #expect(parse(Self.exif(bigEndian: big, type: 5, count: 1, value: 6)) == 1, "RATIONAL")
             #expect(parse(Self.exif(bigEndian: big, type: 2, count: 1, value: 6)) == 1, "ASCII")
             #expect(parse(Self.exif(bigEndian: big, type: 3, count: 1, value: 6, entries: 500)) == 6, "found before the overrun")
         }
@@ -100,5 +106,12 @@ import Testing
         var bad = good
         bad[10] = 0xFF  // IFD0 offset far past the end
         #expect(parse(bad) == 1)
+        // An entry libexif drops (an unknown type, or values past the end) before a good one:
+        // the good one counts, as vips reads such files.
+        for dropped: (type: UInt16, count: UInt32, stored: [UInt8]) in [(0, 1, [9, 0, 0, 0]), (3, 3, [0, 0x40, 0, 0]), (3, 0, [3, 0, 0, 0])] {
+            var two = Self.exif(bigEndian: false, type: dropped.type, count: dropped.count, stored: dropped.stored, entries: 2)
+            two += [0x12, 0x01, 3, 0, 1, 0, 0, 0, 6, 0, 0, 0]  // orientation, SHORT, 1 value: 6
+            #expect(parse(two) == 6, "after type \(dropped.type)")
+        }
     }
 }
