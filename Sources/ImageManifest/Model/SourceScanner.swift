@@ -156,52 +156,26 @@ public struct SourceScanner: Sendable {
             unlisted.append(relative)
             directories.insert(relative)
         }
-        // A link to a directory is followed as the directory it leads to, under the link's key,
-        // where the sources' links may lead (inside the root, or anywhere with `allowOutside`).
-        // One leading back to a directory on its own way, or above one, would be a loop: its
-        // files are found where it leads. One leading outside keeps its files' entries: what is
-        // there is not known to be gone.
         var followed: [String: String] = [:]
         // The directories found in the directory being listed, pushed after it in reverse key
         // order, so that the scan lists them in key order.
         var children: [(relative: String, real: String, chain: [String])] = []
         func followDirectoryLink(_ key: String, path: String, target: String, from real: String, chain: [String]) {
-            guard allowOutside || PathBytes.isInside(target, resolvedRoot) else {
-                guard mayHoldSources?(key) ?? true else { return }
-                skipped.append(ImageTableError(.outsideSources, "symbolic link to a directory leads outside the sources directory "
-                                               + "(\(target)); not followed, its files' entries are kept as they are "
-                                               + "(--allow-outside-paths follows it)", path: path, key: key))
+            switch directoryLink(key, path: path, target: target, way: chain + [real], root: resolvedRoot, followedBy: followed[target]) {
+            case .follow(let way, let named):
+                followed[target] = key
+                if let named { skipped.append(named) }
+                children.append((key, target, way))
+            case .keep(let problem):
+                skipped.append(problem)
                 unlisted.append(key)
                 directories.insert(key)
-                return
-            }
-            let way = chain + [real]
-            guard !way.contains(where: { PathBytes.isInside($0, target) }) else {
-                skipped.append(ImageTableError(.notARegularFile, "a symbolic link to a directory on its own way (\(target)); "
-                                               + "not followed, since it would loop: its files are found where it leads", path: path, key: key))
+            case .loop(let problem):
+                skipped.append(problem)
                 directories.insert(key)
-                return
+            case .output: excludedKey = key
+            case .unreachable: break
             }
-            guard target != excluding else { excludedKey = key; return }
-            // Each directory is entered through links once: two links to each of 30 nested
-            // directories would make 2^30 ways to list.
-            // Which link is followed does not hang on the file system's order: directories are
-            // listed in key order, and a directory's links followed in key order. The others
-            // keep their entries (a link added later may come first).
-            if let earlier = followed[target] {
-                skipped.append(ImageTableError(.notARegularFile, "a symbolic link to a directory already scanned through "
-                                               + "'\(earlier)' (\(target)); not followed twice, its files' entries are kept as they are",
-                                               path: path, key: key))
-                unlisted.append(key)
-                directories.insert(key)
-                return
-            }
-            followed[target] = key
-            if namedLikeImage(key) {
-                skipped.append(ImageTableError(.notARegularFile, "a symbolic link to a directory named like an image, not a regular "
-                                               + "file; it is scanned for sources, not baked", path: path, key: key))
-            }
-            children.append((key, target, way))
         }
         while let (relative, real, chain) = pending.popLast() {
             let dir = relative.isEmpty ? resolvedRoot : "\(resolvedRoot)/\(relative)"
