@@ -16,6 +16,7 @@ unsigned cv_log_set_handler(const char *domain, int levels, cv_log_func handler,
 unsigned long cv_type_find(const char *basename, const char *nickname) { return cv_vips.type_find(basename, nickname); }
 void cv_thread_shutdown(void) { cv_vips.thread_shutdown(); }
 char *cv_error_buffer_copy(void) { return cv_vips.error_buffer_copy(); }
+void cv_error_append(const char *text) { cv_vips.error(NULL, "%s", text); }
 void cv_object_unref(void *object) { cv_vips.object_unref(object); }
 void cv_free(void *memory) { cv_vips.free(memory); }
 

@@ -62,6 +62,7 @@ int cv_load(char *error, size_t size) {
     RESOLVE(type_find, "vips_type_find")
     RESOLVE(thread_shutdown, "vips_thread_shutdown")
     RESOLVE(error_buffer_copy, "vips_error_buffer_copy")
+    RESOLVE(error, "vips_error")
     RESOLVE(object_unref, "g_object_unref")
     RESOLVE(free, "g_free")
     RESOLVE(source_new_from_memory, "vips_source_new_from_memory")

@@ -20,6 +20,7 @@ struct cv_table {
     unsigned long (*type_find)(const char *basename, const char *nickname);
     void (*thread_shutdown)(void);
     char *(*error_buffer_copy)(void);
+    void (*error)(const char *domain, const char *format, ...);
     void (*object_unref)(void *object);
     void (*free)(void *memory);
 

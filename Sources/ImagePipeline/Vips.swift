@@ -86,6 +86,12 @@ final class VipsScope {
     func build(_ step: String, _ code: ImageTableError.Code, _ body: () -> Int32) throws(ImageTableError) {
         let (status, text) = PipelineRuntime.libvipsLock.withLock { _ in
             sink.capture { () -> (Int32, String?) in
+                // Text already in libvips' shared buffer is another render's: a failure of its
+                // pixels, evaluated outside the lock, whose thread takes it under the lock. Set
+                // aside and put back, so that neither takes the other's words (a corrupt PNG's
+                // CRC error made another thread's PPM `decode-failed`, not `unsupported-format`).
+                let others = Vips.takeErrorBuffer()
+                defer { if let others { cv_error_append(others) } }
                 let status = body()
                 guard status == 0 else { return (status, Vips.takeErrorBuffer()) }
                 // A call that succeeds can leave text for later: libvips' JPEG loader puts
@@ -128,7 +134,8 @@ final class VipsScope {
     func copyToMemory(_ step: String, _ code: ImageTableError.Code, _ image: VImage) throws(ImageTableError) -> VImage {
         let (result, text) = sink.capture { () -> (OpaquePointer?, String?) in
             let result = cv_image_copy_memory(image.pointer)
-            return (result, result == nil ? Vips.takeErrorBuffer() : nil)
+            // Taken under the lock, as ``withPixels(_:_:of:_:)`` takes it.
+            return (result, result == nil ? PipelineRuntime.libvipsLock.withLock { _ in Vips.takeErrorBuffer() } : nil)
         }
         guard let result else { throw failure(step, code, text, sink.messages) }
         // Creating a memory image builds no operation; it only needs to be owned.
@@ -142,7 +149,8 @@ final class VipsScope {
         var size = 0
         let (data, text) = sink.capture { () -> (UnsafeMutableRawPointer?, String?) in
             let data = cv_image_write_to_memory(image.pointer, &size)
-            return (data, data == nil ? Vips.takeErrorBuffer() : nil)
+            // Taken under the lock: not while another render's call has set it aside.
+            return (data, data == nil ? PipelineRuntime.libvipsLock.withLock { _ in Vips.takeErrorBuffer() } : nil)
         }
         guard let data else { throw failure(step, code, text, sink.messages) }
         defer { cv_free(data) }
@@ -152,18 +160,23 @@ final class VipsScope {
     /// Reads an integer header field; `nil` when absent.
     func int(_ image: VImage, _ name: String) -> Int? {
         var value: Int32 = 0
-        let status = PipelineRuntime.libvipsLock.withLock { _ in cv_image_get_int(image.pointer, name, &value) }
-        if status != 0 {
-            _ = PipelineRuntime.libvipsLock.withLock { _ in Vips.takeErrorBuffer() }
-            return nil
+        // Asked first: a field that is absent (most images have no orientation) would put
+        // "field not found" in the shared buffer, and taking it out takes any other render's
+        // words with it.
+        let status = PipelineRuntime.libvipsLock.withLock { _ -> Int32 in
+            guard cv_image_get_typeof(image.pointer, name) != 0 else { return -1 }
+            let status = cv_image_get_int(image.pointer, name, &value)
+            if status != 0 { _ = Vips.takeErrorBuffer() }
+            return status
         }
-        return Int(value)
+        return status == 0 ? Int(value) : nil
     }
 
     /// Reads a string header field; `nil` when absent.
     func string(_ image: VImage, _ name: String) -> String? {
         PipelineRuntime.libvipsLock.withLock { _ in
             var value: UnsafePointer<CChar>?
+            guard cv_image_get_typeof(image.pointer, name) != 0 else { return nil }
             guard cv_image_get_string(image.pointer, name, &value) == 0, let value else {
                 _ = Vips.takeErrorBuffer()
                 return nil

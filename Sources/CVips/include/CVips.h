@@ -69,6 +69,9 @@ unsigned long cv_type_find(const char *basename, const char *nickname);
 void cv_thread_shutdown(void);
 /// `vips_error_buffer_copy`: free the result with `cv_free`.
 char *cv_error_buffer_copy(void);
+/// Appends `text` (and a line break) to libvips' error buffer, as `vips_error` with no domain:
+/// puts back text taken from it that belongs to another thread's render.
+void cv_error_append(const char *text);
 /// `g_object_unref`.
 void cv_object_unref(void *object);
 /// `g_free`.
