@@ -61,11 +61,18 @@ extension SourceScanner {
     /// `/proc/self/fd`, macOS's `F_GETPATH`); `nil` where it cannot say.
     package static func openedPath(_ fd: Int32) -> String? {
         #if os(Linux)
-        return realPath("/proc/self/fd/\(fd)")
+        // One `readlink`: the kernel's name is already the real path (`realpath` would look up
+        // every directory on it again, for each directory a scan lists).
+        var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX))
+        let length = buffer.withUnsafeMutableBufferPointer { raw in
+            raw.withMemoryRebound(to: CChar.self) { readlink("/proc/self/fd/\(fd)", $0.baseAddress!, $0.count) }
+        }
+        guard length > 0, length < buffer.count else { return nil }
+        return String(decoding: buffer[..<length], as: UTF8.self)
         #elseif canImport(Darwin)
         var buffer = [CChar](repeating: 0, count: Int(MAXPATHLEN))
         guard fcntl(fd, F_GETPATH, &buffer) != -1 else { return nil }
-        return String(cString: buffer)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         #else
         return nil
         #endif

@@ -157,6 +157,7 @@ public struct SourceScanner: Sendable {
             directories.insert(relative)
         }
         var followed: [String: String] = [:]
+        var openedRoot: String?
         // The directories found in the directory being listed, pushed after it in reverse key
         // order, so that the scan lists them in key order.
         var children: [(relative: String, real: String, chain: [String])] = []
@@ -193,7 +194,11 @@ public struct SourceScanner: Sendable {
                 try unseen(relative, at: dir, root: "cannot be listed (\(reason))", directory: "cannot be listed (\(reason))")
                 continue
             }
-            if !allowOutside, let opened = Self.openedPath(directory), !PathBytes.isInside(opened, resolvedRoot) {
+            // Against the root as the kernel names it too, so that the two names are alike
+            // wherever the kernel's and `realpath`'s might differ.
+            if relative.isEmpty {
+                openedRoot = Self.openedPath(directory)
+            } else if !allowOutside, let root = openedRoot, let opened = Self.openedPath(directory), !PathBytes.isInside(opened, root) {
                 try unseen(relative, at: dir, root: "changed while it was scanned", directory: "changed while it was scanned")
                 continue
             }
