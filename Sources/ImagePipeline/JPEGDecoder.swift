@@ -124,8 +124,11 @@ package final class JPEGDecoder {
     ///
     /// - Parameter shrink: 1, 2, 4 or 8.
     func decode(shrink: Int) -> Decoded {
-        var error: String { withUnsafeBytes(of: decoder.pointee.error) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } }
-        guard cjpeg_start(decoder, Int32(shrink)) == 0 else { return decoder.pointee.too_many_scans != 0 ? .refused(message: error) : .declined }
+        // A libjpeg error: the scan limit's refusal, or damage for libvips to report.
+        func failed() -> Decoded {
+            decoder.pointee.too_many_scans != 0 ? .refused(message: Self.text(decoder.pointee.error)) : .declined
+        }
+        guard cjpeg_start(decoder, Int32(shrink)) == 0 else { return failed() }
         // libjpeg writes every row, padding a file that ends early with grey; a decode that
         // fails midway returns nothing, so no byte of this is ever read unwritten.
         var raster = Raster(uninitializedWidth: Int(cjpeg_output_width(decoder)), height: Int(cjpeg_output_height(decoder)), channels: 3)
@@ -133,13 +136,16 @@ package final class JPEGDecoder {
         let status = raster.bytes.withUnsafeMutableBufferPointer { pixels in
             cjpeg_read_rows(decoder, pixels.baseAddress!, rowBytes)
         }
-        var message: String { withUnsafeBytes(of: decoder.pointee.first_warning) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } }
-        var premature: String { withUnsafeBytes(of: decoder.pointee.premature_warning) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } }
-        if decoder.pointee.too_many_scans != 0 { return .refused(message: error) }
-        if decoder.pointee.premature_end != 0 { return .truncated(message: premature) }
+        if decoder.pointee.too_many_scans != 0 { return failed() }
+        if decoder.pointee.premature_end != 0 { return .truncated(message: Self.text(decoder.pointee.premature_warning)) }
         guard status == 0, decoder.pointee.warnings == 0 else { return .declined }
-        guard cjpeg_finish(decoder) == 0 else { return decoder.pointee.too_many_scans != 0 ? .refused(message: error) : .declined }
-        if decoder.pointee.premature_end != 0 { return .truncated(message: premature) }
-        return decoder.pointee.warnings == 0 ? .pixels(raster) : .warnedAtTheEnd(raster, message: message)
+        guard cjpeg_finish(decoder) == 0 else { return failed() }
+        if decoder.pointee.premature_end != 0 { return .truncated(message: Self.text(decoder.pointee.premature_warning)) }
+        return decoder.pointee.warnings == 0 ? .pixels(raster) : .warnedAtTheEnd(raster, message: Self.text(decoder.pointee.first_warning))
+    }
+
+    /// One of the shim's fixed-size message buffers as text, up to its terminating zero.
+    private static func text<Buffer>(_ buffer: Buffer) -> String {
+        withUnsafeBytes(of: buffer) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
     }
 }

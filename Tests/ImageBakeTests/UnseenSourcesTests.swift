@@ -70,21 +70,20 @@ import Glibc
     /// `d2/` under `include: d1/*.jpg`, and a hidden `.snapshot/` under the default patterns,
     /// failed the bake (exit 3, every night of a cron job) though nothing there could be taken.
     @Test func aDirectoryThePatternsCannotReachIsNotReported() throws {
-        let project = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 4}\n", include: "d1/*.jpg")
-        try project.add("d1/a.jpg", from: Corpus.photo("Landscape_1"))
-        try project.add("d2/b.jpg", from: Corpus.photo("Landscape_2"))
-        try project.add(".snapshot/c.jpg", from: Corpus.photo("Landscape_3"))
-        for dir in ["d2", ".snapshot"] { chmod(project.sources + "/" + dir, 0) }
-        defer { for dir in ["d2", ".snapshot"] { chmod(project.sources + "/" + dir, 0o755) } }
-        let narrow = try runAsNobody(["bake", project.manifestPath], project: project)
+        // d1 and d2 of photos, and a hidden .snapshot, the last two unreadable.
+        func project(include: String?) throws -> BakeProject {
+            let project = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 4}\n", include: include)
+            try project.add("d1/a.jpg", from: Corpus.photo("Landscape_1"))
+            try project.add("d2/b.jpg", from: Corpus.photo("Landscape_2"))
+            try project.add(".snapshot/c.jpg", from: Corpus.photo("Landscape_3"))
+            for dir in ["d2", ".snapshot"] { chmod(project.sources + "/" + dir, 0) }
+            return project
+        }
+        let narrowProject = try project(include: "d1/*.jpg"), wide = try project(include: nil)
+        defer { for p in [narrowProject, wide] { for dir in ["d2", ".snapshot"] { chmod(p.sources + "/" + dir, 0o755) } } }
+        let narrow = try runAsNobody(["bake", narrowProject.manifestPath], project: narrowProject)
         #expect(narrow.status == 0 && !narrow.stderr.contains("unreadable"), "\(narrow.stderr)")
         // Under patterns that reach d2, it is reported as before.
-        let wide = try BakeProject(formats: "      thumb: {size: 8x8, style: 32BitBGRA, maximumCount: 4}\n")
-        try wide.add("d1/a.jpg", from: Corpus.photo("Landscape_1"))
-        try wide.add("d2/b.jpg", from: Corpus.photo("Landscape_2"))
-        try wide.add(".snapshot/c.jpg", from: Corpus.photo("Landscape_3"))
-        for dir in ["d2", ".snapshot"] { chmod(wide.sources + "/" + dir, 0) }
-        defer { for dir in ["d2", ".snapshot"] { chmod(wide.sources + "/" + dir, 0o755) } }
         let reached = try runAsNobody(["bake", wide.manifestPath], project: wide)
         #expect(reached.status == 3 && reached.stderr.contains("d2: error: directory cannot be listed"), "\(reached.stderr)")
         #expect(!reached.stderr.contains(".snapshot"), "\(reached.stderr)")

@@ -311,13 +311,8 @@ extension DirectJPEGTests {
     /// the bake's whole timeout with a few more. More than 1,000 scans are refused.
     @Test func aJPEGOfThousandsOfScansIsRefused() throws {
         let dir = try TemporaryDirectory()
-        let small = dir.file("small.png"), progressive = dir.file("p.jpg")
-        try Reference.convert(Corpus.photo("Landscape_1.jpg"), to: small, maxSize: 64)
-        try PipelineRuntime.withLibvips {
-            guard let image = cvips_load_file(small) else { throw Reference.referenceError() }
-            defer { g_object_unref(image) }
-            guard cvips_jpegsave_progressive(image, progressive, 85) == 0 else { throw Reference.referenceError() }
-        }
+        let progressive = dir.file("p.jpg")
+        try Reference.progressiveJPEG(Corpus.photo("Landscape_1.jpg"), maxSize: 64, to: progressive, scratch: dir.file("small.png"))
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: progressive)))
         #expect(Array(bytes.suffix(2)) == [0xFF, 0xD9])
         // An AC scan of the first component that codes nothing: SOS, length 8, one component
@@ -344,13 +339,8 @@ extension DirectJPEGTests {
     /// least, so 2,873 bytes cannot hold them: refused from the header, before either decodes.
     @Test func aProgressiveHeaderClaimingMoreBlocksThanItsDataIsRefusedBeforeDecoding() throws {
         let dir = try TemporaryDirectory()
-        let small = dir.file("small.png"), progressive = dir.file("p.jpg")
-        try Reference.convert(Corpus.photo("Landscape_1.jpg"), to: small, maxSize: 64)
-        try PipelineRuntime.withLibvips {
-            guard let image = cvips_load_file(small) else { throw Reference.referenceError() }
-            defer { g_object_unref(image) }
-            guard cvips_jpegsave_progressive(image, progressive, 85) == 0 else { throw Reference.referenceError() }
-        }
+        let progressive = dir.file("p.jpg")
+        try Reference.progressiveJPEG(Corpus.photo("Landscape_1.jpg"), maxSize: 64, to: progressive, scratch: dir.file("small.png"))
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: progressive)))
         let sof = try #require((0..<bytes.count - 1).first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xC2 }, "a progressive frame")
         // As it is, it renders.

@@ -95,6 +95,17 @@ extension Reference {
         throw ImageTableError(.renderFailed, "no ICC profile in \(path)")
     }
 
+    /// Writes `path` at most `maxSize` pixels a side as a progressive JPEG of quality 85, chroma
+    /// not subsampled; `scratch` is a PNG path for the resized image.
+    static func progressiveJPEG(_ path: String, maxSize: Int, to output: String, scratch: String) throws {
+        try convert(path, to: scratch, maxSize: maxSize)
+        try PipelineRuntime.withLibvips {
+            guard let image = cvips_load_file(scratch) else { throw referenceError() }
+            defer { g_object_unref(image) }
+            guard cvips_jpegsave_progressive(image, output, 85) == 0 else { throw referenceError() }
+        }
+    }
+
     /// Writes `path` turned grey (one band) as a JPEG of quality 85.
     static func greyJPEG(_ path: String, to output: String) throws {
         try PipelineRuntime.withLibvips {

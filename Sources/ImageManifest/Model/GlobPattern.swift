@@ -163,22 +163,7 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
     public func mayMatch(below directory: String) -> Bool {
         let path = ignoresCase ? directory.lowercased() : directory
         let names = PathBytes.components(path).map(String.init)
-        return alternatives.contains { segments in
-            var memo: [Int: Bool] = [:]
-            func go(_ s: Int, _ n: Int) -> Bool {
-                if n == names.count { return s < segments.count }
-                guard s < segments.count else { return false }
-                let key = s * (names.count + 1) + n
-                if let known = memo[key] { return known }
-                let result = switch segments[s] {
-                case .globstar: go(s + 1, n) || (!PathBytes.isHidden(names[n]) && go(s, n + 1))
-                case .name(let tokens): Self.matchName(tokens, Array(names[n]), dotMayMatch: false) && go(s + 1, n + 1)
-                }
-                memo[key] = result
-                return result
-            }
-            return go(0, 0)
-        }
+        return alternatives.contains { Self.match($0[...], names[...], shown: -1, prefix: true) }
     }
 
     /// What the ``suffixes`` shortcut decides, on an ASCII path's bytes; `nil` when the path is
@@ -221,15 +206,20 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
         return alternatives.contains { Self.match($0[...], names[...], shown: shown) }
     }
 
-    /// - Parameter shown: the index of the name whose leading dot wildcards may match, or -1.
-    private static func match(_ segments: ArraySlice<Segment>, _ names: ArraySlice<String>, shown: Int) -> Bool {
+    /// - Parameters:
+    ///   - shown: the index of the name whose leading dot wildcards may match, or -1.
+    ///   - prefix: whether `names` are a directory's, which matches when the segments take them
+    ///     all and leave one at least for what lies below (``mayMatch(below:)``).
+    private static func match(_ segments: ArraySlice<Segment>, _ names: ArraySlice<String>, shown: Int, prefix: Bool = false) -> Bool {
         // Memoised on (segments left, names left): `**` would otherwise backtrack exponentially.
         var memo: [Int: Bool] = [:]
         func go(_ s: Int, _ n: Int) -> Bool {
             let key = s * (names.count + 1) + n
             if let known = memo[key] { return known }
             let result: Bool
-            if s == segments.count {
+            if prefix && n == names.count {
+                result = s < segments.count
+            } else if s == segments.count {
                 result = n == names.count
             } else {
                 switch segments[segments.startIndex + s] {
