@@ -23,6 +23,9 @@ package final class JPEGDecoder {
     /// 1 for greyscale, 3 for YCbCr or RGB.
     let components: Int
 
+    /// The most scans a progressive JPEG may have, on either path (`CJPEG_MAX_SCANS`).
+    static let maxScans = Int(CJPEG_MAX_SCANS)
+
     /// Reads the header, or returns `nil` when the direct path does not apply: not a JPEG, a
     /// damaged header, CMYK or another colour space, an ICC profile whose chunks do not add up.
     ///
@@ -32,7 +35,8 @@ package final class JPEGDecoder {
     ///   - maxPixels: the most pixels a source may have.
     /// - Throws: ``ImageTableError`` `too-many-pixels` over `maxPixels`, then `truncated` when the
     ///   header claims more blocks than the data can hold (``fitsItsData(blocks:arithmetic:bytes:)``),
-    ///   whichever path would decode it.
+    ///   then `decode-failed` for a progressive JPEG of more than ``maxScans`` scans
+    ///   (``JPEGScans``), whichever path would decode it.
     init?(_ bytes: UnsafeRawBufferPointer, name: String = "", maxPixels: Int = .max) throws(ImageTableError) {
         guard bytes.count > 3, bytes[0] == 0xFF, bytes[1] == 0xD8, bytes[2] == 0xFF,
               let decoder = cjpeg_new() else { return nil }
@@ -54,6 +58,10 @@ package final class JPEGDecoder {
             cjpeg_free(decoder)
             throw ImageTableError(.truncated, "the image data ends early", path: name,
                                   cause: "the header claims \(w)×\(h) pixels, \(blocks) blocks, more than its \(bytes.count) bytes can hold")
+        }
+        if decoder.pointee.cinfo.progressive_mode != 0, JPEGScans.count(in: bytes, upTo: Self.maxScans) > Self.maxScans {
+            cjpeg_free(decoder)
+            throw ImageTableError(.decodeFailed, "could not decode", path: name, cause: "libjpeg: more than \(Self.maxScans) scans")
         }
         guard decoder.pointee.warnings == 0, case let components = Int(cjpeg_plain_colour(decoder)), components != 0 else {
             cjpeg_free(decoder)

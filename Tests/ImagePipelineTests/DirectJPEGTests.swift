@@ -333,6 +333,41 @@ extension DirectJPEGTests {
         if case .failure(let error) = few { #expect(!"\(error)".contains("scans"), "\(error)") }
     }
 
+    /// The same bound for a JPEG the direct path hands to libvips (CMYK here), which decodes
+    /// every scan libjpeg finds: its scans are counted from the markers before either decoder
+    /// starts. An embedded thumbnail's scans, inside its APP1 segment, are not the file's.
+    @Test func aJPEGOfThousandsOfScansIsRefusedOnTheLibvipsPathToo() throws {
+        let dir = try TemporaryDirectory()
+        try Reference.convert(Corpus.photo("Landscape_1.jpg"), to: dir.file("small.png"), maxSize: 64)
+        try Reference.jpegWithProfile(dir.file("small.png"), profile: "cmyk", to: dir.file("cmyk.jpg"), progressive: true)
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dir.file("cmyk.jpg"))))
+        #expect(Array(bytes.suffix(2)) == [0xFF, 0xD9])
+        // An AC scan of the first component that codes nothing (as above); libjpeg names CMYK's
+        // components C, M, Y and K, and the frame header (SOF2) says so.
+        var frame = 2
+        while bytes[frame + 1] != 0xC2 { frame += 2 + Int(bytes[frame + 2]) << 8 + Int(bytes[frame + 3]) }
+        let scan: [UInt8] = [0xFF, 0xDA, 0x00, 0x08, 0x01, bytes[frame + 10], 0x00, 0x01, 0x3F, 0x00]
+        func withScans(_ count: Int) -> [UInt8] { Array(bytes.dropLast(2)) + Array((0..<count).map { _ in scan }.joined()) + [0xFF, 0xD9] }
+        let spec = [TableFormat(width: 32, height: 32, style: .bgr32)]
+        do {
+            let (report, _) = try render(.data(Data(withScans(1100)), name: "cmyk-scans.jpg"), spec)
+            Issue.record("rendered a CMYK JPEG of 1,100 extra scans (\(report.source.loader))")
+        } catch {
+            #expect(error.code == .decodeFailed && error.cause == "libjpeg: more than 1000 scans", "\(error)")
+        }
+        // The count itself: the file's own scans, stuffed bytes and restarts in its data passed
+        // over; 1,100 scans inside an APP1 segment (a thumbnail's) are not counted.
+        let own = withScans(0).withUnsafeBytes { JPEGScans.count(in: $0, upTo: 5000) }
+        #expect((3...20).contains(own), "\(own) scans")
+        #expect(withScans(1100).withUnsafeBytes { JPEGScans.count(in: $0, upTo: 5000) } == own + 1100)
+        #expect(withScans(1100).withUnsafeBytes { JPEGScans.count(in: $0, upTo: 1000) } == 1001)
+        let thumbnail = Array((0..<1100).map { _ in scan }.joined())
+        let app1 = [0xFF, 0xE1, UInt8((thumbnail.count + 2) >> 8), UInt8((thumbnail.count + 2) & 0xFF)] + thumbnail
+        let inAPP1 = Array(bytes.prefix(2)) + app1 + bytes.dropFirst(2)
+        #expect(inAPP1.withUnsafeBytes { JPEGScans.count(in: $0, upTo: 5000) } == own)
+        _ = try render(.data(Data(inAPP1), name: "thumbnail.jpg"), spec)
+    }
+
     /// A progressive JPEG of 64×64 whose header claims 16383×16383: libjpeg allocates 128 bytes
     /// of coefficients for each of its 12.6 million blocks before reading a scan (a worker
     /// reached 1.6 GB), libvips' loader as ours. Every block of a Huffman JPEG costs a bit at

@@ -6,15 +6,17 @@ import ImageTableCore
 /// Fixtures made with libvips itself: re-encodings, profiles, odd shapes, grey and alpha
 /// variants of the corpus photos, and JPEG marker surgery for ICC profiles.
 extension Reference {
-    /// Writes a transformed copy of `path` (to an ICC profile, e.g. "cmyk" or "p3") as JPEG.
-    static func jpegWithProfile(_ path: String, profile: String, to output: String) throws {
+    /// Writes a transformed copy of `path` (to an ICC profile, e.g. "cmyk" or "p3") as JPEG,
+    /// progressive if asked.
+    static func jpegWithProfile(_ path: String, profile: String, to output: String, progressive: Bool = false) throws {
         try PipelineRuntime.withLibvips {
             guard let image = cvips_load_file(path) else { throw referenceError() }
             defer { g_object_unref(image) }
             var out: UnsafeMutablePointer<VipsImage>?
             guard cvips_icc_transform_to(image, &out, profile) == 0, let out else { throw referenceError() }
             defer { g_object_unref(out) }
-            guard cvips_jpegsave(out, output, 90) == 0 else { throw referenceError() }
+            let saved = progressive ? cvips_jpegsave_progressive(out, output, 90) : cvips_jpegsave(out, output, 90)
+            guard saved == 0 else { throw referenceError() }
         }
     }
 
