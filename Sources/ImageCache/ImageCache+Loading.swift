@@ -135,14 +135,18 @@ extension ImageCache {
     /// - Returns: the outcome, or `nil` when `targets` gave `nil`.
     func store(_ source: SourceImage, entity: CacheEntity, flight: UInt64? = nil, raised: (@Sendable () -> UInt8?)? = nil,
                targets: @escaping @Sendable () -> [FormatTable]?) async -> FlightOutcome? {
-        let renderer = renderer, familyFormats = familyFormats
+        let renderer = renderer, familyFormats = familyFormats, familyGates = familyGates
         let outcome: FlightOutcome? = await pool.run(flight: flight, raised: raised) {
             guard let targets = targets() else { return nil }
             guard !targets.isEmpty else { return .success([:]) }
             // Drawn as when the whole family is: the formats that are fresh, or not asked for,
             // still shape the decode, so an entry's pixels do not depend on which were missing.
-            let family = familyFormats[targets[0].format.family] ?? targets.map(\.format)
-            return FamilyStore.store(source, entity: entity, into: targets, family: family, renderer: renderer)
+            let name = targets[0].format.family
+            let family = familyFormats[name] ?? targets.map(\.format)
+            guard let gate = familyGates[name] else {
+                return FamilyStore.store(source, entity: entity, into: targets, family: family, renderer: renderer)
+            }
+            return gate.withTurn { FamilyStore.store(source, entity: entity, into: targets, family: family, renderer: renderer) }
         }
         if case .success(let images)? = outcome, !images.isEmpty {
             counters.decodes.add(1, ordering: .relaxed)

@@ -37,6 +37,9 @@ public final class ImageCache: Sendable {
     public let provider: any SourceProvider
     let tables: [String: FormatTable]
     let families: [String: [FormatTable]]
+    /// Per family whose smallest table has fewer slots than there are render threads, what
+    /// holds its renders to that many (``FamilyGate``).
+    let familyGates: [String: FamilyGate]
     /// Per family, every format its sources are drawn with: those served and
     /// ``Configuration/siblingFormats``.
     let familyFormats: [String: [TableFormat]]
@@ -94,6 +97,9 @@ public final class ImageCache: Sendable {
         self.provider = provider
         self.tables = tables
         self.families = families
+        familyGates = families.compactMapValues { tables in
+            FamilyGate(slots: tables.map(\.format.capacity).min() ?? 0, renderThreads: configuration.renderThreads)
+        }
         familyFormats = drawn
         pool = RenderPool(threads: configuration.renderThreads)
         fetchLimiter = FetchLimiter(limit: configuration.maximumConcurrentFetches)
