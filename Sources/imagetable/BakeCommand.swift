@@ -53,7 +53,9 @@ struct BakeCommand: ParsableCommand {
               3   the bake finished but some sources failed
               64  bad usage
               130, 143  stopped by SIGINT (Ctrl-C) or SIGTERM: the sources sent were
-                  finished and kept, and reported; the next bake goes on
+                  finished and kept, and reported; the next bake goes on (a bake
+                  started in the background of a script, `bake … &`, ignores
+                  SIGINT as the shell set it; SIGTERM still stops it)
             """
     )
 
@@ -86,7 +88,7 @@ struct BakeCommand: ParsableCommand {
     @Flag(help: "Print each matched source and its state (new, changed, unchanged, removed, skipped, deferred, left-out, failed); touch nothing.")
     var list = false
 
-    @Flag(help: "Delete entries whose source is gone, and tables in the output directory no format names.")
+    @Flag(help: "Delete entries whose source is gone, and tables this manifest made that no format names now.")
     var prune = false
 
     @Flag(help: "Read and fingerprint every source again instead of trusting unchanged file stats, and decode again the sources that failed to decode before.")
@@ -193,7 +195,7 @@ struct BakeCommand: ParsableCommand {
             display?.finish()
         } catch {
             display?.finish()
-            BakeReport.printFatal(error, report: report, format: format, seconds: Date().timeIntervalSince(started), dryRun: options.dryRun,
+            BakeReport.printFatal(error.namingLockTimeoutOption(), report: report, format: format, seconds: Date().timeIntervalSince(started), dryRun: options.dryRun,
                                   listing: list)
             if let signal = InterruptSignals.caught { Self.endInterrupted(by: signal) }
             throw ExitStatus.failure

@@ -95,7 +95,7 @@ struct ExportCommand: ParsableCommand {
             let summary = try TableExport.export(plan, to: to, timestamp: try Self.sourceDateEpoch(), lockTimeout: lockTimeout)
             ExportReport.print(summary, manifest: manifest, report: report, format: format)
         } catch let error as ImageTableError {
-            printFailure(error, report: report)
+            printFailure(error.namingLockTimeoutOption(), report: report)
             throw ExitStatus.failure
         }
     }

@@ -48,8 +48,8 @@ struct ExtractCommand: ParsableCommand {
             EXIT STATUS
               0   every requested entry was written
               1   the table is missing, unreadable or not a table, the key is not in
-                  it, or a file could not be written (with --all, the other entries
-                  are still written)
+                  it, a file could not be written, or a record was skipped as
+                  damaged (--all: the other entries are still written)
               64  bad usage
             """
     )

@@ -38,8 +38,9 @@ struct ImageTableCommand: AsyncParsableCommand {
               3   bake finished but some sources failed; merge finished but left
                   some damaged entries out
               64  bad usage: unknown option, missing or malformed argument
-              130, 143  bake stopped by SIGINT (Ctrl-C) or SIGTERM: what it baked is
-                  kept and reported, then it ends by the signal
+              130, 143  bake or merge stopped by SIGINT (Ctrl-C) or SIGTERM: what a
+                  bake baked is kept and reported, a merge leaves OUT as it was;
+                  then it ends by the signal
             """,
         version: ToolVersion.current,
         subcommands: [ValidateCommand.self, BakeCommand.self, MergeCommand.self, ExportCommand.self, InspectCommand.self,
@@ -141,10 +142,29 @@ struct ImageTableCommand: AsyncParsableCommand {
             // A report cut short by a full disk must not leave as a success.
             let final = StandardOutputFlush.finish(status: status)
             if final != status { Foundation.exit(final) }
-            Self.printEscaped(fullMessage(for: error), error: message(for: error))
+            let shown = Self.unknownOptionBeforeMissingArgument(arguments, error: error) ?? error
+            Self.printEscaped(fullMessage(for: shown), error: message(for: shown))
             Foundation.exit(status)
         }
         Foundation.exit(StandardOutputFlush.finish(status: 0))
+    }
+
+    /// The unknown option of a command line that also lacks its argument: ArgumentParser says
+    /// only `Missing expected argument '<table> ...'` of `verify -x`, where the option is the
+    /// mistake. Parsed again with placeholders for the arguments; `nil` when that finds no
+    /// unknown option (the argument alone is missing).
+    ///
+    /// - Parameters:
+    ///   - arguments: the command line, after the tool's name.
+    ///   - error: what parsing it threw.
+    static func unknownOptionBeforeMissingArgument(_ arguments: [String], error: any Error) -> (any Error)? {
+        guard message(for: error).hasPrefix("Missing expected argument") else { return nil }
+        do {
+            _ = try parseAsRoot(arguments + ["placeholder", "placeholder"])
+            return nil
+        } catch let retry {
+            return message(for: retry).hasPrefix("Unknown option") ? retry : nil
+        }
     }
 
     /// Prints an error of ArgumentParser's (or a `ValidationError` quoting a value) on standard

@@ -41,10 +41,12 @@ struct MergeCommand: ParsableCommand {
               1   not merged (OUT is unchanged): the directories do not go together,
                   a table cannot be read or written or holds a write a killed bake
                   left (bake it again), OUT is not a merge's output, or a writer kept
-                  a table
+                  a table; or merged, but the report could not be written
               3   merged, but damaged entries were left out (damaged records, pixels
                   that fail their checksum)
               64  bad usage
+              130, 143  stopped by SIGINT (Ctrl-C) or SIGTERM before the new set was
+                  in place: OUT is unchanged and the staging directory deleted
             """
     )
 
@@ -80,7 +82,7 @@ struct MergeCommand: ParsableCommand {
             }
         } catch {
             InterruptSignals.release()
-            MergeReport.printFatal(error, output: output, inputs: inputs, format: format)
+            MergeReport.printFatal(error.namingLockTimeoutOption(), output: output, inputs: inputs, format: format)
             if error.code == .interrupted, let signal = InterruptSignals.caught { BakeCommand.endInterrupted(by: signal) }
             throw ExitStatus.failure
         }

@@ -92,7 +92,7 @@ struct VerifyCommand: ParsableCommand {
             do {
                 results.append(VerifyReport.result(path: path, try TableRepair.repair(path: path, lockTimeout: lockTimeout ?? 10), cleared: true))
             } catch {
-                results.append(VerifyReport.result(path: path, report, cleared: false, failure: error.at(error.path ?? path)))
+                results.append(VerifyReport.result(path: path, report, cleared: false, failure: error.at(error.path ?? path).namingLockTimeoutOption()))
             }
         }
         switch format {

@@ -266,6 +266,10 @@ import Testing
             // the help, exit 0).
             (["verify", "-2024-photos.imagetable"], "Error: Unknown option '-2024-photos.imagetable'"),
             (["validate", "-5h.yaml"], "Error: Unknown option '-5h.yaml'"),
+            // The argument missing too: it was "Missing expected argument '<table> ...'".
+            (["verify", "-x"], "Error: Unknown option '-x'\nUsage: imagetable verify [<options>] <table> ...\n"),
+            (["inspect", "--bogus"], "Error: Unknown option '--bogus'"),
+            (["verify"], "Error: Missing expected argument '<table> ...'"),
             (["extract", "tables/t.imagetable", "a.jpg", "-o", "-a.png"], "Error: Unknown option '-a.png'; a value that "
                 + "begins with '-' is attached with '=' (-o=-a.png)"),
         ] {

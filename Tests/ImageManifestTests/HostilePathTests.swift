@@ -46,6 +46,10 @@ struct HostilePathTests {
         let report = ManifestValidator().validate(fileAt: dir.file("same.yaml"))
         #expect(summary(report) == ["5:14 output-is-sources"])
         #expect(report.diagnostics.first?.keyPath == "families.users.sources")
+        // Said in the same run as the family's other errors: it waited for them to be fixed.
+        let alsoBad = same.replacingOccurrences(of: "    sources: photos\n", with: "    sources: photos\n    failOn: strict\n")
+        try dir.write("both.yaml", alsoBad)
+        #expect(summary(ManifestValidator().validate(fileAt: dir.file("both.yaml"))) == ["5:14 output-is-sources", "6:13 unknown-fail-level"])
 
         // Inside, or around, is fine: the baker does not scan an output directory inside sources.
         for (output, sources) in [("photos/tables", "photos"), (".", "photos")] {

@@ -42,12 +42,13 @@ struct ManifestReader {
         var families: [Manifest.Family] = []
         var formats = FormatRegistry()
         var sized = false
+        var sources: [FamilySources] = []
         if let pair = fields["families"] {
-            families = readFamilies(pair, names: &formats)
+            families = readFamilies(pair, names: &formats, sources: &sources)
             // Sized even when other parts have errors, so that one run reports everything.
             sized = TablePlanner(context: context).check(formats.valid, at: pair)
         }
-        if let output { checkOutputIsNotSources(output, families) }
+        if let output { checkOutputIsNotSources(output, sources) }
         // The disk budget does not stop a manifest's plan from being shown, nor its sources from
         // being counted (their warnings vanished when the only error was the budget).
         var blocking: Bool { context.diagnostics.contains { $0.severity == .error && $0.code != .diskBudgetExceeded } }
@@ -67,7 +68,15 @@ struct ManifestReader {
         return 1
     }
 
-    private func readFamilies(_ pair: YAMLPair, names: inout FormatRegistry) -> [Manifest.Family] {
+    /// A family's `sources` as read, whether or not the rest of the family is valid: the output
+    /// check reports one that is the output directory in the same run as the family's other errors.
+    private struct FamilySources {
+        let family: String
+        let path: CheckedPath
+        let location: SourceLocation
+    }
+
+    private func readFamilies(_ pair: YAMLPair, names: inout FormatRegistry, sources: inout [FamilySources]) -> [Manifest.Family] {
         guard case .mapping(let pairs) = pair.value.kind else {
             context.reportWrongType(pair, expected: "a mapping of family names to families", path: "families")
             return []
@@ -76,7 +85,7 @@ struct ManifestReader {
             context.report(.emptyCollection, "'families' is empty; a manifest needs at least one family",
                            at: pair.value.location, keyPath: "families")
         }
-        return pairs.compactMap { isMergeKey($0, kind: "family", path: "families") ? nil : readFamily($0, names: &names) }
+        return pairs.compactMap { isMergeKey($0, kind: "family", path: "families") ? nil : readFamily($0, names: &names, sources: &sources) }
     }
 
     /// Whether `pair` is shared settings kept under an `x-` name among families or formats, as
@@ -92,7 +101,7 @@ struct ManifestReader {
         return true
     }
 
-    private func readFamily(_ pair: YAMLPair, names: inout FormatRegistry) -> Manifest.Family? {
+    private func readFamily(_ pair: YAMLPair, names: inout FormatRegistry, sources read: inout [FamilySources]) -> Manifest.Family? {
         let name = pair.name
         let path = "families".appendingKey(name)
         if isMisplacedExtension(pair, kind: "family", required: Self.familyRequired, path: path) { return nil }
@@ -100,6 +109,7 @@ struct ManifestReader {
         guard let fields = Fields(pair.value, path: path, what: "family '\(name)'", known: Self.familyKeys,
                                   required: Self.familyRequired, owner: pair.key.location, context: context) else { return nil }
         let sources = fields["sources"].flatMap { readPath($0, path: path.appendingKey("sources"), isSources: true) }
+        if let sources { read.append(FamilySources(family: name, path: sources, location: fields["sources"]!.value.location)) }
         let include = fields["include"].map { readGlobs($0, path: path.appendingKey("include"), mayBeEmpty: false) }
             ?? [GlobPattern.images]
         let exclude = fields["exclude"].map { readGlobs($0, path: path.appendingKey("exclude"), mayBeEmpty: true) } ?? []
@@ -176,12 +186,12 @@ struct ManifestReader {
 
     /// Reports a family whose `sources` is the `output` directory, at its `sources` value. (An
     /// output directory inside the sources is fine: the baker does not scan it.)
-    private func checkOutputIsNotSources(_ output: CheckedPath, _ families: [Manifest.Family]) {
-        for family in families where family.sourcesPath == output.resolved {
-            let path = "families".appendingKey(family.name).appendingKey("sources")
-            context.report(.outputIsSources, "'sources' of family '\(family.name)' is the 'output' directory (\(output.resolved)): the "
+    private func checkOutputIsNotSources(_ output: CheckedPath, _ sources: [FamilySources]) {
+        for family in sources where family.path.resolved == output.resolved {
+            let path = "families".appendingKey(family.family).appendingKey("sources")
+            context.report(.outputIsSources, "'sources' of family '\(family.family)' is the 'output' directory (\(output.resolved)): the "
                            + "tables and the bake state would lie among the source images; give the tables a directory of their own, "
-                           + "such as 'tables'", at: family.sourcesLocation, keyPath: path)
+                           + "such as 'tables'", at: family.location, keyPath: path)
         }
     }
 
