@@ -172,8 +172,19 @@ extension BakeRun {
     }
 
     /// Drops a lost worker and counts the loss; returns the losses in a row (a reply resets it).
+    ///
+    /// A worker stopped at the timeout that spent a quarter of it or more (and 0.1 s at least: the
+    /// system counts CPU time in hundredths) on the CPU since its handshake was decoding (a worker
+    /// waiting for a file system spends next to nothing): a
+    /// source that costs more than the timeout (an animated WebP of 100,000 frames took two
+    /// minutes), the source's failure as a decode error is, which neither counts nor resets the
+    /// losses. Three such files listed first stopped the whole bake as if the file system did not
+    /// answer. (A quarter: a decoding worker on a loaded machine gets a share of a core.)
     private func countLoss(_ loss: WorkerConnection.Loss, of worker: inout BakeWorker?) -> Int {
-        worker = nil
+        defer { worker = nil }
+        if case .timedOut(let seconds) = loss, let cpu = worker?.connection.cpuSecondsAfterHandshake, cpu >= max(seconds / 4, 0.1) {
+            return 0
+        }
         return state.withLock { s in
             s.consecutiveLosses += 1
             if case .timedOut = loss { s.consecutiveTimeouts += 1 } else { s.consecutiveTimeouts = 0 }

@@ -135,7 +135,7 @@ public final class ImageRenderer: Sendable {
         do {
             var report = try renderWithVips(bytes, scope: scope, targets, formats: formats)
             scope.release()
-            report.warnings = scope.warnings
+            report.warnings = BenignWarnings.filter(scope.warnings, bytes: bytes)
             PipelineRuntime.deliver(report.warnings)
             return report
         } catch {

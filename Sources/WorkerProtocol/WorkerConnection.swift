@@ -28,6 +28,21 @@ public final class WorkerConnection {
     public let pipeBytes: Int
     private var nextID = 1
     private var exited = false
+    /// The CPU time (user and system) the worker used in its whole life, in seconds, once it has
+    /// been reaped; 0 before.
+    public private(set) var cpuSeconds: Double = 0
+    /// The CPU time it had used when it answered its handshake (its start-up: loading libraries),
+    /// where the system says (Linux: `/proc/PID/stat`); `nil` elsewhere.
+    public private(set) var cpuSecondsAtHandshake: Double?
+
+    /// The CPU time the worker spent after its handshake, once it has been reaped: a worker
+    /// stopped at a timeout that spent much of it on the CPU was decoding (the source's cost);
+    /// one that spent next to nothing was waiting (a file system that does not answer). `nil`
+    /// where the start-up's share is not known.
+    public var cpuSecondsAfterHandshake: Double? {
+        guard exited, let start = cpuSecondsAtHandshake else { return nil }
+        return max(0, cpuSeconds - start)
+    }
     /// How the worker ended, once known: asked again, it is the same answer (the process is
     /// reaped once).
     private var ended: Loss?
@@ -66,6 +81,7 @@ public final class WorkerConnection {
         case .success(.hello(let theirs)) where theirs.protocolVersion == hello.protocolVersion
             && theirs.renderingVersion == hello.renderingVersion:
             peer = theirs
+            cpuSecondsAtHandshake = Self.cpuSeconds(of: pid)
         case .success(.hello(let theirs)):
             stop()
             throw .mismatch(ours: hello, theirs: theirs)
@@ -195,10 +211,12 @@ public final class WorkerConnection {
         requests = -1
         let deadline = Date().addingTimeInterval(grace)
         var raw: Int32 = 0
+        var usage = rusage()
         while Date() < deadline {
-            let reaped = waitpid(pid, &raw, WNOHANG)
+            let reaped = wait4(pid, &raw, WNOHANG, &usage)
             if reaped == pid || (reaped < 0 && errno != EINTR) {
                 exited = true
+                if reaped == pid { cpuSeconds = Self.seconds(usage) }
                 return
             }
             usleep(1000)
@@ -228,11 +246,32 @@ public final class WorkerConnection {
         return lose(.died(status: status, signal: signal))
     }
 
+    /// A live process's CPU time (user and system) from `/proc/PID/stat`, on Linux.
+    private static func cpuSeconds(of pid: Int32) -> Double? {
+        #if os(Linux)
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        // After the command's name (which may hold spaces): state is field 3, utime 14, stime 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        #else
+        return nil
+        #endif
+    }
+
+    private static func seconds(_ usage: rusage) -> Double {
+        Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+
     /// Reaps the process: its exit status, or the signal that killed it.
     private func wait() -> (status: Int32, signal: Int32?) {
         exited = true
         var raw: Int32 = 0
-        while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
+        var usage = rusage()
+        var reaped: Int32
+        repeat { reaped = wait4(pid, &raw, 0, &usage) } while reaped < 0 && errno == EINTR
+        if reaped == pid { cpuSeconds = Self.seconds(usage) }
         let signal = raw & 0x7F
         return signal == 0 ? ((raw >> 8) & 0xFF, nil) : (0, signal)
     }

@@ -33,6 +33,8 @@ enum FakeWorker {
         /// whose names contain `-hang`, answers those whose names contain `-fail` with a
         /// `decode-failed` failure, and renders the others.
         case crashOrFail = "crash-or-fail"
+        /// Spends the CPU on every job and never answers: a worker decoding past its timeout.
+        case busy
     }
 
     /// Writes the fake for `mode` into `directory` and returns its path.
@@ -59,6 +61,9 @@ enum FakeWorker {
                 marked = os.path.basename(body["source"]).startswith("bad")
                 if MODE == "crash" or (MODE == "crash-marked" and marked):
                     os.kill(os.getpid(), signal.SIGSEGV)
+                if MODE == "busy":
+                    while True:
+                        pass
                 if MODE == "hang" or (MODE == "hang-marked" and marked):
                     time.sleep(3600)
                 name = os.path.basename(body["source"])

@@ -54,6 +54,15 @@ import Glibc
         #expect(error?.path?.hasSuffix("/s2.jpg") == true, "\(String(describing: error?.path))")
     }
 
+    /// A worker that spent most of the timeout on the CPU was decoding: the source costs more
+    /// than the timeout (an animated WebP of 100,000 frames took two minutes), and it fails alone.
+    /// Three such files listed first stopped the bake as if the file system did not answer.
+    @Test func sourcesThatDecodePastTheTimeoutFailAlone() throws {
+        let (summary, _) = try bake(.busy, sources: 4, timeout: 1)
+        #expect(summary.failed.map(\.error.code) == Array(repeating: .timedOut, count: 4), "\(summary.failed)")
+        #expect(summary.stoppedBy == nil)
+    }
+
     /// Two crashes and a timeout are not "3 sources in a row took longer than the timeout":
     /// only timeouts all the way stop the bake as `timed-out`.
     @Test func crashesThenATimeoutStopTheBakeAsWorkersFailing() throws {

@@ -184,6 +184,21 @@ import Glibc
         #expect(bandsCompared == [1, 3, 2, 4, 3, 1, 2], "every file compared, grey and alpha included")
     }
 
+    /// libvips ignores an AVIF's colour code points (`nclx`): harmless, and not said, for sRGB's
+    /// or unspecified ones; said for Display P3's (primaries 12), whose pixels it draws as sRGB.
+    @Test func anNCLXBoxIsBenignOnlyForSRGB() {
+        func box(primaries: UInt8, transfer: UInt8) -> [UInt8] {
+            [0, 0, 0, 0x13] + Array("ftypavif".utf8) + [0, 0, 0, 19] + Array("colrnclx".utf8) + [0, primaries, 0, transfer, 0, 6, 0x80]
+        }
+        let warnings = ["heifload: ignoring nclx profile", "source: bad seek to 1234", "VipsJpeg: Corrupt JPEG data"]
+        let srgb = box(primaries: 1, transfer: 13).withUnsafeBytes { BenignWarnings.filter(warnings, bytes: $0) }
+        #expect(srgb == ["VipsJpeg: Corrupt JPEG data"])
+        let p3 = box(primaries: 12, transfer: 13).withUnsafeBytes { BenignWarnings.filter(warnings, bytes: $0) }
+        #expect(p3 == ["heifload: ignoring nclx profile", "VipsJpeg: Corrupt JPEG data"])
+        #expect(box(primaries: 2, transfer: 2).withUnsafeBytes { BenignWarnings.nclxIsSRGB($0) })
+        #expect(![UInt8](repeating: 0, count: 40).withUnsafeBytes { BenignWarnings.nclxIsSRGB($0) })
+    }
+
     /// Each allowed format decodes (converted from a corpus photo by libvips); formats outside the
     /// allow-list are refused as unsupported.
     @Test func allowedFormatsRenderAndOthersAreRefused() throws {
@@ -201,6 +216,9 @@ import Glibc
             }
             let (report, slots) = try render(.file(path), [spec])
             #expect(report.source.loader.hasPrefix(loader), "\(suffix): \(report.source.loader)")
+            // A sound file warns of nothing: every AVIF said "source: bad seek to …" and
+            // "heifload: ignoring nclx profile" (of its sRGB code points).
+            #expect(report.warnings.isEmpty, "\(suffix): \(report.warnings)")
             let d = Difference({ slots[0].rgba($0, $1) }, { reference[0].rgba($0, $1) }, width: 120, height: 80)
             // Lossy encoders (WebP, AVIF at default quality; GIF's 256 colours) differ from the
             // original; a wrong decode (channels, orientation, garbage) scores above 20.
