@@ -9,6 +9,16 @@ import Darwin
 /// does not say ("libpng read error"). Only consulted after a decode has failed.
 enum Truncation {
     static func refine(_ error: ImageTableError, bytes: UnsafeRawBufferPointer) -> ImageTableError {
+        // A TIFF whose first directory libtiff cannot read is no TIFF to libvips, which then
+        // names the last loader it tried: "not an image in a format this pipeline decodes
+        // (magickload_buffer: operation is blocked)" of a photo cut short.
+        if error.code == .unsupportedFormat, TIFFStructure.isTIFF(bytes) {
+            if TIFFStructure.endsEarly(bytes) {
+                return ImageTableError(.truncated, "the image data ends early", path: error.path,
+                                       cause: "the TIFF's first directory or its image data lie past the end of the file")
+            }
+            return ImageTableError(.decodeFailed, "could not decode", path: error.path, cause: "libtiff cannot read the TIFF's first directory")
+        }
         guard error.code == .decodeFailed, looksTruncated(bytes) else { return error }
         return ImageTableError(.truncated, "the image data ends early", path: error.path, cause: error.cause)
     }
@@ -26,6 +36,9 @@ enum Truncation {
         }
         if starts(Array("GIF8".utf8)) {
             return b[n - 1] != 0x3B
+        }
+        if TIFFStructure.isTIFF(b) {
+            return TIFFStructure.endsEarly(b)
         }
         if starts(Array("RIFF".utf8)), n >= 12, Array(b[8..<12]) == Array("WEBP".utf8) {
             let declared = Int(b[4]) | Int(b[5]) << 8 | Int(b[6]) << 16 | Int(b[7]) << 24

@@ -41,6 +41,24 @@ import ImageTableCore
         Self.expectFailure(truncatedPNG, .truncated, "truncated PNG")
         // Cut inside the header: still a clear error, not a crash.
         Self.expectFailure(try dir.write("stub.png", Array(pngBytes.prefix(20))), .truncated, "PNG cut in its header")
+        // A TIFF whose directory comes last (Pillow's, libtiff's) lost it when cut: libvips then
+        // named the last loader it tried ("unsupported-format: magickload_buffer: operation is
+        // blocked"). One whose directory comes first (made here by moving it) lost its last
+        // strips ("decode-failed: TIFFFillStrip: Read error").
+        let tiff = dir.file("photo.tif")
+        try Reference.convert(Corpus.photo("Landscape_1.jpg"), to: tiff, maxSize: 300)
+        let tiffBytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: tiff)))
+        let directory = tiffBytes.withUnsafeBytes { Int($0.load(fromByteOffset: 4, as: UInt32.self).littleEndian) }
+        #expect(Array(tiffBytes.prefix(2)) == [0x49, 0x49] && directory > tiffBytes.count / 2, "a directory at \(directory)")
+        Self.expectFailure(try dir.write("cut.tif", Array(tiffBytes.prefix(tiffBytes.count / 2))), .truncated, "TIFF cut before its directory")
+        #expect(Self.failure(.file(tiff)) == nil)
+        // The directory moved to the front (entries pointing past 8 are unchanged): then cut.
+        let count = Int(tiffBytes[directory]) | Int(tiffBytes[directory + 1]) << 8
+        let entries = Array(tiffBytes[directory..<(directory + 2 + count * 12 + 4)])
+        var front = Array(tiffBytes.prefix(8)) + Array(tiffBytes[8..<directory])
+        front.replaceSubrange(8..<8 + entries.count, with: entries)  // over the first pixels: a test, not a picture
+        front[4] = 8; front[5] = 0; front[6] = 0; front[7] = 0
+        Self.expectFailure(try dir.write("cut-strips.tif", Array(front.prefix(front.count * 3 / 4))), .truncated, "TIFF cut in its strips")
         // The strictest level still renders a good file.
         let strict = ImageRenderer(options: DecodeOptions(failOn: .warning))
         #expect(Self.failure(.file(Corpus.photo("Landscape_1.jpg")), renderer: strict) == nil)
