@@ -73,6 +73,10 @@ int cv_colourspace(CVImage *in, CVImage **out, CVInterpretation space) { return 
 int cv_cast(CVImage *in, CVImage **out, CVBandFormat format) { return cv_vips.cast(in, out, format, NULL); }
 int cv_premultiply(CVImage *in, CVImage **out) { return cv_vips.premultiply(in, out, NULL); }
 int cv_unpremultiply(CVImage *in, CVImage **out) { return cv_vips.unpremultiply(in, out, NULL); }
+int cv_shrink(CVImage *in, CVImage **out, int factor) {
+    return cv_vips.shrink(in, out, (double)factor, (double)factor, NULL);
+}
+
 int cv_resize(CVImage *in, CVImage **out, double hscale, double vscale) {
     return cv_vips.resize(in, out, hscale, "vscale", vscale, NULL);
 }

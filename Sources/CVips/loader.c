@@ -87,6 +87,7 @@ int cv_load(char *error, size_t size) {
     RESOLVE(premultiply, "vips_premultiply")
     RESOLVE(unpremultiply, "vips_unpremultiply")
     RESOLVE(resize, "vips_resize")
+    RESOLVE(shrink, "vips_shrink")
     RESOLVE(extract_area, "vips_extract_area")
     RESOLVE(smartcrop, "vips_smartcrop")
     RESOLVE(embed, "vips_embed")

@@ -47,6 +47,7 @@ struct cv_table {
     int (*premultiply)(CVImage *in, CVImage **out, ...);
     int (*unpremultiply)(CVImage *in, CVImage **out, ...);
     int (*resize)(CVImage *in, CVImage **out, double scale, ...);
+    int (*shrink)(CVImage *in, CVImage **out, double hshrink, double vshrink, ...);
     int (*extract_area)(CVImage *in, CVImage **out, int left, int top, int width, int height, ...);
     int (*smartcrop)(CVImage *in, CVImage **out, int width, int height, ...);
     int (*embed)(CVImage *in, CVImage **out, int x, int y, int width, int height, ...);

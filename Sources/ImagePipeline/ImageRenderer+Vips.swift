@@ -66,7 +66,7 @@ extension ImageRenderer {
             colour = profile.withUnsafeBytes { ColourTransform.toSRGB(from: $0) }
         }
         if isCMYK {
-            decoded = try decodeCMYK(scope, header: header, orientation: orientation)
+            decoded = try decodeCMYK(scope, header: header, orientation: orientation, shrink: Self.jpegShrink(forScale: plan.decodeScale))
         } else {
             let box = plan.decodeBox(sourceWidth: sw, sourceHeight: sh)
             let options = "fail_on=\(self.options.failOn.rawValue)"
@@ -141,9 +141,16 @@ extension ImageRenderer {
 
     /// CMYK of another format than JPEG (a TIFF): libvips 8.14.1's thumbnail mishandles CMYK with
     /// an export profile, so load, transform with the embedded profile (or libvips' CMYK profile)
-    /// to sRGB, then auto-rotate ourselves. (CMYK JPEGs take `renderJPEGWithVips`.)
-    fileprivate func decodeCMYK(_ scope: VipsScope, header: VImage, orientation: Int) throws(ImageTableError) -> VImage {
-        let srgb = try scope.image("convert CMYK to sRGB", .decodeFailed) { cv_icc_transform_cmyk_to_srgb(header.pointer, $0) }
+    /// to sRGB, block-shrink by `shrink` (1, 2, 4 or 8: the DCT scale a JPEG would be decoded at,
+    /// leaving at least a factor of two to the resampler), then auto-rotate ourselves. (CMYK
+    /// JPEGs take `renderJPEGWithVips`.) The shrink streams: a CMYK TIFF of 12000² held the whole
+    /// converted image, 1.3 GB in a worker, where `vipsthumbnail` needs 84 MB.
+    fileprivate func decodeCMYK(_ scope: VipsScope, header: VImage, orientation: Int, shrink: Int) throws(ImageTableError) -> VImage {
+        var srgb = try scope.image("convert CMYK to sRGB", .decodeFailed) { cv_icc_transform_cmyk_to_srgb(header.pointer, $0) }
+        if shrink > 1, srgb.width >= shrink * 4, srgb.height >= shrink * 4 {
+            let full = srgb
+            srgb = try scope.image("shrink", .decodeFailed) { cv_shrink(full.pointer, $0, Int32(shrink)) }
+        }
         let decoded = try scope.copyToMemory("decode", .decodeFailed, srgb)
         guard orientation != 1 else { return decoded }
         return try scope.image("rotate upright", .decodeFailed) { cv_autorot(decoded.pointer, $0) }

@@ -161,6 +161,28 @@ import Glibc
         }
     }
 
+    /// A CMYK TIFF (libvips' route for CMYK that is no JPEG) is block-shrunk as it is converted,
+    /// to the scale a JPEG would be decoded at: a 12000² one held the whole converted image,
+    /// 1.3 GB in a worker. Its pixels stay those of the sRGB image drawn whole.
+    @Test func aCMYKTIFFIsShrunkAsItIsConverted() throws {
+        let dir = try TemporaryDirectory()
+        let cmykJPEG = dir.file("cmyk.jpg"), cmyk = dir.file("cmyk.tif"), srgb = dir.file("srgb.png")
+        try Reference.jpegWithProfile(Corpus.photo("Landscape_1.jpg"), profile: "cmyk", to: cmykJPEG)
+        try Reference.convert(cmykJPEG, to: cmyk)
+        try Reference.sRGB(cmyk, to: srgb)
+        let specs = [TableFormat(width: 120, height: 80, style: .bgr32), TableFormat(width: 40, height: 40, style: .bgra32)]
+        let (report, slots) = try render(.file(cmyk), specs)
+        #expect(report.source.isCMYK && report.source.loader.hasPrefix("tiffload"), "\(report.source)")
+        // 1800×1200 (stored) to 120 wide: a scale of 1/15, decoded at 1/4.
+        #expect(report.source.decodedWidth * 4 == report.source.width || report.source.decodedHeight * 4 == report.source.width,
+                "\(report.source)")
+        let (_, reference) = try render(.file(srgb), specs)
+        for i in 0..<2 {
+            let d = Difference({ slots[i].rgba($0, $1) }, { reference[i].rgba($0, $1) }, width: specs[i].width, height: specs[i].height)
+            #expect(d.mean <= 1.0, "CMYK TIFF member \(i): \(d)")
+        }
+    }
+
     @Test func sixteenBitGreyAndPaletteSourcesBecomeEightBitSRGB() throws {
         let dir = "\(Corpus.root)/pngsuite/png"
         var bandsCompared: [Int] = []

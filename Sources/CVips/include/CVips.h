@@ -117,6 +117,10 @@ int cv_colourspace(CVImage *in, CVImage **out, CVInterpretation space);
 int cv_cast(CVImage *in, CVImage **out, CVBandFormat format);
 int cv_premultiply(CVImage *in, CVImage **out);
 int cv_unpremultiply(CVImage *in, CVImage **out);
+/// `vips_shrink` by a whole factor on both axes: each output pixel the mean of a factor × factor
+/// block (a last partial block dropped), computed as the image streams.
+int cv_shrink(CVImage *in, CVImage **out, int factor);
+
 /// `vips_resize` with independent horizontal and vertical scales (default kernel, lanczos3).
 int cv_resize(CVImage *in, CVImage **out, double hscale, double vscale);
 int cv_extract_area(CVImage *in, CVImage **out, int left, int top, int width, int height);
