@@ -13,6 +13,16 @@ public struct BakeOptions: Sendable {
     public var decoding: DecodeOptions
     /// Seconds one source may take before its worker is stopped and the source failed.
     public var timeout: Double
+    /// The most memory of its own (heap and private mappings: `RLIMIT_DATA`) each worker may
+    /// have, in bytes; `nil` for no limit. A source that needs more fails as `decode-failed`
+    /// (libvips: out of memory) instead of taking the machine's memory: a 1 MB PNG of
+    /// 1,000,000 × 268 pixels took 4.7 GB to crop to a square. 4 GiB by default, more than any
+    /// image within the default ``DecodeOptions/maxPixels`` was measured to need (2.2 GB, an
+    /// interlaced 16-bit PNG of 16383²).
+    public var workerMemoryLimit: Int?
+
+    /// The default ``workerMemoryLimit``: 4 GiB.
+    public static let defaultWorkerMemoryLimit = 4 << 30
     /// Stop at the first failed source, committing nothing for it.
     public var strict: Bool
     /// Plan only: fingerprint and compare, touch no table and no state.
@@ -68,6 +78,7 @@ public struct BakeOptions: Sendable {
         jobs = ProcessInfo.processInfo.activeProcessorCount
         decoding = DecodeOptions()
         timeout = 120
+        workerMemoryLimit = Self.defaultWorkerMemoryLimit
         strict = false
         dryRun = false
         prune = false

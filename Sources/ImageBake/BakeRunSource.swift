@@ -47,7 +47,7 @@ extension BakeRun {
     func send(_ job: BakePlan.Job, worker: inout BakeWorker?, busyParts: [Int], behind: Int) -> Sending {
         do throws(ImageTableError) {
             if worker == nil { worker = try BakeWorker(executable: options.workerExecutable, tables: catalogue,
-                                                      scratchBytes: scratchBytes, depth: depth) }
+                                                      scratchBytes: scratchBytes, depth: depth, memoryLimit: options.workerMemoryLimit) }
         } catch {
             return .done(.fatal(error))  // every other source would fail the same way
         }
@@ -120,9 +120,16 @@ extension BakeRun {
             write.abandon()
             // The worker answered: whatever failed, it was the source, not the worker.
             state.withLock { $0.consecutiveLosses = 0; $0.consecutiveTimeouts = 0 }
-            let error = failure.error(path: path, key: key)
+            var error = failure.error(path: path, key: key)
             if error.code == .changedWhileReading { return .changedWhileReading(SourceFailure(family: family.name, error: error)) }
             if error.code == .unreadable && FileStat(path: path) == nil { return .gone(held: source.job.status != .new) }
+            // Out of the worker's memory: said so, and not remembered, since it depends on the
+            // limit (and on the machine), not on the file alone; the next bake tries again.
+            if let limit = options.workerMemoryLimit, error.cause?.contains("out of memory") == true {
+                error = ImageTableError(error.code, "it needs more memory than a worker may have (--max-worker-memory \(ByteSize.describe(limit)))",
+                                        path: error.path, key: error.key, cause: error.cause)
+                return failed(error)
+            }
             bakeState.rememberFailure(of: source.job.source, settings: failureSettings[source.job.family], checkedNs: source.sentNs, error: error)
             return failed(error)
         case .success(.rendered(let rendered)) where rendered.contentRects.count == source.members:

@@ -22,7 +22,7 @@ final class BakeWorker {
     /// - Throws: ``ImageTableError`` `worker-unavailable` (missing, cannot run, no handshake) or
     ///   `worker-mismatch` (another build's protocol or rendering version), naming both sides;
     ///   `io` when no memory can be shared with it.
-    init(executable: String, tables: [CatalogueTable], scratchBytes: Int, depth: Int) throws(ImageTableError) {
+    init(executable: String, tables: [CatalogueTable], scratchBytes: Int, depth: Int, memoryLimit: Int? = nil) throws(ImageTableError) {
         self.scratchBytes = scratchBytes
         // A queue's worth of scratch memory, or one source's where the system grants no more
         // (a file size limit, a small temporary directory); then the worker gets one at a time.
@@ -44,7 +44,8 @@ final class BakeWorker {
             var hello = Self.hello
             hello.tables = tables
             connection = try WorkerConnection(executable: executable, hello: hello, scratch: scratch.descriptor,
-                                              outputToStandardError: true)
+                                              outputToStandardError: true,
+                                              arguments: memoryLimit.map { [WorkerArguments.memoryLimit($0)] } ?? [])
         } catch {
             switch error {
             case .mismatch: throw ImageTableError(.workerMismatch, error.description, path: executable)

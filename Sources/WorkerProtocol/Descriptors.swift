@@ -14,3 +14,23 @@ public enum WorkerDescriptors {
     /// otherwise).
     public static let scratch: Int32 = 6
 }
+
+/// The arguments a command may start a worker with; a worker started with none has no limits
+/// of its own.
+public enum WorkerArguments {
+    private static let memoryPrefix = "--max-memory="
+
+    /// The most memory of its own (heap and private mappings: `RLIMIT_DATA`) the worker may
+    /// have, in bytes: `--max-memory=BYTES`. A decode that needs more fails (libvips: "out of
+    /// memory") rather than taking the machine's.
+    ///
+    /// - Parameter bytes: the limit.
+    public static func memoryLimit(_ bytes: Int) -> String { memoryPrefix + String(bytes) }
+
+    /// The memory limit among `arguments`, if one is given and is a positive number.
+    ///
+    /// - Parameter arguments: the worker's arguments after its path.
+    public static func memoryLimit(in arguments: [String]) -> Int? {
+        arguments.lazy.compactMap { $0.hasPrefix(memoryPrefix) ? Int($0.dropFirst(memoryPrefix.count)) : nil }.first { $0 > 0 }
+    }
+}

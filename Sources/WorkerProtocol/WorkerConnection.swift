@@ -57,9 +57,10 @@ public final class WorkerConnection {
     ///   - scratch: a descriptor to share as the worker's scratch memory, or `nil`.
     ///   - outputToStandardError: send the worker's standard output to our standard error.
     ///   - handshakeTimeout: seconds to wait for the worker's greeting.
+    ///   - arguments: the worker's command-line arguments (``WorkerArguments``).
     /// - Throws: ``StartFailure``.
     public init(executable: String, hello: Hello, scratch: Int32? = nil, outputToStandardError: Bool,
-                handshakeTimeout: Double = 30) throws(StartFailure) {
+                handshakeTimeout: Double = 30, arguments: [String] = []) throws(StartFailure) {
         self.executable = executable
         // A worker that dies mid-write must give us EPIPE, not kill the command.
         signal(SIGPIPE, SIG_IGN)
@@ -68,7 +69,7 @@ public final class WorkerConnection {
         }
         let started: WorkerSpawn.Started
         do {
-            started = try WorkerSpawn.start(executable, scratch: scratch, outputToStandardError: outputToStandardError)
+            started = try WorkerSpawn.start(executable, scratch: scratch, outputToStandardError: outputToStandardError, arguments: arguments)
         } catch {
             throw .cannotRun(executable: executable, reason: "\(error.call) failed: \(error.reason)")
         }

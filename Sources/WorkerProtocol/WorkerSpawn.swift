@@ -36,9 +36,11 @@ enum WorkerSpawn {
     ///   - scratch: a descriptor to pass as fd 6, or `nil`.
     ///   - outputToStandardError: whether the worker's standard output goes to our standard
     ///     error (bakes, whose standard output may carry a JSON document) or is shared.
+    ///   - arguments: the worker's arguments after its path.
     /// - Returns: the process and our ends of its channel.
     /// - Throws: the `errno` of the failed call, with its name.
-    static func start(_ executable: String, scratch: Int32?, outputToStandardError: Bool) throws(SpawnFailure) -> Started {
+    static func start(_ executable: String, scratch: Int32?, outputToStandardError: Bool,
+                      arguments: [String] = []) throws(SpawnFailure) -> Started {
         try lock.withLock { _ throws(SpawnFailure) in
             if lifelineRead < 0 {
                 let ends = try pipe("the lifeline pipe")
@@ -90,7 +92,7 @@ enum WorkerSpawn {
             posix_spawnattr_setsigmask(&attributes, &mask)
             posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
             var pid: pid_t = 0
-            let argv: [UnsafeMutablePointer<CChar>?] = [strdup(executable), nil]
+            let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
             defer { argv.forEach { free($0) } }
             let status = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
             guard status == 0 else {

@@ -22,6 +22,10 @@ extension BakeCommand {
             }
         }
         guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds.") }
+        // Under 64 MiB a worker cannot start libvips: every source would fail.
+        if let maxWorkerMemory, maxWorkerMemory != "none", (ByteSize.parse(maxWorkerMemory) ?? 0) < 64 << 20 {
+            throw ValidationError("--max-worker-memory must be 'none' or a size of 64MiB or more, such as 2GiB, not '\(maxWorkerMemory)'.")
+        }
         guard lockTimeout >= 0 else { throw ValidationError("--lock-timeout must be a number of seconds, 0 or more.") }
         if let minAge, !(0...BakeOptions.maximumMinAge).contains(minAge) {
             throw ValidationError("--min-age must be a number of seconds from 0 to \(Int(BakeOptions.maximumMinAge)) (100 years).")

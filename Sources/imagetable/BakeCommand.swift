@@ -76,6 +76,11 @@ struct BakeCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Seconds one source may take before it is given up.", valueName: "seconds"))
     var timeout: Double = 120
 
+    @Option(parsing: .unconditional, help: ArgumentHelp("The most memory of its own each worker may have (4GiB by default; units as "
+                               + "--max-source-size; 'none' for no limit): a source that needs more fails instead of taking the machine's.",
+                               valueName: "size"))
+    var maxWorkerMemory: String?
+
     @Option(parsing: .unconditional, help: ArgumentHelp("Seconds to wait for another process writing a table.", valueName: "seconds"))
     var lockTimeout: Double = 10
 
@@ -160,6 +165,7 @@ struct BakeCommand: ParsableCommand {
         options.decoding.maxPixels = maxPixels
         if let maxSourceSize, let bytes = ByteSize.parse(maxSourceSize) { options.decoding.maxSourceBytes = bytes }
         options.timeout = timeout
+        if let maxWorkerMemory { options.workerMemoryLimit = maxWorkerMemory == "none" ? nil : ByteSize.parse(maxWorkerMemory) }
         options.lockTimeout = lockTimeout
         options.strict = strict
         options.dryRun = dryRun || list

@@ -246,6 +246,7 @@ import Testing
             (["export", "-", "--to", "dist"], "Error: export reads its manifest from a file"),
             (["export", "manifest.yaml", "--to", ""], "Error: --to must name the directory to replace with the export, not ''."),
             (["bake", "manifest.yaml", "--max-source-size", "0"], "Error: --max-source-size must be more than 0 bytes."),
+            (["bake", "manifest.yaml", "--max-worker-memory", "10MB"], "Error: --max-worker-memory must be 'none' or a size of 64MiB or more"),
             // Read as the flags -h -d -a …, it printed the help with exit 0 and checked nothing.
             (["verify", "-hdamaged.imagetable"], "Error: Unknown option '-hdamaged.imagetable'; a path or key that begins with '-' "
                 + "goes after '--', the options before it (imagetable verify [options] -- -hdamaged.imagetable)\n"
