@@ -16,9 +16,10 @@ public struct BakeOptions: Sendable {
     /// The most memory of its own (heap and private mappings: `RLIMIT_DATA`) each worker may
     /// have, in bytes; `nil` for no limit. A source that needs more fails as `decode-failed`
     /// (libvips: out of memory) instead of taking the machine's memory: a 1 MB PNG of
-    /// 1,000,000 × 268 pixels took 4.7 GB to crop to a square. 4 GiB by default, more than any
-    /// image within the default ``DecodeOptions/maxPixels`` was measured to need (2.2 GB, an
-    /// interlaced 16-bit PNG of 16383²).
+    /// 1,000,000 × 268 pixels took 4.7 GB to crop to a square. 4 GiB by default: room for an
+    /// interlaced 16-bit PNG of 16383² (2.2 GB, the most any ordinary image within the default
+    /// ``DecodeOptions/maxPixels`` was measured to need), not for such strips. Linux only
+    /// (`RLIMIT_DATA`; macOS does not count large allocations against it).
     public var workerMemoryLimit: Int?
 
     /// The default ``workerMemoryLimit``: 4 GiB.

@@ -80,7 +80,7 @@ extension BakeRun {
             if behind > 0 { return .sendAgain }
             // It died with nothing to do (after its last reply): this source never reached it.
             // Sent again to a new worker, unless workers keep dying so.
-            let losses = countLoss(loss, of: &worker)
+            let losses = countLoss(loss, of: &worker, working: false)
             return losses < 3 ? .sendAgain : .done(lost(loss, job: job, losses: losses))
         }
     }
@@ -115,7 +115,7 @@ extension BakeRun {
         switch reply {
         case .failure(let loss):
             write.abandon()
-            return lost(loss, job: source.job, losses: countLoss(loss, of: &worker))
+            return lost(loss, job: source.job, losses: countLoss(loss, of: &worker, working: true))
         case .success(.failed(let failure)):
             write.abandon()
             // The worker answered: whatever failed, it was the source, not the worker.
@@ -123,11 +123,9 @@ extension BakeRun {
             var error = failure.error(path: path, key: key)
             if error.code == .changedWhileReading { return .changedWhileReading(SourceFailure(family: family.name, error: error)) }
             if error.code == .unreadable && FileStat(path: path) == nil { return .gone(held: source.job.status != .new) }
-            // Out of the worker's memory: said so, and not remembered, since it depends on the
-            // limit (and on the machine), not on the file alone; the next bake tries again.
-            if let limit = options.workerMemoryLimit, error.cause?.contains("out of memory") == true {
-                error = ImageTableError(error.code, "it needs more memory than a worker may have (--max-worker-memory \(ByteSize.describe(limit)))",
-                                        path: error.path, key: error.key, cause: error.cause)
+            // Out of the worker's memory: said so, and not remembered (``WorkerMemoryShortage``).
+            if let limit = options.workerMemoryLimit, WorkerMemoryShortage.isShortage(error.cause) {
+                error = WorkerMemoryShortage.explained(error, limit: limit, certain: true)
                 return failed(error)
             }
             bakeState.rememberFailure(of: source.job.source, settings: failureSettings[source.job.family], checkedNs: source.sentNs, error: error)
@@ -187,11 +185,15 @@ extension BakeRun {
     /// minutes), the source's failure as a decode error is, which neither counts nor resets the
     /// losses. Three such files listed first stopped the whole bake as if the file system did not
     /// answer. (A quarter: a decoding worker on a loaded machine gets a share of a core.)
-    private func countLoss(_ loss: WorkerConnection.Loss, of worker: inout BakeWorker?) -> Int {
+    /// A worker that died working on a source, by a signal that ends a failed allocation, while a
+    /// memory limit held it, is that source's failure too (``WorkerMemoryShortage``); one that died
+    /// with nothing to do (`working` false) always counts.
+    private func countLoss(_ loss: WorkerConnection.Loss, of worker: inout BakeWorker?, working: Bool) -> Int {
         defer { worker = nil }
         if case .timedOut(let seconds) = loss, let cpu = worker?.connection.cpuSecondsAfterHandshake, cpu >= max(seconds / 4, 0.1) {
             return 0
         }
+        if working, WorkerMemoryShortage.mayBeShortage(loss, limit: options.workerMemoryLimit) { return 0 }
         return state.withLock { s in
             s.consecutiveLosses += 1
             if case .timedOut = loss { s.consecutiveTimeouts += 1 } else { s.consecutiveTimeouts = 0 }
@@ -215,7 +217,11 @@ extension BakeRun {
                                           path: options.workerExecutable))
         }
         let family = manifest.families[job.family]
-        return .failed(SourceFailure(family: family.name, error: loss.error(path: job.source.path, key: job.source.key)))
+        var error = loss.error(path: job.source.path, key: job.source.key)
+        if let limit = options.workerMemoryLimit, WorkerMemoryShortage.mayBeShortage(loss, limit: limit) {
+            error = WorkerMemoryShortage.explained(error, limit: limit, certain: false)
+        }
+        return .failed(SourceFailure(family: family.name, error: error))
     }
 
     /// A destination as the worker protocol names it: scratch offsets count from the start of

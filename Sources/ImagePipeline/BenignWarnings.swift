@@ -17,10 +17,15 @@ package enum BenignWarnings {
     package static func filter(_ warnings: [String], bytes: UnsafeRawBufferPointer) -> [String] {
         guard !warnings.isEmpty else { return warnings }
         return warnings.filter { warning in
-            if warning.hasPrefix("source: bad seek to ") { return false }
+            if warning.hasPrefix("source: bad seek to ") { return !isHEIF(bytes) }
             if warning == "heifload: ignoring nclx profile" { return !nclxIsSRGB(bytes) }
             return true
         }
+    }
+
+    /// Whether `bytes` begin as an ISO base media file (HEIC, AVIF): a box whose type is `ftyp`.
+    static func isHEIF(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes.count >= 8 && Array(bytes[4..<8]) == Array("ftyp".utf8)
     }
 
     /// Whether the first `colr` box of type `nclx` in a HEIF file gives sRGB's primaries (1,

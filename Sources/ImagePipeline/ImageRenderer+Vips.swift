@@ -66,7 +66,10 @@ extension ImageRenderer {
             colour = profile.withUnsafeBytes { ColourTransform.toSRGB(from: $0) }
         }
         if isCMYK {
-            decoded = try decodeCMYK(scope, header: header, orientation: orientation, shrink: Self.jpegShrink(forScale: plan.decodeScale))
+            let shrink: Int
+            (decoded, shrink) = try decodeCMYK(scope, header: header, orientation: orientation, shrink: Self.jpegShrink(forScale: plan.decodeScale))
+            // Its uniform scale, as a thumbnail's: vips_shrink rounds the size it gives.
+            if shrink > 1 { thumbnailShrink = Double(shrink) }
         } else {
             let box = plan.decodeBox(sourceWidth: sw, sourceHeight: sh)
             let options = "fail_on=\(self.options.failOn.rawValue)"
@@ -144,16 +147,22 @@ extension ImageRenderer {
     /// to sRGB, block-shrink by `shrink` (1, 2, 4 or 8: the DCT scale a JPEG would be decoded at,
     /// leaving at least a factor of two to the resampler), then auto-rotate ourselves. (CMYK
     /// JPEGs take `renderJPEGWithVips`.) The shrink streams: a CMYK TIFF of 12000² held the whole
-    /// converted image, 1.3 GB in a worker, where `vipsthumbnail` needs 84 MB.
-    fileprivate func decodeCMYK(_ scope: VipsScope, header: VImage, orientation: Int, shrink: Int) throws(ImageTableError) -> VImage {
+    /// converted image, 1.3 GB in a worker, where `vipsthumbnail` needs 84 MB. Not with alpha: a
+    /// block mean of straight colour darkens the edges of transparent areas.
+    ///
+    /// - Returns: the image, and the shrink applied (1 when none).
+    fileprivate func decodeCMYK(_ scope: VipsScope, header: VImage, orientation: Int,
+                                shrink: Int) throws(ImageTableError) -> (VImage, shrink: Int) {
         var srgb = try scope.image("convert CMYK to sRGB", .decodeFailed) { cv_icc_transform_cmyk_to_srgb(header.pointer, $0) }
-        if shrink > 1, srgb.width >= shrink * 4, srgb.height >= shrink * 4 {
+        var applied = 1
+        if shrink > 1, srgb.bands == 3, srgb.width >= shrink * 4, srgb.height >= shrink * 4 {
             let full = srgb
             srgb = try scope.image("shrink", .decodeFailed) { cv_shrink(full.pointer, $0, Int32(shrink)) }
+            applied = shrink
         }
         let decoded = try scope.copyToMemory("decode", .decodeFailed, srgb)
-        guard orientation != 1 else { return decoded }
-        return try scope.image("rotate upright", .decodeFailed) { cv_autorot(decoded.pointer, $0) }
+        guard orientation != 1 else { return (decoded, applied) }
+        return (try scope.image("rotate upright", .decodeFailed) { cv_autorot(decoded.pointer, $0) }, applied)
     }
 
     /// libvips' own rule (vips_thumbnail): block-shrink in the decoder, leaving at least a

@@ -12,7 +12,8 @@ enum Truncation {
         // A TIFF whose first directory libtiff cannot read is no TIFF to libvips, which then
         // names the last loader it tried: "not an image in a format this pipeline decodes
         // (magickload_buffer: operation is blocked)" of a photo cut short.
-        if error.code == .unsupportedFormat, TIFFStructure.isTIFF(bytes) {
+        // Only that fall-through: a TIFF refused for what it holds (five bands) is said as such.
+        if error.code == .unsupportedFormat, TIFFStructure.isTIFF(bytes), error.cause?.contains("operation is blocked") == true {
             if TIFFStructure.endsEarly(bytes) {
                 return ImageTableError(.truncated, "the image data ends early", path: error.path,
                                        cause: "the TIFF's first directory or its image data lie past the end of the file")

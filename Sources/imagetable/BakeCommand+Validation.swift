@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ImageBake
 import ImageManifest
+import ImageTableCore
 
 /// `imagetable bake`'s options checked before the manifest is read: values out of range, and
 /// combinations in which one option would be dropped without a word, are bad usage (64).
@@ -22,9 +23,15 @@ extension BakeCommand {
             }
         }
         guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds.") }
-        // Under 64 MiB a worker cannot start libvips: every source would fail.
-        if let maxWorkerMemory, maxWorkerMemory != "none", (ByteSize.parse(maxWorkerMemory) ?? 0) < 64 << 20 {
-            throw ValidationError("--max-worker-memory must be 'none' or a size of 64MiB or more, such as 2GiB, not '\(maxWorkerMemory)'.")
+        if let maxWorkerMemory, maxWorkerMemory != "none" {
+            // A worker holds its source whole while it decodes it, and needs some 128 MiB more
+            // (libraries, thread stacks, libvips' buffers): less fails sources that are sound.
+            let source = maxSourceSize.flatMap(ByteSize.parse) ?? DecodeOptions.defaultMaxSourceBytes
+            let least = max(256 << 20, source + (128 << 20))
+            guard let bytes = ByteSize.parse(maxWorkerMemory), bytes >= least else {
+                throw ValidationError("--max-worker-memory must be 'none' or a size of at least \(ByteSize.describe(least)) "
+                                      + "(--max-source-size plus 128 MiB, 256 MiB at least), such as 2GiB, not '\(maxWorkerMemory)'.")
+            }
         }
         guard lockTimeout >= 0 else { throw ValidationError("--lock-timeout must be a number of seconds, 0 or more.") }
         if let minAge, !(0...BakeOptions.maximumMinAge).contains(minAge) {

@@ -142,29 +142,40 @@ struct ImageTableCommand: AsyncParsableCommand {
             // A report cut short by a full disk must not leave as a success.
             let final = StandardOutputFlush.finish(status: status)
             if final != status { Foundation.exit(final) }
-            let shown = Self.unknownOptionBeforeMissingArgument(arguments, error: error) ?? error
-            Self.printEscaped(fullMessage(for: shown), error: message(for: shown))
+            if let (option, command) = Self.unknownOptionBeforeMissingArgument(arguments, error: error) {
+                StandardError.print("Error: Unknown option '\(PrintableText.escaped(option))'")
+                for (i, line) in usageString(for: command).split(separator: "\n").enumerated() {
+                    StandardError.print((i == 0 ? "Usage: " : "       ") + line)
+                }
+                StandardError.print("  See 'imagetable \(command._commandName) --help' for more information.")
+                Foundation.exit(status)
+            }
+            Self.printEscaped(fullMessage(for: error), error: message(for: error))
             Foundation.exit(status)
         }
         Foundation.exit(StandardOutputFlush.finish(status: 0))
     }
 
-    /// The unknown option of a command line that also lacks its argument: ArgumentParser says
-    /// only `Missing expected argument '<table> ...'` of `verify -x`, where the option is the
-    /// mistake. Parsed again with placeholders for the arguments; `nil` when that finds no
-    /// unknown option (the argument alone is missing).
+    /// The unknown option of a command line that also lacks its argument, and its command:
+    /// ArgumentParser says only `Missing expected argument '<table> ...'` of `verify -x`, where
+    /// the option is the mistake. `nil` when every option is one the command's help names (the
+    /// argument alone is missing).
     ///
     /// - Parameters:
     ///   - arguments: the command line, after the tool's name.
     ///   - error: what parsing it threw.
-    static func unknownOptionBeforeMissingArgument(_ arguments: [String], error: any Error) -> (any Error)? {
-        guard message(for: error).hasPrefix("Missing expected argument") else { return nil }
-        do {
-            _ = try parseAsRoot(arguments + ["placeholder", "placeholder"])
-            return nil
-        } catch let retry {
-            return message(for: retry).hasPrefix("Unknown option") ? retry : nil
+    static func unknownOptionBeforeMissingArgument(_ arguments: [String], error: any Error) -> (String, ParsableCommand.Type)? {
+        guard message(for: error).hasPrefix("Missing expected argument"), let name = arguments.first,
+              let command = configuration.subcommands.first(where: { $0._commandName == name }) else { return nil }
+        // The options the command's help does not name: a parse with placeholders for the
+        // arguments stops at a command's own checks first (`extract -q`).
+        let help = helpMessage(for: command)
+        for word in arguments.dropFirst().prefix(while: { $0 != "--" }) where word.count > 1 && word.hasPrefix("-") {
+            // A short option names its first letter (`-ocat.png`, `-vh`).
+            let option = word.hasPrefix("--") ? String(word.prefix { $0 != "=" }) : String(word.prefix(2))
+            if ![" ", ",", "\n"].contains(where: { help.contains(" " + option + $0) }) { return (option, command) }
         }
+        return nil
     }
 
     /// Prints an error of ArgumentParser's (or a `ValidationError` quoting a value) on standard

@@ -246,7 +246,10 @@ import Testing
             (["export", "-", "--to", "dist"], "Error: export reads its manifest from a file"),
             (["export", "manifest.yaml", "--to", ""], "Error: --to must name the directory to replace with the export, not ''."),
             (["bake", "manifest.yaml", "--max-source-size", "0"], "Error: --max-source-size must be more than 0 bytes."),
-            (["bake", "manifest.yaml", "--max-worker-memory", "10MB"], "Error: --max-worker-memory must be 'none' or a size of 64MiB or more"),
+            (["bake", "manifest.yaml", "--max-worker-memory", "200MiB"], "Error: --max-worker-memory must be 'none' or a size of at least 384.0 MiB "
+                + "(--max-source-size plus 128 MiB, 256 MiB at least)"),
+            (["bake", "manifest.yaml", "--max-worker-memory", "300MiB", "--max-source-size", "1GiB"],
+             "Error: --max-worker-memory must be 'none' or a size of at least 1.1 GiB"),
             // Read as the flags -h -d -a …, it printed the help with exit 0 and checked nothing.
             (["verify", "-hdamaged.imagetable"], "Error: Unknown option '-hdamaged.imagetable'; a path or key that begins with '-' "
                 + "goes after '--', the options before it (imagetable verify [options] -- -hdamaged.imagetable)\n"
@@ -270,6 +273,9 @@ import Testing
             // The argument missing too: it was "Missing expected argument '<table> ...'".
             (["verify", "-x"], "Error: Unknown option '-x'\nUsage: imagetable verify [<options>] <table> ...\n"),
             (["inspect", "--bogus"], "Error: Unknown option '--bogus'"),
+            // extract checks its arguments before parsing fails on the option.
+            (["extract", "-q"], "Error: Unknown option '-q'\nUsage: imagetable extract [<options>] <table> <key> -o <file>\n"),
+            (["extract", "-ocat.png"], "Error: Missing expected argument '<table>'"),
             (["verify"], "Error: Missing expected argument '<table> ...'"),
             (["extract", "tables/t.imagetable", "a.jpg", "-o", "-a.png"], "Error: Unknown option '-a.png'; a value that "
                 + "begins with '-' is attached with '=' (-o=-a.png)"),

@@ -35,6 +35,10 @@ enum FakeWorker {
         case crashOrFail = "crash-or-fail"
         /// Spends the CPU on every job and never answers: a worker decoding past its timeout.
         case busy
+        /// Ends by SIGTRAP on every job, as GLib ends a process whose allocation failed.
+        case trap
+        /// Answers every job with a failure whose cause is libjpeg's words for a failed allocation.
+        case insufficientMemory = "insufficient-memory"
     }
 
     /// Writes the fake for `mode` into `directory` and returns its path.
@@ -61,6 +65,11 @@ enum FakeWorker {
                 marked = os.path.basename(body["source"]).startswith("bad")
                 if MODE == "crash" or (MODE == "crash-marked" and marked):
                     os.kill(os.getpid(), signal.SIGSEGV)
+                if MODE == "trap":
+                    os.kill(os.getpid(), signal.SIGTRAP)
+                if MODE == "insufficient-memory":
+                    send(i, "failed", {"code": "decode-failed", "message": "could not decode", "cause": "VipsJpeg: Insufficient memory (case 4)"})
+                    continue
                 if MODE == "busy":
                     while True:
                         pass

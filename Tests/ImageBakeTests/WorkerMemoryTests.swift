@@ -37,4 +37,25 @@ import Testing
         let unlimited = try project.bake(jobs: 1) { $0.workerMemoryLimit = nil }
         #expect(unlimited.decoded == 1 && unlimited.failed.isEmpty && unlimited.unchanged == 1, "\(unlimited.failed)")
     }
+
+    /// Under a limit, a decoder's own words for a failed allocation (libjpeg's "Insufficient
+    /// memory", not libvips' "out of memory") and a worker ended by a trap (GLib's, when it cannot
+    /// allocate) are each the source's failure, said so: the trap no longer stops the bake as
+    /// "worker processes keep failing", and neither is remembered (the next bake tries again).
+    @Test(arguments: [FakeWorker.Mode.insufficientMemory, .trap])
+    func allocationFailuresUnderALimitAreTheSourcesAndForgotten(mode: FakeWorker.Mode) throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10))
+        for i in 0..<4 { try project.add("s\(i).jpg", from: Corpus.photo("Landscape_1")) }
+        let fake = try FakeWorker.install(mode, in: project.root)
+        for _ in 0..<2 {
+            let summary = try project.bake(jobs: 1) {
+                $0.workerExecutable = fake
+                $0.workerMemoryLimit = 512 << 20
+            }
+            #expect(summary.failed.count == 4 && summary.stoppedBy == nil, "\(summary.failed)")
+            let said = mode == .trap ? "; it may have needed more memory than a worker may have (--max-worker-memory 512.0 MiB)"
+                : "it needs more memory than a worker may have (--max-worker-memory 512.0 MiB)"
+            #expect(summary.failed.allSatisfy { $0.error.message.hasSuffix(said) }, "\(summary.failed.map(\.error.message))")
+        }
+    }
 }

@@ -59,6 +59,13 @@ import ImageTableCore
         front.replaceSubrange(8..<8 + entries.count, with: entries)  // over the first pixels: a test, not a picture
         front[4] = 8; front[5] = 0; front[6] = 0; front[7] = 0
         Self.expectFailure(try dir.write("cut-strips.tif", Array(front.prefix(front.count * 3 / 4))), .truncated, "TIFF cut in its strips")
+        // A sound TIFF refused for what it holds keeps its own words (five bands), not a
+        // damaged directory's.
+        let fiveBands = dir.file("five.tif")
+        try Reference.withBand(dir.file("photo.png"), value: 7, to: dir.file("four.tif"))
+        try Reference.withBand(dir.file("four.tif"), value: 9, to: fiveBands)
+        let refused = Self.failure(.file(fiveBands))
+        #expect(refused?.code == .unsupportedFormat && refused?.message.contains("5 bands") == true, "\(String(describing: refused))")
         // The strictest level still renders a good file.
         let strict = ImageRenderer(options: DecodeOptions(failOn: .warning))
         #expect(Self.failure(.file(Corpus.photo("Landscape_1.jpg")), renderer: strict) == nil)

@@ -132,6 +132,19 @@ extension Reference {
         }
     }
 
+    /// Writes `path` with a band of `value` added, in the format `output`'s suffix names (a TIFF
+    /// keeps any number of bands).
+    static func withBand(_ path: String, value: Double, to output: String) throws {
+        try PipelineRuntime.withLibvips {
+            guard let image = cvips_load_file(path) else { throw referenceError() }
+            defer { g_object_unref(image) }
+            var out: UnsafeMutablePointer<VipsImage>?
+            guard cvips_bandjoin_const1(image, &out, value) == 0, let out else { throw referenceError() }
+            defer { g_object_unref(out) }
+            guard cvips_write_to_file(out, output) == 0 else { throw referenceError() }
+        }
+    }
+
     /// Writes `path` re-encoded in the format `output`'s suffix names.
     /// With `maxSize`, the image is first thumbnailed to fit inside `maxSize` × `maxSize`.
     static func convert(_ path: String, to output: String, maxSize: Int? = nil) throws {

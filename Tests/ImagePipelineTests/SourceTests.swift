@@ -181,6 +181,12 @@ import Glibc
             let d = Difference({ slots[i].rgba($0, $1) }, { reference[i].rgba($0, $1) }, width: specs[i].width, height: specs[i].height)
             #expect(d.mean <= 1.0, "CMYK TIFF member \(i): \(d)")
         }
+        // With alpha, not shrunk: a block mean of straight colour darkens transparent edges.
+        let alpha = dir.file("cmyk-alpha.tif")
+        try Reference.withBand(cmyk, value: 255, to: alpha)
+        let (withAlpha, _) = try render(.file(alpha), specs)
+        #expect(withAlpha.source.isCMYK && withAlpha.source.hasAlpha && withAlpha.source.decodedWidth == withAlpha.source.width,
+                "\(withAlpha.source)")
     }
 
     @Test func sixteenBitGreyAndPaletteSourcesBecomeEightBitSRGB() throws {

@@ -118,7 +118,7 @@ int cv_cast(CVImage *in, CVImage **out, CVBandFormat format);
 int cv_premultiply(CVImage *in, CVImage **out);
 int cv_unpremultiply(CVImage *in, CVImage **out);
 /// `vips_shrink` by a whole factor on both axes: each output pixel the mean of a factor × factor
-/// block (a last partial block dropped), computed as the image streams.
+/// block (the size rounded), computed as the image streams.
 int cv_shrink(CVImage *in, CVImage **out, int factor);
 
 /// `vips_resize` with independent horizontal and vertical scales (default kernel, lanczos3).
