@@ -119,7 +119,14 @@ extension BakeRun {
         case .success(.failed(let failure)):
             write.abandon()
             // The worker answered: whatever failed, it was the source, not the worker.
-            state.withLock { $0.consecutiveLosses = 0; $0.consecutiveTimeouts = 0 }
+            let nothingBaked = state.withLock { s in
+                s.consecutiveLosses = 0
+                s.consecutiveTimeouts = 0
+                return s.summary.decoded == 0
+            }
+            // While nothing is baked (when losses in a row may stop the bake), a later timeout's
+            // CPU is counted from here, not with the failures this worker answered before.
+            if nothingBaked { worker?.connection.markCPU() }
             var error = failure.error(path: path, key: key)
             if error.code == .changedWhileReading { return .changedWhileReading(SourceFailure(family: family.name, error: error)) }
             if error.code == .unreadable && FileStat(path: path) == nil { return .gone(held: source.job.status != .new) }
@@ -179,7 +186,8 @@ extension BakeRun {
     /// Drops a lost worker and counts the loss; returns the losses in a row (a reply resets it).
     ///
     /// A worker stopped at the timeout that spent a quarter of it or more (and 0.1 s at least: the
-    /// system counts CPU time in hundredths) on the CPU since its handshake was decoding (a worker
+    /// system counts CPU time in hundredths) on the CPU since its handshake, or its last answered
+    /// failure while nothing was baked, was decoding (a worker
     /// waiting for a file system spends next to nothing): a
     /// source that costs more than the timeout (an animated WebP of 100,000 frames took two
     /// minutes), the source's failure as a decode error is, which neither counts nor resets the
@@ -190,7 +198,7 @@ extension BakeRun {
     /// with nothing to do (`working` false) always counts.
     private func countLoss(_ loss: WorkerConnection.Loss, of worker: inout BakeWorker?, working: Bool) -> Int {
         defer { worker = nil }
-        if case .timedOut(let seconds) = loss, let cpu = worker?.connection.cpuSecondsAfterHandshake, cpu >= max(seconds / 4, 0.1) {
+        if case .timedOut(let seconds) = loss, let cpu = worker?.connection.cpuSecondsSinceMark, cpu >= max(seconds / 4, 0.1) {
             return 0
         }
         if working, WorkerMemoryShortage.mayBeShortage(loss, limit: options.workerMemoryLimit) { return 0 }

@@ -31,17 +31,25 @@ public final class WorkerConnection {
     /// The CPU time (user and system) the worker used in its whole life, in seconds, once it has
     /// been reaped; 0 before.
     public private(set) var cpuSeconds: Double = 0
-    /// The CPU time it had used when it answered its handshake (its start-up: loading libraries),
-    /// where the system says (Linux: `/proc/PID/stat`); `nil` elsewhere.
-    public private(set) var cpuSecondsAtHandshake: Double?
+    /// The CPU time it had used at its handshake (its start-up: loading libraries), or at the
+    /// last ``markCPU()``, where the system says (Linux: `/proc/PID/stat`); `nil` elsewhere.
+    public private(set) var cpuSecondsAtMark: Double?
 
-    /// The CPU time the worker spent after its handshake, once it has been reaped: a worker
-    /// stopped at a timeout that spent much of it on the CPU was decoding (the source's cost);
-    /// one that spent next to nothing was waiting (a file system that does not answer). `nil`
-    /// where the start-up's share is not known.
-    public var cpuSecondsAfterHandshake: Double? {
-        guard exited, let start = cpuSecondsAtHandshake else { return nil }
+    /// The CPU time the worker spent after its handshake or last ``markCPU()``, once it has been
+    /// reaped: a worker stopped at a timeout that spent much of it on the CPU was decoding (the
+    /// source's cost); one that spent next to nothing was waiting (a file system that does not
+    /// answer). `nil` where the start-up's share is not known.
+    public var cpuSecondsSinceMark: Double? {
+        guard exited, let start = cpuSecondsAtMark else { return nil }
         return max(0, cpuSeconds - start)
+    }
+
+    /// Takes the worker's CPU time now as the start of ``cpuSecondsSinceMark``: after a reply, so
+    /// that the time of the jobs it answered does not count (a read of `/proc`, some
+    /// microseconds: for callers that need it, not after every reply).
+    public func markCPU() {
+        guard !exited, cpuSecondsAtMark != nil else { return }
+        cpuSecondsAtMark = Self.cpuSeconds(of: pid) ?? cpuSecondsAtMark
     }
     /// How the worker ended, once known: asked again, it is the same answer (the process is
     /// reaped once).
@@ -82,7 +90,7 @@ public final class WorkerConnection {
         case .success(.hello(let theirs)) where theirs.protocolVersion == hello.protocolVersion
             && theirs.renderingVersion == hello.renderingVersion:
             peer = theirs
-            cpuSecondsAtHandshake = Self.cpuSeconds(of: pid)
+            cpuSecondsAtMark = Self.cpuSeconds(of: pid)
         case .success(.hello(let theirs)):
             stop()
             throw .mismatch(ours: hello, theirs: theirs)

@@ -37,6 +37,9 @@ enum FakeWorker {
         case busy
         /// Ends by SIGTRAP on every job, as GLib ends a process whose allocation failed.
         case trap
+        /// Spends half a second of CPU, then answers with a failure, on sources whose names
+        /// contain `-burn`; never answers the others.
+        case burnThenHang = "burn-then-hang"
         /// Answers every job with a failure whose cause is libjpeg's words for a failed allocation.
         case insufficientMemory = "insufficient-memory"
     }
@@ -65,6 +68,14 @@ enum FakeWorker {
                 marked = os.path.basename(body["source"]).startswith("bad")
                 if MODE == "crash" or (MODE == "crash-marked" and marked):
                     os.kill(os.getpid(), signal.SIGSEGV)
+                if MODE == "burn-then-hang":
+                    if "-burn" in os.path.basename(body["source"]):
+                        start = time.process_time()
+                        while time.process_time() - start < 0.5:
+                            pass
+                        send(i, "failed", {"code": "decode-failed", "message": "not a picture"})
+                        continue
+                    time.sleep(3600)
                 if MODE == "trap":
                     os.kill(os.getpid(), signal.SIGTRAP)
                 if MODE == "insufficient-memory":

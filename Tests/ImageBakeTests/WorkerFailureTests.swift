@@ -63,6 +63,22 @@ import Glibc
         #expect(summary.stoppedBy == nil)
     }
 
+    /// The CPU a worker spent on failures it answered does not make its next timeout a decode:
+    /// counted from its last answer while nothing is baked, the first timeout after a costly
+    /// failure counts towards the three in a row that stop the bake.
+    @Test func aWorkersAnsweredFailuresDoNotMakeItsTimeoutADecode() throws {
+        let project = try BakeProject(formats: BakeProject.fourStyles(size: 8, maximumCount: 10))
+        for name in ["0-burn", "1-hang", "2-hang", "3-hang", "4-hang"] { try project.add(name + ".jpg", from: Corpus.photo("Landscape_1")) }
+        let fake = try FakeWorker.install(.burnThenHang, in: project.root)
+        let error = #expect(throws: ImageTableError.self) {
+            try project.bake(jobs: 1) {
+                $0.workerExecutable = fake
+                $0.timeout = 0.3
+            }
+        }
+        #expect(error?.code == .timedOut && error?.path?.hasSuffix("/3-hang.jpg") == true, "\(String(describing: error))")
+    }
+
     /// Two crashes and a timeout are not "3 sources in a row took longer than the timeout":
     /// only timeouts all the way stop the bake as `timed-out`.
     @Test func crashesThenATimeoutStopTheBakeAsWorkersFailing() throws {
