@@ -187,12 +187,13 @@ extension BakeRun {
     ///
     /// A worker stopped at the timeout that spent a quarter of it or more (and 0.1 s at least: the
     /// system counts CPU time in hundredths) on the CPU since its handshake, or its last answered
-    /// failure while nothing was baked, was decoding (a worker
-    /// waiting for a file system spends next to nothing): a
-    /// source that costs more than the timeout (an animated WebP of 100,000 frames took two
-    /// minutes), the source's failure as a decode error is, which neither counts nor resets the
-    /// losses. Three such files listed first stopped the whole bake as if the file system did not
-    /// answer. (A quarter: a decoding worker on a loaded machine gets a share of a core.)
+    /// failure while nothing was baked, was decoding (a worker waiting for a file system spends
+    /// next to nothing): a source that costs more than the timeout (an animated WebP of 100,000
+    /// frames took two minutes), the source's failure as a decode error is, which neither counts
+    /// nor resets the losses. Three such files listed first stopped the whole bake as if the file
+    /// system did not answer. (A quarter: a decoding worker on a loaded machine gets a share of a
+    /// core.)
+    ///
     /// A worker that died working on a source, by a signal that ends a failed allocation, while a
     /// memory limit held it, is that source's failure too (``WorkerMemoryShortage``); one that died
     /// with nothing to do (`working` false) always counts.

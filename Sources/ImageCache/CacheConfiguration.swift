@@ -22,8 +22,7 @@ extension ImageCache {
         /// Threads that run the renderer. Rendering blocks its thread for tens of milliseconds
         /// per source, so it never runs on Swift's cooperative pool; 2 by default (1 on a machine
         /// of one core). A family whose smallest `maximumCount` is lower renders at most that
-        /// many sources at once (so that two renders never wait for each
-        /// other's slot).
+        /// many sources at once (so that two renders never wait for each other's slot).
         public var renderThreads: Int
         /// Fetches at once, 6 by default (Nuke's): a fetch holds a place from its provider call
         /// until its render begins, so this bounds both the downloads under way and the sources

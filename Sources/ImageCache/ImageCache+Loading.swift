@@ -143,10 +143,8 @@ extension ImageCache {
             // still shape the decode, so an entry's pixels do not depend on which were missing.
             let name = targets[0].format.family
             let family = familyFormats[name] ?? targets.map(\.format)
-            guard let gate = familyGates[name] else {
-                return FamilyStore.store(source, entity: entity, into: targets, family: family, renderer: renderer)
-            }
-            return gate.withTurn { FamilyStore.store(source, entity: entity, into: targets, family: family, renderer: renderer) }
+            let store = { FamilyStore.store(source, entity: entity, into: targets, family: family, renderer: renderer) }
+            return familyGates[name].map { $0.withTurn(store) } ?? store()
         }
         if case .success(let images)? = outcome, !images.isEmpty {
             counters.decodes.add(1, ordering: .relaxed)

@@ -114,12 +114,7 @@ struct ImageTableCommand: AsyncParsableCommand {
                 + "(imagetable \(command) [options] -- \(shown))"
             let attached = option.map { "a value that begins with '-' is attached with '=' (\($0)=\(shown))" }
             let hint = attached ?? afterDashes
-            StandardError.print("Error: Unknown option '\(shown)'; \(hint)")
-            // Further lines aligned under the first, as ArgumentParser prints them.
-            for (i, line) in usageString(for: subcommand ?? Self.self).split(separator: "\n").enumerated() {
-                StandardError.print((i == 0 ? "Usage: " : "       ") + line)
-            }
-            StandardError.print("  See 'imagetable \(subcommand == nil ? "" : command + " ")--help' for more information.")
+            Self.printUsageError("Unknown option '\(shown)'; \(hint)", for: subcommand)
             Foundation.exit(64)
         }
         do {
@@ -143,17 +138,27 @@ struct ImageTableCommand: AsyncParsableCommand {
             let final = StandardOutputFlush.finish(status: status)
             if final != status { Foundation.exit(final) }
             if let (option, command) = Self.unknownOptionBeforeMissingArgument(arguments, error: error) {
-                StandardError.print("Error: Unknown option '\(PrintableText.escaped(option))'")
-                for (i, line) in usageString(for: command).split(separator: "\n").enumerated() {
-                    StandardError.print((i == 0 ? "Usage: " : "       ") + line)
-                }
-                StandardError.print("  See 'imagetable \(command._commandName) --help' for more information.")
+                Self.printUsageError("Unknown option '\(PrintableText.escaped(option))'", for: command)
                 Foundation.exit(status)
             }
             Self.printEscaped(fullMessage(for: error), error: message(for: error))
             Foundation.exit(status)
         }
         Foundation.exit(StandardOutputFlush.finish(status: 0))
+    }
+
+    /// Prints `Error: MESSAGE`, the usage of `command` (the tool's when `nil`) with its further
+    /// lines aligned under the first, as ArgumentParser prints them, and where its help is.
+    ///
+    /// - Parameters:
+    ///   - message: the error, already escaped.
+    ///   - command: the subcommand it concerns, or `nil` for the tool.
+    static func printUsageError(_ message: String, for command: ParsableCommand.Type?) {
+        StandardError.print("Error: \(message)")
+        for (i, line) in usageString(for: command ?? Self.self).split(separator: "\n").enumerated() {
+            StandardError.print((i == 0 ? "Usage: " : "       ") + line)
+        }
+        StandardError.print("  See 'imagetable \(command.map { $0._commandName + " " } ?? "")--help' for more information.")
     }
 
     /// The unknown option of a command line that also lacks its argument, and its command:

@@ -9,28 +9,30 @@ extension Reference {
     /// Writes a transformed copy of `path` (to an ICC profile, e.g. "cmyk" or "p3") as JPEG,
     /// progressive if asked.
     static func jpegWithProfile(_ path: String, profile: String, to output: String, progressive: Bool = false) throws {
+        try transformed(path, { cvips_icc_transform_to($0, $1, profile) }) {
+            progressive ? cvips_jpegsave_progressive($0, output, 90) : cvips_jpegsave($0, output, 90)
+        }
+    }
+
+    /// Loads `path`, applies `operation` (a libvips call: 0 on success, its result in the second
+    /// argument) and saves the result with `save`, releasing both images.
+    private static func transformed(_ path: String,
+                                    _ operation: (UnsafeMutablePointer<VipsImage>, UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> Int32,
+                                    save: (UnsafeMutablePointer<VipsImage>) -> Int32) throws {
         try PipelineRuntime.withLibvips {
             guard let image = cvips_load_file(path) else { throw referenceError() }
             defer { g_object_unref(image) }
             var out: UnsafeMutablePointer<VipsImage>?
-            guard cvips_icc_transform_to(image, &out, profile) == 0, let out else { throw referenceError() }
+            guard operation(image, &out) == 0, let out else { throw referenceError() }
             defer { g_object_unref(out) }
-            let saved = progressive ? cvips_jpegsave_progressive(out, output, 90) : cvips_jpegsave(out, output, 90)
-            guard saved == 0 else { throw referenceError() }
+            guard save(out) == 0 else { throw referenceError() }
         }
     }
 
     /// Writes `path` decoded at full size and converted to sRGB with its embedded profile (CMYK
     /// included) as PNG: the whole image, for references of colour-managed sources.
     static func sRGB(_ path: String, to output: String) throws {
-        try PipelineRuntime.withLibvips {
-            guard let image = cvips_load_file(path) else { throw referenceError() }
-            defer { g_object_unref(image) }
-            var out: UnsafeMutablePointer<VipsImage>?
-            guard cvips_icc_transform_to(image, &out, "srgb") == 0, let out else { throw referenceError() }
-            defer { g_object_unref(out) }
-            guard cvips_pngsave(out, output) == 0 else { throw referenceError() }
-        }
+        try transformed(path, { cvips_icc_transform_to($0, $1, "srgb") }) { cvips_pngsave($0, output) }
     }
 
     /// Writes `path` resized to exactly `width` × `height` (stretched) in the format `output`'s
@@ -110,39 +112,19 @@ extension Reference {
 
     /// Writes `path` turned grey (one band) as a JPEG of quality 85.
     static func greyJPEG(_ path: String, to output: String) throws {
-        try PipelineRuntime.withLibvips {
-            guard let image = cvips_load_file(path) else { throw referenceError() }
-            defer { g_object_unref(image) }
-            var out: UnsafeMutablePointer<VipsImage>?
-            guard cvips_colourspace(image, &out, VIPS_INTERPRETATION_B_W) == 0, let out else { throw referenceError() }
-            defer { g_object_unref(out) }
-            guard cvips_jpegsave(out, output, 85) == 0 else { throw referenceError() }
-        }
+        try transformed(path, { cvips_colourspace($0, $1, VIPS_INTERPRETATION_B_W) }) { cvips_jpegsave($0, output, 85) }
     }
 
     /// Rewrites the PNG at `path` with an opaque alpha band added (its profile kept).
     static func addAlpha(_ path: String) throws {
-        try PipelineRuntime.withLibvips {
-            guard let image = cvips_load_file(path) else { throw referenceError() }
-            defer { g_object_unref(image) }
-            var out: UnsafeMutablePointer<VipsImage>?
-            guard cvips_bandjoin_const1(image, &out, 255) == 0, let out else { throw referenceError() }
-            defer { g_object_unref(out) }
-            guard cvips_pngsave(out, path + ".tmp.png") == 0, rename(path + ".tmp.png", path) == 0 else { throw referenceError() }
-        }
+        try withBand(path, value: 255, to: path + ".tmp.png")
+        guard rename(path + ".tmp.png", path) == 0 else { throw referenceError() }
     }
 
     /// Writes `path` with a band of `value` added, in the format `output`'s suffix names (a TIFF
     /// keeps any number of bands).
     static func withBand(_ path: String, value: Double, to output: String) throws {
-        try PipelineRuntime.withLibvips {
-            guard let image = cvips_load_file(path) else { throw referenceError() }
-            defer { g_object_unref(image) }
-            var out: UnsafeMutablePointer<VipsImage>?
-            guard cvips_bandjoin_const1(image, &out, value) == 0, let out else { throw referenceError() }
-            defer { g_object_unref(out) }
-            guard cvips_write_to_file(out, output) == 0 else { throw referenceError() }
-        }
+        try transformed(path, { cvips_bandjoin_const1($0, $1, value) }) { cvips_write_to_file($0, output) }
     }
 
     /// Writes `path` re-encoded in the format `output`'s suffix names.
