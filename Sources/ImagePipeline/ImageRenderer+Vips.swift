@@ -36,6 +36,12 @@ extension ImageRenderer {
         guard !overflow, pixels <= options.maxPixels else {
             throw ImageTableError(.tooManyPixels, "\(header.width)×\(header.height) is over the limit of \(options.maxPixels) pixels", path: name)
         }
+        if loader.hasPrefix("gifload"), let frame = GIFStructure.firstFrame(bytes), frame.decoded < frame.pixels, !frame.badCode {
+            // libnsgif draws the missing rows of such a frame, at every fail level, and says
+            // nothing (a code its table does not hold it refuses itself, in its own words).
+            throw ImageTableError(.truncated, "the image data ends early", path: name,
+                                  cause: "the GIF's first frame's data ends after \(frame.decoded) of its \(frame.pixels) pixels")
+        }
         let orientation = scope.int(header, "orientation").flatMap { (1...8).contains($0) ? $0 : nil } ?? 1
         let swaps = orientation >= 5
         let sw = swaps ? header.height : header.width, sh = swaps ? header.width : header.height

@@ -102,6 +102,51 @@ import ImageTableCore
                 "\(report.warnings)")
     }
 
+    /// A GIF whose first frame's data ends before its last pixel, the file closed properly after
+    /// it: libnsgif drew the missing rows (transparent or background) at every fail level and
+    /// said nothing, so such a file was baked as a picture it is not. Now `truncated`, counted
+    /// from the frame's LZW codes; a code the table does not hold is still libnsgif's to refuse.
+    @Test func aGIFWhoseFirstFrameEndsEarlyIsTruncated() throws {
+        let dir = try TemporaryDirectory()
+        let gif = dir.file("photo.gif")
+        try Reference.convert(Corpus.photo("Landscape_1.jpg"), to: gif, maxSize: 120)
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: gif)))
+        #expect(Self.failure(.file(gif)) == nil)
+        // The first frame's sub-blocks: after the screen's colour table, extensions, the image
+        // descriptor (and its own table) and the LZW minimum code size.
+        var at = 13 + (bytes[10] & 0x80 != 0 ? 3 << (Int(bytes[10] & 7) + 1) : 0)
+        while bytes[at] == 0x21 {
+            at += 2
+            while bytes[at] != 0 { at += Int(bytes[at]) + 1 }
+            at += 1
+        }
+        try #require(bytes[at] == 0x2C)
+        let pixels = (Int(bytes[at + 5]) | Int(bytes[at + 6]) << 8) * (Int(bytes[at + 7]) | Int(bytes[at + 8]) << 8)
+        at += 10 + (bytes[at + 9] & 0x80 != 0 ? 3 << (Int(bytes[at + 9] & 7) + 1) : 0) + 1
+        var blocks: [Int] = []
+        while bytes[at] != 0 {
+            blocks.append(at)
+            at += Int(bytes[at]) + 1
+        }
+        try #require(blocks.count >= 4)
+        let closed = Array(bytes.prefix(blocks[blocks.count / 2])) + [0x00, 0x3B]
+        let early = Self.failure(.data(Data(closed), name: "early.gif"))
+        #expect(early?.code == .truncated && early?.cause?.hasPrefix("the GIF's first frame's data ends after ") == true
+                && early?.cause?.hasSuffix(" of its \(pixels) pixels") == true, "\(String(describing: early))")
+        let renderer = ImageRenderer(options: DecodeOptions(failOn: .truncated))
+        #expect(Self.failure(.data(Data(closed), name: "early.gif"), renderer: renderer)?.code == .truncated)
+
+        // 4 × 4, four colours; codes of 3 bits: clear (4), 0, 0, end of information (5).
+        let screen: [UInt8] = Array("GIF89a".utf8) + [4, 0, 4, 0, 0x81, 0, 0, 0, 0, 0, 255, 0, 0, 0, 255, 0, 0, 0, 255]
+        func frame(_ data: [UInt8]) -> Data { Data(screen + [0x2C, 0, 0, 0, 0, 4, 0, 4, 0, 0, 2, UInt8(data.count)] + data + [0x00, 0x3B]) }
+        let endCode = Self.failure(.data(frame([0x04, 0x0A]), name: "end.gif"))
+        #expect(endCode?.code == .truncated && endCode?.cause == "the GIF's first frame's data ends after 2 of its 16 pixels",
+                "\(String(describing: endCode))")
+        // Clear, 0, then 7 where the table's next code is 6.
+        let badCode = Self.failure(.data(frame([0xC4, 0x0B]), name: "bad.gif"))
+        #expect(badCode?.code == .decodeFailed && badCode?.cause?.contains("GIF's first frame") != true, "\(String(describing: badCode))")
+    }
+
     @Test func emptyNonImageAndUnreadableFiles() throws {
         let dir = try TemporaryDirectory()
         Self.expectFailure(try dir.write("empty.jpg", []), .empty, "zero-byte file")
