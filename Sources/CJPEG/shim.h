@@ -194,4 +194,35 @@ static inline int cjpeg_finish(cjpeg_decoder *d) {
     return 0;
 }
 
+/// Reads the whole file as libvips' decode did not: every scan at 1/8 (the entropy decoding in
+/// full, the IDCT at its cheapest) in the JPEG's own colour space (CMYK stays CMYK), one row at a
+/// time, then on to the end marker. For the warnings it gives (`warnings`, `first_warning`);
+/// the pixels are discarded. 0 on success, -1 with `error` set.
+static inline int cjpeg_read_to_end(cjpeg_decoder *d) {
+    unsigned char *row = NULL;
+    if (setjmp(d->jump)) {
+        free(row);
+        return -1;
+    }
+    d->cinfo.scale_num = 1;
+    d->cinfo.scale_denom = 8;
+    jpeg_start_decompress(&d->cinfo);
+    row = (unsigned char *)malloc((size_t)d->cinfo.output_width * (size_t)d->cinfo.output_components);
+    if (!row) {
+        strcpy(d->error, "out of memory");
+        return -1;
+    }
+    JSAMPROW rows[1] = {row};
+    while (d->cinfo.output_scanline < d->cinfo.output_height) {
+        if (jpeg_read_scanlines(&d->cinfo, rows, 1) == 0) {
+            free(row);
+            strcpy(d->error, "libjpeg returned no rows");
+            return -1;
+        }
+    }
+    jpeg_finish_decompress(&d->cinfo);
+    free(row);
+    return 0;
+}
+
 #endif

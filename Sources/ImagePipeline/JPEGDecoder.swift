@@ -152,6 +152,24 @@ package final class JPEGDecoder {
         return decoder.pointee.warnings == 0 ? .pixels(raster) : .warnedAtTheEnd(raster, message: Self.text(decoder.pointee.first_warning))
     }
 
+    /// The first warning libjpeg gives reading a JPEG that libvips decoded without one, to its
+    /// end marker: damage in the last scan that no row showed ("Corrupt JPEG data: 15 extraneous
+    /// bytes before marker 0xd9"), which libvips, stopping at the last row, never reads. The
+    /// direct path learns it from its own decode (``Decoded/warnedAtTheEnd(_:message:)``); this
+    /// is for the JPEGs it leaves to libvips (CMYK, profiles it does not convert), read again at
+    /// 1/8 in their own colour space, a row at a time.
+    ///
+    /// - Parameter bytes: the encoded image.
+    /// - Returns: the warning's text, or `nil` when there is none or libjpeg fails (libvips
+    ///   decoded the file, so a failure here is not this check's to report).
+    static func warningAtTheEnd(_ bytes: UnsafeRawBufferPointer) -> String? {
+        guard bytes.count > 3, let decoder = cjpeg_new() else { return nil }
+        defer { cjpeg_free(decoder) }
+        guard cjpeg_read_header(decoder, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt(bytes.count)) == 0,
+              cjpeg_read_to_end(decoder) == 0, decoder.pointee.warnings > 0 else { return nil }
+        return text(decoder.pointee.first_warning)
+    }
+
     /// One of the shim's fixed-size message buffers as text, up to its terminating zero.
     private static func text<Buffer>(_ buffer: Buffer) -> String {
         withUnsafeBytes(of: buffer) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
