@@ -143,9 +143,9 @@ public enum TableExport {
         let codes: [TableNotice.Kind: ImageTableError.Code] = [.damagedRecord: .damagedRecord, .damagedIndex: .damagedIndex,
                                                                 .discardedInterruptedWrite: .interruptedWrite]
         if let notice = reader.notices.first(where: { codes[$0.kind] != nil }) {
-            // The reader's own words end "skipped it"; the export skips nothing, it refuses.
-            let reason = notice.message.hasSuffix("; skipped it") ? String(notice.message.dropLast("; skipped it".count)) : notice.message
-            throw ImageTableError(codes[notice.kind]!, "\(reason); nothing exported: run imagetable verify, and bake again before exporting", path: display)
+            // The reader skipped the entry; the export skips nothing, it refuses.
+            throw ImageTableError(codes[notice.kind]!, "\(notice.finding); nothing exported: run imagetable verify, and bake again before exporting",
+                                  path: display)
         }
         let target = staging + "/" + format.fileName
         let writer = try ImageTableWriter(path: target, format: format,

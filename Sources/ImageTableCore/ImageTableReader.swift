@@ -61,7 +61,7 @@ public final class ImageTableReader: @unchecked Sendable {
         identity = FileIdentity(descriptor: file.fd)
         if file.layout.formatVersion == 1 {
             let scan = RecordScan(file)
-            found = Mutex(scan.problems.map { TableNotice(kind: $0.kind, message: "slot \($0.slot): \($0.reason); skipped it", slot: $0.slot) })
+            found = Mutex(scan.problems.map { TableNotice(kind: $0.kind, message: "slot \($0.slot): \($0.reason); skipped it", slot: $0.slot, finding: "slot \($0.slot): \($0.reason)") })
             directory = ScannedDirectory(Self.directory(from: scan, changeCount: file.changeCount))
         } else {
             found = Mutex([])
@@ -208,7 +208,7 @@ struct IndexedEntries {
     init(_ file: TableFile) {
         var entries: [EntryInfo] = [], notices: [TableNotice] = []
         func note(_ kind: TableNotice.Kind, _ slot: Int, _ reason: String) {
-            notices.append(TableNotice(kind: kind, message: "slot \(slot): \(reason); skipped it", slot: slot))
+            notices.append(TableNotice(kind: kind, message: "slot \(slot): \(reason); skipped it", slot: slot, finding: "slot \(slot): \(reason)"))
         }
         // Whether a writer in another process holds the table: then an odd generation is a
         // write in progress, not one a crash interrupted. (A tool that holds the lock itself,

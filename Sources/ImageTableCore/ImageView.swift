@@ -123,6 +123,10 @@ public struct TableNotice: Sendable, Equatable, CustomStringConvertible {
     public let message: String
     /// The slot concerned, if any.
     public let slot: Int?
+    /// What was found, without what was done about it: where a reader's `message` is "slot 3:
+    /// interrupted write; skipped it", `finding` is "slot 3: interrupted write", for a caller
+    /// that does something else about it (an export refuses the table).
+    public let finding: String
 
     /// Creates a notice.
     ///
@@ -130,10 +134,12 @@ public struct TableNotice: Sendable, Equatable, CustomStringConvertible {
     ///   - kind: what happened.
     ///   - message: a sentence for people.
     ///   - slot: the slot concerned, if any.
-    public init(kind: Kind, message: String, slot: Int?) {
+    ///   - finding: what was found, without what was done about it; `message` when `nil`.
+    public init(kind: Kind, message: String, slot: Int?, finding: String? = nil) {
         self.kind = kind
         self.message = message
         self.slot = slot
+        self.finding = finding ?? message
     }
 
     /// Whether a listing of the table's entries left an entry out for it: a damaged record, or
