@@ -383,6 +383,34 @@ import Glibc
         #expect(json.status == 1 && document["inputs"] as? [String] == shards && document["fatal"] != nil, "\(document)")
     }
 
+    /// An earlier merge's output is replaced whole, so it may hold only what merges and bakes put
+    /// there: a file or directory of someone else's in it was deleted with the old set, exit 0.
+    @Test func anOutputHoldingAnythingButTablesAndABakeStateIsNotReplaced() throws {
+        let project = try Self.shardedProject(sources: 6, shards: 2)
+        let shards = (0..<2).map { project.root + "/shard-\($0)" }
+        let out = project.root + "/site"
+        #expect(try Self.merge(out, shards).status == 0)
+        // A bake into the output (its state, its tables' locks): still a merge's to replace.
+        let bake = try run(Products.imagetable, ["bake", project.manifestPath, "--output", out, "--no-progress"])
+        #expect(bake.status == 0 && FileManager.default.fileExists(atPath: out + "/.imagetable-state.sqlite"), "\(bake.stderr)")
+        #expect(try Self.merge(out, shards).status == 0)
+        let before = Self.tableBytes(out)
+
+        for (name, make) in [("NOTES.txt", { try Data("release notes".utf8).write(to: URL(fileURLWithPath: out + "/NOTES.txt")) }),
+                             ("other", { try FileManager.default.createDirectory(atPath: out + "/other", withIntermediateDirectories: false) }),
+                             ("old.imagetable", { try FileManager.default.createDirectory(atPath: out + "/old.imagetable", withIntermediateDirectories: false) })]
+            as [(String, () throws -> Void)] {
+            try make()
+            let refused = try Self.merge(out, shards)
+            #expect(refused.status == 1 && refused.stderr == "\(out): error: holds '\(name)', which is no table of a merge's and would be "
+                    + "deleted with the set it replaces; move it, or give another directory [output-failed]\n", "\(refused.stderr)")
+            #expect(FileManager.default.fileExists(atPath: out + "/" + name) && Self.tableBytes(out).filter { $0.key != name } == before,
+                    "\(name): nothing replaced")
+            try FileManager.default.removeItem(atPath: out + "/" + name)
+        }
+        #expect(try Self.merge(out, shards).status == 0)
+    }
+
     /// Whether this machine lets the tests mount a tmpfs (root with the capability).
     static let canMount: Bool = {
         let point = NSTemporaryDirectory() + "mount-probe-\(UUID().uuidString)"

@@ -1,4 +1,5 @@
 import Foundation
+import ImageManifest
 import ImageTableCore
 #if canImport(Glibc)
 import Glibc
@@ -52,11 +53,7 @@ struct MergeOutput {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else { throw ImageTableError(.notADirectory, "exists and is not a directory", path: path) }
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-            guard names.isEmpty || names.contains(Self.markerName) else {
-                throw ImageTableError(.outputFailed, "exists and was not made by imagetable merge, whose output replaces the whole "
-                                      + "directory; give a new or empty directory", path: path)
-            }
+            try Self.checkReplaceable(path)
             // Said before any work: a mount point (a volume) cannot be replaced by a rename.
             var own = stat(), above = stat()
             if stat(absolute, &own) == 0, stat(parent, &above) == 0, own.st_dev != above.st_dev {
@@ -82,6 +79,48 @@ struct MergeOutput {
             let error = ImageTableError.system("mkdir", path: path)
             throw ImageTableError(error.code == .noSpace ? .noSpace : .outputFailed,
                                   "cannot create a staging directory beside it: \(error.message)", path: path, errno: error.errno)
+        }
+    }
+
+    /// What a merge's output may hold besides the marker and its tables: a bake into it writes
+    /// its state there (and the next bake fingerprints every source again without it).
+    static let bakeStateNames = Set(["", "-wal", "-shm", "-journal"].map { BakeState.fileName + $0 })
+
+    /// Refuses an existing output that a merge may not replace: one without the marker, or one
+    /// holding anything but tables, their lock files, the bake state and what a killed table
+    /// writer left (`.NAME.imagetable.tmp-…`), each a file. The replaced set is deleted whole,
+    /// and a merge's output is also where people bake, export from and leave notes: a file of
+    /// theirs there (`NOTES.txt`, a directory of another bake) was deleted without a word.
+    ///
+    /// - Parameter path: the output directory, which exists.
+    /// - Throws: ``ImageTableError`` `output-failed`, or `io` when it cannot be listed.
+    static func checkReplaceable(_ path: String) throws(ImageTableError) {
+        guard let listing = DirectoryListing.names(in: path) else {
+            throw ImageTableError(.io, "cannot list the directory: \(String(cString: strerror(errno)))", path: path)
+        }
+        var names: [String] = []
+        for entry in listing {
+            switch entry {
+            case .utf8(let name): names.append(name)
+            case .notUTF8(_, let printable):
+                throw ImageTableError(.outputFailed, "holds '\(printable)', which no merge wrote, and a merge replaces the whole "
+                                      + "directory; move it, or give another directory", path: path)
+            }
+        }
+        guard !names.isEmpty else { return }
+        guard names.contains(Self.markerName) else {
+            throw ImageTableError(.outputFailed, "exists and was not made by imagetable merge, whose output replaces the whole "
+                                  + "directory; give a new or empty directory", path: path)
+        }
+        for name in names.sorted() {
+            let table = name.hasSuffix(".imagetable") || name.hasSuffix(".imagetable.lock")
+                || (name.hasPrefix(".") && name.contains(".imagetable.tmp-"))
+            var entry = stat()
+            let isFile = lstat(path + "/" + name, &entry) == 0 && entry.st_mode & S_IFMT == S_IFREG
+            guard isFile, name == Self.markerName || table || Self.bakeStateNames.contains(name) else {
+                throw ImageTableError(.outputFailed, "holds '\(PrintableText.escaped(name))', which is no table of a merge's and would "
+                                      + "be deleted with the set it replaces; move it, or give another directory", path: path)
+            }
         }
     }
 
