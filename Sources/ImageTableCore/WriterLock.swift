@@ -70,11 +70,19 @@ final class WriterLock: Sendable {
                 release()
                 throw Posix.error("flock", path: path, errno: e)
             }
-            if Date() >= deadline {
+            // A command that stops at SIGINT or SIGTERM (a bake, a merge) stops waiting too: the
+            // signal, caught, was only seen once the lock came or the timeout passed (seconds,
+            // minutes with a long --lock-timeout), and a merge then failed `locked`, exit 1.
+            let signal = InterruptSignals.caught
+            if signal != nil || Date() >= deadline {
                 let holder = (try? String(contentsOfFile: path, encoding: .utf8))?
                     .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
                 release()
                 let who = holder.isEmpty ? "another process" : "process \(holder)"
+                if let signal {
+                    throw ImageTableError(.interrupted, "interrupted by \(InterruptSignals.name(signal)) while \(who) was writing this table "
+                                          + "(lock file \((path as NSString).lastPathComponent))", path: tablePath)
+                }
                 // `10.0 s` reads as a measurement; the timeout is what was asked for.
                 let waited = timeout <= 0 ? "did not wait (lock timeout 0)"
                     : "gave up after " + (timeout == timeout.rounded() && timeout < 1e15 ? "\(Int(timeout))" : "\(timeout)") + " s"

@@ -76,13 +76,13 @@ struct MergeCommand: ParsableCommand {
         InterruptSignals.catchFromNow()
         do {
             summary = try Merger.merge(inputs, into: output, lockTimeout: lockTimeout) {
-                InterruptSignals.caught.map { signal in
-                    ImageTableError(.interrupted, "interrupted by \(InterruptSignals.name(signal)): \(output) is unchanged", path: output)
-                }
+                InterruptSignals.caught.map { Self.interrupted(by: $0, output: output) }
             }
         } catch {
             InterruptSignals.release()
-            MergeReport.printFatal(error.namingLockTimeoutOption(), output: output, inputs: inputs, format: format)
+            // Interrupted while waiting for a writer's lock: said as any interruption of a merge is.
+            let shown = error.code == .interrupted ? InterruptSignals.caught.map { Self.interrupted(by: $0, output: output) } ?? error : error
+            MergeReport.printFatal(shown.namingLockTimeoutOption(), output: output, inputs: inputs, format: format)
             if error.code == .interrupted, let signal = InterruptSignals.caught { BakeCommand.endInterrupted(by: signal) }
             throw ExitStatus.failure
         }
@@ -91,5 +91,10 @@ struct MergeCommand: ParsableCommand {
         // A signal caught once the new set was going in place: merged, said, and ended by it.
         if let signal = InterruptSignals.caught { BakeCommand.endInterrupted(by: signal) }
         if !summary.warnings.isEmpty { throw ExitCode(3) }
+    }
+
+    /// The error a merge into `output` stopped by `signal` before its new set was in place ends with.
+    private static func interrupted(by signal: Int32, output: String) -> ImageTableError {
+        ImageTableError(.interrupted, "interrupted by \(InterruptSignals.name(signal)): \(output) is unchanged", path: output)
     }
 }

@@ -110,4 +110,21 @@ import Glibc
         #expect(merge.status == 1 && merge.stderr.contains("[locked]"), "\(merge.stderr)")
         #expect(MergeTests.tableBytes(out) == old && Self.leftovers(of: out).isEmpty)
     }
+
+    /// Interrupted while it waits for such a writer, a merge stops at once, as it does between
+    /// entries: it saw the signal only once the lock came or the timeout passed, and then
+    /// failed `locked` (exit 1, so a script went on; a CI system's cancel ended in SIGKILL).
+    @Test func anInterruptWhileWaitingForAWriterStopsTheMerge() throws {
+        let (project, shards, old, _, out) = try Self.twoGenerations()
+        defer { withExtendedLifetime(project) {} }  // its directory holds everything
+        let reader = try ImageTableReader(path: out + "/thumb.imagetable")
+        let writer = try TableWriterLock(tablePath: out + "/thumb.imagetable", protection: reader.header.protection, timeout: 1)
+        defer { writer.release() }
+        // SIGTERM: a shell's background job ignores SIGINT.
+        let script = "\"$0\" merge \"$1\" \"$2\" \"$3\" --lock-timeout 600 & pid=$!; sleep 1; kill -TERM $pid; wait $pid"
+        let merge = try run("/bin/sh", ["-c", script, Products.imagetable, out] + shards)
+        #expect(merge.status == 128 + SIGTERM && merge.stderr.contains("interrupted by SIGTERM: \(out) is unchanged [interrupted]"),
+                "\(merge.status): \(merge.stderr)")
+        #expect(MergeTests.tableBytes(out) == old && Self.leftovers(of: out).isEmpty)
+    }
 }
