@@ -86,6 +86,8 @@ void itc_mutex_destroy(void *mutex) {
 
 // posix_fallocate returns an errno value rather than setting errno; macOS lacks it, so there we
 // ask for contiguous-or-not preallocation and then extend the file with ftruncate.
+static int fill_tmpfs_holes(int fd, int64_t offset, int64_t length);
+
 int itc_reserve(int fd, int64_t offset, int64_t length) {
 #if defined(__APPLE__)
     fstore_t store = {F_ALLOCATEALL, F_PEOFPOSMODE, 0, length, 0};
@@ -103,8 +105,9 @@ int itc_reserve(int fd, int64_t offset, int64_t length) {
         // file ended at `offset`; cutting it back there gives them back.
         struct stat st;
         if (fstat(fd, &st) == 0 && st.st_size > offset) (void)ftruncate(fd, offset);
+        return result;
     }
-    return result;
+    return fill_tmpfs_holes(fd, offset, length);
 #endif
 }
 
@@ -137,8 +140,34 @@ int itc_allocate(int fd, int64_t offset, int64_t length) {
 #else
     int result;
     do { result = posix_fallocate(fd, offset, length); } while (result == EINTR);
-    return result;
+    return result != 0 ? result : fill_tmpfs_holes(fd, offset, length);
 #endif
+}
+
+static int write_zeros(int fd, int64_t offset, int64_t length);
+
+/* On tmpfs, a page that posix_fallocate reserved reads as a hole (SEEK_HOLE) until something
+   writes it, though its memory is taken: readers, which refuse a table on a full tmpfs whose
+   read ranges have holes (a read of a real one there is SIGBUS), took such pages for holes.
+   Zeros written over the range's holes (reserved pages, all zeros already; no data is touched)
+   leave none. Elsewhere nothing is done. */
+static int fill_tmpfs_holes(int fd, int64_t offset, int64_t length) {
+#if defined(__linux__) && defined(SEEK_HOLE)
+    if (!itc_holes_fault(fd)) return 0;
+    int64_t at = offset, to = offset + length;
+    while (at < to) {
+        off_t hole = lseek(fd, at, SEEK_HOLE);
+        if (hole < 0 || hole >= to) break;
+        off_t data = lseek(fd, hole, SEEK_DATA);
+        int64_t end = (data < 0 || data > to) ? to : data;
+        int result = write_zeros(fd, hole, end - hole);
+        if (result != 0) return result;
+        at = end;
+    }
+#else
+    (void)fd; (void)offset; (void)length;
+#endif
+    return 0;
 }
 
 static int write_zeros(int fd, int64_t offset, int64_t length) {

@@ -44,7 +44,12 @@ extension TableFile {
             read = [0..<l.recordOffset(records), area..<area + l.bucketCount * TableLimits.bucketBytes, l.slotsOffset..<size]
         }
         read = read.map { $0.clamped(to: 0..<size) }.filter { !$0.isEmpty }
-        let holes = read.reduce(0) { $0 + Int(itc_hole_bytes(fd, Int64($1.lowerBound), Int64($1.upperBound))) }
+        var holes = read.reduce(0) { $0 + Int(itc_hole_bytes(fd, Int64($1.lowerBound), Int64($1.upperBound))) }
+        // tmpfs also calls a hole what `posix_fallocate` reserved and nothing has written yet
+        // (slots backed past a table's entries), whose memory is already taken: reading those
+        // costs nothing, so no more holes can take memory than the file has unallocated.
+        var st = stat()
+        if fstat(fd, &st) == 0 { holes = min(holes, max(0, size - Int(st.st_blocks) * 512)) }
         guard holes > 0 else { return }
         // Holes come from a copy, or from a bake the full file system stopped before it could
         // allocate what it had begun (the bake said `no-space` then).

@@ -179,6 +179,31 @@ final class ScratchMount {
         #expect(sound.status == 0, "with room for its holes the copy reads: \(sound.stderr)")
     }
 
+    /// tmpfs says a page that `posix_fallocate` reserved but nothing wrote is a hole (`SEEK_HOLE`),
+    /// though its memory is taken: a table written there with slots backed past its entries (a
+    /// merge, a bake growing 16 slots at a time) was refused as "holes" once the file system was
+    /// full, where reading them takes nothing more; `verify` and `inspect` failed `no-space`.
+    @Test func reservedPagesOnAFullTmpfsAreNoHoles() throws {
+        guard let disk = try ScratchMount.mount(.tmpfs, megabytes: 8) else { return }
+        let path = disk.path + "/thumb.imagetable"
+        let format = TableFormat(name: "thumb", family: "photos", width: 64, height: 64, style: .bgra32, capacity: 200)
+        do {
+            let writer = try ImageTableWriter(path: path, format: format, options: .init(durability: .processCrashOnly))
+            defer { writer.close() }
+            try writer.preallocate(slots: 150)
+            for key in ["a", "b", "c"] {
+                let pixels = [UInt8](repeating: 0x7F, count: 64 * 64 * 4)
+                try pixels.withUnsafeBytes { _ = try writer.write(key: key, sourceUUID: UUID(), pixels: $0, bytesPerRow: 256) }
+            }
+        }
+        try disk.fill()
+        for arguments in [["verify", path], ["inspect", "--no-entries", path]] {
+            let result = try run(Products.imagetable, arguments)
+            #expect(result.status == 0, "\(arguments): \(result.status) \(result.stderr)")
+        }
+        #expect(try ImageTableReader(path: path).count == 3)
+    }
+
     /// A bake takes each table's writer lock, opening its lock file for writing: on a read-only
     /// mount it failed ("open lock file failed: Read-only file system") even with every table up
     /// to date. Now it plans as a dry run: nothing to write is a success with a warning, and
