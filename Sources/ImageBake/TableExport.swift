@@ -144,7 +144,8 @@ public enum TableExport {
                                                                 .discardedInterruptedWrite: .interruptedWrite]
         if let notice = reader.notices.first(where: { codes[$0.kind] != nil }) {
             // The reader skipped the entry; the export skips nothing, it refuses.
-            throw ImageTableError(codes[notice.kind]!, "\(notice.finding); nothing exported: run imagetable verify, and bake again before exporting",
+            let what = notice.slot.map { "slot \($0): \(notice.finding)" } ?? notice.finding
+            throw ImageTableError(codes[notice.kind]!, "\(what); nothing exported: run imagetable verify, and bake again before exporting",
                                   path: display)
         }
         let target = staging + "/" + format.fileName

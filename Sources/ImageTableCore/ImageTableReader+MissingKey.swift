@@ -12,9 +12,18 @@ extension ImageTableReader {
     ///   - path: the table's path, as the user gave it.
     ///   - nearest: picks the key most likely meant from the table's keys, or `nil`; the core
     ///     has no spelling rules of its own.
-    /// - Returns: the error, `path: error: no entry has the key 'k'; … [no-such-key]`.
+    /// - Returns: the error, `path: error: no entry has the key 'k'; … [no-such-key]`, or
+    ///   `damaged-record`/`damaged-index` when a record the table does not serve names the key.
     public func missingKeyError(_ key: String, path: String, nearest: ((_ keys: [String]) -> String?)? = nil) -> ImageTableError {
         let listed = entries()
+        // The table holds the key, in a record it does not serve: "no entry" and a guess at
+        // another key sent people looking for a typo.
+        if let damaged = notices.first(where: { $0.key == key && $0.skipsEntry }) {
+            let slot = damaged.slot.map { "slot \($0): " } ?? ""
+            return ImageTableError(damaged.kind == .damagedIndex ? .damagedIndex : .damagedRecord,
+                                   "the entry for \(PrintableText.quoted(key)) is not served (\(slot)\(damaged.finding)); "
+                                   + "`imagetable verify` lists the damage, and a bake renders the entry again", path: path)
+        }
         let unfinished = notices.count { $0.kind == .discardedInterruptedWrite }
         let why: String
         if unfinished > 0 {

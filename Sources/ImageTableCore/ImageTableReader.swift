@@ -61,7 +61,7 @@ public final class ImageTableReader: @unchecked Sendable {
         identity = FileIdentity(descriptor: file.fd)
         if file.layout.formatVersion == 1 {
             let scan = RecordScan(file)
-            found = Mutex(scan.problems.map { TableNotice(kind: $0.kind, message: "slot \($0.slot): \($0.reason); skipped it", slot: $0.slot, finding: "slot \($0.slot): \($0.reason)") })
+            found = Mutex(scan.problems.map { TableNotice(kind: $0.kind, message: "slot \($0.slot): \($0.reason); skipped it", slot: $0.slot, finding: $0.reason) })
             directory = ScannedDirectory(Self.directory(from: scan, changeCount: file.changeCount))
         } else {
             found = Mutex([])
@@ -207,8 +207,8 @@ struct IndexedEntries {
 
     init(_ file: TableFile) {
         var entries: [EntryInfo] = [], notices: [TableNotice] = []
-        func note(_ kind: TableNotice.Kind, _ slot: Int, _ reason: String) {
-            notices.append(TableNotice(kind: kind, message: "slot \(slot): \(reason); skipped it", slot: slot, finding: "slot \(slot): \(reason)"))
+        func note(_ kind: TableNotice.Kind, _ slot: Int, _ reason: String, key: String? = nil) {
+            notices.append(TableNotice(kind: kind, message: "slot \(slot): \(reason); skipped it", slot: slot, finding: reason, key: key))
         }
         // Whether a writer in another process holds the table: then an odd generation is a
         // write in progress, not one a crash interrupted. (A tool that holds the lock itself,
@@ -227,7 +227,7 @@ struct IndexedEntries {
                 if writerActive == false { note(.discardedInterruptedWrite, slot, "interrupted write") }
             case .damaged(let reason):
                 // Judged while a writer changed the record: a torn read, not damage.
-                if stable(slot, generation) { note(.damagedRecord, slot, reason) }
+                if stable(slot, generation) { note(.damagedRecord, slot, reason, key: file.record(slot).trustedKey) }
             case .committed(let entity):
                 guard let info = file.entryInfo(slot: slot) else { return }
                 let indexed = file.indexedSlot(of: entity)
@@ -236,9 +236,9 @@ struct IndexedEntries {
                 if indexed == slot {
                     entries.append(info)
                 } else if let other = indexed {
-                    note(.damagedRecord, slot, "slot \(other) also claims this entry's entity, and the index leads there")
+                    note(.damagedRecord, slot, "slot \(other) also claims this entry's entity, and the index leads there", key: info.key)
                 } else {
-                    note(.damagedIndex, slot, "the hash index does not lead to this entry (a writer rebuilds the index)")
+                    note(.damagedIndex, slot, "the hash index does not lead to this entry (a writer rebuilds the index)", key: info.key)
                 }
             }
         }

@@ -123,10 +123,14 @@ public struct TableNotice: Sendable, Equatable, CustomStringConvertible {
     public let message: String
     /// The slot concerned, if any.
     public let slot: Int?
-    /// What was found, without what was done about it: where a reader's `message` is "slot 3:
-    /// interrupted write; skipped it", `finding` is "slot 3: interrupted write", for a caller
-    /// that does something else about it (an export refuses the table).
+    /// What was found, without the slot or what was done about it: where a reader's `message`
+    /// is "slot 3: interrupted write; skipped it", `finding` is "interrupted write", for a caller
+    /// that says it its own way or does something else about it (an export refuses the table).
     public let finding: String
+    /// The key of the entry concerned, where its record still names one that can be trusted
+    /// (its record checksum holds): what `verify` names, and a merge's warning and `extract`'s
+    /// error say of an entry left out.
+    public let key: String?
 
     /// Creates a notice.
     ///
@@ -134,12 +138,15 @@ public struct TableNotice: Sendable, Equatable, CustomStringConvertible {
     ///   - kind: what happened.
     ///   - message: a sentence for people.
     ///   - slot: the slot concerned, if any.
-    ///   - finding: what was found, without what was done about it; `message` when `nil`.
-    public init(kind: Kind, message: String, slot: Int?, finding: String? = nil) {
+    ///   - finding: what was found, without the slot or what was done about it; `message`
+    ///     when `nil`.
+    ///   - key: the entry's key, where its record names one that can be trusted.
+    public init(kind: Kind, message: String, slot: Int?, finding: String? = nil, key: String? = nil) {
         self.kind = kind
         self.message = message
         self.slot = slot
         self.finding = finding ?? message
+        self.key = key
     }
 
     /// Whether a listing of the table's entries left an entry out for it: a damaged record, or

@@ -85,6 +85,10 @@ struct IndexRecord {
     /// The key, or `nil` when it is not valid UTF-8 or too long.
     var key: String? { keyBytes.flatMap { String(validating: $0, as: UTF8.self) } }
 
+    /// ``key`` where the record's checksum holds, so that the key is the one its writer wrote:
+    /// what a notice about a record otherwise unfit to serve may name.
+    var trustedKey: String? { storedChecksum == computeChecksum() ? key : nil }
+
     /// Whether an empty record still has non-zero checksum, UUID or pixel-checksum fields.
     /// Writers zero all of them when a record becomes empty, so this means its `state` was damaged.
     var hasLeftoverFields: Bool {

@@ -383,6 +383,21 @@ import Glibc
         #expect(json.status == 1 && document["inputs"] as? [String] == shards && document["fatal"] != nil, "\(document)")
     }
 
+    /// An entry a shard's table holds but does not serve (its slot cut off the file) is left out
+    /// of the merge, and the warning names its key, where it named only the slot: the merged set
+    /// lacks that source.
+    @Test func anEntryLeftOutIsNamedByItsKey() throws {
+        let project = try Self.shardedProject(sources: 6, shards: 2)
+        let shards = (0..<2).map { project.root + "/shard-\($0)" }
+        let table = shards[0] + "/thumb.imagetable"
+        let reader = try ImageTableReader(path: table)
+        let last = try #require(reader.entries().max { $0.slot < $1.slot })
+        #expect(truncate(table, off_t(reader.layout.slotOffset(last.slot))) == 0)
+        let merged = try Self.merge(project.root + "/merged", shards)
+        #expect(merged.status == 3 && merged.stderr.contains("\(table): warning: slot \(last.slot) ('\(last.key)'): slot lies beyond the end "
+                                                           + "of the file; left out of the merge [damaged-record]"), "\(merged.stderr)")
+    }
+
     /// An earlier merge's output is replaced whole, so it may hold only what merges and bakes put
     /// there: a file or directory of someone else's in it was deleted with the old set, exit 0.
     @Test func anOutputHoldingAnythingButTablesAndABakeStateIsNotReplaced() throws {

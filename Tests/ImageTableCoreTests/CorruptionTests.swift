@@ -170,7 +170,7 @@ struct DamagedRecordReportingTests {
         let reader = try ImageTableReader(path: path)
         #expect(reader.entries().map(\.key) == ["a"])
         #expect(reader.notices.map(\.message) == ["slot 1: record checksum mismatch; skipped it"])
-        #expect(reader.notices.map(\.finding) == ["slot 1: record checksum mismatch"])
+        #expect(reader.notices.map(\.finding) == ["record checksum mismatch"] && reader.notices.map(\.key) == [nil])
         let report = TableVerifier.verify(path: path)
         #expect(report.problems.map(\.code) == [.damagedRecord] && report.problems.first?.reason == "record checksum mismatch")
         #expect(report.problems.first?.description == "slot 1 (b): record checksum mismatch [damaged-record]")

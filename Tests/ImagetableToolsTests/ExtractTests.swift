@@ -219,6 +219,18 @@ struct ExtractTests {
         #expect(!FileManager.default.fileExists(atPath: scratch.file("k.png")))
     }
 
+    /// A key whose record the table holds but does not serve (its slot cut off by a partial
+    /// copy) was "no entry has the key", with a guess at another key: now the damage, by slot.
+    @Test func aKeyWhoseEntryIsDamagedSaysSoNotMissing() throws {
+        let scratch = try TemporaryDirectory()
+        let table = try TestTable(at: scratch.file("t.imagetable"), style: .grayscale8, width: 4, height: 2, keys: ["a", "k"])
+        #expect(truncate(table.path, off_t(try table.descriptor.layout().slotOffset(1))) == 0)
+        let run = try imagetable("extract", table.path, "k", "-o", scratch.file("k.png"))
+        #expect(run.status == 1 && run.stderr == "\(table.path): error: the entry for 'k' is not served (slot 1: slot lies beyond the end of "
+                + "the file); `imagetable verify` lists the damage, and a bake renders the entry again [damaged-record]\n", "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("k.png")))
+    }
+
     /// A mistyped key said only that `inspect` lists the keys: the key meant is suggested, for a
     /// typo, a difference of case, or a key given without its directory; a key like none of
     /// them gets no guess.

@@ -109,7 +109,10 @@ struct TableMerge {
             // Entries the listing passed over (a damaged record, one the index does not lead
             // to) are said, as pixels that fail their checksum are: the merge lacks them.
             for notice in reader.notices where listingNotices && notice.skipsEntry {
-                outcome.skipped.append(BakeWarning(path: reader.path, message: "\(notice.message); left out of the merge", code: notice.kind.rawValue))
+                // By its key too, where the record names one: the merged set lacks that entry.
+                let named = notice.key.map { " (\(PrintableText.quoted($0)))" } ?? ""
+                let what = notice.slot.map { "slot \($0)\(named): \(notice.finding)" } ?? notice.message
+                outcome.skipped.append(BakeWarning(path: reader.path, message: "\(what); left out of the merge", code: notice.kind.rawValue))
             }
         }
         // Grouped by key, each key's winner first, so that one pass finds every key's entry:
