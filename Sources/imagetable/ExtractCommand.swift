@@ -74,6 +74,7 @@ struct ExtractCommand: ParsableCommand {
     var verbose = false
 
     func validate() throws {
+        try TableArguments.refuseEmpty([table])
         switch (key, output, all) {
         case (.some, .some, nil), (nil, nil, .some): break
         case (.some, nil, nil): throw ValidationError("Give -o FILE for the PNG of '\(key!)' (or -o - for standard output).")

@@ -52,6 +52,7 @@ struct InspectCommand: ParsableCommand {
     var limit: Int?
 
     func validate() throws {
+        try TableArguments.refuseEmpty(tables)
         if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more.") }
         // Each would be dropped without a word: --no-entries lists none to sort or limit.
         if !entries, sort != nil || limit != nil {

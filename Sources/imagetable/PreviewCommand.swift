@@ -55,6 +55,7 @@ struct PreviewCommand: ParsableCommand {
     var captions = true
 
     func validate() throws {
+        try TableArguments.refuseEmpty([table])
         if let columns, columns < 1 { throw ValidationError("--columns must be at least 1.") }
         guard (16...1024).contains(tileSize) else { throw ValidationError("--tile-size must be 16 to 1024.") }
         guard limit >= 1 else { throw ValidationError("--limit must be at least 1.") }

@@ -66,6 +66,7 @@ struct VerifyCommand: ParsableCommand {
     var lockTimeout: Double?
 
     func validate() throws {
+        try TableArguments.refuseEmpty(tables)
         // Verifying alone never waits (it reads under the table's change counter), so a timeout
         // without --repair would be a silent no-op: most likely --repair was forgotten.
         guard lockTimeout == nil || repair else { throw ValidationError("--lock-timeout applies only with --repair.") }

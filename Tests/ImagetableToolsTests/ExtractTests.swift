@@ -349,6 +349,11 @@ struct ExtractTests {
         #expect(try run(Products.worker, ["extract", "--table", "t"]).status == 64)
         #expect(try run(Products.worker, []).status == 64)
         #expect(try run(Products.worker, ["bake", "--bogus"]).status == 64)
+        // An empty table path (an unset variable) was `: error: no such file`, naming nothing.
+        for arguments in [["verify", ""], ["inspect", "t.imagetable", ""], ["extract", "", "k", "-o", "x.png"], ["preview", "", "-o", "x.png"]] {
+            let empty = try run(Products.imagetable, arguments)
+            #expect(empty.status == 64 && empty.stderr.hasPrefix("Error: a table's path is empty: name the table file."), "\(arguments): \(empty.stderr)")
+        }
     }
 }
 

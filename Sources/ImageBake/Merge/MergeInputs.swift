@@ -61,7 +61,8 @@ struct MergeInputs {
             // Only a lock held says a bake is there: a lock file that is a directory does not.
             func lockFailure(_ error: ImageTableError) -> ImageTableError {
                 locks.forEach { $0.release() }
-                return error.code == .locked ? error.explained("a bake may still be writing this shard") : error
+                let what = names.contains(ShardMarker.fileName) ? "this shard" : "these tables"
+                return error.code == .locked ? error.explained("a bake may still be writing \(what)") : error
             }
             // A lock file whose table is not there yet: a bake takes every table's lock before
             // it makes the tables, so a shard whose bake has just begun is waited for, where it

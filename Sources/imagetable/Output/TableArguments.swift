@@ -1,3 +1,5 @@
+import ArgumentParser
+
 /// The table paths a command was given, as a shell glob over an output directory gives them.
 ///
 /// `imagetable verify tables/*` also names each table's writer lock (`T.imagetable.lock`, an
@@ -14,5 +16,14 @@ enum TableArguments {
             guard path.hasSuffix(".imagetable.lock") else { return true }
             return !named.contains(String(path.dropLast(".lock".count)))
         }
+    }
+
+    /// Refuses an empty table path (an unset variable, `verify "$T"`), which was reported as
+    /// `: error: no such file` with no path at all.
+    ///
+    /// - Parameter paths: the command's table arguments.
+    /// - Throws: a `ValidationError` (exit 64).
+    static func refuseEmpty(_ paths: [String]) throws {
+        guard !paths.contains("") else { throw ValidationError("a table's path is empty: name the table file.") }
     }
 }
