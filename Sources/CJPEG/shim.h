@@ -197,31 +197,29 @@ static inline int cjpeg_finish(cjpeg_decoder *d) {
 /// Reads the whole file as libvips' decode did not: every scan at 1/8 (the entropy decoding in
 /// full, the IDCT at its cheapest) in the JPEG's own colour space (CMYK stays CMYK), one row at a
 /// time, then on to the end marker. For the warnings it gives (`warnings`, `first_warning`);
-/// the pixels are discarded. 0 on success, -1 with `error` set.
+/// the pixels are discarded. 0 on success, -1 with `error` set when libjpeg fails, -2 when it
+/// could not be run to the end (no memory for a row), which says nothing of the file.
 static inline int cjpeg_read_to_end(cjpeg_decoder *d) {
-    unsigned char *row = NULL;
+    // volatile: set after setjmp, and freed after a longjmp back to it.
+    unsigned char *volatile row = NULL;
     if (setjmp(d->jump)) {
-        free(row);
+        free((void *)row);
         return -1;
     }
     d->cinfo.scale_num = 1;
     d->cinfo.scale_denom = 8;
     jpeg_start_decompress(&d->cinfo);
     row = (unsigned char *)malloc((size_t)d->cinfo.output_width * (size_t)d->cinfo.output_components);
-    if (!row) {
-        strcpy(d->error, "out of memory");
-        return -1;
-    }
-    JSAMPROW rows[1] = {row};
+    if (!row) return -2;
+    JSAMPROW rows[1] = {(JSAMPROW)row};
     while (d->cinfo.output_scanline < d->cinfo.output_height) {
         if (jpeg_read_scanlines(&d->cinfo, rows, 1) == 0) {
-            free(row);
-            strcpy(d->error, "libjpeg returned no rows");
-            return -1;
+            free((void *)row);
+            return -2;
         }
     }
     jpeg_finish_decompress(&d->cinfo);
-    free(row);
+    free((void *)row);
     return 0;
 }
 

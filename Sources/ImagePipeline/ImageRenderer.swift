@@ -142,9 +142,10 @@ public final class ImageRenderer: Sendable {
         }
         report.warnings = BenignWarnings.filter(scope.warnings, bytes: bytes)
         // The strictest level refuses a JPEG damaged past its last row, as the direct path does;
-        // reading it again adds about a fifth to a CMYK photo's render, so only there.
-        if options.failOn == .warning, report.warnings.isEmpty, report.source.loader.hasPrefix("jpegload"),
-           let warning = JPEGDecoder.warningAtTheEnd(bytes) {
+        // reading it again adds about a fifth to a CMYK photo's render, so only there. (libvips
+        // at this level fails on any warning libjpeg gives it, so none of this file's damage was
+        // said before: the warnings here, a profile ignored, are ours.)
+        if options.failOn == .warning, report.source.loader.hasPrefix("jpegload"), let warning = JPEGDecoder.warningAtTheEnd(bytes) {
             throw ImageTableError(.decodeFailed, "could not decode", path: name, cause: "libjpeg: \(warning)")
         }
         PipelineRuntime.deliver(report.warnings)

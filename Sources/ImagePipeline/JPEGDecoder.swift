@@ -160,14 +160,16 @@ package final class JPEGDecoder {
     /// 1/8 in their own colour space, a row at a time.
     ///
     /// - Parameter bytes: the encoded image.
-    /// - Returns: the warning's text, or `nil` when there is none or libjpeg fails (libvips
-    ///   decoded the file, so a failure here is not this check's to report).
+    /// - Returns: the first warning's text, or the error's where libjpeg gave up before the end
+    ///   marker with no warning ("Unsupported marker type 0x02", a second SOF after the scan:
+    ///   worse than the warnings this refuses); `nil` when the file reads to its end cleanly.
     static func warningAtTheEnd(_ bytes: UnsafeRawBufferPointer) -> String? {
         guard bytes.count > 3, let decoder = cjpeg_new() else { return nil }
         defer { cjpeg_free(decoder) }
-        guard cjpeg_read_header(decoder, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt(bytes.count)) == 0,
-              cjpeg_read_to_end(decoder) == 0, decoder.pointee.warnings > 0 else { return nil }
-        return text(decoder.pointee.first_warning)
+        guard cjpeg_read_header(decoder, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt(bytes.count)) == 0 else { return nil }
+        let status = cjpeg_read_to_end(decoder)
+        if decoder.pointee.warnings > 0 { return text(decoder.pointee.first_warning) }
+        return status == -1 ? text(decoder.pointee.error) : nil
     }
 
     /// One of the shim's fixed-size message buffers as text, up to its terminating zero.

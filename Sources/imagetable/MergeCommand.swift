@@ -24,7 +24,9 @@ struct MergeCommand: ParsableCommand {
             with a warning. The tables do not depend on the order of the DIRs.
 
             OUT is replaced whole, in one atomic step: it must be new, empty, or the
-            output of an earlier merge. A merge killed at any instant leaves the old
+            output of an earlier merge holding only that merge's tables (or this
+            one's) and a bake's state; anything else there is refused, not deleted.
+            A merge killed at any instant leaves the old
             set of tables or the new one, never a mix. Writers of the old tables (a
             bake, a runtime cache) are waited for (--lock-timeout), then refused.
             docs/SCALE.md describes sharded bakes on GNU parallel, Kubernetes and
@@ -40,7 +42,8 @@ struct MergeCommand: ParsableCommand {
               0   merged
               1   not merged (OUT is unchanged): the directories do not go together,
                   a table cannot be read or written or holds a write a killed bake
-                  left (bake it again), OUT is not a merge's output, or a writer kept
+                  left (bake it again), OUT is not a merge's output or holds something
+                  else, or a writer kept
                   a table; or merged, but the report could not be written
               3   merged, but damaged entries were left out (damaged records, pixels
                   that fail their checksum)
@@ -65,6 +68,7 @@ struct MergeCommand: ParsableCommand {
     func validate() throws {
         guard !output.isEmpty else { throw ValidationError("OUT is empty: name the directory to write.") }
         guard !inputs.isEmpty else { throw ValidationError("give at least one directory to merge after OUT.") }
+        guard !inputs.contains("") else { throw ValidationError("a directory to merge is named by an empty path: name the directory.") }
         guard lockTimeout >= 0 else { throw ValidationError("--lock-timeout must be a number of seconds, 0 or more.") }
     }
 

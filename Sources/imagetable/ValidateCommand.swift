@@ -55,6 +55,7 @@ struct ValidateCommand: ParsableCommand {
     var allowOutsidePaths = false
 
     func validate() throws {
+        try ManifestArgument.refuseEmpty(manifests)
         try RootArgument.check(root)
         // Read here rather than as a typed option: `-5` was taken for an option ("Missing value")
         // and `2XB` was "invalid" without saying what is valid.

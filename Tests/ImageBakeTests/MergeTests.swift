@@ -423,7 +423,43 @@ import Glibc
                     "\(name): nothing replaced")
             try FileManager.default.removeItem(atPath: out + "/" + name)
         }
+        // Another manifest's table baked there (`--output`): the marker lists the merge's own.
+        try Data("another manifest's".utf8).write(to: URL(fileURLWithPath: out + "/other.imagetable"))
+        let other = try Self.merge(out, shards)
+        #expect(other.status == 1 && other.stderr.contains("holds 'other.imagetable', which is no table of a merge's"), "\(other.stderr)")
+        #expect(FileManager.default.fileExists(atPath: out + "/other.imagetable"))
+        // A marker from before the list: any table goes with the set, as it did.
+        try Data("{\"version\": 1, \"inputs\": 2, \"shards\": 2}\n".utf8).write(to: URL(fileURLWithPath: out + "/.imagetable-merge"))
         #expect(try Self.merge(out, shards).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: out + "/other.imagetable"))
+        let marker = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/.imagetable-merge"))) as? [String: Any])
+        #expect(marker["tables"] as? [String] == ["grey.imagetable", "thumb.imagetable"] && marker["shards"] as? Int == 2, "\(marker)")
+    }
+
+    /// What appears in the output while the merge waits for a writer of it is checked too, under
+    /// the writers' locks: it was checked only as the merge began, and went with the old set.
+    @Test func anOutputIsCheckedAgainOnceItsWritersAreGone() throws {
+        let project = try Self.shardedProject(sources: 6, shards: 2)
+        let shards = (0..<2).map { project.root + "/shard-\($0)" }
+        let out = project.root + "/site"
+        #expect(try Self.merge(out, shards).status == 0)
+        let reader = try ImageTableReader(path: out + "/thumb.imagetable")
+        let writer = try TableWriterLock(tablePath: out + "/thumb.imagetable", protection: reader.header.protection, timeout: 1)
+        let merge = Process()
+        merge.executableURL = URL(fileURLWithPath: Products.imagetable)
+        merge.arguments = ["merge", out] + shards + ["--lock-timeout", "60"]
+        let errors = Pipe()
+        merge.standardOutput = FileHandle.nullDevice
+        merge.standardError = errors
+        try merge.run()
+        // Until it waits for the lock: its staging directory is complete by then, or nearly.
+        usleep(1_500_000)
+        try Data("release notes".utf8).write(to: URL(fileURLWithPath: out + "/NOTES.txt"))
+        writer.release()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        merge.waitUntilExit()
+        #expect(merge.terminationStatus == 1 && stderr.contains("holds 'NOTES.txt'"), "\(merge.terminationStatus): \(stderr)")
+        #expect(FileManager.default.fileExists(atPath: out + "/NOTES.txt"))
     }
 
     /// Whether this machine lets the tests mount a tmpfs (root with the capability).

@@ -101,29 +101,44 @@ import ImageTableCore
                 "\(report.warnings)")
     }
 
-    /// Damage after the last row of a JPEG that libvips decodes (CMYK): libvips never reads past
-    /// the last row, so the strictest level baked it; now libjpeg reads such a file to its end
-    /// after libvips at that level, as the direct path's own decode does at every level.
-    @Test func damageAtTheEndOfACMYKJPEGIsAWarningToo() throws {
+    /// Damage after the last row of a JPEG that libvips decodes (CMYK, a grey JPEG with an RGB
+    /// profile): libvips never reads past the last row, so the strictest level baked it; now
+    /// libjpeg reads such a file to its end after libvips at that level, as the direct path's own
+    /// decode does at every level. Garbage before the end marker is a warning; garbage and a
+    /// marker libjpeg cannot read, or a second frame header, are errors, worse still: refused too
+    /// (they were baked without a word while the garbage alone was refused).
+    @Test(arguments: ["cmyk", "grey with an RGB profile"])
+    func damageAtTheEndOfAJPEGLibvipsDecodesIsRefusedAtTheStrictestLevel(_ kind: String) throws {
         let dir = try TemporaryDirectory()
-        let cmyk = dir.file("cmyk.jpg")
-        try Reference.jpegWithProfile(Corpus.photo("Landscape_1.jpg"), profile: "cmyk", to: cmyk)
-        let sound = ImageRenderer(options: DecodeOptions(failOn: .warning))
-        let (clean, cleanSlots) = try render(.file(cmyk), [TableFormat(width: 64, height: 64, style: .bgr32)], renderer: sound)
-        #expect(clean.source.loader == "jpegload_source" && clean.warnings.isEmpty, "\(clean.warnings)")
-        // 15 bytes of garbage after the last block, before the end marker (libjpeg's entropy
-        // decoder takes 4 of them into its bit buffer, and counts the rest).
-        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: cmyk)))
+        let file = dir.file("sound.jpg")
+        try Reference.jpegWithProfile(Corpus.photo("Landscape_1.jpg"), profile: kind == "cmyk" ? "cmyk" : "p3", to: file)
+        if kind != "cmyk" {
+            // A grey JPEG carrying the P3 profile: libvips ignores it, and says so (our warning).
+            try Reference.greyJPEG(Corpus.photo("Landscape_1.jpg"), to: dir.file("grey.jpg"))
+            let grey = try Data(contentsOf: URL(fileURLWithPath: dir.file("grey.jpg")))
+            try Reference.inserting(segment: try Reference.iccSegment(of: file), into: grey).write(to: URL(fileURLWithPath: file))
+        }
+        let strict = ImageRenderer(options: DecodeOptions(failOn: .warning))
+        let (clean, cleanSlots) = try render(.file(file), [TableFormat(width: 64, height: 64, style: .bgr32)], renderer: strict)
+        #expect(clean.source.loader == "jpegload_source" && clean.warnings.allSatisfy { $0.contains("ICC profile") }, "\(clean.warnings)")
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
         try #require(Array(bytes.suffix(2)) == [0xFF, 0xD9])
-        bytes.insert(contentsOf: [UInt8](repeating: 0x5A, count: 15), at: bytes.count - 2)
-        let source = SourceImage.data(Data(bytes), name: "garbage-cmyk.jpg")
-        let refused = Self.failure(source, renderer: sound)
-        #expect(refused?.code == .decodeFailed && refused?.cause == "libjpeg: Corrupt JPEG data: 11 extraneous bytes before marker 0xd9",
-                "\(String(describing: refused))")
-        // Below it, baked as before (and not read again: nothing said), the sound file's pixels.
-        let (report, slots) = try render(source, [TableFormat(width: 64, height: 64, style: .bgr32)])
-        #expect(report.source.loader == "jpegload_source" && report.warnings.isEmpty, "\(report.warnings)")
-        #expect(Array(slots[0].buffer) == Array(cleanSlots[0].buffer))
+        let garbage = [UInt8](repeating: 0x5A, count: 15)
+        // A frame header (SOF0) for 8×8, one component.
+        let frame: [UInt8] = [0xFF, 0xC0, 0x00, 0x0B, 0x08, 0x00, 0x08, 0x00, 0x08, 0x01, 0x01, 0x11, 0x00]
+        for (damage, cause) in [(garbage, "extraneous bytes before marker 0xd9"), (garbage + [0xFF, 0x02], "extraneous bytes before marker 0x02"),
+                                (frame, "Invalid JPEG file structure: two SOF markers")] {
+            var damaged = bytes
+            damaged.insert(contentsOf: damage, at: damaged.count - 2)
+            let source = SourceImage.data(Data(damaged), name: "damaged.jpg")
+            let refused = Self.failure(source, renderer: strict)
+            #expect(refused?.code == .decodeFailed && refused?.cause?.hasPrefix("libjpeg: ") == true && refused?.cause?.hasSuffix(cause) == true,
+                    "\(kind), \(cause): \(String(describing: refused))")
+            // Below it, baked as before (not read again: nothing said), the sound file's pixels.
+            let (report, slots) = try render(source, [TableFormat(width: 64, height: 64, style: .bgr32)])
+            #expect(report.source.loader == "jpegload_source" && report.warnings == clean.warnings, "\(report.warnings)")
+            #expect(Array(slots[0].buffer) == Array(cleanSlots[0].buffer))
+        }
     }
 
     /// `path`'s bytes with 20 bytes flipped a third of the way into its scan data, which a

@@ -354,6 +354,12 @@ struct ExtractTests {
             let empty = try run(Products.imagetable, arguments)
             #expect(empty.status == 64 && empty.stderr.hasPrefix("Error: a table's path is empty: name the table file."), "\(arguments): \(empty.stderr)")
         }
+        for (arguments, what) in [(["bake", ""], "a manifest's path is empty"), (["validate", "m.yaml", ""], "a manifest's path is empty"),
+                                  (["export", "", "--to", "out"], "a manifest's path is empty"),
+                                  (["merge", "out", "in", ""], "a directory to merge is named by an empty path")] {
+            let empty = try run(Products.imagetable, arguments)
+            #expect(empty.status == 64 && empty.stderr.hasPrefix("Error: \(what)"), "\(arguments): \(empty.stderr)")
+        }
     }
 }
 

@@ -25,19 +25,24 @@ struct MergeOutput {
     let path: String
     /// The staging directory.
     let staging: String
+    /// The file names of the tables the merge writes.
+    let writing: Set<String>
 
     /// Prepares the staging directory, deleting any a killed merge left, and checks that the
     /// output may be replaced: it must not exist, be empty, or be a merge's output.
     ///
-    /// - Parameter path: the output directory.
+    /// - Parameters:
+    ///   - path: the output directory.
+    ///   - writing: the file names of the tables the merge writes.
     /// - Throws: ``ImageTableError`` `output-failed`.
-    init(_ path: String) throws(ImageTableError) {
+    init(_ path: String, writing: Set<String>) throws(ImageTableError) {
         // `merge "" …` (an unset variable) ended in "rename failed: No such file or directory".
         guard !path.isEmpty else { throw ImageTableError(.invalidArgument, "the output directory's path is empty; name the directory to write") }
         let absolute = Directories.absolute(path)
         let parent = Directories.parent(of: absolute)
         let name = String(PathBytes.lastName(absolute))
         self.path = path
+        self.writing = writing
         staging = parent + "/.\(name).merge-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         // The rename puts the new set in place of the link itself: the set landed beside the
         // link's target (perhaps on another volume) and the link was gone.
@@ -53,7 +58,7 @@ struct MergeOutput {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else { throw ImageTableError(.notADirectory, "exists and is not a directory", path: path) }
-            try Self.checkReplaceable(path)
+            try Self.checkReplaceable(path, writing: writing)
             // Said before any work: a mount point (a volume) cannot be replaced by a rename.
             var own = stat(), above = stat()
             if stat(absolute, &own) == 0, stat(parent, &above) == 0, own.st_dev != above.st_dev {
@@ -87,14 +92,17 @@ struct MergeOutput {
     static let bakeStateNames = Set(["", "-wal", "-shm", "-journal"].map { BakeState.fileName + $0 })
 
     /// Refuses an existing output that a merge may not replace: one without the marker, or one
-    /// holding anything but tables, their lock files, the bake state and what a killed table
-    /// writer left (`.NAME.imagetable.tmp-…`), each a file. The replaced set is deleted whole,
-    /// and a merge's output is also where people bake, export from and leave notes: a file of
-    /// theirs there (`NOTES.txt`, a directory of another bake) was deleted without a word.
+    /// holding anything but the bake state and tables (with their lock files and what a killed
+    /// writer left, `.NAME.imagetable.tmp-…`), each a file, of the merge before (its marker lists
+    /// them) or of this one. The replaced set is deleted whole, and a merge's output is also where
+    /// people bake, export from and leave notes: a file of theirs there (`NOTES.txt`, a directory,
+    /// another manifest's tables baked there with `--output`) was deleted without a word.
     ///
-    /// - Parameter path: the output directory, which exists.
+    /// - Parameters:
+    ///   - path: the output directory, which exists.
+    ///   - writing: the file names of the tables the merge writes.
     /// - Throws: ``ImageTableError`` `output-failed`, or `io` when it cannot be listed.
-    static func checkReplaceable(_ path: String) throws(ImageTableError) {
+    static func checkReplaceable(_ path: String, writing: Set<String>) throws(ImageTableError) {
         guard let listing = DirectoryListing.names(in: path) else {
             throw ImageTableError(.io, "cannot list the directory: \(String(cString: strerror(errno)))", path: path)
         }
@@ -112,16 +120,47 @@ struct MergeOutput {
             throw ImageTableError(.outputFailed, "exists and was not made by imagetable merge, whose output replaces the whole "
                                   + "directory; give a new or empty directory", path: path)
         }
+        // A marker of a build before the list: any table.
+        let merged = Self.markedTables(in: path).map { writing.union($0) }
         for name in names.sorted() {
-            let table = name.hasSuffix(".imagetable") || name.hasSuffix(".imagetable.lock")
-                || (name.hasPrefix(".") && name.contains(".imagetable.tmp-"))
             var entry = stat()
             let isFile = lstat(path + "/" + name, &entry) == 0 && entry.st_mode & S_IFMT == S_IFREG
-            guard isFile, name == Self.markerName || table || Self.bakeStateNames.contains(name) else {
+            let table = Self.tableFileName(of: name)
+            guard isFile, name == Self.markerName || Self.bakeStateNames.contains(name)
+                    || table.map({ merged?.contains($0) ?? true }) == true else {
                 throw ImageTableError(.outputFailed, "holds '\(PrintableText.escaped(name))', which is no table of a merge's and would "
                                       + "be deleted with the set it replaces; move it, or give another directory", path: path)
             }
         }
+    }
+
+    /// The table a file in a set belongs to: `T.imagetable` of itself, its lock file
+    /// `T.imagetable.lock` and a killed writer's `.T.imagetable.tmp-…`; `nil` for anything else.
+    static func tableFileName(of name: String) -> String? {
+        if name.hasSuffix(".imagetable") { return name }
+        if name.hasSuffix(".imagetable.lock") { return String(name.dropLast(".lock".count)) }
+        if name.hasPrefix("."), let range = name.range(of: ".imagetable.tmp-") {
+            return String(name[name.index(after: name.startIndex)..<range.upperBound].dropLast(".tmp-".count))
+        }
+        return nil
+    }
+
+    /// The marker's contents: what a merge of `inputs` directories (`shards` of a split, if
+    /// they are) wrote, its tables listed, so that the next merge knows which tables are its own.
+    static func marker(inputs: Int, shards: Int?, tables: [String]) -> String {
+        var fields: [String: Any] = ["version": 1, "inputs": inputs, "tables": tables.sorted()]
+        if let shards { fields["shards"] = shards }
+        let data = (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
+    /// The tables the marker in `directory` lists, or `nil` when it lists none (a build before
+    /// the list) or cannot be read.
+    static func markedTables(in directory: String) -> Set<String>? {
+        guard let data = FileManager.default.contents(atPath: directory + "/" + markerName),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let tables = object["tables"] as? [String] else { return nil }
+        return Set(tables)
     }
 
     /// The path of a table in the staging directory.
@@ -155,6 +194,9 @@ struct MergeOutput {
         // No writer may be inside a table of the old set when it goes, nor wait to enter one.
         let locks = try TableWriterLock.all(in: path, timeout: lockTimeout)
         defer { locks.forEach { $0.release() } }
+        // Again, under the locks: what someone put there while the merge worked or waited for
+        // them would go with the old set.
+        try Self.checkReplaceable(path, writing: writing)
         do {
             try AtomicRename.exchange(staging, path)
         } catch where [EINVAL, ENOSYS, ENOTSUP, EOPNOTSUPP].contains(error.errno ?? 0) {

@@ -61,7 +61,7 @@ public enum Merger {
         let started = Date()
         let sources = try MergeInputs(inputs, output: output, lockTimeout: lockTimeout)
         defer { sources.release() }
-        let target = try MergeOutput(output)
+        let target = try MergeOutput(output, writing: Set(sources.tableNames))
         var summary = MergeSummary()
         summary.shards = sources.inputs.first?.marker?.count
         do throws(ImageTableError) {
@@ -76,9 +76,8 @@ public enum Merger {
                 summary.bytes += outcome.bytes
                 summary.warnings += outcome.skipped
             }
-            let shards = summary.shards.map { ", \"shards\": \($0)" } ?? ""
-            try target.commit(marker: "{\"version\": 1, \"inputs\": \(inputs.count)\(shards)}\n", lockTimeout: lockTimeout,
-                              stopRequested: stopRequested)
+            try target.commit(marker: MergeOutput.marker(inputs: inputs.count, shards: summary.shards, tables: sources.tableNames),
+                              lockTimeout: lockTimeout, stopRequested: stopRequested)
         } catch {
             target.discard()
             throw error.relocated(from: target.staging, to: output)
