@@ -140,9 +140,11 @@ int itc_allocate(int fd, int64_t offset, int64_t length) {
 #else
     int result;
     do { result = posix_fallocate(fd, offset, length); } while (result == EINTR);
-    return result != 0 ? result : fill_tmpfs_holes(fd, offset, length);
+    return result;
 #endif
 }
+
+int itc_fill_reserved(int fd, int64_t offset, int64_t length) { return fill_tmpfs_holes(fd, offset, length); }
 
 static int write_zeros(int fd, int64_t offset, int64_t length);
 

@@ -57,6 +57,8 @@ extension TableFile {
             + "leaves such holes, and so does a sparse copy (cp, rsync -S): free space there and bake again, "
             + "or copy the table with cp --sparse=never"
         if writable {
+            // Allocated only, never filled: a worker opens the table to write slots without
+            // its lock, while others may be writing into the very pages tmpfs calls holes.
             for range in read {
                 let result = itc_allocate(fd, Int64(range.lowerBound), Int64(range.count))
                 guard result == 0 else {

@@ -253,9 +253,12 @@ final class TableFile: @unchecked Sendable {
         allocatedRecordsEnd = chunkEnd
     }
 
-    /// Allocates disk blocks for a range inside the file, keeping what is there.
+    /// Allocates disk blocks for a range inside the file, keeping what is there; on tmpfs also
+    /// writes zeros over what that reserved (``itc_fill_reserved``). For the table's writer, on a
+    /// range nothing has stored into yet (records, buckets before their first use).
     func allocate(offset: Int, count: Int) throws(ImageTableError) {
-        let result = itc_allocate(fd, Int64(offset), Int64(count))
+        var result = itc_allocate(fd, Int64(offset), Int64(count))
+        if result == 0 { result = itc_fill_reserved(fd, Int64(offset), Int64(count)) }
         guard result == 0 else { throw Posix.error("posix_fallocate", path: path, errno: result) }
     }
 

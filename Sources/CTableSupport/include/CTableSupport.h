@@ -95,6 +95,14 @@ int itc_reserve(int fd, int64_t offset, int64_t length);
 /// tables are created with their index allocated and this only extends the file.
 int itc_allocate(int fd, int64_t offset, int64_t length);
 
+/// On tmpfs, writes zeros over the holes of a range (`SEEK_HOLE`'s, which include pages
+/// `posix_fallocate` reserved and nothing has written: they read as holes to the check readers
+/// make on a full tmpfs, though their memory is taken); elsewhere does nothing. Returns 0 or an
+/// errno value. Only for a range no other thread or process may be writing: a table's writer,
+/// holding its lock, on what it has just allocated before storing into it (a worker that opens
+/// the table to write slots holds no lock, and another may be writing the same pages).
+int itc_fill_reserved(int fd, int64_t offset, int64_t length);
+
 /// Gives a range's blocks back to the file system, leaving a hole that reads as zeros (Linux's
 /// `FALLOC_FL_PUNCH_HOLE`); where that is not supported, writes zeros over it. Returns 0 or an
 /// errno value.
