@@ -67,6 +67,8 @@ struct ExportCommand: ParsableCommand {
         try ManifestArgument.refuseStandardInput(manifest, command: "export")
         try RootArgument.check(root)
         guard !to.isEmpty else { throw ValidationError("--to must name the directory to replace with the export, not ''.") }
+        // '' read the tables of the working directory.
+        guard output != "" else { throw ValidationError("--output must name the directory of the tables to export, not ''.") }
         guard lockTimeout >= 0 else { throw ValidationError("--lock-timeout must be a number of seconds, 0 or more.") }
         _ = try Self.sourceDateEpoch()
     }

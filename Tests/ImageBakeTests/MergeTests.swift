@@ -428,10 +428,17 @@ import Glibc
         let other = try Self.merge(out, shards)
         #expect(other.status == 1 && other.stderr.contains("holds 'other.imagetable', which is no table of a merge's"), "\(other.stderr)")
         #expect(FileManager.default.fileExists(atPath: out + "/other.imagetable"))
-        // A marker from before the list: any table goes with the set, as it did.
-        try Data("{\"version\": 1, \"inputs\": 2, \"shards\": 2}\n".utf8).write(to: URL(fileURLWithPath: out + "/.imagetable-merge"))
+        // A marker that lists no tables (a build's before the list, or damaged) vouches for none;
+        // and a name equal to a listed one only as Strings (KELVIN SIGN for K) is not that table.
+        for text in ["{\"version\": 1, \"inputs\": 2, \"shards\": 2}\n", "not json", "{\"tables\": \"other.imagetable\"}"] {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: out + "/.imagetable-merge"))
+            #expect(try Self.merge(out, shards).status == 1, "\(text)")
+        }
+        try FileManager.default.moveItem(atPath: out + "/other.imagetable", toPath: out + "/thumb\u{212A}.imagetable")
+        try Data("{\"version\": 1, \"tables\": [\"thumbK.imagetable\"]}".utf8).write(to: URL(fileURLWithPath: out + "/.imagetable-merge"))
+        #expect(try Self.merge(out, shards).status == 1)
+        try FileManager.default.removeItem(atPath: out + "/thumb\u{212A}.imagetable")
         #expect(try Self.merge(out, shards).status == 0)
-        #expect(!FileManager.default.fileExists(atPath: out + "/other.imagetable"))
         let marker = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/.imagetable-merge"))) as? [String: Any])
         #expect(marker["tables"] as? [String] == ["grey.imagetable", "thumb.imagetable"] && marker["shards"] as? Int == 2, "\(marker)")
     }

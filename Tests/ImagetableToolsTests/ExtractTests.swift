@@ -356,6 +356,7 @@ struct ExtractTests {
         }
         for (arguments, what) in [(["bake", ""], "a manifest's path is empty"), (["validate", "m.yaml", ""], "a manifest's path is empty"),
                                   (["export", "", "--to", "out"], "a manifest's path is empty"),
+                                  (["export", "m.yaml", "--output", "", "--to", "out"], "--output must name the directory"),
                                   (["merge", "out", "in", ""], "a directory to merge is named by an empty path")] {
             let empty = try run(Products.imagetable, arguments)
             #expect(empty.status == 64 && empty.stderr.hasPrefix("Error: \(what)"), "\(arguments): \(empty.stderr)")

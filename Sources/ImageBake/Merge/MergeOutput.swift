@@ -94,7 +94,7 @@ struct MergeOutput {
     /// Refuses an existing output that a merge may not replace: one without the marker, or one
     /// holding anything but the bake state and tables (with their lock files and what a killed
     /// writer left, `.NAME.imagetable.tmp-…`), each a file, of the merge before (its marker lists
-    /// them) or of this one. The replaced set is deleted whole, and a merge's output is also where
+    /// them; one that lists none vouches for none) or of this one. The replaced set is deleted whole, and a merge's output is also where
     /// people bake, export from and leave notes: a file of theirs there (`NOTES.txt`, a directory,
     /// another manifest's tables baked there with `--output`) was deleted without a word.
     ///
@@ -120,14 +120,15 @@ struct MergeOutput {
             throw ImageTableError(.outputFailed, "exists and was not made by imagetable merge, whose output replaces the whole "
                                   + "directory; give a new or empty directory", path: path)
         }
-        // A marker of a build before the list: any table.
-        let merged = Self.markedTables(in: path).map { writing.union($0) }
+        // By bytes: as Strings, `\u{212A}.imagetable` (KELVIN SIGN) is `K.imagetable`. A marker
+        // that lists no tables (unreadable, or a build's before the list) vouches for none.
+        let merged = Set((writing.union(Self.markedTables(in: path) ?? [])).map { Array($0.utf8) })
         for name in names.sorted() {
             var entry = stat()
             let isFile = lstat(path + "/" + name, &entry) == 0 && entry.st_mode & S_IFMT == S_IFREG
             let table = Self.tableFileName(of: name)
             guard isFile, name == Self.markerName || Self.bakeStateNames.contains(name)
-                    || table.map({ merged?.contains($0) ?? true }) == true else {
+                    || table.map({ merged.contains(Array($0.utf8)) }) == true else {
                 throw ImageTableError(.outputFailed, "holds '\(PrintableText.escaped(name))', which is no table of a merge's and would "
                                       + "be deleted with the set it replaces; move it, or give another directory", path: path)
             }
@@ -191,6 +192,8 @@ struct MergeOutput {
             Self.sync(Directories.parent(of: path))
             return
         }
+        // Before the locks too: a refused merge neither waits for a writer nor leaves lock files.
+        try Self.checkReplaceable(path, writing: writing)
         // No writer may be inside a table of the old set when it goes, nor wait to enter one.
         let locks = try TableWriterLock.all(in: path, timeout: lockTimeout)
         defer { locks.forEach { $0.release() } }
