@@ -39,11 +39,7 @@ enum GIFStructure {
         var at = 13
         if bytes[10] & 0x80 != 0 { at += 3 << (Int(bytes[10] & 7) + 1) }
         // Extensions up to the first image descriptor.
-        while at < n, bytes[at] == 0x21 {
-            at += 2
-            while at < n, bytes[at] != 0 { at += Int(bytes[at]) + 1 }
-            at += 1
-        }
+        while at < n, bytes[at] == 0x21 { at = LZWCodes.subBlocks(bytes, from: at + 2).end }
         guard at + 11 <= n, bytes[at] == 0x2C else { return nil }
         let width = Int(bytes[at + 5]) | Int(bytes[at + 6]) << 8
         let height = Int(bytes[at + 7]) | Int(bytes[at + 8]) << 8
@@ -52,47 +48,50 @@ enum GIFStructure {
         if flags & 0x80 != 0 { at += 3 << (Int(flags & 7) + 1) }
         guard at < n else { return nil }
         let minimum = Int(bytes[at])
-        guard (2...11).contains(minimum) || minimum == 1 else { return nil }
-        at += 1
-        var codes = LZWCodes(bytes, at: at, minimum: minimum)
+        guard (1...11).contains(minimum) else { return nil }
         let pixels = width * height
-        let (decoded, bad) = codes.count(upTo: pixels)
+        let (decoded, bad) = LZWCodes.count(LZWCodes.subBlocks(bytes, from: at + 1, gathering: true).data, minimum: minimum, upTo: pixels)
         return Count(pixels: pixels, decoded: decoded, badCode: bad)
     }
 }
 
-/// An LZW code stream over a GIF frame's data sub-blocks, read least significant bit first.
-private struct LZWCodes {
-    let bytes: UnsafeRawBufferPointer
-    var at: Int
-    let minimum: Int
-
-    init(_ bytes: UnsafeRawBufferPointer, at: Int, minimum: Int) {
-        self.bytes = bytes
-        self.at = at
-        self.minimum = minimum
-    }
-
-    /// The pixels the codes decode to, up to `limit`, and whether they stopped at a bad code.
+/// The LZW code stream of a GIF frame: its data sub-blocks, read least significant bit first.
+private enum LZWCodes {
+    /// Walks the sub-blocks that start at `start` (a length byte, then that many bytes, up to a
+    /// zero length or the end of `bytes`).
     ///
-    /// The sub-blocks' bytes are gathered into one run first, and each code is read from it by
-    /// one unaligned load: reading them across blocks, a byte at a time, with the table in an
-    /// array, took 10 ms for a 1800×1200 GIF of 1.5 MB (4.6 ms now, against about 55 ms for its
-    /// render).
-    mutating func count(upTo limit: Int) -> (Int, Bool) {
+    /// - Parameters:
+    ///   - bytes: the file.
+    ///   - start: the first sub-block's length byte.
+    ///   - gathering: whether to gather the blocks' bytes into one run.
+    /// - Returns: the offset past the terminating zero length, and the gathered bytes (empty
+    ///   unless `gathering`).
+    static func subBlocks(_ bytes: UnsafeRawBufferPointer, from start: Int, gathering: Bool = false) -> (end: Int, data: [UInt8]) {
         let n = bytes.count
         var data: [UInt8] = []
-        data.reserveCapacity(min(n - at, 1 << 26))
-        var at = self.at
+        // With room for ``count(_:minimum:upTo:)``'s padding.
+        if gathering { data.reserveCapacity(min(max(0, n - start), 1 << 26) + 8) }
+        var at = start
         while at < n, bytes[at] != 0 {
-            let length = Int(bytes[at])
-            let end = min(n, at + 1 + length)
-            data.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[(at + 1)..<end]))
-            at = at + 1 + length
+            let next = at + 1 + Int(bytes[at])
+            if gathering { data.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[(at + 1)..<min(n, next)])) }
+            at = next
         }
-        self.at = at
-        data.append(contentsOf: [0, 0, 0, 0, 0, 0, 0, 0])
-        let total = data.count - 8
+        return (at + 1, data)
+    }
+
+    /// The pixels the codes in `data` decode to, up to `limit`, and whether they stopped at a
+    /// bad code.
+    ///
+    /// The sub-blocks' bytes are gathered into one run first (``subBlocks(_:from:gathering:)``),
+    /// and each code is read from it by one unaligned load: reading them across blocks, a byte
+    /// at a time, with the table in an array, took 10 ms for a 1800×1200 GIF of 1.5 MB (4.6 ms
+    /// now, against about 55 ms for its render).
+    static func count(_ data: consuming [UInt8], minimum: Int, upTo limit: Int) -> (Int, Bool) {
+        var data = data
+        let total = data.count
+        // Room for the last code's 8-byte load.
+        data.append(contentsOf: repeatElement(0, count: 8))
         let clear = 1 << minimum, end = clear + 1
         return data.withUnsafeBufferPointer { d in
             withUnsafeTemporaryAllocation(of: Int32.self, capacity: 4096) { lengths -> (Int, Bool) in

@@ -137,6 +137,20 @@ final class ScratchMount {
         #expect(try ImageTableReader(path: disk.path + "/thumb.imagetable").count == 2)
     }
 
+    /// A 64×64 `32BitBGRA` table of 200 slots at `path` with slots backed for 150 entries and 3
+    /// written, as a stopped bake leaves them: readers look at the records of every backed slot,
+    /// past the 3 in use.
+    static func writeBackedTable(at path: String) throws {
+        let format = TableFormat(name: "thumb", family: "photos", width: 64, height: 64, style: .bgra32, capacity: 200)
+        let writer = try ImageTableWriter(path: path, format: format, options: .init(durability: .processCrashOnly))
+        defer { writer.close() }
+        try writer.preallocate(slots: 150)
+        for key in ["a", "b", "c"] {
+            let pixels = [UInt8](repeating: 0x7F, count: 64 * 64 * 4)
+            try pixels.withUnsafeBytes { _ = try writer.write(key: key, sourceUUID: UUID(), pixels: $0, bytesPerRow: 256) }
+        }
+    }
+
     /// `cp` makes holes of a table's runs of zeros; on tmpfs reading a hole through a mapping
     /// takes memory, so on a full tmpfs `verify` and `inspect` died of SIGBUS (status 135).
     @Test(arguments: [false, true])
@@ -144,18 +158,7 @@ final class ScratchMount {
         guard let disk = try ScratchMount.mount(.tmpfs, megabytes: 8) else { return }
         let scratch = try TemporaryDirectory()
         let original = scratch.file("thumb.imagetable")
-        let format = TableFormat(name: "thumb", family: "photos", width: 64, height: 64, style: .bgra32, capacity: 200)
-        do {
-            let writer = try ImageTableWriter(path: original, format: format, options: .init(durability: .processCrashOnly))
-            defer { writer.close() }
-            // Slots backed for 150 entries, 3 written, as a stopped bake leaves them: readers
-            // look at the records of every backed slot, past the 3 in use.
-            try writer.preallocate(slots: 150)
-            for key in ["a", "b", "c"] {
-                let pixels = [UInt8](repeating: 0x7F, count: 64 * 64 * 4)
-                try pixels.withUnsafeBytes { _ = try writer.write(key: key, sourceUUID: UUID(), pixels: $0, bytesPerRow: 256) }
-            }
-        }
+        try Self.writeBackedTable(at: original)
         let copy = disk.path + "/thumb.imagetable"
         if holeInRecordsOnly {
             // Copied whole, then one hole where the unused records of backed slots lie (records
@@ -186,16 +189,7 @@ final class ScratchMount {
     @Test func reservedPagesOnAFullTmpfsAreNoHoles() throws {
         guard let disk = try ScratchMount.mount(.tmpfs, megabytes: 8) else { return }
         let path = disk.path + "/thumb.imagetable"
-        let format = TableFormat(name: "thumb", family: "photos", width: 64, height: 64, style: .bgra32, capacity: 200)
-        do {
-            let writer = try ImageTableWriter(path: path, format: format, options: .init(durability: .processCrashOnly))
-            defer { writer.close() }
-            try writer.preallocate(slots: 150)
-            for key in ["a", "b", "c"] {
-                let pixels = [UInt8](repeating: 0x7F, count: 64 * 64 * 4)
-                try pixels.withUnsafeBytes { _ = try writer.write(key: key, sourceUUID: UUID(), pixels: $0, bytesPerRow: 256) }
-            }
-        }
+        try Self.writeBackedTable(at: path)
         try disk.fill()
         for arguments in [["verify", path], ["inspect", "--no-entries", path]] {
             let result = try run(Products.imagetable, arguments)

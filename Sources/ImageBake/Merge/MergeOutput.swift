@@ -94,9 +94,10 @@ struct MergeOutput {
     /// Refuses an existing output that a merge may not replace: one without the marker, or one
     /// holding anything but the bake state and tables (with their lock files and what a killed
     /// writer left, `.NAME.imagetable.tmp-…`), each a file, of the merge before (its marker lists
-    /// them; one that lists none vouches for none) or of this one. The replaced set is deleted whole, and a merge's output is also where
-    /// people bake, export from and leave notes: a file of theirs there (`NOTES.txt`, a directory,
-    /// another manifest's tables baked there with `--output`) was deleted without a word.
+    /// them; one that lists none vouches for none) or of this one. The replaced set is deleted
+    /// whole, and a merge's output is also where people bake, export from and leave notes: a file
+    /// of theirs there (`NOTES.txt`, a directory, another manifest's tables baked there with
+    /// `--output`) was deleted without a word.
     ///
     /// - Parameters:
     ///   - path: the output directory, which exists.
@@ -141,7 +142,7 @@ struct MergeOutput {
         if name.hasSuffix(".imagetable") { return name }
         if name.hasSuffix(".imagetable.lock") { return String(name.dropLast(".lock".count)) }
         if name.hasPrefix("."), let range = name.range(of: ".imagetable.tmp-") {
-            return String(name[name.index(after: name.startIndex)..<range.upperBound].dropLast(".tmp-".count))
+            return String(name.dropFirst()[..<range.lowerBound]) + ".imagetable"
         }
         return nil
     }
