@@ -131,16 +131,14 @@ public final class ImageRenderer: Sendable {
             return report
         }
         try PipelineRuntime.start()
-        let scope = VipsScope(sourceName: name)
-        var report: RenderReport
-        do {
-            report = try renderWithVips(bytes, scope: scope, targets, formats: formats)
-            scope.release()
-        } catch {
-            scope.release()
-            throw Truncation.refine(error, bytes: bytes)
+        var (result, crowded) = attemptWithVips(bytes, name: name, targets, formats: formats)
+        // Another thread used libvips meanwhile, so the words of a failure or of warnings may be
+        // another render's, or ours may have gone to it: drawn again with nobody else in (see
+        // LibvipsGate). A render that succeeds without a word is not.
+        if crowded, (try? result.get())?.warnings.isEmpty != true {
+            (result, crowded) = LibvipsGate.shared.alone { attemptWithVips(bytes, name: name, targets, formats: formats) }
         }
-        report.warnings = BenignWarnings.filter(scope.warnings, bytes: bytes)
+        let report = try result.get()
         // The strictest level refuses a JPEG damaged past its last row, as the direct path does;
         // reading it again adds about a fifth to a CMYK photo's render, so only there. (libvips
         // at this level fails on any warning libjpeg gives it, so none of this file's damage was
@@ -150,5 +148,20 @@ public final class ImageRenderer: Sendable {
         }
         PipelineRuntime.deliver(report.warnings)
         return report
+    }
+
+    /// One render through libvips, and whether another thread used libvips meanwhile.
+    private func attemptWithVips(_ bytes: UnsafeRawBufferPointer, name: String, _ targets: [RenderTarget],
+                                 formats: [TableFormat]) -> (Result<RenderReport, ImageTableError>, crowded: Bool) {
+        let scope = VipsScope(sourceName: name)
+        do throws(ImageTableError) {
+            var report = try renderWithVips(bytes, scope: scope, targets, formats: formats)
+            scope.release()
+            report.warnings = BenignWarnings.filter(scope.warnings, bytes: bytes)
+            return (.success(report), scope.crowded)
+        } catch {
+            scope.release()
+            return (.failure(Truncation.refine(error, bytes: bytes)), scope.crowded)
+        }
     }
 }

@@ -173,6 +173,9 @@ public enum PipelineRuntime {
     /// - Throws: what `body` throws, or `ImageTableError.Code.libraryUnavailable`.
     public static func withLibvips<T>(_ body: () throws -> T) throws -> T {
         try start()
+        // Inside the gate: what `body` writes into libvips' error buffer is not a render's.
+        let entry = LibvipsGate.shared.enter()
+        defer { _ = LibvipsGate.shared.leave(entry) }
         return try libvipsLock.withLock { _ in try body() }
     }
 

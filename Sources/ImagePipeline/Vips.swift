@@ -41,12 +41,22 @@ final class VipsScope {
     private let sink = WarningSink()
     private var owned: [OpaquePointer] = []
     private var released = false
+    /// This scope's place in ``LibvipsGate``, from creation to release.
+    private let entry: LibvipsGate.Entry
+    /// Whether another thread used libvips at any moment between this scope's creation and its
+    /// release, so that the words in libvips' shared error buffer may have mixed (see
+    /// ``LibvipsGate``); known once released.
+    private(set) var crowded = false
 
     init(sourceName: String) {
         self.sourceName = sourceName
+        entry = LibvipsGate.shared.enter()
     }
 
-    deinit { precondition(released || owned.isEmpty, "VipsScope dropped without release()") }
+    deinit {
+        precondition(released || owned.isEmpty, "VipsScope dropped without release()")
+        if !released { _ = LibvipsGate.shared.leave(entry) }
+    }
 
     /// Takes ownership of a GObject reference (an image or a source).
     func own(_ pointer: OpaquePointer) -> OpaquePointer {
@@ -67,6 +77,7 @@ final class VipsScope {
             }
         }
         owned.removeAll()
+        crowded = LibvipsGate.shared.leave(entry)
     }
 
     /// The warnings libvips logged on this thread during the render, in order, without repeats.

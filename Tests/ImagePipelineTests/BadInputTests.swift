@@ -9,10 +9,9 @@ import ImageTableCore
 
 /// Bad sources fail with a typed error that names them, and never crash or hang.
 ///
-/// One at a time: libvips' error buffer is the process's, so a render failing outside the lock
-/// while another runs can lend it its words (PIPELINE.md, "Thread safety"), and these tests
-/// check the words.
-@Suite(.serialized) struct BadInputTests {
+/// Run in parallel, as the whole suite's other renders are: the words checked here are each
+/// render's own even so (libvips' shared error buffer, `LibvipsGate`).
+@Suite struct BadInputTests {
     static let spec = [TableFormat(width: 64, height: 64, style: .bgra32), TableFormat(width: 32, height: 32, style: .bgr16)]
 
     static func failure(_ source: SourceImage, renderer: ImageRenderer = ImageRenderer()) -> ImageTableError? {
