@@ -14,7 +14,7 @@ extension BakeState {
     static func unwritable(_ path: String) -> String? {
         let directory = Directories.parent(of: path)
         if access(directory.isEmpty ? "." : directory, W_OK) != 0 { return "its directory" }
-        for (file, name) in [(path, "the file"), (path + "-wal", "its -wal file"), (path + "-shm", "its -shm file")] {
+        for (file, name) in [(path, "the file")] + companionSuffixes.map({ (path + $0, "its \($0) file") }) {
             if access(file, F_OK) == 0 && access(file, W_OK) != 0 { return name }
         }
         return nil

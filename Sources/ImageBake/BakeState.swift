@@ -20,6 +20,9 @@ import Synchronization
 final class BakeState: @unchecked Sendable {
     /// The file's name in the output directory.
     static let fileName = ".imagetable-state.sqlite"
+    /// What SQLite keeps beside the state, by suffix: its write-ahead log and the log's index
+    /// (the state runs in WAL mode), and the rollback journal of the moments before it does.
+    static let companionSuffixes = ["-wal", "-shm", "-journal"]
     /// How long after a file's last modification its fingerprint is trusted: longer than the
     /// coarsest timestamp a file system keeps (FAT's 2 s), so a write in the same tick as the
     /// read cannot go unseen (git's "racily clean" entries).
@@ -114,7 +117,7 @@ final class BakeState: @unchecked Sendable {
         } catch where error.code == .corrupt && !readOnly {
             notices.append(("the bake state was damaged (\(error.cause ?? error.message)); started afresh, "
                             + "so each source is read once more (none is decoded for it)", "state-reset"))
-            for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+            for suffix in [""] + Self.companionSuffixes { unlink(path + suffix) }
             opened = try Self.open(path, readOnly: false)
         } catch where error.code == .corrupt {
             // A dry run (and `--list`) plans as the bake will: from no state, which the bake

@@ -144,8 +144,7 @@ public enum TableExport {
                                                                 .discardedInterruptedWrite: .interruptedWrite]
         if let notice = reader.notices.first(where: { codes[$0.kind] != nil }) {
             // The reader skipped the entry; the export skips nothing, it refuses.
-            let what = notice.slot.map { "slot \($0): \(notice.finding)" } ?? notice.finding
-            throw ImageTableError(codes[notice.kind]!, "\(what); nothing exported: run imagetable verify, and bake again before exporting",
+            throw ImageTableError(codes[notice.kind]!, "\(notice.located()); nothing exported: run imagetable verify, and bake again before exporting",
                                   path: display)
         }
         let target = staging + "/" + format.fileName

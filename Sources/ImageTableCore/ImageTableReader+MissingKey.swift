@@ -19,9 +19,8 @@ extension ImageTableReader {
         // The table holds the key, in a record it does not serve: "no entry" and a guess at
         // another key sent people looking for a typo.
         if let damaged = notices.first(where: { $0.key == key && $0.skipsEntry }) {
-            let slot = damaged.slot.map { "slot \($0): " } ?? ""
             return ImageTableError(damaged.kind == .damagedIndex ? .damagedIndex : .damagedRecord,
-                                   "the entry for \(PrintableText.quoted(key)) is not served (\(slot)\(damaged.finding)); "
+                                   "the entry for \(PrintableText.quoted(key)) is not served (\(damaged.located())); "
                                    + "`imagetable verify` lists the damage, and a bake renders the entry again", path: path)
         }
         let unfinished = notices.count { $0.kind == .discardedInterruptedWrite }

@@ -149,6 +149,17 @@ public struct TableNotice: Sendable, Equatable, CustomStringConvertible {
         self.key = key
     }
 
+    /// The finding with its slot, and the entry's key when asked and known: "slot 3: interrupted
+    /// write", "slot 3 ('cat'): record checksum mismatch"; the finding alone when no slot is
+    /// concerned. For a caller that goes on to say what it does about it.
+    ///
+    /// - Parameter naming: whether to name the entry's key, where ``key`` is known.
+    /// - Returns: the phrase.
+    public func located(naming: Bool = false) -> String {
+        let named = naming ? key.map { " (\(PrintableText.quoted($0)))" } ?? "" : ""
+        return slot.map { "slot \($0)\(named): \(finding)" } ?? finding
+    }
+
     /// Whether a listing of the table's entries left an entry out for it: a damaged record, or
     /// a sound one the damaged hash index does not lead to (readers miss it).
     public var skipsEntry: Bool { kind == .damagedRecord || kind == .damagedIndex }

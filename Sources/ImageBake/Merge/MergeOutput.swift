@@ -89,7 +89,7 @@ struct MergeOutput {
 
     /// What a merge's output may hold besides the marker and its tables: a bake into it writes
     /// its state there (and the next bake fingerprints every source again without it).
-    static let bakeStateNames = Set(["", "-wal", "-shm", "-journal"].map { BakeState.fileName + $0 })
+    static let bakeStateNames = Set(([""] + BakeState.companionSuffixes).map { BakeState.fileName + $0 })
 
     /// Refuses an existing output that a merge may not replace: one without the marker, or one
     /// holding anything but the bake state and tables (with their lock files and what a killed

@@ -110,9 +110,8 @@ struct TableMerge {
             // to) are said, as pixels that fail their checksum are: the merge lacks them.
             for notice in reader.notices where listingNotices && notice.skipsEntry {
                 // By its key too, where the record names one: the merged set lacks that entry.
-                let named = notice.key.map { " (\(PrintableText.quoted($0)))" } ?? ""
-                let what = notice.slot.map { "slot \($0)\(named): \(notice.finding)" } ?? notice.message
-                outcome.skipped.append(BakeWarning(path: reader.path, message: "\(what); left out of the merge", code: notice.kind.rawValue))
+                outcome.skipped.append(BakeWarning(path: reader.path, message: "\(notice.located(naming: true)); left out of the merge",
+                                                   code: notice.kind.rawValue))
             }
         }
         // Grouped by key, each key's winner first, so that one pass finds every key's entry:
