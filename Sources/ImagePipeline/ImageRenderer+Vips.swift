@@ -14,10 +14,12 @@ extension ImageRenderer {
     ///   - scope: the libvips objects' owner and the source's name for errors.
     ///   - targets: the members to draw and where.
     ///   - formats: the targets' formats, then the family's other formats that shape the decode.
+    ///   - decoding: set once the source is past its header checks and is decoded (the caller
+    ///     counts the decodes of the render it keeps).
     /// - Returns: per-target content rectangles, the number of decodes and facts about the source.
     /// - Throws: `ImageTableError` for oversized, corrupt or unsupported sources and libvips failures.
     func renderWithVips(_ bytes: UnsafeRawBufferPointer, scope: VipsScope, _ targets: [RenderTarget],
-                        formats: [TableFormat]) throws(ImageTableError) -> RenderReport {
+                        formats: [TableFormat], decoding: inout Bool) throws(ImageTableError) -> RenderReport {
         let name = scope.sourceName
         // A memory source: libvips reads our copy of the bytes, never the file itself.
         var sourceObject: OpaquePointer?
@@ -52,8 +54,7 @@ extension ImageRenderer {
         let plan = RenderPlan(sourceWidth: sw, sourceHeight: sh, geometries: geometries, formats: formats)
 
         // 2. The one decode.
-        decodes.add(1, ordering: .relaxed)
-        PipelineRuntime.decodeCounter.add(1, ordering: .relaxed)
+        decoding = true
         if drawsJPEGItself(loader: loader, header: header, isCMYK: isCMYK) {
             let decoded = try renderJPEGWithVips(scope, source: source, header: header, isCMYK: isCMYK, hasICC: hasICC,
                                                  orientation: orientation, plan: plan, geometries: geometries, targets: targets)

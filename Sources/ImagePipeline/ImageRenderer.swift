@@ -131,14 +131,21 @@ public final class ImageRenderer: Sendable {
             return report
         }
         try PipelineRuntime.start()
-        var (result, crowded) = attemptWithVips(bytes, name: name, targets, formats: formats)
-        // Another thread used libvips meanwhile, so the words of a failure or of warnings may be
-        // another render's, or ours may have gone to it: drawn again with nobody else in (see
-        // LibvipsGate). A render that succeeds without a word is not.
-        if crowded, (try? result.get())?.warnings.isEmpty != true {
-            (result, crowded) = LibvipsGate.shared.alone { attemptWithVips(bytes, name: name, targets, formats: formats) }
+        var attempt = attemptWithVips(bytes, name: name, targets, formats: formats)
+        // Another thread used libvips meanwhile, so the words of a failure, or of warnings read
+        // from libvips' shared buffer, may be another render's, or ours may have gone to it:
+        // drawn again with nobody else in (see LibvipsGate). Warnings of this thread's own
+        // (libpng's, ours) are its own.
+        if attempt.crowded, attempt.result.failed || attempt.heardSharedBuffer {
+            attempt = LibvipsGate.shared.alone { attemptWithVips(bytes, name: name, targets, formats: formats) }
         }
-        let report = try result.get()
+        // The decode of the render kept: a render drawn twice decoded once as far as its
+        // report and the counts go (they prove one decode per source per family).
+        if attempt.decoded {
+            decodes.add(1, ordering: .relaxed)
+            PipelineRuntime.decodeCounter.add(1, ordering: .relaxed)
+        }
+        let report = try attempt.result.get()
         // The strictest level refuses a JPEG damaged past its last row, as the direct path does;
         // reading it again adds about a fifth to a CMYK photo's render, so only there. (libvips
         // at this level fails on any warning libjpeg gives it, so none of this file's damage was
@@ -150,18 +157,35 @@ public final class ImageRenderer: Sendable {
         return report
     }
 
-    /// One render through libvips, and whether another thread used libvips meanwhile.
+    /// One render through libvips, and what decides whether it is drawn again.
+    private struct VipsAttempt {
+        var result: Result<RenderReport, ImageTableError>
+        /// Whether it got past the header checks to decode.
+        var decoded: Bool
+        /// Whether another thread used libvips meanwhile.
+        var crowded: Bool
+        /// Whether some of its warnings came through libvips' shared error buffer.
+        var heardSharedBuffer: Bool
+    }
+
     private func attemptWithVips(_ bytes: UnsafeRawBufferPointer, name: String, _ targets: [RenderTarget],
-                                 formats: [TableFormat]) -> (Result<RenderReport, ImageTableError>, crowded: Bool) {
+                                 formats: [TableFormat]) -> VipsAttempt {
         let scope = VipsScope(sourceName: name)
+        var decoded = false
+        let result: Result<RenderReport, ImageTableError>
         do throws(ImageTableError) {
-            var report = try renderWithVips(bytes, scope: scope, targets, formats: formats)
+            var report = try renderWithVips(bytes, scope: scope, targets, formats: formats, decoding: &decoded)
             scope.release()
             report.warnings = BenignWarnings.filter(scope.warnings, bytes: bytes)
-            return (.success(report), scope.crowded)
+            result = .success(report)
         } catch {
             scope.release()
-            return (.failure(Truncation.refine(error, bytes: bytes)), scope.crowded)
+            result = .failure(Truncation.refine(error, bytes: bytes))
         }
+        return VipsAttempt(result: result, decoded: decoded, crowded: scope.crowded, heardSharedBuffer: scope.heardSharedBuffer)
     }
+}
+
+private extension Result {
+    var failed: Bool { if case .failure = self { true } else { false } }
 }

@@ -18,10 +18,15 @@ import Darwin
 ///
 /// Every ``VipsScope`` (and ``PipelineRuntime/withLibvips(_:)``) is *inside* from its creation to
 /// its release, and learns on leaving whether anyone else was inside meanwhile. A render that
-/// was crowded and has words to report (a failure, or warnings) is drawn again in
-/// ``alone(_:)``, which waits until nobody is inside and lets nobody else in: its words are then
-/// its own. Renders that succeed without a word, and every render of a process that renders one
-/// source at a time (a bake's worker), never wait here.
+/// was crowded and whose words went through the shared buffer (a failure, or warnings read from
+/// it) is drawn again in ``alone(_:)``, which waits until nobody is inside and lets nobody else
+/// in: its words are then its own. Renders that succeed without such words, and every render of
+/// a process that renders one source at a time (a bake's worker), never wait here.
+///
+/// The first to come in when nobody is inside empties the buffer: what is there belongs to
+/// renders that are over (libvips' JPEG loader logs the buffer when it is freed but leaves the
+/// text in it), and a bake's worker, one render at a time, gave the next source's failure a
+/// damaged JPEG's words before it, with its code (`truncated` for a corrupt PNG).
 ///
 /// A thread already inside enters again without waiting (a render's smart crop opens a scope
 /// inside the render's own), so nesting cannot deadlock against a waiting ``alone(_:)``; new
@@ -32,6 +37,7 @@ final class LibvipsGate: @unchecked Sendable {
 
     /// What ``enter()`` hands back for ``leave(_:)``.
     struct Entry {
+        fileprivate let thread: UInt
         fileprivate let crowdingsAtEntry: UInt64
         fileprivate let crowdedAtEntry: Bool
     }
@@ -53,15 +59,21 @@ final class LibvipsGate: @unchecked Sendable {
     func enter() -> Entry {
         let me = Self.currentThread
         condition.lock()
-        defer { condition.unlock() }
         if let depth = inside[me] {
             inside[me] = depth + 1
-            return Entry(crowdingsAtEntry: crowdings, crowdedAtEntry: inside.count > 1)
+            defer { condition.unlock() }
+            return Entry(thread: me, crowdingsAtEntry: crowdings, crowdedAtEntry: inside.count > 1)
         }
         while soleThread != nil || waitingAlone > 0 { condition.wait() }
-        if !inside.isEmpty { crowdings &+= 1 }
+        let first = inside.isEmpty
+        if !first { crowdings &+= 1 }
         inside[me] = 1
-        return Entry(crowdingsAtEntry: crowdings, crowdedAtEntry: inside.count > 1)
+        let entry = Entry(thread: me, crowdingsAtEntry: crowdings, crowdedAtEntry: !first)
+        condition.unlock()
+        // Emptied outside the gate's own lock: one who comes in meanwhile is crowded, and
+        // drawn again if this wiped its words.
+        if first, PipelineRuntime.isStarted { PipelineRuntime.libvipsLock.withLock { _ in _ = Vips.takeErrorBuffer() } }
+        return entry
     }
 
     /// Goes out.
@@ -70,6 +82,9 @@ final class LibvipsGate: @unchecked Sendable {
     /// - Returns: whether another thread was inside at any moment since `entry`.
     func leave(_ entry: Entry) -> Bool {
         let me = Self.currentThread
+        // An entry left on another thread would stay inside for ever, and every later
+        // `alone` wait for it.
+        precondition(entry.thread == me, "LibvipsGate left on another thread than it was entered on")
         condition.lock()
         defer { condition.unlock() }
         let depth = (inside[me] ?? 1) - 1

@@ -166,7 +166,9 @@ public enum PipelineRuntime {
     /// Runs `body` holding the global libvips lock: the only safe way for other code in this
     /// process to create or release libvips objects of its own while renderers may be running
     /// (liborc 0.4.33 can crash when two threads do that at once). Do not render from `body`:
-    /// the lock is not reentrant.
+    /// the lock is not reentrant. Nor call this from a warning handler
+    /// (``setWarningHandler(_:)``): it may run on libvips' threads while a render waits to be
+    /// alone, which would wait for it.
     ///
     /// - Parameter body: code that calls libvips.
     /// - Returns: what `body` returns.
@@ -223,15 +225,28 @@ public enum PipelineRuntime {
 /// and put the reason in a warning).
 final class WarningSink {
     private(set) var messages: [String] = []
+    /// Whether any of the messages came through libvips' shared error buffer, where another
+    /// thread's words can be, or ours be taken (see ``LibvipsGate``): text a call left in it,
+    /// or the JPEG loader's "read gave N warnings", which it logs with the whole buffer.
+    private(set) var heardSharedBuffer = false
 
     /// Keeps each line of `text` once. libvips' JPEG loader logs its whole error buffer, which
     /// nothing clears between the header's load and the pixels', so one libjpeg warning came
     /// back inside every later message ("VipsJpeg: Corrupt…\nVipsJpeg: Corrupt…\n"); and its count
     /// ("read gave 1 warnings") says nothing the warnings themselves do not.
-    func append(_ text: String) {
+    ///
+    /// - Parameters:
+    ///   - text: the message, one or more lines.
+    ///   - fromSharedBuffer: whether it was taken from libvips' shared error buffer.
+    func append(_ text: String, fromSharedBuffer: Bool = false) {
+        if fromSharedBuffer { heardSharedBuffer = true }
         for line in text.split(whereSeparator: \.isNewline) {
             let line = line.trimmingCharacters(in: .whitespaces)
-            guard !line.isEmpty, !(line.hasPrefix("read gave ") && line.hasSuffix(" warnings")) else { continue }
+            if line.hasPrefix("read gave ") && line.hasSuffix(" warnings") {
+                heardSharedBuffer = true
+                continue
+            }
+            guard !line.isEmpty else { continue }
             if messages.count < 16, !messages.contains(line) { messages.append(line) }
         }
     }

@@ -83,6 +83,10 @@ final class VipsScope {
     /// The warnings libvips logged on this thread during the render, in order, without repeats.
     var warnings: [String] { sink.messages }
 
+    /// Whether any of the render's warnings came through libvips' shared error buffer, where
+    /// they may be another thread's, or have been taken by one (see ``LibvipsGate``).
+    var heardSharedBuffer: Bool { sink.heardSharedBuffer }
+
     /// Adds a warning of our own to the render's, after libvips' so far.
     ///
     /// - Parameter text: the warning.
@@ -110,7 +114,7 @@ final class VipsScope {
                 // the buffer only when the image is freed, by when a failure on another thread
                 // may have taken it (a render's "Corrupt JPEG data" was lost about once in ten
                 // runs of the test suite). Kept now, as this render's warnings.
-                if let left = Vips.takeErrorBuffer() { sink.append(left) }
+                if let left = Vips.takeErrorBuffer() { sink.append(left, fromSharedBuffer: true) }
                 return (status, nil)
             }
         }
