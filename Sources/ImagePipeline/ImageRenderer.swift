@@ -132,11 +132,12 @@ public final class ImageRenderer: Sendable {
         }
         try PipelineRuntime.start()
         var attempt = attemptWithVips(bytes, name: name, targets, formats: formats)
-        // Another thread used libvips meanwhile, so the words of a failure, or of warnings read
-        // from libvips' shared buffer, may be another render's, or ours may have gone to it:
-        // drawn again with nobody else in (see LibvipsGate). Warnings of this thread's own
-        // (libpng's, ours) are its own.
-        if attempt.crowded, attempt.result.failed || attempt.heardSharedBuffer {
+        // Words that went through libvips' shared buffer (a failure's, warnings read from it)
+        // while another render's did may be the other's, or ours may have gone to it; and
+        // words lost beside anyone may have been wiped: drawn again with nobody else in (see
+        // LibvipsGate). Warnings of this thread's own (libpng's, ours) and failures the
+        // pipeline raises itself are its own.
+        if let visit = attempt.visit, visit.wordy, LibvipsGate.shared.mixed(visit) || (visit.crowded && attempt.lostWords) {
             attempt = LibvipsGate.shared.alone { attemptWithVips(bytes, name: name, targets, formats: formats) }
         }
         // The decode of the render kept: a render drawn twice decoded once as far as its
@@ -162,15 +163,16 @@ public final class ImageRenderer: Sendable {
         var result: Result<RenderReport, ImageTableError>
         /// Whether it got past the header checks to decode.
         var decoded: Bool
-        /// Whether another thread used libvips meanwhile.
-        var crowded: Bool
-        /// Whether some of its warnings came through libvips' shared error buffer.
-        var heardSharedBuffer: Bool
+        /// Its visit to LibvipsGate (`nil` when drawn inside another's, as a retry is), and
+        /// whether words went through libvips' shared error buffer during it.
+        var visit: LibvipsGate.Visit?
+        /// Whether words that went through the shared buffer came back empty.
+        var lostWords: Bool
     }
 
     private func attemptWithVips(_ bytes: UnsafeRawBufferPointer, name: String, _ targets: [RenderTarget],
                                  formats: [TableFormat]) -> VipsAttempt {
-        let scope = VipsScope(sourceName: name)
+        let scope = VipsScope(sourceName: name, decides: true)
         var decoded = false
         let result: Result<RenderReport, ImageTableError>
         do throws(ImageTableError) {
@@ -182,10 +184,6 @@ public final class ImageRenderer: Sendable {
             scope.release()
             result = .failure(Truncation.refine(error, bytes: bytes))
         }
-        return VipsAttempt(result: result, decoded: decoded, crowded: scope.crowded, heardSharedBuffer: scope.heardSharedBuffer)
+        return VipsAttempt(result: result, decoded: decoded, visit: scope.visit, lostWords: scope.lostWords)
     }
-}
-
-private extension Result {
-    var failed: Bool { if case .failure = self { true } else { false } }
 }

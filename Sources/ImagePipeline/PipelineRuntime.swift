@@ -177,7 +177,8 @@ public enum PipelineRuntime {
         try start()
         // Inside the gate: what `body` writes into libvips' error buffer is not a render's.
         let entry = LibvipsGate.shared.enter()
-        defer { _ = LibvipsGate.shared.leave(entry) }
+        // Taken for wordy: what `body` does with the error buffer is not known.
+        defer { _ = LibvipsGate.shared.leave(entry, wordy: true) }
         return try libvipsLock.withLock { _ in try body() }
     }
 
@@ -229,6 +230,8 @@ final class WarningSink {
     /// thread's words can be, or ours be taken (see ``LibvipsGate``): text a call left in it,
     /// or the JPEG loader's "read gave N warnings", which it logs with the whole buffer.
     private(set) var heardSharedBuffer = false
+    /// How many times libvips' JPEG loader logged the shared buffer ("read gave N warnings").
+    private(set) var loaderLogs = 0
 
     /// Keeps each line of `text` once. libvips' JPEG loader logs its whole error buffer, which
     /// nothing clears between the header's load and the pixels', so one libjpeg warning came
@@ -244,12 +247,17 @@ final class WarningSink {
             let line = line.trimmingCharacters(in: .whitespaces)
             if line.hasPrefix("read gave ") && line.hasSuffix(" warnings") {
                 heardSharedBuffer = true
+                loaderLogs += 1
                 continue
             }
             guard !line.isEmpty else { continue }
             if messages.count < 16, !messages.contains(line) { messages.append(line) }
         }
     }
+
+    /// Notes that text was taken from libvips' shared error buffer and dropped (a header
+    /// field's type error): it may have been another thread's words.
+    func noteSharedBuffer() { heardSharedBuffer = true }
 
     private static let key: pthread_key_t = {
         var key = pthread_key_t()

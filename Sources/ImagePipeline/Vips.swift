@@ -43,20 +43,40 @@ final class VipsScope {
     private var released = false
     /// This scope's place in ``LibvipsGate``, from creation to release.
     private let entry: LibvipsGate.Entry
-    /// Whether another thread used libvips at any moment between this scope's creation and its
-    /// release, so that the words in libvips' shared error buffer may have mixed (see
-    /// ``LibvipsGate``); known once released.
-    private(set) var crowded = false
+    /// Whether a libvips call of this scope failed, whose words are read from the shared buffer.
+    private var failedInLibvips = false
+    /// The thread's visit to ``LibvipsGate`` that this scope ended, when it was the outermost;
+    /// known once released.
+    private(set) var visit: LibvipsGate.Visit?
 
-    init(sourceName: String) {
+    /// Whether the owner asks ``LibvipsGate/mixed(_:)`` about a wordy ``visit``.
+    private let decides: Bool
+
+    /// Creates a scope, inside ``LibvipsGate``.
+    ///
+    /// - Parameters:
+    ///   - sourceName: the source's path or name, for errors.
+    ///   - decides: whether the owner will ask ``LibvipsGate/mixed(_:)`` about the ``visit``
+    ///     when it is wordy (it must then).
+    init(sourceName: String, decides: Bool = false) {
         self.sourceName = sourceName
+        self.decides = decides
         entry = LibvipsGate.shared.enter()
     }
 
     deinit {
         precondition(released || owned.isEmpty, "VipsScope dropped without release()")
-        if !released { _ = LibvipsGate.shared.leave(entry) }
+        if !released { _ = LibvipsGate.shared.leave(entry, wordy: wordy) }  // (no one decides of a scope never released)
     }
+
+    /// Whether words went through libvips' shared error buffer in this scope: a failure of a
+    /// libvips call, or warnings read from the buffer (see ``LibvipsGate``).
+    var wordy: Bool { failedInLibvips || sink.heardSharedBuffer }
+
+    /// Whether words that went through the shared buffer came back empty: a libvips failure
+    /// without a word, or the JPEG loader's "read gave N warnings" with none of them. Another
+    /// thread may have taken or wiped them.
+    private(set) var lostWords = false
 
     /// Takes ownership of a GObject reference (an image or a source).
     func own(_ pointer: OpaquePointer) -> OpaquePointer {
@@ -72,20 +92,23 @@ final class VipsScope {
         // Loaders may log while they are torn down ("read gave 1 warnings"): still this render's.
         sink.capture {
             PipelineRuntime.libvipsLock.withLock { _ in
+                let logged = sink.loaderLogs
                 for object in owned.reversed() { cv_object_unref(UnsafeMutableRawPointer(object)) }
                 cv_thread_shutdown()
+                // libvips' JPEG loader logs the whole buffer as it is freed and leaves it there,
+                // where the next failure, whoever's, said it too (a PNG beside it, or after it).
+                // Taken now; words of another thread taken with it leave that render without
+                // them, which it notices (`lostWords`) and is drawn again for.
+                if sink.loaderLogs > logged { _ = Vips.takeErrorBuffer() }
             }
         }
         owned.removeAll()
-        crowded = LibvipsGate.shared.leave(entry)
+        if sink.heardSharedBuffer && sink.messages.isEmpty { lostWords = true }
+        visit = LibvipsGate.shared.leave(entry, wordy: wordy, deciding: decides)
     }
 
     /// The warnings libvips logged on this thread during the render, in order, without repeats.
     var warnings: [String] { sink.messages }
-
-    /// Whether any of the render's warnings came through libvips' shared error buffer, where
-    /// they may be another thread's, or have been taken by one (see ``LibvipsGate``).
-    var heardSharedBuffer: Bool { sink.heardSharedBuffer }
 
     /// Adds a warning of our own to the render's, after libvips' so far.
     ///
@@ -181,7 +204,7 @@ final class VipsScope {
         let status = PipelineRuntime.libvipsLock.withLock { _ -> Int32 in
             guard cv_image_get_typeof(image.pointer, name) != 0 else { return -1 }
             let status = cv_image_get_int(image.pointer, name, &value)
-            if status != 0 { _ = Vips.takeErrorBuffer() }
+            if status != 0, Vips.takeErrorBuffer() != nil { sink.noteSharedBuffer() }
             return status
         }
         return status == 0 ? Int(value) : nil
@@ -193,7 +216,7 @@ final class VipsScope {
             var value: UnsafePointer<CChar>?
             guard cv_image_get_typeof(image.pointer, name) != 0 else { return nil }
             guard cv_image_get_string(image.pointer, name, &value) == 0, let value else {
-                _ = Vips.takeErrorBuffer()
+                if Vips.takeErrorBuffer() != nil { sink.noteSharedBuffer() }
                 return nil
             }
             return String(cString: value)
@@ -207,7 +230,7 @@ final class VipsScope {
             var length = 0
             guard cv_image_get_typeof(image.pointer, name) != 0, cv_image_get_blob(image.pointer, name, &data, &length) == 0,
                   let data else {
-                _ = Vips.takeErrorBuffer()
+                if Vips.takeErrorBuffer() != nil { sink.noteSharedBuffer() }
                 return nil
             }
             return [UInt8](UnsafeRawBufferPointer(start: data, count: length))
@@ -220,6 +243,8 @@ final class VipsScope {
     }
 
     private func failure(_ step: String, _ code: ImageTableError.Code, _ text: String?, _ warnings: [String]) -> ImageTableError {
+        failedInLibvips = true
+        if (text ?? "").isEmpty { lostWords = true }
         // Each message once, in the order first said: libvips writes a decoder's complaint into
         // its buffer at each pass over the file (the header, then the pixels), so a JPEG with
         // extraneous bytes under `failOn: warning` gave its cause the same sentence four times.

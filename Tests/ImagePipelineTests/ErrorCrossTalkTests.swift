@@ -52,7 +52,9 @@ import Testing
         }
         var ppm = Array("P6\n4 4\n255\n".utf8)
         ppm += [UInt8](repeating: 200, count: 4 * 4 * 3)
-        return pngs.map(SourceImage.file) + [.data(Data(ppm), name: "grey.ppm"), try junkJPEG(), try strayMarkerJPEG()]
+        let png = try Data(contentsOf: URL(fileURLWithPath: Corpus.png("basn2c08")))
+        return pngs.map(SourceImage.file) + [.data(Data(ppm), name: "grey.ppm"), try junkJPEG(), try strayMarkerJPEG(),
+                                             .data(png.prefix(png.count * 6 / 10), name: "truncated.png")]
     }
 
     /// One thread: what a damaged JPEG leaves in libvips' buffer (its loader logs it when freed,
