@@ -148,7 +148,10 @@ public enum PipelineRuntime {
     /// dropped. Warnings a render's own thread logs are that render's: they reach the handler
     /// when it finishes, and are in its ``RenderReport/warnings`` when it succeeds or its error's
     /// `ImageTableError.cause` when it fails; warnings from libvips' own threads reach the
-    /// handler as they happen.
+    /// handler as they happen, on those threads, sometimes while libvips' global lock is held.
+    /// So the handler must return soon and must not block: it may not render, call
+    /// ``withLibvips(_:)``, or wait for a thread that does (a render waiting to be drawn alone,
+    /// or the lock, would wait for it in turn).
     ///
     /// - Parameter handler: receives each warning's text; `nil` drops them.
     public static func setWarningHandler(_ handler: (@Sendable (String) -> Void)?) {
