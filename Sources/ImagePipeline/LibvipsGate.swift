@@ -42,7 +42,7 @@ final class LibvipsGate: @unchecked Sendable {
     /// The process's gate.
     static let shared = LibvipsGate()
 
-    /// What ``enter()`` hands back for ``leave(_:wordy:)``.
+    /// What ``enter()`` hands back for ``leave(_:wordy:deciding:)``.
     struct Entry {
         fileprivate let thread: UInt
     }
@@ -61,7 +61,9 @@ final class LibvipsGate: @unchecked Sendable {
         var depth: Int
         let entered: UInt64
         var wordy: Bool
-        let crowdingsAtEntry: UInt64
+        /// Whether another thread was inside as this one came in. Whether one came or went
+        /// later is on the clock: only outermost entries and leavings (and ``alone(_:)``, which
+        /// no one is inside beside) move it.
         let crowdedAtEntry: Bool
     }
 
@@ -77,13 +79,11 @@ final class LibvipsGate: @unchecked Sendable {
     private var soleThread: UInt?
     /// Threads waiting in ``alone(_:)``.
     private var waitingAlone = 0
-    /// How many times a thread came in while another was inside.
-    private var crowdings: UInt64 = 0
 
     /// Comes in, waiting while a thread is, or waits to be, alone (unless this thread is inside
     /// already).
     ///
-    /// - Returns: what ``leave(_:wordy:)`` needs.
+    /// - Returns: what ``leave(_:wordy:deciding:)`` needs.
     func enter() -> Entry {
         let me = Self.currentThread
         condition.lock()
@@ -95,10 +95,9 @@ final class LibvipsGate: @unchecked Sendable {
         while soleThread != nil || waitingAlone > 0 { condition.wait() }
         // Emptied before anyone else comes in, whose words it would wipe. (The libvips lock is
         // taken inside the gate's, never the other way round: no one holds it to enter.)
-        if inside.isEmpty, PipelineRuntime.isStarted { PipelineRuntime.libvipsLock.withLock { _ in _ = Vips.takeErrorBuffer() } }
+        if inside.isEmpty { emptyBuffer() }
         clock &+= 1
-        if !inside.isEmpty { crowdings &+= 1 }
-        inside[me] = Inside(depth: 1, entered: clock, wordy: false, crowdingsAtEntry: crowdings, crowdedAtEntry: !inside.isEmpty)
+        inside[me] = Inside(depth: 1, entered: clock, wordy: false, crowdedAtEntry: !inside.isEmpty)
         condition.unlock()
         return Entry(thread: me)
     }
@@ -127,8 +126,7 @@ final class LibvipsGate: @unchecked Sendable {
         }
         inside[me] = nil
         clock &+= 1
-        let visit = Visit(entered: mine.entered, left: clock, wordy: mine.wordy,
-                          crowded: mine.crowdedAtEntry || crowdings != mine.crowdingsAtEntry)
+        let visit = Visit(entered: mine.entered, left: clock, wordy: mine.wordy, crowded: mine.crowdedAtEntry || clock - mine.entered > 1)
         if mine.wordy { wordyVisits.append(visit) }
         // From now, not between now and the question: a wordy visit it overlapped may end and
         // be forgotten in between.
@@ -169,7 +167,7 @@ final class LibvipsGate: @unchecked Sendable {
         waitingAlone -= 1
         soleThread = me
         clock &+= 1
-        inside[me] = Inside(depth: 1, entered: clock, wordy: false, crowdingsAtEntry: crowdings, crowdedAtEntry: false)
+        inside[me] = Inside(depth: 1, entered: clock, wordy: false, crowdedAtEntry: false)
         condition.unlock()
         defer {
             condition.lock()
@@ -180,8 +178,14 @@ final class LibvipsGate: @unchecked Sendable {
             condition.broadcast()
             condition.unlock()
         }
-        PipelineRuntime.libvipsLock.withLock { _ in _ = Vips.takeErrorBuffer() }
+        emptyBuffer()
         return body()
+    }
+
+    /// Drops what libvips' error buffer holds, when no one is inside to have written it.
+    private func emptyBuffer() {
+        guard PipelineRuntime.isStarted else { return }
+        PipelineRuntime.libvipsLock.withLock { _ in _ = Vips.takeErrorBuffer() }
     }
 
     /// Drops wordy visits that ended before every visit still inside or deciding began: no
