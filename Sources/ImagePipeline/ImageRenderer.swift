@@ -130,6 +130,18 @@ public final class ImageRenderer: Sendable {
             if !report.warnings.isEmpty { PipelineRuntime.deliver(report.warnings) }
             return report
         }
+        // An animation is handed to libvips as its first frame alone (WebPStructure).
+        if let firstFrame = WebPStructure.firstFrameOnly(bytes) {
+            return try firstFrame.withUnsafeBytes { cut in
+                Result { () throws(ImageTableError) in try renderThroughVips(cut, name: name, targets, formats: formats) }
+            }.get()
+        }
+        return try renderThroughVips(bytes, name: name, targets, formats: formats)
+    }
+
+    /// The libvips path of a render: one attempt, drawn again alone when its words may not be its own.
+    private func renderThroughVips(_ bytes: UnsafeRawBufferPointer, name: String, _ targets: [RenderTarget],
+                                   formats: [TableFormat]) throws(ImageTableError) -> RenderReport {
         try PipelineRuntime.start()
         var attempt = attemptWithVips(bytes, name: name, targets, formats: formats)
         // Words that went through libvips' shared buffer (a failure's, warnings read from it)
