@@ -107,14 +107,8 @@ struct BakePreparation {
             let reported = shard.map { shard in found.skipped.filter { !found.directories.contains($0.key ?? "") || shard.contains(key: $0.key ?? "") } }
             scanFailures += (reported ?? found.skipped).map { SourceFailure(family: family.name, error: $0) }
             if found.inExcluded.count > 0 {
-                let (keys, count, complete) = found.inExcluded
-                let shown = keys.map { PrintableText.quoted($0) }.joined(separator: ", ") + (count > keys.count ? ", …" : "")
                 outputWarnings.append(BakeWarning(
-                    path: manifest.file, message: "the output directory '\(manifest.displayOutput)' lies inside the sources of family "
-                        + "'\(family.name)' and holds \(count)\(complete ? "" : " or more") \(count == 1 && complete ? "image" : "images") "
-                        + "its patterns select (\(shown)); "
-                        + "the output directory is never scanned, so \(count == 1 ? "it is" : "they are") not baked: move "
-                        + "\(count == 1 ? "it" : "them") out of it, or give the manifest another output",
+                    path: manifest.file, message: family.outputHoldsSourcesMessage(output: manifest.displayOutput, found: found.inExcluded),
                     code: "output-holds-sources", line: family.sourcesLocation.line, column: family.sourcesLocation.column))
             }
         }

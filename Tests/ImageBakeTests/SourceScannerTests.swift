@@ -28,10 +28,12 @@ struct SourceScannerTests {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let images: @Sendable (String) -> Bool = { !$0.hasPrefix(".") && !$0.contains("/.") && !$0.hasSuffix(".txt") }
         let (sources, skipped) = try SourceScanner(root: "\(root)/src", selects: images).scan()
+        let outsideTarget = "\(root)/secret.jpg"
         #expect(sources.map(\.key) == ["a/b/three.jpg", "a/two.PNG", "c/inside.jpg", "one.jpg"])
         let loop = ImageTableError(.notARegularFile, "a symbolic link to a directory on its own way (\(root)/src); not followed, "
                                    + "since it would loop: its files are found where it leads", path: "\(root)/src/c/loop", key: "c/loop")
-        #expect(skipped == [loop, ImageTableError(.outsideSources, "symbolic link leads outside the sources directory",
+        #expect(skipped == [loop, ImageTableError(.outsideSources, "symbolic link leads outside the sources directory (\(outsideTarget)); "
+                                                  + "not baked (--allow-outside-paths follows it)",
                                                   path: "\(root)/src/c/outside.jpg", key: "c/outside.jpg")])
         let all = try SourceScanner(root: "\(root)/src", allowOutside: true, selects: images).scan()
         #expect(all.sources.map(\.key) == ["a/b/three.jpg", "a/two.PNG", "c/inside.jpg", "c/outside.jpg", "one.jpg"])

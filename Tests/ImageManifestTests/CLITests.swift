@@ -134,6 +134,27 @@ import Testing
         #expect(try validate(["valid.yaml"], in: dir).stdout.hasPrefix("valid.yaml: valid (0 errors, 0 warnings)"), "one source is enough")
     }
 
+    /// Images a family selects in an output directory inside its sources are never baked (a bake
+    /// does not scan its output): validate warns of them at the family's `sources`, as the bake
+    /// does, where it said the manifest was valid with no warning.
+    @Test func imagesInTheOutputDirectoryAreAWarning() throws {
+        let dir = try workspace()
+        try dir.makeDirectory("photos/tables")
+        try dir.write("photos/tables/b.jpg", "")
+        try dir.write("photos/tables/small@2x.imagetable", "")
+        try dir.write("inside.yaml", Self.validYAML.replacingOccurrences(of: "output: tables", with: "output: photos/tables"))
+        let inside = try validate(["inside.yaml"], in: dir)
+        #expect(inside.status == 0)
+        #expect(inside.stdout.hasPrefix("inside.yaml:5:14: warning: the output directory 'photos/tables' lies inside the sources of family "
+                                        + "'users' and holds 1 image its patterns select ('tables/b.jpg'); the output directory is never "
+                                        + "scanned, so it is not baked: move it out of it, or give the manifest another output "
+                                        + "[output-holds-sources]\n"), "\(inside.stdout)")
+        #expect(try validate(["--warnings-as-errors", "inside.yaml"], in: dir).status == 1)
+        // Tables alone there are no warning.
+        try FileManager.default.removeItem(atPath: dir.file("photos/tables/b.jpg"))
+        #expect(try validate(["inside.yaml"], in: dir).stdout.hasPrefix("inside.yaml: valid (0 errors, 0 warnings)"))
+    }
+
     @Test func maxDisk() throws {
         let dir = try workspace()
         #expect(try validate(["--max-disk", "7241728", "valid.yaml"], in: dir).status == 0)

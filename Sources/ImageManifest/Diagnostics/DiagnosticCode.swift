@@ -118,6 +118,9 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable {
     /// `output` is a family's `sources` directory: the tables and the bake state would lie among
     /// the source images.
     case outputIsSources = "output-is-sources"
+    /// Warning: images a family selects lie in the `output` directory, inside its `sources`,
+    /// which a bake never scans: they are not baked.
+    case outputHoldsSources = "output-holds-sources"
     /// An `include` or `exclude` pattern that is not a valid glob.
     case invalidGlob = "invalid-glob"
 
@@ -127,7 +130,7 @@ public enum DiagnosticCode: String, Sendable, CaseIterable, Codable {
     /// The severity this kind of problem has unless `--warnings-as-errors` promotes it.
     public var defaultSeverity: Severity {
         switch self {
-        case .cropWithoutCover, .backgroundAlphaIgnored, .backgroundUnused, .missingSources, .noSources, .moreSourcesThanSlots, .laxYAML: .warning
+        case .cropWithoutCover, .backgroundAlphaIgnored, .backgroundUnused, .missingSources, .noSources, .moreSourcesThanSlots, .outputHoldsSources, .laxYAML: .warning
         default: .error
         }
     }

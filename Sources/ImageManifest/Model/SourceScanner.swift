@@ -272,8 +272,8 @@ public struct SourceScanner: Sendable {
                     // was inside, and one into `\u{301}sub/` below the root was outside.
                     guard allowOutside || PathBytes.isBelow(target, resolvedRoot) else {
                         if selects(key) {
-                            skipped.append(ImageTableError(.outsideSources, "symbolic link leads outside the sources directory",
-                                                           path: path, key: key))
+                            skipped.append(ImageTableError(.outsideSources, "symbolic link leads outside the sources directory "
+                                                           + "(\(target)); not baked (--allow-outside-paths follows it)", path: path, key: key))
                         }
                         continue
                     }

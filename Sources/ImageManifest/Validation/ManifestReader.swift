@@ -52,7 +52,7 @@ struct ManifestReader {
         // The disk budget does not stop a manifest's plan from being shown, nor its sources from
         // being counted (their warnings vanished when the only error was the budget).
         var blocking: Bool { context.diagnostics.contains { $0.severity == .error && $0.code != .diskBudgetExceeded } }
-        if context.options.countsSources, !blocking { checkSourceCounts(families, formats.valid, output: output?.resolved) }
+        if context.options.countsSources, !blocking { checkSourceCounts(families, formats.valid, output: output) }
         guard let version, let output, sized, !blocking else { return nil }
         return Manifest(file: context.file, directory: context.directory, version: version, output: output.written,
                         outputPath: output.resolved, families: families)
@@ -195,15 +195,22 @@ struct ManifestReader {
         }
     }
 
-    /// Warns where a family has more sources than a format's tables hold, at the format's name.
-    private func checkSourceCounts(_ families: [Manifest.Family], _ formats: [ReadFormat], output: String?) {
+    /// Warns where a family has no sources, where it has more than a format's tables hold (at
+    /// the format's name), and where images it selects lie in the output directory, which a
+    /// bake never scans.
+    private func checkSourceCounts(_ families: [Manifest.Family], _ formats: [ReadFormat], output: CheckedPath?) {
         for family in families {
             let selects = family.selects
-            guard let (sources, _) = try? SourceScanner(root: family.sourcesPath, allowOutside: context.options.allowOutsidePaths,
-                                                        excluding: output, selects: selects).scan() else { continue }
+            guard let scan = try? SourceScanner(root: family.sourcesPath, allowOutside: context.options.allowOutsidePaths,
+                                                excluding: output?.resolved, selects: selects).scanAll() else { continue }
+            let sources = scan.sources
+            let sourcesPath = "families".appendingKey(family.name).appendingKey("sources")
             if sources.isEmpty {
-                context.report(.noSources, family.noSourcesMessage, at: family.sourcesLocation,
-                               keyPath: "families".appendingKey(family.name).appendingKey("sources"))
+                context.report(.noSources, family.noSourcesMessage, at: family.sourcesLocation, keyPath: sourcesPath)
+            }
+            if let output, scan.inExcluded.count > 0 {
+                context.report(.outputHoldsSources, family.outputHoldsSourcesMessage(output: output.written, found: scan.inExcluded),
+                               at: family.sourcesLocation, keyPath: sourcesPath)
             }
             for format in formats where format.family == family.name && !format.capped {
                 guard let capacity = format.tables.first?.capacity, sources.count > capacity else { continue }

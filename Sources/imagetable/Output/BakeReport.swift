@@ -208,12 +208,22 @@ enum BakeReport {
             if listing { return Swift.print(SourceListing.json(stoppedBy: error, diagnostics: entries(report)), terminator: "") }
             emit(failure(report, error, seconds: seconds, dryRun: dryRun))
         case .text:
-            StandardError.report(error)
+            // Placed on the family's `sources` line, as the manifest's own diagnostics are.
+            if let family = unreadableSources(error, report) {
+                // The scanner's messages all start so: the directory is named inside the sentence.
+                let subject = "sources directory '\(family.sources)' (\(error.path ?? family.sourcesPath)) of family '\(family.name)'"
+                let lead = "sources directory "
+                let sentence = error.message.hasPrefix(lead) ? subject + " " + error.message.dropFirst(lead.count) : subject + ": " + error.message
+                let cause = error.cause.map { " (\($0))" } ?? ""
+                StandardError.print("\(report.file):\(family.sourcesLocation.line):\(family.sourcesLocation.column): error: "
+                                    + "\(sentence)\(cause) [\(error.code.rawValue)]")
+            } else {
+                StandardError.report(error)
+            }
         case .github:
             // A sources directory that cannot be listed (missing in a checkout, say) is placed on
             // the family's `sources` line of the manifest: GitHub shows no annotation on a directory.
-            let family = error.code == .sourcesUnreadable ? report.manifest?.families.first { $0.sourcesPath == error.path } : nil
-            if let family, let manifest = report.manifest {
+            if let family = unreadableSources(error, report), let manifest = report.manifest {
                 Swift.print(DiagnosticLines.githubCommand("error", file: relative(manifest.file), line: family.sourcesLocation.line,
                                                           column: family.sourcesLocation.column, title: error.code.rawValue,
                                                           message: "'\(family.sources)': " + error.message))
@@ -222,6 +232,11 @@ enum BakeReport {
             }
             StandardError.report(error)
         }
+    }
+
+    /// The family whose sources directory `error` says cannot be listed, if it is one.
+    private static func unreadableSources(_ error: ImageTableError, _ report: ValidationReport) -> Manifest.Family? {
+        error.code == .sourcesUnreadable ? report.manifest?.families.first { $0.sourcesPath == error.path } : nil
     }
 
     private static func entries(_ report: ValidationReport) -> [JSONReport.DiagnosticEntry] {
