@@ -130,8 +130,9 @@ public final class ImageRenderer: Sendable {
             if !report.warnings.isEmpty { PipelineRuntime.deliver(report.warnings) }
             return report
         }
-        // An animation is handed to libvips as its first frame alone (WebPStructure).
-        if let firstFrame = WebPStructure.firstFrameOnly(bytes) {
+        // An animation is handed to libvips as its first frame alone, a long chain of TIFF pages
+        // as its first page (WebPStructure, TIFFStructure): libvips looks at them all first.
+        if let firstFrame = WebPStructure.firstFrameOnly(bytes) ?? TIFFStructure.firstPageOnly(bytes) {
             return try firstFrame.withUnsafeBytes { cut in
                 Result { () throws(ImageTableError) in try renderThroughVips(cut, name: name, targets, formats: formats) }
             }.get()
