@@ -121,7 +121,7 @@ struct ExportDirectory {
             throw Directories.failure(error, making: "the directory", path: parent)
         }
         removeAbandonedStaging()
-        let staging = "\(parent)/\(stagingPrefix)\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let staging = "\(parent)/\(stagingPrefix)\(StagingOwner.current)-\(UInt32.random(in: 0...UInt32.max))"
         guard mkdir(staging, 0o700) == 0 else {
             // Named as given: the staging directory's name changes with every run.
             let error = ImageTableError.system("mkdir", path: staging)
@@ -136,9 +136,7 @@ struct ExportDirectory {
     /// exports to one destination may run at once) are left alone.
     private func removeAbandonedStaging() {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: parent) else { return }
-        for name in names where name.hasPrefix(stagingPrefix) {
-            let pid = name.dropFirst(stagingPrefix.count).prefix { $0 != "-" }
-            guard let pid = pid_t(pid), pid > 0, kill(pid, 0) != 0, errno == ESRCH else { continue }
+        for name in names where name.hasPrefix(stagingPrefix) && !StagingOwner.mayBeWriting(name.dropFirst(stagingPrefix.count)) {
             try? FileManager.default.removeItem(atPath: "\(parent)/\(name)")
         }
     }

@@ -256,18 +256,7 @@ public final class WorkerConnection {
     }
 
     /// A live process's CPU time (user and system) from `/proc/PID/stat`, on Linux.
-    private static func cpuSeconds(of pid: Int32) -> Double? {
-        #if os(Linux)
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return nil }
-        // After the command's name (which may hold spaces): state is field 3, utime 14, stime 15.
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-        #else
-        return nil
-        #endif
-    }
+    private static func cpuSeconds(of pid: Int32) -> Double? { ProcessStat(pid: pid)?.cpuSeconds }
 
     private static func seconds(_ usage: rusage) -> Double {
         Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6

@@ -498,6 +498,28 @@ import Glibc
         #expect(try Self.merge(volume + "/tables", shards).status == 0, "and again, replacing it")
     }
 
+    /// A disk that holds the merged tables but not the marker written after them (a tmpfs with
+    /// inodes for the directories and the tables alone) is `no-space` in the system's words,
+    /// naming the output; it was `output-failed`, "There isn't enough space", naming the staging
+    /// directory the merge had already deleted (from a review's kill soak).
+    @Test(.enabled(if: canMount, "needs to mount a tmpfs"))
+    func aMarkerTheDiskCannotHoldIsNoSpace() throws {
+        let project = try Self.shardedProject(sources: 4, shards: 2)
+        let shards = (0..<2).map { project.root + "/shard-\($0)" }
+        let tables = Self.tableBytes(shards[0]).count
+        let volume = project.root + "/volume"
+        try FileManager.default.createDirectory(atPath: volume, withIntermediateDirectories: true)
+        // The volume's root, `in`, the staging directory and the tables.
+        #expect(try run("/bin/mount", ["-t", "tmpfs", "-o", "size=64m,nr_inodes=\(3 + tables)", "none", volume]).status == 0)
+        defer { _ = try? run("/bin/umount", [volume]) }
+        try FileManager.default.createDirectory(atPath: volume + "/in", withIntermediateDirectories: false)
+        let out = volume + "/in/out"
+        let full = try Self.merge(out, shards)
+        #expect(full.status == 1 && full.stderr.hasPrefix("\(out): error: cannot write the merge marker: create failed: No space left on device; "
+                                                          + "free some disk space and try again [no-space]"), "\(full.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out) && MergeCrashTests.leftovers(of: out).isEmpty)
+    }
+
     /// Makes the byte at `offset` odd: a record's generation, a write in progress.
     static func setLowBit(in path: String, at offset: Int) throws {
         let fd = open(path, O_RDWR)

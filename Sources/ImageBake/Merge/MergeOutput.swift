@@ -43,7 +43,7 @@ struct MergeOutput {
         let name = String(PathBytes.lastName(absolute))
         self.path = path
         self.writing = writing
-        staging = parent + "/.\(name).merge-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        staging = parent + "/.\(name).merge-\(StagingOwner.current)-\(UInt32.random(in: 0...UInt32.max))"
         // The rename puts the new set in place of the link itself: the set landed beside the
         // link's target (perhaps on another volume) and the link was gone.
         var link = stat()
@@ -69,8 +69,7 @@ struct MergeOutput {
         // What merges killed before (or after) their exchange left: the staging directories of
         // processes that are gone. A merge still running keeps its own.
         for leftover in ((try? FileManager.default.contentsOfDirectory(atPath: parent)) ?? []) where leftover.hasPrefix(".\(name).merge-") {
-            let pid = leftover.dropFirst(".\(name).merge-".count).split(separator: "-").first.flatMap { Int32($0) }
-            if let pid, pid != getpid(), kill(pid, 0) == 0 || errno != ESRCH { continue }
+            guard !StagingOwner.mayBeWriting(leftover.dropFirst(".\(name).merge-".count)) else { continue }
             try? FileManager.default.removeItem(atPath: parent + "/" + leftover)
         }
         do throws(ImageTableError) {
@@ -176,13 +175,17 @@ struct MergeOutput {
     ///   - lockTimeout: seconds to wait for writers of the old set's tables.
     ///   - stopRequested: asked last, before the new set is put in place: an error to stop with
     ///     instead (an interrupt), or `nil`.
-    /// - Throws: ``ImageTableError``: `locked` when a writer keeps an old table, `output-failed`,
-    ///   or what `stopRequested` gave.
+    /// - Throws: ``ImageTableError``: `locked` when a writer keeps an old table, `no-space` for
+    ///   a marker a full disk cannot hold, `output-failed`, or what `stopRequested` gave.
     func commit(marker: String, lockTimeout: Double, stopRequested: () -> ImageTableError? = { nil }) throws(ImageTableError) {
-        do {
-            try Data(marker.utf8).write(to: URL(fileURLWithPath: staging + "/" + Self.markerName))
+        do throws(ImageTableError) {
+            try ExportFiles.create(staging + "/" + Self.markerName, holding: Data(marker.utf8), mode: 0o644)
         } catch {
-            throw ImageTableError(.outputFailed, "cannot write the merge marker: \(error.localizedDescription)", path: staging)
+            // Named by the output: the staging directory is gone by the time this is reported. A
+            // full disk is `no-space`, as it is for the tables (it was `output-failed`, in
+            // Foundation's words: "The operation could not be completed").
+            throw ImageTableError(error.code == .noSpace ? .noSpace : .outputFailed, "cannot write the merge marker: \(error.message)",
+                                  path: path, errno: error.errno)
         }
         Self.sync(staging)
         TestHook.run("merge-staged", path: staging)
