@@ -147,7 +147,7 @@ import Testing
         #expect(inside.status == 0)
         #expect(inside.stdout.hasPrefix("inside.yaml:5:14: warning: the output directory 'photos/tables' lies inside the sources of family "
                                         + "'users' and holds 1 image its patterns select ('tables/b.jpg'); the output directory is never "
-                                        + "scanned, so it is not baked: move it out of it, or give the manifest another output "
+                                        + "scanned, so it is not baked: move it out of the output directory, or give the manifest another output "
                                         + "[output-holds-sources]\n"), "\(inside.stdout)")
         #expect(try validate(["--warnings-as-errors", "inside.yaml"], in: dir).status == 1)
         // Tables alone there are no warning.

@@ -31,6 +31,6 @@ extension Manifest.Family {
         return "the output directory '\(output)' lies inside the sources of family '\(name)' and holds \(count)\(complete ? "" : " or more") "
             + "\(count == 1 && complete ? "image" : "images") its patterns select (\(shown)); "
             + "the output directory is never scanned, so \(count == 1 ? "it is" : "they are") not baked: move "
-            + "\(count == 1 ? "it" : "them") out of it, or give the manifest another output"
+            + "\(count == 1 ? "it" : "them") out of the output directory, or give the manifest another output"
     }
 }
