@@ -64,13 +64,19 @@ enum ExtractWorker {
         let listed = reader.entries()
         // Printed once listed: the listing finds the damaged and interrupted records it skips.
         for notice in reader.notices { printError("\(request.table): warning: \(notice.message) [\(notice.kind.rawValue)]") }
-        let names = KeyPaths.names(for: listed.map { ($0.key, $0.slot) })
-        for (info, components) in zip(listed, names) {
+        let keys = listed.map { ($0.key, $0.slot) }
+        let names = KeyPaths.names(for: keys)
+        let caseOnly = KeyPaths.renamedForCaseOnly(keys, named: names)
+        for ((info, components), forCase) in zip(zip(listed, names), caseOnly) {
             let plain = info.key + ".png"
             let ok = extract(info, from: reader, request: request) { png in
                 let path = try OutputFiles.write(png, below: directory, components: components, mode: mode, directoryMode: directoryMode,
                                                      sparing: request.table)
-                if components != KeyPaths.components(for: info.key) {
+                if forCase {
+                    printError("\(path): note: written for the key \(PrintableText.quoted(info.key)), renamed since another key needs a name "
+                               + "that differs from its own only in case, which a file system that ignores case (macOS's, Windows') "
+                               + "takes for the same")
+                } else if components != KeyPaths.components(for: info.key) {
                     printError("\(path): note: written for the key \(PrintableText.quoted(info.key)), renamed since another key needs its name")
                 } else if components.joined(separator: "/") != plain {
                     printError("\(path): note: written for the key \(PrintableText.quoted(info.key)), " + renaming(info.key, in: directory))

@@ -60,6 +60,24 @@ enum KeyPaths {
         return names.map { $0! }
     }
 
+    /// Per entry, whether ``names(for:)`` renames it only for case: were names compared byte for
+    /// byte, as a file system that keeps case apart compares them, no other key would need its
+    /// plain name (`a.jpg` beside `A.jpg`, renamed for macOS's sake on Linux too).
+    ///
+    /// - Parameters:
+    ///   - entries: each entry's key and slot, in the order given to ``names(for:)``.
+    ///   - named: what ``names(for:)`` gave them.
+    /// - Returns: one flag per entry; `false` for entries that keep their plain name.
+    static func renamedForCaseOnly(_ entries: [(key: String, slot: Int)], named: [[String]]) -> [Bool] {
+        let plain = entries.map { components(for: $0.key) }
+        let directories = Set(plain.flatMap { parts in (1..<parts.count).map { Array(parts[..<$0]) } })
+        var earlier = Set<[String]>()
+        return plain.indices.map { i in
+            defer { earlier.insert(plain[i]) }
+            return named[i] != plain[i] && !directories.contains(plain[i]) && !earlier.contains(plain[i])
+        }
+    }
+
     /// `components` with `~slotN` inserted before the final `.png`, for a name already taken.
     static func disambiguated(_ components: [String], slot: Int, attempt: Int = 1) -> [String] {
         var parts = components

@@ -101,6 +101,12 @@ struct ExtractTests {
         #expect(run.status == 0 && run.stdout == "\(table.path): wrote 6 entries as PNG files to \(out)\n", "\(run.stdout)")
         let files = filesBelow(out)
         #expect(files.count == 6 && Set(files.map { $0.lowercased() }).count == 6, "\(files)")
+        // Each rename says why: a name another key has, or one that differs only in case (on
+        // Linux too, where the two files could coexist; the note said another key needed it).
+        #expect(run.stderr.contains(": note: written for the key 'a//b', renamed since another key needs its name\n"), "\(run.stderr)")
+        #expect(run.stderr.contains("\(out)/case.jpg~slot5.png: note: written for the key 'case.jpg', renamed since another key needs a name "
+                                    + "that differs from its own only in case, which a file system that ignores case (macOS's, Windows') "
+                                    + "takes for the same\n"), "\(run.stderr)")
         for entry in table.entries {
             let file = try #require(files.first { path in
                 (try? DecodedPNG(path: out + "/" + path).pixels) == expectedPNGPixels(entry.pixels, style: .bgra32, width: 4, height: 3)
@@ -146,7 +152,10 @@ struct ExtractTests {
         let fileSlot = keys.firstIndex(of: "x.jpg")!
         let directory = keys[1 - fileSlot].split(separator: "/")[0]
         #expect(filesBelow(out).sorted() == ["\(directory)/y.jpg.png", "x.jpg~slot\(fileSlot).png"], "\(filesBelow(out))")
-        #expect(run.stderr == "\(out)/x.jpg~slot\(fileSlot).png: note: written for the key 'x.jpg', renamed since another key needs its name\n")
+        // `X.JPG.png/` beside `x.jpg.png`: only case tells them apart, which the note says.
+        let why = directory == "x.jpg.png" ? "another key needs its name"
+            : "another key needs a name that differs from its own only in case, which a file system that ignores case (macOS's, Windows') takes for the same"
+        #expect(run.stderr == "\(out)/x.jpg~slot\(fileSlot).png: note: written for the key 'x.jpg', renamed since \(why)\n", "\(run.stderr)")
     }
 
     /// Renaming one key never displaces another: `x.jpg`, renamed for a directory, would have
