@@ -130,19 +130,11 @@ public final class ImageRenderer: Sendable {
             if !report.warnings.isEmpty { PipelineRuntime.deliver(report.warnings) }
             return report
         }
-        // An animation is handed to libvips as its first frame alone, a long chain of TIFF pages
-        // as its first page (WebPStructure, TIFFStructure): libvips looks at them all first.
-        if let firstFrame = WebPStructure.firstFrameOnly(bytes) ?? TIFFStructure.firstPageOnly(bytes) {
-            return try firstFrame.withUnsafeBytes { cut in
-                Result { () throws(ImageTableError) in try renderThroughVips(cut, name: name, targets, formats: formats) }
-            }.get()
+        // Refused, not handed on: libvips would look at every frame, chunk or page first, for
+        // minutes (WebPStructure, TIFFStructure), as a JPEG of too many scans is refused.
+        if let cause = WebPStructure.refusal(bytes) ?? TIFFStructure.refusal(bytes) {
+            throw ImageTableError(.decodeFailed, "could not decode", path: name, cause: cause)
         }
-        return try renderThroughVips(bytes, name: name, targets, formats: formats)
-    }
-
-    /// The libvips path of a render: one attempt, drawn again alone when its words may not be its own.
-    private func renderThroughVips(_ bytes: UnsafeRawBufferPointer, name: String, _ targets: [RenderTarget],
-                                   formats: [TableFormat]) throws(ImageTableError) -> RenderReport {
         try PipelineRuntime.start()
         var attempt = attemptWithVips(bytes, name: name, targets, formats: formats)
         // Words that went through libvips' shared buffer (a failure's, warnings read from it)

@@ -45,23 +45,28 @@ enum TIFFStructure {
         return false
     }
 
-    /// How many pages a chain may have before a render hands libvips its first page alone.
-    static let pagesKeptWhole = 64
+    /// The most pages a TIFF may have: about 4 s of libvips following their directories.
+    static let maxPages = 100_000
 
-    /// A copy of `bytes` whose first directory leads to no other, or `nil` when the chain of
-    /// pages is short (``pagesKeptWhole`` or fewer) or cannot be followed (then libvips reads the
-    /// file as it is, and reports its damage in its own words).
+    /// Why `bytes` are refused, or `nil` for a TIFF within the limit and anything else: a TIFF
+    /// whose chain of pages is longer than ``maxPages``.
     ///
     /// libvips' `tiffload` follows every page's directory before it draws the first, about
-    /// 40 µs a page: a TIFF of 200,000 one-pixel pages (23 MB) took 7.8 s to render, so one of a
-    /// few hundred megabytes could hold a bake's worker to its `--timeout` and a runtime cache's
-    /// render thread for minutes. A render draws the first page, which no later directory changes.
-    /// A classic TIFF's directory is a 2-byte count of 12-byte entries, then the 4-byte offset of
-    /// the next (0 for none); a BigTIFF's (43) an 8-byte count of 20-byte entries, then 8 bytes.
+    /// 40 µs a page: a TIFF of 200,000 one-pixel pages (23 MB) took 7.8 s to render, and one of
+    /// 250 MB (2.3 million pages) about 90 s, on a bake's worker until `--timeout` and on a
+    /// runtime cache's render thread for as long as it took. The chain is followed as libtiff
+    /// follows it, to a link of 0, a directory that cannot be read, or one met before (a loop,
+    /// which libtiff warns of and stops at). A classic TIFF's directory is a 2-byte count of
+    /// 12-byte entries, then the 4-byte offset of the next; a BigTIFF's (43) an 8-byte count
+    /// of 20-byte entries, then 8 bytes.
+    ///
+    /// Handing libvips a copy whose first directory links to no other was tried first, and a
+    /// differential fuzz found files where it changed the pixels: a first page whose data,
+    /// read as libtiff estimates it when its byte counts are wrong, runs over that link.
     ///
     /// - Parameter bytes: the encoded image.
-    /// - Returns: the TIFF with its first directory's link to the next set to 0.
-    static func firstPageOnly(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+    /// - Returns: the cause to report: `tiff: more than 100000 pages`.
+    static func refusal(_ bytes: UnsafeRawBufferPointer) -> String? {
         let n = bytes.count
         guard n >= 16, bytes[0] == bytes[1], bytes[0] == 0x49 || bytes[0] == 0x4D else { return nil }
         let little = bytes[0] == 0x49
@@ -77,22 +82,15 @@ enum TIFFStructure {
         case 43: (countSize, entrySize, offsetSize) = (8, 20, 8)
         default: return nil
         }
-        /// Where directory `at` keeps its link to the next, and that link.
-        func link(of at: Int) -> (place: Int, next: Int)? {
-            guard let count = value(at, countSize), count <= (n - at) / entrySize else { return nil }
-            let place = at + countSize + count * entrySize
-            return value(place, offsetSize).map { (place, $0) }
-        }
-        guard let first = value(offsetSize == 4 ? 4 : 8, offsetSize), let firstLink = link(of: first), firstLink.next != 0 else { return nil }
-        var at = firstLink.next, pages = 2
-        while pages <= Self.pagesKeptWhole {
-            guard let next = link(of: at)?.next else { return nil }
-            if next == 0 { return nil }
-            at = next
+        var at = value(offsetSize == 4 ? 4 : 8, offsetSize) ?? 0
+        var seen = Set<Int>(), pages = 0
+        while at != 0, seen.insert(at).inserted {
+            guard let count = value(at, countSize), count <= (n - at) / entrySize,
+                  let next = value(at + countSize + count * entrySize, offsetSize) else { return nil }
             pages += 1
+            if pages > maxPages { return "tiff: more than \(maxPages) pages" }
+            at = next
         }
-        var cut = Array(bytes)
-        for i in 0..<offsetSize { cut[firstLink.place + i] = 0 }
-        return cut
+        return nil
     }
 }

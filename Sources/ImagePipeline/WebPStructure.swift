@@ -1,21 +1,30 @@
-/// An animated WebP cut down to its first frame, read from its bytes without libwebp: the one
-/// frame a render draws, without the time libvips 8.14 takes to list the rest.
+/// How many frames and chunks a WebP holds, counted from its bytes without libwebp: enough to
+/// refuse one whose structure, not its pixels, would cost libvips minutes and gigabytes.
 ///
-/// libvips' `webpload` looks at every frame of an animation before it draws the first, in time
-/// quadratic in their number: 4,000 frames of 1×1 took 0.28 s, 16,000 took 2.5 s, and 100,000
-/// (4 MB) minutes, on a worker until `--timeout` stopped it and on a runtime cache's render
-/// thread for as long as it took. A render draws the first frame alone, composed on the canvas as
-/// libvips composes it, which no later frame changes; so an animation is handed to libvips as a
-/// copy holding every chunk but the later frames (the canvas and its flags, `ANIM`, the first
-/// `ANMF`, profile and metadata), and libvips draws exactly what it drew from the whole file.
-/// Likewise libwebp lists every chunk, known or not, so a file of very many is handed over
-/// without those no decoder reads.
+/// libvips 8.14's `webpload` looks at every frame of an animation before it draws the first, in
+/// time quadratic in their number (libwebp's demuxer walks its list of frames to find each):
+/// 4,000 frames of 1×1 took 0.28 s, 16,000 took 2.5 s, and 100,000 (4 MB) minutes, on a bake's
+/// worker until `--timeout` stopped it and on a runtime cache's render thread for as long as it
+/// took. And libwebp lists every chunk of a file, about 70 bytes each and more for metadata
+/// chunks: 8 million empty chunks in 64 MB took 5.6 s and 600 MB, 250 MB of `EXIF` chunks 17 s
+/// and 3.6 GB. So a WebP of more than ``maxFrames`` frames or ``maxChunks`` chunks is refused
+/// (`decode-failed`), as a JPEG of more than a thousand scans is, before libvips sees it.
 ///
-/// A WebP is `RIFF`, a little-endian size (of what follows it), `WEBP`, then chunks: a FourCC,
-/// a little-endian size, the payload, and a pad byte to an even length. Only a file whose chunks
-/// all lie inside its RIFF size and whose size lies inside the file is cut: anything else is left
-/// to libvips whole, which reports its damage in its own words as before.
+/// Handing libvips a copy without the later frames and unknown chunks was tried first, and a
+/// differential fuzz of it against libvips found it changed what libvips draws: libvips
+/// decides the image's alpha and whether to shrink on load from every frame's size and alpha,
+/// and libwebp skips frames that hold no image. A limit changes nothing below it.
+///
+/// A WebP is `RIFF`, a little-endian size, `WEBP`, then chunks: a FourCC, a little-endian size,
+/// the payload, and a pad byte to an even length. Chunks are counted up to the RIFF size or
+/// the end of the file, whichever comes first, and to the first that runs past it.
 enum WebPStructure {
+    /// The most frames (`ANMF` chunks) a WebP may have: about a second of libvips' listing.
+    static let maxFrames = 10_000
+    /// The most chunks a WebP may have: an animation of ``maxFrames`` frames, and room for more
+    /// metadata than any writer adds; libwebp lists them in about 70 ms.
+    static let maxChunks = 100_000
+
     /// Whether `bytes` begin as a WebP does (`RIFF` … `WEBP`).
     static func isWebP(_ bytes: UnsafeRawBufferPointer) -> Bool {
         bytes.count >= 12 && bytes[0] == 0x52 && bytes[1] == 0x49 && bytes[2] == 0x46 && bytes[3] == 0x46
@@ -25,69 +34,25 @@ enum WebPStructure {
     /// `ANMF`, an animation frame's FourCC, as its four bytes read little-endian.
     private static let frameTag: UInt32 = 0x464D_4E41
 
-    /// Calls `body` with each chunk of a WebP, in order: its FourCC (read little-endian) and its
-    /// bytes, header and pad included. Returns `false` when the structure does not add up (a
-    /// RIFF size past the end of the file, a chunk running past the RIFF size). Nothing is
-    /// gathered on the way: a file of 256 MB may hold 32 million empty chunks.
-    private static func forEachChunk(_ bytes: UnsafeRawBufferPointer, _ body: (UInt32, Range<Int>) -> Void) -> Bool {
-        guard isWebP(bytes) else { return false }
-        let end = 8 + Int(word(bytes, at: 4))
-        guard end <= bytes.count, end >= 12 else { return false }
-        var at = 12
-        while at < end {
-            guard at + 8 <= end else { return false }
-            let size = Int(word(bytes, at: at + 4))
-            let next = at + 8 + size + (size & 1)
-            // A last chunk of odd size may go without its pad, which libwebp allows.
-            guard next <= end || (next == end + 1 && size & 1 == 1) else { return false }
-            body(word(bytes, at: at), at..<min(next, end))
-            at = next
-        }
-        return true
-    }
-
-    /// The chunks a decoder reads (`VP8X`, `VP8 `, `VP8L`, `ALPH`, `ANIM`, `ANMF`, `ICCP`,
-    /// `EXIF`, `XMP `), as their FourCCs read little-endian; libwebp passes over any other.
-    private static let known: Set<UInt32> = Set(["VP8X", "VP8 ", "VP8L", "ALPH", "ANIM", "ANMF", "ICCP", "EXIF", "XMP "].map { tag in
-        tag.utf8.reversed().reduce(0) { $0 << 8 | UInt32($1) }
-    })
-
-    /// How many chunks a WebP may have before a render drops those no decoder reads: a still
-    /// image has two or three, and libwebp keeps about 70 bytes for each one it lists (8
-    /// million empty ones, 64 MB, took libvips 5.6 s and 600 MB).
-    static let chunksKeptWhole = 64
-
-    /// A copy of `bytes` with only what a render of its first frame needs, or `nil` when there
-    /// is nothing to drop (not a WebP, one frame or none and few chunks, or a structure that
-    /// does not add up, which libvips reports as it always has). Dropped: an animation's frames
-    /// after its first, and chunks no decoder reads when there are more than ``chunksKeptWhole``.
+    /// Why `bytes` are refused, or `nil` for a WebP within the limits and anything else.
     ///
     /// - Parameter bytes: the encoded image.
-    /// - Returns: the WebP with one `ANMF` chunk at most, its RIFF size made to match.
-    static func firstFrameOnly(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
-        // Checked whole first: a file that does not add up is not cut, wherever its fault lies.
-        var frames = 0, chunks = 0
-        guard forEachChunk(bytes, { tag, _ in
-            if tag == frameTag { frames += 1 }
-            chunks += 1
-        }), frames >= 2 || chunks > chunksKeptWhole else { return nil }
-        let dropsUnknown = chunks > chunksKeptWhole
-        var out: [UInt8] = []
-        // Runs of kept chunks are copied whole. Whatever is dropped, each kept chunk is padded
-        // as it was, and the last one kept, the file's last if unpadded, is still the last.
-        var run = 0..<12, seen = 0
-        _ = forEachChunk(bytes) { tag, range in
-            if tag == frameTag { seen += 1 }
-            if (tag == frameTag && seen > 1) || (dropsUnknown && !known.contains(tag)) {
-                out += bytes[run]
-                run = range.upperBound..<range.upperBound
-            } else {
-                run = run.lowerBound..<range.upperBound
+    /// - Returns: the cause to report: `webp: more than 10000 frames`, or `… chunks`.
+    static func refusal(_ bytes: UnsafeRawBufferPointer) -> String? {
+        guard isWebP(bytes) else { return nil }
+        let end = min(8 + Int(word(bytes, at: 4)), bytes.count)
+        var at = 12, frames = 0, chunks = 0
+        while at + 8 <= end {
+            if word(bytes, at: at) == frameTag {
+                frames += 1
+                if frames > maxFrames { return "webp: more than \(maxFrames) frames" }
             }
+            chunks += 1
+            if chunks > maxChunks { return "webp: more than \(maxChunks) chunks" }
+            let size = Int(word(bytes, at: at + 4))
+            at += 8 + size + (size & 1)
         }
-        out += bytes[run]
-        withUnsafeBytes(of: UInt32(out.count - 8).littleEndian) { out.replaceSubrange(4..<8, with: $0) }
-        return out
+        return nil
     }
 
     /// The little-endian 32-bit word at `at`.
