@@ -174,7 +174,7 @@ struct ExportDirectory {
             }
         } else if itc_exchange(staging, path) != 0 {
             // `staging` keeps the new set until the old one is out of the way.
-            let aside = "\(parent)/\(stagingPrefix)\(getpid())-old-\(UInt32.random(in: 0...UInt32.max))"
+            let aside = staging + ".old"
             guard rename(path, aside) == 0 else {
                 let error = ImageTableError.system("rename", path: path)
                 try? FileManager.default.removeItem(atPath: staging)

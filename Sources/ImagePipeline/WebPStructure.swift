@@ -33,23 +33,28 @@ enum WebPStructure {
 
     /// `ANMF`, an animation frame's FourCC, as its four bytes read little-endian.
     private static let frameTag: UInt32 = 0x464D_4E41
+    /// `VP8 ` and `VP8L`, a simple file's image, likewise.
+    private static let simpleLossy: UInt32 = 0x2038_5056, simpleLossless: UInt32 = 0x4C38_5056
 
     /// Why `bytes` are refused, or `nil` for a WebP within the limits and anything else.
     ///
     /// - Parameter bytes: the encoded image.
     /// - Returns: the cause to report: `webp: more than 10000 frames`, or `… chunks`.
     static func refusal(_ bytes: UnsafeRawBufferPointer) -> String? {
-        guard isWebP(bytes) else { return nil }
-        let end = min(8 + Int(word(bytes, at: 4)), bytes.count)
-        var at = 12, frames = 0, chunks = 0
+        // A simple file (a `VP8 ` or `VP8L` image first) is its image: libwebp lists nothing after it.
+        guard isWebP(bytes), bytes.count >= 16, word(bytes, at: 12) != simpleLossy, word(bytes, at: 12) != simpleLossless else { return nil }
+        // In 64 bits whatever `Int` is: sizes are 32-bit and sums of them pass 2³¹.
+        let end = min(8 + UInt64(word(bytes, at: 4)), UInt64(bytes.count))
+        var at: UInt64 = 12
+        var frames = 0, chunks = 0
         while at + 8 <= end {
-            if word(bytes, at: at) == frameTag {
+            if word(bytes, at: Int(at)) == frameTag {
                 frames += 1
                 if frames > maxFrames { return "webp: more than \(maxFrames) frames" }
             }
             chunks += 1
             if chunks > maxChunks { return "webp: more than \(maxChunks) chunks" }
-            let size = Int(word(bytes, at: at + 4))
+            let size = UInt64(word(bytes, at: Int(at) + 4))
             at += 8 + size + (size & 1)
         }
         return nil

@@ -55,8 +55,8 @@ import Glibc
     }
 
     /// A worker that spent most of the timeout on the CPU was decoding: the source costs more
-    /// than the timeout (an animated WebP of 100,000 frames took two minutes, before the
-    /// pipeline handed libvips its first frame alone), and it fails alone.
+    /// than the timeout (an animated WebP of 100,000 frames took two minutes, before such files
+    /// were refused before libvips), and it fails alone.
     /// Three such files listed first stopped the bake as if the file system did not answer.
     @Test func sourcesThatDecodePastTheTimeoutFailAlone() throws {
         let (summary, _) = try bake(.busy, sources: 4, timeout: 1)

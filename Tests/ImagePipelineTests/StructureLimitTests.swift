@@ -46,6 +46,11 @@ import Testing
         cut.replaceSubrange(4..<8, with: Self.le(4 + 18 + 14 + 10, 4))
         #expect(Self.refusal(webp: cut) == nil)
         #expect(Self.refusal(webp: Array("RIFF".utf8) + Self.le(4, 4) + Array("WAVE".utf8) + [UInt8](repeating: 0, count: 64)) == nil)
+        // A simple file is its first chunk, an image: libwebp lists nothing after it.
+        #expect(Self.refusal(webp: Self.riff(Self.dot + Array(Array(repeating: Self.chunk("JUNK", []), count: chunks + 1).joined()))) == nil)
+        // Sizes of 2³² - 1 end the count, wherever the file ends.
+        #expect(Self.refusal(webp: Self.riff(Self.chunk("VP8X", [0x12, 0, 0, 0] + Self.le(1, 3) + Self.le(1, 3)) + Array("JUNK".utf8)
+                                             + [0xFF, 0xFF, 0xFF, 0xFF])) == nil)
 
         // Through the renderer: refused as a JPEG of too many scans is, before libvips.
         do {
@@ -61,11 +66,12 @@ import Testing
     }
 
     /// A classic little-endian TIFF of `pages` 1×1 grey pages (or BigTIFF), each linking to the
-    /// next, the last to `last` (0, or a page before it for a loop).
-    static func tiff(pages: Int, big: Bool = false, loopingTo loop: Int? = nil) -> [UInt8] {
+    /// next, the last to `last` (0, or a page before it for a loop), each with `privateTags`
+    /// tags of its own that libtiff does not know.
+    static func tiff(pages: Int, big: Bool = false, loopingTo loop: Int? = nil, privateTags: Int = 0) -> [UInt8] {
         let (countSize, entrySize, offsetSize, header) = big ? (8, 20, 8, 16) : (2, 12, 4, 8)
         let entries: [(Int, Int, Int)] = [(256, 3, 1), (257, 3, 1), (258, 3, 8), (259, 3, 1), (262, 3, 1), (273, 4, header),
-                                          (277, 3, 1), (278, 3, 1), (279, 4, 1)]
+                                          (277, 3, 1), (278, 3, 1), (279, 4, 1)] + (0..<privateTags).map { (65000 - privateTags + $0, 3, 1) }
         let strip = 2
         let size = countSize + entries.count * entrySize + offsetSize
         let first = header + strip
@@ -96,12 +102,25 @@ import Testing
         #expect(Self.refusal(tiff: Self.tiff(pages: 3, loopingTo: 1)) == nil)
         #expect(Self.refusal(tiff: Array(tooMany.prefix(tooMany.count / 2))) == nil)
         #expect(Self.refusal(tiff: Array("II+\0".utf8) + [UInt8](repeating: 0, count: 32)) == nil)
+        // Tags libtiff does not know cost it a warning and a field each: 20,000 in all, not more.
+        let unknown = TIFFStructure.maxUnknownTags
+        #expect(Self.refusal(tiff: Self.tiff(pages: unknown / 200, privateTags: 200)) == nil)
+        #expect(Self.refusal(tiff: Self.tiff(pages: unknown / 200 + 1, privateTags: 200)) == "tiff: more than \(unknown) tags libtiff does not know")
+        // A directory of more than 4,096 entries ends the chain, as libtiff refuses it.
+        #expect(Self.refusal(tiff: Self.tiff(pages: unknown / 4_000 + 2, privateTags: 4_100)) == nil)
 
         do {
             _ = try render(.data(Data(tooMany), name: "pages.tif"), [TableFormat(width: 8, height: 8, style: .grayscale8)])
             Issue.record("rendered \(most + 1) pages")
         } catch {
             #expect(error.code == .decodeFailed && error.cause == "tiff: more than \(most) pages", "\(error)")
+        }
+        do {
+            _ = try render(.data(Data(Self.tiff(pages: unknown / 200 + 1, privateTags: 200)), name: "tags.tif"),
+                           [TableFormat(width: 8, height: 8, style: .grayscale8)])
+            Issue.record("rendered \(unknown + 200) unknown tags")
+        } catch {
+            #expect(error.code == .decodeFailed && error.cause == "tiff: more than \(unknown) tags libtiff does not know", "\(error)")
         }
         // A loop renders its first page, with libtiff's warning of the loop.
         let (report, _) = try render(.data(Data(Self.tiff(pages: 3, loopingTo: 1)), name: "loop.tif"),

@@ -64,9 +64,18 @@ public struct Manifest: Sendable {
 
     /// The output directory as a person would type it: `--output` as given, or the manifest's
     /// path as the caller named it joined with `output` as written.
-    public var displayOutput: String {
-        if PathBytes.isAbsolute(output) || outputFromCommandLine { return PathResolver.normalize(output) }
-        let base = PathBytes.lastSlash(file).map { String($0.directory) } ?? "."
+    public var displayOutput: String { Self.displayOutput(output, manifest: file, fromCommandLine: outputFromCommandLine) }
+
+    /// An output directory as a person would type it (``displayOutput``), before there is a
+    /// manifest: `validate` names it so in the warnings it shares with `bake`.
+    ///
+    /// - Parameters:
+    ///   - output: `output` as written, or `--output` as given.
+    ///   - manifest: the manifest's path as the caller named it.
+    ///   - fromCommandLine: whether `output` is `--output`'s, which is not relative to the manifest.
+    static func displayOutput(_ output: String, manifest: String, fromCommandLine: Bool = false) -> String {
+        if PathBytes.isAbsolute(output) || fromCommandLine { return PathResolver.normalize(output) }
+        let base = PathBytes.lastSlash(manifest).map { String($0.directory) } ?? "."
         return PathResolver.normalize((base.isEmpty ? "/" : base) + "/" + output)
     }
 
