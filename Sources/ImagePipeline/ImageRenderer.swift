@@ -125,8 +125,7 @@ public final class ImageRenderer: Sendable {
         // decode that produced the pixels is counted.
         if directJPEG, let report = try DirectJPEG.render(bytes, name: name, targets: targets, formats: formats, options: options,
                                                           smartCrop: smartCropper(name: name)) {
-            decodes.add(1, ordering: .relaxed)
-            PipelineRuntime.decodeCounter.add(1, ordering: .relaxed)
+            countDecode()
             if !report.warnings.isEmpty { PipelineRuntime.deliver(report.warnings) }
             return report
         }
@@ -148,8 +147,7 @@ public final class ImageRenderer: Sendable {
         // The decode of the render kept: a render drawn twice decoded once as far as its
         // report and the counts go (they prove one decode per source per family).
         if attempt.decoded {
-            decodes.add(1, ordering: .relaxed)
-            PipelineRuntime.decodeCounter.add(1, ordering: .relaxed)
+            countDecode()
         }
         let report = try attempt.result.get()
         // The strictest level refuses a JPEG damaged past its last row, as the direct path does;
@@ -161,6 +159,12 @@ public final class ImageRenderer: Sendable {
         }
         PipelineRuntime.deliver(report.warnings)
         return report
+    }
+
+    /// Counts one decode, this renderer's and the process's.
+    private func countDecode() {
+        decodes.add(1, ordering: .relaxed)
+        PipelineRuntime.decodeCounter.add(1, ordering: .relaxed)
     }
 
     /// One render through libvips, and what decides whether it is drawn again.

@@ -18,12 +18,7 @@ enum TIFFStructure {
         guard isTIFF(bytes) else { return false }
         let n = bytes.count
         let little = bytes[0] == 0x49
-        func value(_ at: Int, _ size: Int) -> Int? {
-            guard at >= 0, at + size <= n else { return nil }
-            var v = 0
-            for i in 0..<size { v |= Int(bytes[at + (little ? i : size - 1 - i)]) << (8 * i) }
-            return v
-        }
+        func value(_ at: Int, _ size: Int) -> Int? { read(bytes, at: at, size: size, little: little) }
         guard let directory = value(4, 4), let count = value(directory, 2) else { return true }
         guard directory + 2 + count * 12 <= n else { return true }
         // The entry's values: SHORT (3) or LONG (4), inline when they fit in 4 bytes.
@@ -92,12 +87,7 @@ enum TIFFStructure {
         let n = bytes.count
         guard n >= 16, bytes[0] == bytes[1], bytes[0] == 0x49 || bytes[0] == 0x4D else { return nil }
         let little = bytes[0] == 0x49
-        func value(_ at: Int, _ size: Int) -> Int? {
-            guard at >= 0, at <= n - size else { return nil }
-            var v: UInt64 = 0
-            for i in 0..<size { v |= UInt64(bytes[at + (little ? i : size - 1 - i)]) << (8 * UInt64(i)) }
-            return v <= UInt64(Int.max) ? Int(v) : nil
-        }
+        func value(_ at: Int, _ size: Int) -> Int? { read(bytes, at: at, size: size, little: little) }
         let (countSize, entrySize, offsetSize): (Int, Int, Int)
         switch value(2, 2) {
         case 42: (countSize, entrySize, offsetSize) = (2, 12, 4)
@@ -118,5 +108,14 @@ enum TIFFStructure {
             at = next
         }
         return nil
+    }
+
+    /// The unsigned `size`-byte value at `at` in the file's byte order, or `nil` where it runs
+    /// outside `bytes` or past `Int.max`.
+    private static func read(_ bytes: UnsafeRawBufferPointer, at: Int, size: Int, little: Bool) -> Int? {
+        guard at >= 0, at <= bytes.count - size else { return nil }
+        var v: UInt64 = 0
+        for i in 0..<size { v |= UInt64(bytes[at + (little ? i : size - 1 - i)]) << (8 * UInt64(i)) }
+        return v <= UInt64(Int.max) ? Int(v) : nil
     }
 }

@@ -42,7 +42,7 @@ enum WebPStructure {
     /// - Returns: the cause to report: `webp: more than 10000 frames`, or `… chunks`.
     static func refusal(_ bytes: UnsafeRawBufferPointer) -> String? {
         // A simple file (a `VP8 ` or `VP8L` image first) is its image: libwebp lists nothing after it.
-        guard isWebP(bytes), bytes.count >= 16, word(bytes, at: 12) != simpleLossy, word(bytes, at: 12) != simpleLossless else { return nil }
+        guard isWebP(bytes), bytes.count >= 16, ![simpleLossy, simpleLossless].contains(word(bytes, at: 12)) else { return nil }
         // In 64 bits whatever `Int` is: sizes are 32-bit and sums of them pass 2³¹.
         let end = min(8 + UInt64(word(bytes, at: 4)), UInt64(bytes.count))
         var at: UInt64 = 12

@@ -14,9 +14,7 @@ extension Manifest.Family {
         return "family '\(name)' has no sources: no file in '\(sources)' matches \(patterns)\(excluding); nothing is baked for it "
             + "(check 'sources' and 'include'\(cased ? "; a pattern matches letters in their case only" : ""))"
     }
-}
 
-extension Manifest.Family {
     /// What `validate` and a bake say of images this family's patterns select inside the output
     /// directory, which lies inside its sources and is never scanned (`output-holds-sources`):
     /// an output that names a directory of images was probably meant to be another one.

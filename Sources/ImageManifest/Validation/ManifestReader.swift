@@ -209,8 +209,8 @@ struct ManifestReader {
                 context.report(.noSources, family.noSourcesMessage, at: family.sourcesLocation, keyPath: sourcesPath)
             }
             if let output, scan.inExcluded.count > 0 {
-                context.report(.outputHoldsSources, family.outputHoldsSourcesMessage(output: Manifest.displayOutput(output.written, manifest: context.file),
-                                                                                  found: scan.inExcluded),
+                let shown = Manifest.displayOutput(output.written, manifest: context.file)
+                context.report(.outputHoldsSources, family.outputHoldsSourcesMessage(output: shown, found: scan.inExcluded),
                                at: family.sourcesLocation, keyPath: sourcesPath)
             }
             for format in formats where format.family == family.name && !format.capped {
