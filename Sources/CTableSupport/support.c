@@ -111,6 +111,20 @@ int itc_reserve(int fd, int64_t offset, int64_t length) {
 #endif
 }
 
+int itc_sanitized(void) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    return 1;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+    return 1;
+#else
+    return 0;
+#endif
+#else
+    return 0;
+#endif
+}
+
 int itc_die_with_parent(void) {
 #if defined(__linux__)
     pid_t parent = getppid();

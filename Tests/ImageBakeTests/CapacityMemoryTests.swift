@@ -19,7 +19,8 @@ import Testing
         return (Int32(numbers[0]), numbers[1])
     }
 
-    @Test func aBakeIntoTablesOfTwoMillionSlotsStaysSmall() throws {
+    @Test(.disabled(if: Sanitizers.any, "a sanitizer's shadow memory is resident"))
+    func aBakeIntoTablesOfTwoMillionSlotsStaysSmall() throws {
         let project = try BakeProject(formats: """
                   thumb:
                     size: 16x16

@@ -68,3 +68,23 @@ public enum Checkout {
     /// - Parameter relativePath: the path from the repository's root.
     public static func file(_ relativePath: String) -> String { root + "/" + relativePath }
 }
+
+/// What the running test binary was built with.
+public enum Sanitizers {
+    /// Whether it runs under AddressSanitizer (`make sanitize`): its runtime is linked in.
+    public static let address = linked("__asan_init")
+    /// Whether it runs under ThreadSanitizer (`swift test --sanitize=thread`).
+    public static let thread = linked("__tsan_init")
+    /// Whether either runs: the worker then takes no memory limit (`itc_sanitized`), and the
+    /// sanitizer's shadow memory, terabytes of address space, is counted in any measure of it.
+    public static var any: Bool { address || thread }
+
+    private static func linked(_ symbol: String) -> Bool {
+        #if os(Linux)
+        let everywhere: UnsafeMutableRawPointer? = nil  // RTLD_DEFAULT
+        #else
+        let everywhere = UnsafeMutableRawPointer(bitPattern: -2)
+        #endif
+        return dlsym(everywhere, symbol) != nil
+    }
+}

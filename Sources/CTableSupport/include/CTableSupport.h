@@ -134,6 +134,12 @@ static inline void itc_or_relaxed_u64(void *address, uint64_t bits) {
 /// the next one faults in and zeroes the same pages again. Elsewhere a no-op.
 void itc_keep_heap(int bytes);
 
+/// Whether this build runs under AddressSanitizer or ThreadSanitizer (`swift build
+/// --sanitize=address`, `make sanitize`): 1 or 0. Their shadow memory is a private mapping of
+/// terabytes, which a limit on the process's data (`RLIMIT_DATA`) refuses, so such a worker
+/// cannot start with one.
+int itc_sanitized(void);
+
 /// Asks the kernel to kill this process when its parent dies (Linux; elsewhere a no-op), so a
 /// worker whose bake was killed cannot go on writing into slots a later bake may reuse.
 /// Returns 0, or -1 when the parent is already gone.

@@ -47,7 +47,7 @@ package enum DirectoryListing {
         defer { closedir(stream) }
         var names: [Name] = []
         while let entry = readdir(stream) {
-            let bytes = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+            let bytes = nameBytes(entry)
             if bytes == [0x2E] || bytes == [0x2E, 0x2E] { continue }
             if let name = String(validating: bytes, as: UTF8.self) {
                 names.append(.utf8(name))
@@ -56,6 +56,17 @@ package enum DirectoryListing {
             }
         }
         return names
+    }
+
+    /// The name of a `readdir(3)` entry, read through its address up to its terminating zero.
+    ///
+    /// `d_name` is declared as 256 bytes, but the kernel packs entries by their names' lengths
+    /// (`d_reclen`): reading the field copies all 256, past the end of the listing's buffer for
+    /// its last short entry (a heap over-read AddressSanitizer reports, which could fault at
+    /// the end of a page).
+    private static func nameBytes(_ entry: UnsafeMutablePointer<dirent>) -> [UInt8] {
+        let name = UnsafeRawPointer(entry) + MemoryLayout<dirent>.offset(of: \.d_name)!
+        return Array(UnsafeRawBufferPointer(start: name, count: strlen(name.assumingMemoryBound(to: CChar.self))))
     }
 
     /// `bytes` as text: UTF-8 characters as they are, every other byte as `\x` and two
