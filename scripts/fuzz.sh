@@ -8,7 +8,8 @@
 # apt-get when missing and run as root) and the libFuzzer runtime that swift.org's Linux
 # toolchains ship (lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a, checked below). The targets are
 # a package of their own (Fuzz/, tools-version 5.4: later versions fail to link a fuzz target),
-# built in release with `swiftc -sanitize=fuzzer`.
+# built in release with `swiftc -sanitize=fuzzer,address`: AddressSanitizer stops a target at a
+# read or write outside memory it may touch, as a crash, in our Swift and C alike.
 #
 # Targets and their seeds (libFuzzer reads every corpus directory; new inputs go to the first,
 # bench-out/fuzz/<target>, kept between runs so coverage accumulates):
@@ -42,7 +43,8 @@ cd "$root/Fuzz"
 # main package would fail an incremental build of Fuzz/ ("cannot find ... in scope"); without its
 # build manifest it plans again (a second), and recompiles only what changed.
 rm -f .build/release.yaml
-if ! swift build -c release -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library >"$work/build.log" 2>&1; then
+if ! swift build -c release -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=address -Xswiftc -parse-as-library \
+    >"$work/build.log" 2>&1; then
     grep -E "error|warning: [^p]" "$work/build.log" | head -20 >&2 || tail -20 "$work/build.log" >&2
     echo "fuzz: the targets did not build (the whole log: $work/build.log)" >&2
     exit 1
