@@ -13,5 +13,9 @@ let package = Package(
         .executableTarget(name: "FuzzTableReader", dependencies: [.product(name: "ImageTableCore", package: "ImageTables")]),
         // Manifests: parse and validate, with every check.
         .executableTarget(name: "FuzzManifest", dependencies: [.product(name: "ImageManifest", package: "ImageTables")]),
+        // Sources: a render into the four styles (the direct JPEG path) and every reader of a
+        // source's structure; libvips is never loaded.
+        .executableTarget(name: "FuzzSourceBytes", dependencies: [.product(name: "ImagePipeline", package: "ImageTables"),
+                                                                   .product(name: "ImageTableCore", package: "ImageTables")]),
     ]
 )

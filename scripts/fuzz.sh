@@ -16,6 +16,9 @@
 #   FuzzTableReader  Fuzz/Corpus/tables (a table of each style)           open, verify, read every entry
 #   FuzzManifest     manifests/, Tests/ImageManifestTests/Corpus,          parse and validate
 #                    Fuzz/Corpus/manifests (inputs that once failed)
+#   FuzzSourceBytes  Fuzz/Corpus/sources (small JPEGs of each kind,        render into the four styles
+#                    PNG, GIF, WebP, TIFF)                                 (direct JPEG path), every
+#                                                                          structure reader; no libvips
 # A crash, a hang over 10 s for one input or more than 2 GiB of memory stops a target and leaves
 # the input in bench-out/fuzz/ (add it to the target's corpus once fixed); the script then exits 1.
 # The seeds run first, so an input of the committed corpus that crashes fails at once. The last
@@ -77,5 +80,6 @@ run() {
 }
 run FuzzTableReader "$root/Fuzz/Corpus/tables"
 run FuzzManifest "$root/manifests" "$root/Tests/ImageManifestTests/Corpus" "$root/Fuzz/Corpus/manifests"
+run FuzzSourceBytes "$root/Fuzz/Corpus/sources"
 printf '%s\n' "${summary[@]}"
 exit $status
