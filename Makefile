@@ -7,7 +7,7 @@ RELEASE_BIN = .build/release
 help:
 	@echo "make demo   build, then bake samples/ into tables/ with manifests/demo.yaml"
 	@echo "make test   build and run every test (installs libvips-dev when missing and root)"
-	@echo "make sanitize  the tests under AddressSanitizer, workers and C code too (about 8 minutes)"
+	@echo "make sanitize  every test under AddressSanitizer, workers and C code too (5 minutes after its build)"
 	@echo "make docs   DocC archives of the library products, failing on any broken link"
 	@echo "make bench  release build, then the benchmarks (figures in docs/PERFORMANCE.md)"
 	@echo "make soak   release build, then 1,000 bakes killed at random while sources change (7 minutes)"
