@@ -34,11 +34,12 @@ test:
 # Swift Testing runs synchronous tests on the cooperative pool's threads, which the bakes' tests
 # hold while they wait for processes, for most of a run that the sanitizer makes about ten
 # minutes long, and the cache's tests, which need the pool, waited out their 300 s so in CI.
+ASAN = --sanitize=address --scratch-path .build-asan
 sanitize:
 	@./scripts/ensure-deps.sh test
-	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
-	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --skip 'ImageCacheTests\.'
-	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --filter 'ImageCacheTests\.'
+	$(SWIFT) build --build-tests $(ASAN)
+	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build $(ASAN) --skip 'ImageCacheTests\.'
+	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build $(ASAN) --filter 'ImageCacheTests\.'
 
 demo: deps
 	$(SWIFT) build --product imagetable

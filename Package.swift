@@ -79,7 +79,7 @@ let package = Package(
         .executableTarget(name: "imagetable-worker", dependencies: ["ImagePipeline", "ImageTableCore", "CTableSupport", "WorkerProtocol"]),
         // Helpers every test target shares: temporary directories, the corpus, the built
         // products, running them.
-        .target(name: "TestSupport", dependencies: ["ImageTableCore"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["ImageTableCore", "CTableSupport"], path: "Tests/TestSupport"),
         // A consumer of the ImageCache product alone, which the tests check links no libvips.
         .executableTarget(name: "CacheProbe", dependencies: ["ImageCache", "ImageTableCore"], path: "Tests/CacheProbe"),
         // Child processes for the kill, two-process and full-disk tests; not a product.

@@ -11,9 +11,12 @@ import ImageTableCore
     /// the work from being optimised away.
     ///
     /// The readers: the GIF frame count that decides a `gifload` is cut short, the TIFF and
-    /// generic truncation checks that word a libvips failure, HEIF's colour box, the JPEG scan
-    /// count, the WebP and TIFF refusals, libjpeg's pass for a warning at the end of a JPEG
-    /// (the strictest `failOn`), the EXIF orientation of an APP1 payload and the signature peek.
+    /// generic truncation checks that word a libvips failure, HEIF's colour box, libjpeg's pass
+    /// for a warning at the end of a JPEG (the strictest `failOn`) and the signature peek; and,
+    /// over any bytes, two a render runs on some only: the JPEG scan count (a render's for a
+    /// progressive JPEG whose header libjpeg took) and the EXIF orientation (an APP1 payload's).
+    /// The WebP and TIFF refusals are not here: a render reaches them for every input the
+    /// direct JPEG path declines.
     ///
     /// libjpeg's pass runs, as in a render, only for a JPEG whose header passed the checks made
     /// before either decoder (`JPEGDecoder`: the pixel limit, data enough for its blocks):
@@ -31,7 +34,6 @@ import ImageTableCore
         if Truncation.looksTruncated(bytes) { found &+= 4 }
         if BenignWarnings.isHEIF(bytes), BenignWarnings.nclxIsSRGB(bytes) { found &+= 8 }
         found &+= JPEGScans.count(in: bytes, upTo: 1_000)
-        found &+= (WebPStructure.refusal(bytes) ?? TIFFStructure.refusal(bytes))?.utf8.count ?? 0
         if (try? JPEGDecoder(bytes, maxPixels: maxPixels)) != nil {
             found &+= JPEGDecoder.warningAtTheEnd(bytes)?.utf8.count ?? 0
         }

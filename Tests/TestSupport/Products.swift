@@ -1,3 +1,4 @@
+import CTableSupport
 import Foundation
 
 /// The package's executables, built next to the running test binary.
@@ -71,20 +72,8 @@ public enum Checkout {
 
 /// What the running test binary was built with.
 public enum Sanitizers {
-    /// Whether it runs under AddressSanitizer (`make sanitize`): its runtime is linked in.
-    public static let address = linked("__asan_init")
-    /// Whether it runs under ThreadSanitizer (`swift test --sanitize=thread`).
-    public static let thread = linked("__tsan_init")
-    /// Whether either runs: the worker then takes no memory limit (`itc_sanitized`), and the
+    /// Whether it runs under AddressSanitizer or ThreadSanitizer (`make sanitize`), as the
+    /// worker tells it (`itc_sanitized`): the worker then takes no memory limit, and the
     /// sanitizer's shadow memory, terabytes of address space, is counted in any measure of it.
-    public static var any: Bool { address || thread }
-
-    private static func linked(_ symbol: String) -> Bool {
-        #if os(Linux)
-        let everywhere: UnsafeMutableRawPointer? = nil  // RTLD_DEFAULT
-        #else
-        let everywhere = UnsafeMutableRawPointer(bitPattern: -2)
-        #endif
-        return dlsym(everywhere, symbol) != nil
-    }
+    public static let any = itc_sanitized() != 0
 }
